@@ -1,0 +1,121 @@
+// Package app assembles a running Switchboard from its parts: the database, Redis
+// (embedded when none is configured), the engine registry, the asynq worker and
+// scheduler, and the HTTP router.
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Roles a process can take.
+const (
+	RoleAll    = "all"
+	RoleAPI    = "api"
+	RoleWorker = "worker"
+)
+
+// Config is everything a Switchboard process needs to know.
+type Config struct {
+	// Addr is where the HTTP server listens.
+	Addr string
+	// DatabaseURL is sqlite://... or postgres://...
+	DatabaseURL string
+	// RedisURL is redis://...; empty runs an in-process Redis.
+	RedisURL string
+	// PublicURL is the base of URLs handed out (media links); derived from Addr when empty.
+	PublicURL string
+	// Role is all, api or worker.
+	Role string
+	// WebhookRetrySchedule is the delay before each retry of a webhook delivery.
+	WebhookRetrySchedule []time.Duration
+	// AllowPrivate lets outbound requests (webhooks, link previews) reach private addresses.
+	AllowPrivate bool
+	// SandboxAckDelay spaces the sandbox engine's acks.
+	SandboxAckDelay time.Duration
+	// SandboxWorkspaces names the workspaces served by a sandbox engine; "*" is all.
+	SandboxWorkspaces []string
+	// PresenceTTL is how long one engine heartbeat keeps it listed.
+	PresenceTTL time.Duration
+	// Logger is the process logger.
+	Logger *slog.Logger
+}
+
+// DefaultRetrySchedule is the spec's webhook retry schedule.
+var DefaultRetrySchedule = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
+
+// DefaultWorkspace is the workspace the embedded default bootstraps.
+const DefaultWorkspace = "default"
+
+// ConfigFromEnv returns the configuration from the environment, with defaults for
+// the embedded mode.
+func ConfigFromEnv() (Config, error) {
+	c := Config{
+		Addr:              env("SWITCHBOARD_ADDR", "127.0.0.1:8080"),
+		DatabaseURL:       env("DATABASE_URL", "sqlite://switchboard.db"),
+		RedisURL:          os.Getenv("REDIS_URL"),
+		PublicURL:         os.Getenv("SWITCHBOARD_PUBLIC_URL"),
+		Role:              env("SWITCHBOARD_ROLE", RoleAll),
+		SandboxWorkspaces: strings.Split(env("SWITCHBOARD_SANDBOX_WORKSPACES", DefaultWorkspace), ","),
+		PresenceTTL:       30 * time.Second,
+	}
+	var err error
+	if c.WebhookRetrySchedule, err = ParseSchedule(env("SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE", "1m,5m,15m,1h,2h,6h,12h")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if c.AllowPrivate, err = strconv.ParseBool(env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	}
+	if c.SandboxAckDelay, err = time.ParseDuration(env("SWITCHBOARD_SANDBOX_ACK_DELAY", "1s")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_SANDBOX_ACK_DELAY: %w", err)
+	}
+	return c, nil
+}
+
+// ParseSchedule parses a comma-separated list of durations ("1m,5m,15m").
+func ParseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("bad duration %q", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func (c *Config) validate() error {
+	switch c.Role {
+	case RoleAll, RoleAPI, RoleWorker:
+	default:
+		return fmt.Errorf("role must be all, api or worker, not %q", c.Role)
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	if c.PresenceTTL <= 0 {
+		c.PresenceTTL = 30 * time.Second
+	}
+	if c.SandboxAckDelay <= 0 {
+		c.SandboxAckDelay = time.Second
+	}
+	if len(c.WebhookRetrySchedule) == 0 {
+		c.WebhookRetrySchedule = DefaultRetrySchedule
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}

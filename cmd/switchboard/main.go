@@ -1,0 +1,242 @@
+// Command switchboard is the Switchboard server and its operator tools.
+//
+//	switchboard serve   [--addr HOST:PORT] [--database-url URL] [--redis-url URL] [--role all|api|worker]
+//	switchboard migrate [--database-url URL]
+//	switchboard keys create --workspace NAME --scopes a,b|* [--name N] [--database-url URL]
+//	switchboard keys list   [--database-url URL]
+//	switchboard keys revoke KEY|ID [--database-url URL]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app"
+	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/storage"
+)
+
+const usage = `usage:
+  switchboard serve   [--addr HOST:PORT] [--database-url URL] [--redis-url URL] [--role all|api|worker]
+  switchboard migrate [--database-url URL]
+  switchboard keys create --workspace NAME --scopes a,b|* [--name N] [--database-url URL]
+  switchboard keys list   [--database-url URL]
+  switchboard keys revoke KEY|ID [--database-url URL]
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "switchboard:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("missing command")
+	}
+	cfg, err := app.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, cfg, args[1:], stdout, stderr)
+	case "migrate":
+		fs := newFlags("migrate", &cfg)
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		client, err := storage.Open(cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		if err := storage.Migrate(ctx, client); err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, "schema is up to date")
+		return nil
+	case "keys":
+		return keys(ctx, cfg, args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func newFlags(name string, cfg *app.Config) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "database URL: sqlite:///abs.db, sqlite://rel.db or postgres://… (env DATABASE_URL)")
+	return fs
+}
+
+func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", &cfg)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (env SWITCHBOARD_ADDR)")
+	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL; empty runs an embedded Redis (env REDIS_URL)")
+	fs.StringVar(&cfg.Role, "role", cfg.Role, "all, api or worker (env SWITCHBOARD_ROLE)")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL of this server (env SWITCHBOARD_PUBLIC_URL)")
+	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "allow outbound requests to private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
+	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *schedule != "" {
+		s, err := app.ParseSchedule(*schedule)
+		if err != nil {
+			return fmt.Errorf("--webhook-retry-schedule: %w", err)
+		}
+		cfg.WebhookRetrySchedule = s
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	a, err := app.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if key, err := a.Bootstrap(ctx); err != nil {
+		return err
+	} else if key != "" {
+		fmt.Fprintf(stdout, "Bootstrap API key for workspace %q (all scopes; shown once, store it now):\n%s\n", app.DefaultWorkspace, key)
+	}
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	if cfg.Role == app.RoleWorker {
+		cfg.Logger.Info("switchboard worker running", "database", redactURL(cfg.DatabaseURL))
+		<-ctx.Done()
+		return nil
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	cfg.Logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
+		"database", redactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+func keys(ctx context.Context, cfg app.Config, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("keys: want create, list or revoke")
+	}
+	fs := newFlags("keys "+args[0], &cfg)
+	workspace := fs.String("workspace", "", "workspace name (created if missing)")
+	scopes := fs.String("scopes", "", "comma-separated scopes, or * for all")
+	name := fs.String("name", "", "a label for the key")
+	// Accept flags before or after the positional argument.
+	var positional []string
+	rest := args[1:]
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	client, err := storage.Open(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if err := storage.Migrate(ctx, client); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "create":
+		if *workspace == "" || *scopes == "" {
+			return errors.New("keys create: --workspace and --scopes are required")
+		}
+		issued, err := auth.CreateKey(ctx, client, *workspace, splitList(*scopes), *name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, issued.Key)
+		return nil
+	case "list":
+		list, err := auth.ListKeys(ctx, client)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKEY\tWORKSPACE\tNAME\tSCOPES\tCREATED\tREVOKED")
+		for _, k := range list {
+			revoked := "-"
+			if k.RevokedAt != nil {
+				revoked = k.RevokedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.WorkspaceID, k.Name,
+				strings.Join(k.Scopes, ","), k.CreatedAt.UTC().Format(time.RFC3339), revoked)
+		}
+		return tw.Flush()
+	case "revoke":
+		if len(positional) != 1 {
+			return errors.New("keys revoke: want exactly one KEY or ID")
+		}
+		k, err := auth.RevokeKey(ctx, client, positional[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s (%s…)\n", k.ID, k.Prefix)
+		return nil
+	}
+	return fmt.Errorf("keys: unknown subcommand %q", args[0])
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i > 0 && strings.Contains(u[:i], "://") {
+		scheme := u[:strings.Index(u, "://")+3]
+		return scheme + "…@" + u[i+1:]
+	}
+	return u
+}
+
+func redisLabel(u string) string {
+	if u == "" {
+		return "embedded"
+	}
+	return redactURL(u)
+}

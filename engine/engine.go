@@ -1,0 +1,172 @@
+// Package engine defines what Switchboard needs from a messaging network connection
+// (an Engine), the events engines report back, and the per-workspace registry of the
+// engines this process holds.
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Kinds of engines as the API reports them (spec: Ping result).
+const (
+	KindGateway = "gateway" // a server-side engine
+	KindRegular = "regular" // the user's own browser-extension session
+)
+
+// ErrRejected wraps a send error that retrying cannot fix (the recipient is not on
+// the network, the media cannot be fetched, ...). Other errors are transient.
+var ErrRejected = errors.New("engine: message rejected")
+
+// ErrNoEngine is returned when a workspace has no connected engine.
+var ErrNoEngine = errors.New("engine: no engine connected")
+
+// Engine is one live connection to the messaging network for one workspace.
+type Engine interface {
+	// ID is the stable id of the engine session (its presence client id).
+	ID() string
+	// Kind is KindGateway or KindRegular.
+	Kind() string
+	// Send hands a message to the network and returns its key once the network
+	// accepted it. Sending the same WireID twice must not deliver twice.
+	Send(ctx context.Context, m Outgoing) (Key, error)
+	// Close disconnects the engine.
+	Close() error
+}
+
+// Outgoing is a message as handed to an engine. Media is always a URL.
+type Outgoing struct {
+	WireID            string
+	To                string
+	Type              string
+	Text              string
+	MediaURL          string
+	MediaKind         string
+	MediaFilename     string
+	PollQuestion      string
+	PollOptions       []string
+	PollAllowMultiple bool
+	ReplyTo           string
+	Mentions          []string
+	LinkPreview       *switchboard.LinkPreview
+	Secret            string
+}
+
+// Key identifies a message on the network.
+type Key struct {
+	FromMe      bool   `json:"fromMe"`
+	Remote      string `json:"remote"`
+	ID          string `json:"id"`
+	Participant string `json:"participant,omitempty"`
+}
+
+// Serialized is the key's wire form: "<fromMe>_<remote>_<id>[_<participant>]".
+func (k Key) Serialized() string {
+	s := fmt.Sprintf("%t_%s_%s", k.FromMe, k.Remote, k.ID)
+	if k.Participant != "" {
+		s += "_" + k.Participant
+	}
+	return s
+}
+
+// ParseKey parses a serialized key.
+func ParseKey(s string) (Key, bool) {
+	parts := strings.Split(s, "_")
+	if len(parts) < 3 || len(parts) > 4 || (parts[0] != "true" && parts[0] != "false") ||
+		parts[1] == "" || parts[2] == "" {
+		return Key{}, false
+	}
+	k := Key{FromMe: parts[0] == "true", Remote: parts[1], ID: parts[2]}
+	if len(parts) == 4 {
+		k.Participant = parts[3]
+	}
+	return k, true
+}
+
+// WireID derives the network id of an outgoing message from its Switchboard id, so
+// that a retried send of the same message carries the same id and is deduplicated.
+func WireID(messageID string) string {
+	sum := sha256.Sum256([]byte(messageID))
+	return "3EB0" + strings.ToUpper(hex.EncodeToString(sum[:9]))
+}
+
+// Ack is the delivery state the network reports for an outgoing message.
+type Ack int
+
+// Ack values, as the network numbers them.
+const (
+	AckError   Ack = -1
+	AckPending Ack = 0
+	AckServer  Ack = 1 // accepted by the network (confirmed)
+	AckDevice  Ack = 2 // received by the recipient's device
+	AckRead    Ack = 3
+	AckPlayed  Ack = 4
+)
+
+// EventType names what an engine observed.
+type EventType string
+
+// Event types engines report.
+const (
+	EventAck       EventType = "ack"      // Key, Ack (and Reason for AckError)
+	EventMessage   EventType = "message"  // Message: someone messaged the account
+	EventReaction  EventType = "reaction" // Key (reacted message), Message.From, Reaction
+	EventPollVote  EventType = "poll_vote"
+	EventEdited    EventType = "edited"
+	EventRevoked   EventType = "revoked"
+	EventGroup     EventType = "group"
+	EventConnected EventType = "connected"
+	EventGone      EventType = "disconnected"
+)
+
+// Event is something an engine observed on the network.
+type Event struct {
+	Type        EventType    `json:"type"`
+	WorkspaceID string       `json:"workspaceId"`
+	EngineID    string       `json:"engineId"`
+	At          time.Time    `json:"at"`
+	Key         Key          `json:"key"`
+	Ack         Ack          `json:"ack,omitempty"`
+	Reason      string       `json:"reason,omitempty"`
+	Message     *Incoming    `json:"message,omitempty"`
+	Reaction    string       `json:"reaction,omitempty"`
+	Votes       []string     `json:"votes,omitempty"`
+	Group       *GroupChange `json:"group,omitempty"`
+}
+
+// Incoming is a message received from the network.
+type Incoming struct {
+	Key        Key    `json:"key"`
+	From       string `json:"from"`
+	SenderName string `json:"senderName,omitempty"`
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	QuotedKey  string `json:"quotedKey,omitempty"`
+}
+
+// GroupChange is a change in a group the account is part of.
+type GroupChange struct {
+	GroupID      string   `json:"groupId"`
+	Action       string   `json:"action"`
+	Participants []string `json:"participants,omitempty"`
+	Value        string   `json:"value,omitempty"`
+}
+
+// Sink receives the events engines report. Implementations must be safe for
+// concurrent use and should not block for long.
+type Sink interface {
+	HandleEvent(ctx context.Context, ev Event) error
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(ctx context.Context, ev Event) error
+
+// HandleEvent calls f.
+func (f SinkFunc) HandleEvent(ctx context.Context, ev Event) error { return f(ctx, ev) }

@@ -1,0 +1,78 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Message is one message: queued or scheduled through the API, sent directly, or
+// received from the network. Its status follows the lifecycle the engine reports.
+type Message struct{ ent.Schema }
+
+// Mixin of the Message.
+func (Message) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the Message.
+func (Message) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("msg") }),
+		field.Enum("origin").Values("scheduled", "direct", "incoming").Immutable().
+			Annotations(entgql.Skip(entgql.SkipWhereInput)),
+		field.String("to").NotEmpty().Comment("recipient chat JID (or the chat of an incoming message)"),
+		field.String("from").Optional().Comment("sender JID of an incoming message"),
+		field.String("sender_name").Optional(),
+		field.String("type").NotEmpty().Comment("text, media or poll"),
+		field.String("text").Optional(),
+		field.String("media_url").Optional(),
+		field.String("media_kind").Optional(),
+		field.String("media_filename").Optional(),
+		field.String("poll_question").Optional(),
+		field.Strings("poll_options").Optional(),
+		field.Bool("poll_allow_multiple").Optional().Nillable(),
+		field.Strings("mentions").Optional(),
+		field.String("reply_to").Optional(),
+		field.String("secret").Optional(),
+		field.JSON("link_preview", &switchboard.LinkPreview{}).Optional().
+			Annotations(entgql.Skip()),
+		field.String("status").Default("pending"),
+		field.Time("send_at").Optional().Nillable(),
+		field.Time("created_at").Immutable().Default(time.Now).
+			Annotations(entgql.OrderField("CREATED_AT")),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+		field.Time("confirmed_at").Optional().Nillable(),
+		field.Time("received_at").Optional().Nillable(),
+		field.Time("read_at").Optional().Nillable(),
+		field.Time("played_at").Optional().Nillable(),
+		field.Time("failed_at").Optional().Nillable(),
+		field.String("failure_reason").Optional(),
+		field.String("wa_id").Optional().Comment("wire id of the message on the network"),
+		field.String("wa_participant").Optional(),
+		field.String("wa_serialized").Optional().Comment("the serialized message key"),
+		field.Bool("from_me").Default(true),
+		field.Int("dispatch_attempts").Default(0).Annotations(entgql.Skip()),
+	}
+}
+
+// Indexes of the Message.
+func (Message) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("workspace_id", "wa_serialized"),
+		index.Fields("workspace_id", "origin", "created_at"),
+		index.Fields("status", "send_at"),
+	}
+}
+
+// Annotations of the Message.
+func (Message) Annotations() []schema.Annotation {
+	return []schema.Annotation{
+		entgql.RelayConnection(),
+		entgql.QueryField("messages"),
+	}
+}

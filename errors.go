@@ -1,0 +1,104 @@
+// Package switchboard holds the domain vocabulary shared by every layer of the
+// server: error codes, scopes and identifiers. It imports nothing of the project.
+package switchboard
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each is mapped to an HTTP status in exactly one place (rest.statusOf)
+// and carried as the `code` extension of GraphQL errors.
+const (
+	EINVALID      = "invalid_request"         // 400: malformed params or body
+	EVALIDATION   = "validation_failed"       // 422: a field breaks a rule
+	EUNAUTHORIZED = "invalid_api_key"         // 401: missing or unknown key
+	EREVOKED      = "authentication_required" // 401: the key was revoked
+	EFORBIDDEN    = "insufficient_scope"      // 403: the key lacks a scope
+	ENOTFOUND     = "not_found"               // 404
+	EMETHOD       = "method_not_allowed"      // 405
+	ECONFLICT     = "conflict"                // 409
+	ETOOLARGE     = "payload_too_large"       // 413
+	EUNSUPPORTED  = "unsupported_media_type"  // 415
+	ERATELIMIT    = "rate_limited"            // 429
+	EINTERNAL     = "internal_error"          // 500
+	EUNAVAILABLE  = "engine_unavailable"      // 503: no engine can take the work now
+)
+
+// Error is an application error: a machine-readable code, a message that is safe to
+// show the caller, and per-field details for validation failures.
+type Error struct {
+	Code    string
+	Message string
+	Details []Detail
+}
+
+// Detail is one per-field validation issue.
+type Detail struct {
+	Path    string `json:"path"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string {
+	return fmt.Sprintf("switchboard error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the application error in err's chain, or EINTERNAL
+// for any other non-nil error.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the caller-safe message of err: the application error's
+// message, or a generic text that hides internal details.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}
+
+// ErrorDetails returns the per-field details of the application error in err's chain.
+func ErrorDetails(err error) []Detail {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Details
+	}
+	return nil
+}
+
+// Problems collects per-field validation issues and turns them into one error.
+type Problems []Detail
+
+// Add records an issue on the field at path.
+func (p *Problems) Add(path, code, format string, args ...any) {
+	*p = append(*p, Detail{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// Err returns nil when nothing was recorded, else an *Error with the given code.
+func (p Problems) Err(code string) error {
+	if len(p) == 0 {
+		return nil
+	}
+	msg := p[0].Message
+	if len(p) > 1 {
+		msg = fmt.Sprintf("%s (and %d more issues)", msg, len(p)-1)
+	}
+	return &Error{Code: code, Message: msg, Details: p}
+}

@@ -1,0 +1,306 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/view"
+)
+
+// create stores a validated draft as a message of origin with the given status and
+// records message.queued, all in tx. Media bytes are stored first and replaced by
+// their URL.
+func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin message.Origin, id string) (*ent.Message, error) {
+	if d.MediaBytes != nil {
+		u, err := r.Media.Put(ctx, tx, d.MediaBytes, d.MediaContentType, d.MediaFilename)
+		if err != nil {
+			return nil, fmt.Errorf("store media: %w", err)
+		}
+		d.MediaURL = u
+	}
+	c := tx.Message.Create().SetID(id).SetOrigin(origin).SetTo(d.To).SetType(d.Type).
+		SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
+		SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
+		SetNillablePollAllowMultiple(d.PollAllowMultiple).SetNillableSendAt(d.SendAt).
+		SetReplyTo(d.ReplyTo).SetSecret(d.Secret).SetStatus(messaging.StatusPending).
+		SetCreatedAt(r.now())
+	if d.PollOptions != nil {
+		c.SetPollOptions(d.PollOptions)
+	}
+	if d.Mentions != nil {
+		c.SetMentions(d.Mentions)
+	}
+	m, err := c.Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create message: %w", err)
+	}
+	if err := outbox.Record(ctx, tx, "message.queued", view.NewMessage(m)); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// schedule is the use case behind scheduleMessage.
+func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string) (*model.ScheduleMessagePayload, error) {
+	to, err := NormalizeChatID(chatID)
+	if err != nil {
+		return nil, err
+	}
+	if idemKey != nil {
+		if err := checkIdempotencyKey(*idemKey); err != nil {
+			return nil, err
+		}
+	}
+	d, err := buildDraft(to, in, r.now(), sendAtAllowed, false)
+	if err != nil {
+		return nil, err
+	}
+	fp := d.fingerprint()
+	if idemKey != nil {
+		if p, err := r.replay(ctx, *idemKey, fp); p != nil || err != nil {
+			return p, err
+		}
+	}
+	var m *ent.Message
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if m, err = r.create(ctx, tx, d, message.OriginScheduled, switchboard.NewID("msg")); err != nil {
+			return err
+		}
+		if idemKey == nil {
+			return nil
+		}
+		snapshot, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		return tx.IdempotencyKey.Create().SetKey(*idemKey).SetRequestHash(fp).
+			SetMessageID(m.ID).SetResponse(snapshot).Exec(ctx)
+	})
+	if idemKey != nil && ent.IsConstraintError(err) {
+		// A concurrent request with the same key won the race: answer as a retry.
+		return r.replay(ctx, *idemKey, fp)
+	} else if err != nil {
+		return nil, err
+	}
+	var at time.Time
+	if m.SendAt != nil {
+		at = *m.SendAt
+	}
+	if err := r.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at); err != nil {
+		// Accepted all the same: the reconciler queues it from the database.
+		slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", err)
+	}
+	return &model.ScheduleMessagePayload{Message: m}, nil
+}
+
+// replay answers a request whose idempotency key was seen before: the first result
+// for the same input, a conflict for another input, nil when the key is new.
+func (r *Resolver) replay(ctx context.Context, key, fingerprint string) (*model.ScheduleMessagePayload, error) {
+	rec, err := r.Client.IdempotencyKey.Query().Where(idempotencykey.Key(key)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if rec.RequestHash != fingerprint {
+		return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
+			Message: "Idempotency-Key was already used with a different request body.",
+			Details: []switchboard.Detail{{Path: "Idempotency-Key", Code: "conflict", Message: "key reused with a different body"}}}
+	}
+	var m ent.Message
+	if err := json.Unmarshal(rec.Response, &m); err != nil {
+		return nil, fmt.Errorf("decode idempotent snapshot: %w", err)
+	}
+	return &model.ScheduleMessagePayload{Message: &m, Replayed: true}, nil
+}
+
+// sendNow is the use case behind sendMessage: the message is stored with its network
+// key already known (derived from its id), handed to an engine at once, and returned
+// in the state the engine left it. A transient engine failure hands the message to
+// the queue instead of losing it.
+func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageInput) (*ent.Message, error) {
+	to, err := NormalizeChatID(chatID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := buildDraft(to, in, r.now(), sendAtForbidden, false)
+	if err != nil {
+		return nil, err
+	}
+	ws := viewerWorkspace(ctx)
+	eng, err := r.Engines.Pick(ctx, ws)
+	if errors.Is(err, engine.ErrNoEngine) {
+		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "No messaging engine is connected for this account; connect one, or queue the message with POST /v1/scheduled-messages.")
+	} else if err != nil {
+		return nil, err
+	}
+	id := switchboard.NewID("msg")
+	key := engine.Key{FromMe: true, Remote: to, ID: engine.WireID(id)}
+	var m *ent.Message
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if m, err = r.create(ctx, tx, d, message.OriginDirect, id); err != nil {
+			return err
+		}
+		m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Jobs.Send(ctx, eng, m); err != nil {
+		slog.Warn("direct send failed; queued for retry", "message", m.ID, "err", err)
+		if qerr := r.Queue.Dispatch(ctx, ws, m.ID, time.Time{}); qerr != nil {
+			slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", qerr)
+		}
+	}
+	return r.Client.Message.Get(ctx, m.ID)
+}
+
+// queued returns a message of the queue by its id, or ENOTFOUND.
+func (r *Resolver) queued(ctx context.Context, id string) (*ent.Message, error) {
+	m, err := r.Client.Message.Query().Where(message.ID(id), message.OriginEQ(message.OriginScheduled)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No scheduled message with id %s.", quote(id))
+	}
+	return m, err
+}
+
+// update is the use case behind updateScheduledMessage.
+func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePatch) (*ent.Message, error) {
+	m, err := r.queued(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Status != messaging.StatusPending {
+		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be edited.", m.Status)
+	}
+	in, keepMedia := merge(m, patch)
+	d, err := buildDraft(m.To, in, r.now(), sendAtAllowed, keepMedia)
+	if err != nil {
+		return nil, err
+	}
+	if patch.SendAt == nil {
+		d.SendAt = m.SendAt // an unchanged sendAt may have come close or passed
+	}
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if d.MediaBytes != nil {
+			if d.MediaURL, err = r.Media.Put(ctx, tx, d.MediaBytes, d.MediaContentType, d.MediaFilename); err != nil {
+				return err
+			}
+		}
+		u := tx.Message.UpdateOneID(m.ID).Where(message.Status(messaging.StatusPending)).
+			SetType(d.Type).SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
+			SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
+			SetNillablePollAllowMultiple(d.PollAllowMultiple).SetReplyTo(d.ReplyTo).SetSecret(d.Secret).
+			SetMentions(d.Mentions).SetPollOptions(d.PollOptions).ClearLinkPreview()
+		if d.PollAllowMultiple == nil {
+			u.ClearPollAllowMultiple()
+		}
+		if d.SendAt != nil {
+			u.SetSendAt(*d.SendAt)
+		} else {
+			u.ClearSendAt()
+		}
+		m, err = u.Save(ctx)
+		if ent.IsNotFound(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "The message was dispatched while being edited.")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if patch.SendAt != nil {
+		if err := r.Queue.Reschedule(ctx, m.WorkspaceID, m.ID, *m.SendAt); err != nil {
+			slog.Warn("reschedule failed; the reconciler will retry", "message", m.ID, "err", err)
+		}
+	}
+	return m, nil
+}
+
+// cancel is the use case behind cancelScheduledMessage.
+func (r *Resolver) cancel(ctx context.Context, id string) (*model.DeletePayload, error) {
+	m, err := r.queued(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Status != messaging.StatusPending {
+		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be cancelled.", m.Status)
+	}
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		_, ok, err := messaging.Move(ctx, tx, m, messaging.StatusCancelled, r.now())
+		if err == nil && !ok {
+			err = switchboard.Errorf(switchboard.ECONFLICT, "The message was dispatched before it could be cancelled.")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.Queue.Unschedule(m.ID)
+	return &model.DeletePayload{ID: m.ID, Deleted: true}, nil
+}
+
+// merge applies a patch to a stored message and returns the complete input to
+// validate, and whether the stored media is kept as it is.
+func merge(m *ent.Message, p model.MessagePatch) (model.MessageInput, bool) {
+	in := model.MessageInput{Type: m.Type, ReplyTo: nonEmpty(m.ReplyTo), Secret: nonEmpty(m.Secret)}
+	if p.Type != nil {
+		in.Type = *p.Type
+	}
+	typeChanged := in.Type != m.Type
+	keepMedia := p.MediaURL == nil && p.MediaBase64 == nil && p.MediaFile == nil
+	switch in.Type {
+	case "text", "media":
+		in.Text = nonEmpty(m.Text)
+	}
+	if in.Type == "media" && !typeChanged && keepMedia {
+		in.MediaURL, in.MediaKind, in.MediaFilename = nonEmpty(m.MediaURL), nonEmpty(m.MediaKind), nonEmpty(m.MediaFilename)
+	}
+	if in.Type == "poll" && !typeChanged {
+		in.PollQuestion, in.PollOptions, in.PollAllowMultiple = nonEmpty(m.PollQuestion), m.PollOptions, m.PollAllowMultiple
+	}
+	set := func(dst **string, v *string) {
+		if v != nil {
+			*dst = v
+		}
+	}
+	set(&in.Text, p.Text)
+	set(&in.MediaURL, p.MediaURL)
+	set(&in.MediaBase64, p.MediaBase64)
+	set(&in.MediaKind, p.MediaKind)
+	set(&in.MediaFilename, p.MediaFilename)
+	set(&in.PollQuestion, p.PollQuestion)
+	set(&in.SendAt, p.SendAt)
+	set(&in.ReplyTo, p.ReplyTo)
+	set(&in.Secret, p.Secret)
+	if p.MediaFile != nil {
+		in.MediaFile = p.MediaFile
+	}
+	if p.PollOptions != nil {
+		in.PollOptions = p.PollOptions
+	}
+	if p.PollAllowMultiple != nil {
+		in.PollAllowMultiple = p.PollAllowMultiple
+	}
+	return in, keepMedia && !typeChanged
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,325 @@
+package graph
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/messaging"
+)
+
+// Bounds from the spec and the reference contract.
+const (
+	maxText          = 4096
+	maxMediaURL      = 2048
+	maxMediaBase64   = 15 << 20
+	maxFilename      = 255
+	maxPollQuestion  = 255
+	maxPollOption    = 100
+	minPollOptions   = 2
+	maxPollOptions   = 12
+	maxReplyTo       = 256
+	maxSecret        = 256
+	maxIdempotency   = 64
+	maxSearchToken   = 200
+	minSendAhead     = 10 * time.Second
+	maxSendAhead     = 365 * 24 * time.Hour
+	defaultPageLimit = 50
+	maxPageLimit     = 200
+)
+
+var (
+	jidRE     = regexp.MustCompile(`^[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)$`)
+	e164RE    = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+	mentionRE = regexp.MustCompile(`@\[([^\]\n]{1,100})\]\(([0-9]+@c[.]us)\)`)
+	types     = []string{"text", "media", "poll"}
+)
+
+// NormalizeChatID turns a path chat id (E.164 phone or JID) into a JID.
+func NormalizeChatID(raw string) (string, error) {
+	switch {
+	case e164RE.MatchString(raw):
+		return raw[1:] + "@c.us", nil
+	case jidRE.MatchString(raw):
+		return raw, nil
+	}
+	return "", &switchboard.Error{
+		Code:    switchboard.EINVALID,
+		Message: "chatId must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@g.us, <digits>@newsletter).",
+		Details: []switchboard.Detail{{Path: "chatId", Code: "invalid_string", Message: "Invalid chat id " + quote(raw)}},
+	}
+}
+
+// IsJID reports whether s is a chat id in the spec's JID pattern.
+func IsJID(s string) bool { return jidRE.MatchString(s) }
+
+// draft is a validated, normalized message about to be stored.
+type draft struct {
+	To                string     `json:"to"`
+	Type              string     `json:"type"`
+	Text              string     `json:"text,omitempty"`
+	MediaURL          string     `json:"mediaUrl,omitempty"`
+	MediaBytes        []byte     `json:"-"`
+	MediaDigest       string     `json:"mediaDigest,omitempty"`
+	MediaContentType  string     `json:"mediaContentType,omitempty"`
+	MediaKind         string     `json:"mediaKind,omitempty"`
+	MediaFilename     string     `json:"mediaFilename,omitempty"`
+	PollQuestion      string     `json:"pollQuestion,omitempty"`
+	PollOptions       []string   `json:"pollOptions,omitempty"`
+	PollAllowMultiple *bool      `json:"pollAllowMultiple,omitempty"`
+	SendAt            *time.Time `json:"sendAt,omitempty"`
+	ReplyTo           string     `json:"replyTo,omitempty"`
+	Secret            string     `json:"secret,omitempty"`
+	Mentions          []string   `json:"mentions,omitempty"`
+}
+
+// fingerprint identifies the request a draft came from, for idempotency.
+func (d *draft) fingerprint() string {
+	b, _ := json.Marshal(d)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// sendAtRule says whether sendAt may be given.
+type sendAtRule int
+
+const (
+	sendAtAllowed sendAtRule = iota
+	sendAtForbidden
+)
+
+// buildDraft validates a message input against every rule of the spec. to is the
+// normalized chat id. keepMediaURL skips the https rule for a media URL that
+// Switchboard itself issued (editing a message whose media was uploaded).
+func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule, keepMediaURL bool) (*draft, error) {
+	var p switchboard.Problems
+	d := &draft{To: to, Type: in.Type}
+	if !slices.Contains(types, in.Type) {
+		p.Add("type", "invalid_enum_value", "type must be one of text, media, poll")
+	}
+	text := deref(in.Text)
+	if in.Text != nil {
+		if n := utf8.RuneCountInString(text); n > maxText {
+			p.Add("text", "too_big", "text must be at most %d characters (got %d)", maxText, n)
+		}
+	}
+	switch in.Type {
+	case "text":
+		if strings.TrimSpace(text) == "" {
+			p.Add("text", "too_small", "text is required for type text (1-%d characters)", maxText)
+		}
+		d.Text = text
+	case "media":
+		d.Text = text
+		checkMedia(&p, d, in, keepMediaURL)
+	case "poll":
+		checkPoll(&p, d, in)
+	}
+	if in.Type != "media" {
+		checkMediaFieldsAbsent(&p, in)
+	}
+	if in.Type != "poll" && (in.PollQuestion != nil || in.PollOptions != nil || in.PollAllowMultiple != nil) {
+		p.Add("pollQuestion", "unrecognized_keys", "poll fields apply only to type poll")
+	}
+	if in.SendAt != nil {
+		if rule == sendAtForbidden {
+			p.Add("sendAt", "unrecognized_keys", "sendAt is not accepted here; use POST /v1/scheduled-messages to defer a send")
+		} else if t, err := time.Parse(time.RFC3339, *in.SendAt); err != nil {
+			p.Add("sendAt", "invalid_date", "sendAt must be an RFC 3339 date-time, e.g. 2030-01-02T15:04:05Z")
+		} else if ahead := t.Sub(now); ahead < minSendAhead {
+			p.Add("sendAt", "too_small", "sendAt must be at least 10 seconds in the future")
+		} else if ahead > maxSendAhead {
+			p.Add("sendAt", "too_big", "sendAt must be at most 365 days in the future")
+		} else {
+			t = t.UTC()
+			d.SendAt = &t
+		}
+	}
+	if in.ReplyTo != nil {
+		if len(*in.ReplyTo) > maxReplyTo {
+			p.Add("replyTo", "too_big", "replyTo must be at most %d characters", maxReplyTo)
+		}
+		d.ReplyTo = *in.ReplyTo
+	}
+	if in.Secret != nil {
+		if n := utf8.RuneCountInString(*in.Secret); n < 1 || n > maxSecret {
+			p.Add("secret", "too_big", "secret must be 1-%d characters", maxSecret)
+		}
+		d.Secret = *in.Secret
+	}
+	for _, m := range mentionRE.FindAllStringSubmatch(d.Text, -1) {
+		if !slices.Contains(d.Mentions, m[2]) {
+			d.Mentions = append(d.Mentions, m[2])
+		}
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, keepMediaURL bool) {
+	name := deref(in.MediaFilename)
+	if in.MediaFilename != nil {
+		if n := utf8.RuneCountInString(name); n < 1 || n > maxFilename {
+			p.Add("mediaFilename", "too_big", "mediaFilename must be 1-%d characters", maxFilename)
+		}
+	}
+	switch {
+	case in.MediaURL != nil && *in.MediaURL != "":
+		u := *in.MediaURL
+		if len(u) > maxMediaURL {
+			p.Add("mediaUrl", "too_big", "mediaUrl must be at most %d characters", maxMediaURL)
+		} else if pu, err := url.Parse(u); !keepMediaURL && (err != nil || pu.Scheme != "https" || pu.Host == "") {
+			p.Add("mediaUrl", "invalid_string", "mediaUrl must be a public https URL")
+		} else if name == "" && pu != nil {
+			name = pathBase(pu.Path)
+		}
+		d.MediaURL = u
+	case in.MediaFile != nil:
+		data, err := io.ReadAll(in.MediaFile.File)
+		if err != nil || len(data) == 0 {
+			p.Add("mediaFile", "invalid_type", "mediaFile must be a non-empty file")
+			break
+		}
+		d.MediaBytes, d.MediaContentType = data, in.MediaFile.ContentType
+		if name == "" {
+			name = in.MediaFile.Filename
+		}
+	case in.MediaBase64 != nil && *in.MediaBase64 != "":
+		if len(*in.MediaBase64) > maxMediaBase64 {
+			p.Add("mediaBase64", "too_big", "mediaBase64 must be at most %d characters", maxMediaBase64)
+			break
+		}
+		data, ct, err := media.DecodeBase64(*in.MediaBase64)
+		if err != nil {
+			p.Add("mediaBase64", "invalid_string", "mediaBase64 %v", err)
+			break
+		}
+		d.MediaBytes, d.MediaContentType = data, ct
+	default:
+		p.Add("mediaUrl", "invalid_type", "type media needs mediaUrl, mediaBase64 or a mediaFile upload")
+	}
+	if d.MediaBytes != nil {
+		sum := sha256.Sum256(d.MediaBytes)
+		d.MediaDigest = hex.EncodeToString(sum[:])
+	}
+	d.MediaFilename = name
+	if in.MediaKind != nil {
+		if !slices.Contains(media.Kinds, *in.MediaKind) {
+			p.Add("mediaKind", "invalid_enum_value", "mediaKind must be one of %s", strings.Join(media.Kinds, ", "))
+		}
+		d.MediaKind = *in.MediaKind
+	} else {
+		d.MediaKind = media.DetectKind(d.MediaContentType, name)
+	}
+}
+
+func checkMediaFieldsAbsent(p *switchboard.Problems, in model.MessageInput) {
+	if in.MediaURL != nil || in.MediaBase64 != nil || in.MediaFile != nil || in.MediaKind != nil || in.MediaFilename != nil {
+		p.Add("mediaUrl", "unrecognized_keys", "media fields apply only to type media")
+	}
+}
+
+func checkPoll(p *switchboard.Problems, d *draft, in model.MessageInput) {
+	q := strings.TrimSpace(deref(in.PollQuestion))
+	if n := utf8.RuneCountInString(q); n < 1 || n > maxPollQuestion {
+		p.Add("pollQuestion", "too_small", "pollQuestion is required for type poll (1-%d characters)", maxPollQuestion)
+	}
+	d.PollQuestion = q
+	if n := len(in.PollOptions); n < minPollOptions || n > maxPollOptions {
+		code := "too_small"
+		if n > maxPollOptions {
+			code = "too_big"
+		}
+		p.Add("pollOptions", code, "pollOptions must have %d-%d items (got %d)", minPollOptions, maxPollOptions, n)
+	}
+	seen := map[string]bool{}
+	for i, o := range in.PollOptions {
+		path := "pollOptions." + itoa(i)
+		if n := utf8.RuneCountInString(strings.TrimSpace(o)); n < 1 || n > maxPollOption {
+			p.Add(path, "too_big", "each poll option must be 1-%d characters", maxPollOption)
+		} else if seen[strings.ToLower(strings.TrimSpace(o))] {
+			p.Add(path, "custom", "poll options must be unique")
+		}
+		seen[strings.ToLower(strings.TrimSpace(o))] = true
+	}
+	d.PollOptions = in.PollOptions
+	allow := in.PollAllowMultiple != nil && *in.PollAllowMultiple
+	d.PollAllowMultiple = &allow
+}
+
+// checkPage validates limit and skip and applies their defaults.
+func checkPage(limit, skip *int) (int, int, error) {
+	var p switchboard.Problems
+	l, s := defaultPageLimit, 0
+	if limit != nil {
+		if l = *limit; l < 1 || l > maxPageLimit {
+			p.Add("limit", "too_big", "limit must be between 1 and %d", maxPageLimit)
+		}
+	}
+	if skip != nil {
+		if s = *skip; s < 0 {
+			p.Add("skip", "too_small", "skip must be 0 or more")
+		}
+	}
+	return l, s, p.Err(switchboard.EINVALID)
+}
+
+// checkIdempotencyKey validates the Idempotency-Key.
+func checkIdempotencyKey(k string) error {
+	if k == "" || len(k) > maxIdempotency {
+		return &switchboard.Error{Code: switchboard.EINVALID, Message: "Idempotency-Key must be 1-64 characters.",
+			Details: []switchboard.Detail{{Path: "Idempotency-Key", Code: "too_big", Message: "Idempotency-Key must be 1-64 characters"}}}
+	}
+	return nil
+}
+
+// statusFilterError is the error for an unknown status filter.
+func checkStatus(s string) error {
+	if slices.Contains(messaging.Statuses, s) {
+		return nil
+	}
+	return &switchboard.Error{Code: switchboard.EINVALID, Message: "Unknown status " + quote(s) + ".",
+		Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + strings.Join(messaging.Statuses, ", ")}}}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func pathBase(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[i+1:]
+	}
+	if p == "" || len(p) > maxFilename {
+		return ""
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		return u
+	}
+	return p
+}

@@ -1,0 +1,109 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// HandleEvent implements engine.Sink: it applies what an engine observed to the
+// database (status moves, incoming messages) and records the events it causes.
+func (h *Handlers) HandleEvent(ctx context.Context, ev engine.Event) error {
+	ctx = viewer.WorkspaceContext(ctx, ev.WorkspaceID)
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = h.applyEvent(ctx, ev); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+	}
+	return fmt.Errorf("jobs: apply %s event: %w", ev.Type, err)
+}
+
+func (h *Handlers) applyEvent(ctx context.Context, ev engine.Event) error {
+	switch ev.Type {
+	case engine.EventAck:
+		return h.applyAck(ctx, ev)
+	case engine.EventMessage:
+		return h.applyIncoming(ctx, ev)
+	case engine.EventConnected, engine.EventGone:
+		typ := "session.connected"
+		if ev.Type == engine.EventGone {
+			typ = "session.disconnected"
+		}
+		return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+			return outbox.Record(ctx, tx, typ, map[string]any{"engineId": ev.EngineID, "at": ev.At.UTC()})
+		})
+	}
+	return nil
+}
+
+// applyAck moves the message the ack is about. Acks are idempotent and may arrive
+// out of order: a move backwards is ignored.
+func (h *Handlers) applyAck(ctx context.Context, ev engine.Event) error {
+	m, err := h.Client.Message.Query().
+		Where(message.WaSerialized(ev.Key.Serialized()), message.FromMe(true)).
+		First(ctx)
+	if ent.IsNotFound(err) {
+		return nil // a message sent outside Switchboard
+	} else if err != nil {
+		return err
+	}
+	to := messaging.StatusForAck(ev.Ack)
+	var changes []messaging.Change
+	if to == messaging.StatusFailed {
+		changes = append(changes, messaging.WithReason(ev.Reason))
+	}
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		_, _, err := messaging.Move(ctx, tx, m, to, ev.At, changes...)
+		return err
+	})
+}
+
+// applyIncoming stores a message someone sent the account.
+func (h *Handlers) applyIncoming(ctx context.Context, ev engine.Event) error {
+	in := ev.Message
+	if in == nil {
+		return nil
+	}
+	serialized := in.Key.Serialized()
+	exists, err := h.Client.Message.Query().Where(message.WaSerialized(serialized)).Exist(ctx)
+	if err != nil || exists {
+		return err
+	}
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		m, err := tx.Message.Create().
+			SetOrigin(message.OriginIncoming).SetTo(in.Key.Remote).SetFrom(in.From).
+			SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
+			SetReplyTo(in.QuotedKey).SetStatus(messaging.StatusReceived).SetFromMe(false).
+			SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
+			SetCreatedAt(ev.At).SetReceivedAt(ev.At).
+			Save(ctx)
+		if err != nil {
+			return err
+		}
+		data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+		if err := outbox.Record(ctx, tx, "new_message_received_webhook", data); err != nil {
+			return err
+		}
+		if in.QuotedKey == "" {
+			return nil
+		}
+		mine, err := tx.Message.Query().Where(message.WaSerialized(in.QuotedKey), message.FromMe(true)).Exist(ctx)
+		if err != nil || !mine {
+			return err
+		}
+		return outbox.Record(ctx, tx, "reply_to_my_message_webhook", data)
+	})
+}

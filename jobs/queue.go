@@ -1,0 +1,106 @@
+// Package jobs holds Switchboard's background work on asynq: the task types, the
+// Queue that enqueues them and the handlers that run them (dispatch of messages,
+// engine events, the reconciler that rebuilds lost tasks from the database).
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types.
+const (
+	TypeDispatch  = "message:dispatch"
+	TypeReconcile = "switchboard:reconcile"
+)
+
+// Queue names and their priorities.
+const (
+	QueueMessages    = "messages"
+	QueueMaintenance = "maintenance"
+)
+
+// Queues is the asynq server's queue configuration.
+var Queues = map[string]int{QueueMessages: 6, QueueMaintenance: 1}
+
+// dispatchPayload is the payload of a TypeDispatch task.
+type dispatchPayload struct {
+	MessageID   string `json:"messageId"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// Queue enqueues Switchboard's tasks.
+type Queue struct {
+	client    *asynq.Client
+	inspector *asynq.Inspector
+}
+
+// NewQueue returns a Queue over an asynq client and inspector.
+func NewQueue(c *asynq.Client, i *asynq.Inspector) *Queue {
+	return &Queue{client: c, inspector: i}
+}
+
+// DispatchTaskID is the asynq task id of a message's dispatch: one per message, so
+// the same message is never queued twice.
+func DispatchTaskID(messageID string) string { return "dispatch:" + messageID }
+
+// Dispatch queues the sending of a message at at (now when zero). A dispatch that
+// is already queued is left alone.
+func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) error {
+	payload, _ := json.Marshal(dispatchPayload{MessageID: messageID, WorkspaceID: workspaceID})
+	opts := []asynq.Option{
+		asynq.Queue(QueueMessages), asynq.TaskID(DispatchTaskID(messageID)),
+		asynq.MaxRetry(1 << 16), asynq.Timeout(2 * time.Minute),
+	}
+	if !at.IsZero() {
+		opts = append(opts, asynq.ProcessAt(at))
+	}
+	_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return q.replaceFinished(ctx, DispatchTaskID(messageID), func() error {
+			_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
+			return err
+		})
+	}
+	return err
+}
+
+// replaceFinished handles a task id conflict: a live task (pending, scheduled,
+// active, retry) stays; a finished one (archived, completed) is deleted and enqueue
+// runs again.
+func (q *Queue) replaceFinished(_ context.Context, id string, enqueue func() error) error {
+	info, err := q.inspector.GetTaskInfo(QueueMessages, id)
+	if err != nil {
+		if errors.Is(err, asynq.ErrTaskNotFound) {
+			return enqueue()
+		}
+		return fmt.Errorf("jobs: inspect %s: %w", id, err)
+	}
+	switch info.State {
+	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
+		if err := q.inspector.DeleteTask(QueueMessages, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+			return fmt.Errorf("jobs: delete finished %s: %w", id, err)
+		}
+		if err := enqueue(); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reschedule moves a message's queued dispatch to a new time.
+func (q *Queue) Reschedule(ctx context.Context, workspaceID, messageID string, at time.Time) error {
+	q.Unschedule(messageID)
+	return q.Dispatch(ctx, workspaceID, messageID, at)
+}
+
+// Unschedule removes a message's queued dispatch if it has not started. A dispatch
+// that is already running finds the message cancelled and does nothing.
+func (q *Queue) Unschedule(messageID string) {
+	_ = q.inspector.DeleteTask(QueueMessages, DispatchTaskID(messageID))
+}

@@ -1,0 +1,77 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// ReconcileEvery is how often the reconciler runs.
+const ReconcileEvery = 15 * time.Second
+
+// StaleSending is how long a message may stay claimed (sending) before the
+// reconciler assumes its worker died and queues it again.
+const StaleSending = 2 * time.Minute
+
+// reconcileBatch bounds the work of one pass; the next pass takes the rest.
+const reconcileBatch = 500
+
+// ReconcileTask is the periodic task that runs Reconcile.
+func ReconcileTask() *asynq.Task { return asynq.NewTask(TypeReconcile, nil) }
+
+// Reconcile rebuilds from the database what Redis should hold: every pending
+// message due within the next pass gets its dispatch task (a no-op when it is
+// already queued), and every message claimed by a worker that died is released.
+// The database is the source of truth, so a Redis flush or restart loses nothing.
+func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
+	n, err := h.ReconcileOnce(ctx, time.Now())
+	if n > 0 {
+		slog.Info("reconciler re-queued messages", "count", n)
+	}
+	return err
+}
+
+// ReconcileOnce runs one reconciliation pass as of now and returns how many
+// messages it queued again.
+func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time) (int, error) {
+	ctx = viewer.SystemContext(ctx)
+	stale, err := h.Client.Message.Query().
+		Where(message.Status(messaging.StatusSending), message.UpdatedAtLT(now.Add(-StaleSending))).
+		Limit(reconcileBatch).All(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range stale {
+		wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
+		if err := h.move(wctx, m, messaging.StatusPending); err != nil {
+			slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
+		}
+	}
+	due, err := h.Client.Message.Query().
+		Where(message.Status(messaging.StatusPending),
+			message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))).
+		Order(ent.Asc(message.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
+	if err != nil {
+		return 0, err
+	}
+	queued := 0
+	for _, m := range due {
+		at := time.Time{}
+		if m.SendAt != nil && m.SendAt.After(now) {
+			at = *m.SendAt
+		}
+		if err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at); err != nil {
+			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
+			continue
+		}
+		queued++
+	}
+	return queued, nil
+}

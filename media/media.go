@@ -1,0 +1,143 @@
+// Package media stores attachments sent as bytes (base64, data: URL or multipart)
+// and serves them from unguessable URLs, so that engines only ever get a URL.
+package media
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// Kinds of media a message can carry.
+var Kinds = []string{"image", "video", "audio", "document", "sticker", "voice", "gif"}
+
+// Store keeps media in the database and builds their public URLs.
+type Store struct {
+	client  *ent.Client
+	baseURL string
+}
+
+// NewStore returns a Store whose URLs start with baseURL (the server's public URL).
+func NewStore(client *ent.Client, baseURL string) *Store {
+	return &Store{client: client, baseURL: strings.TrimRight(baseURL, "/")}
+}
+
+// Put stores data through tx and returns its public URL.
+func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, filename string) (string, error) {
+	token := switchboard.RandomToken(20)
+	if contentType == "" {
+		contentType = http.DetectContentType(data)
+	}
+	err := tx.Media.Create().SetToken(token).SetContentType(contentType).
+		SetFilename(filename).SetSize(int64(len(data))).SetData(data).Exec(ctx)
+	if err != nil {
+		return "", err
+	}
+	u := s.baseURL + "/media/" + token
+	if filename != "" {
+		u += "/" + urlSafeName(filename)
+	}
+	return u, nil
+}
+
+// ServeHTTP serves GET /media/{token}[/{name}]. The token is the only credential.
+func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/media/")
+	token, _, _ := strings.Cut(rest, "/")
+	if token == "" || len(token) > 64 {
+		http.NotFound(w, r)
+		return
+	}
+	ctx := viewer.SystemContext(r.Context())
+	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", m.ContentType)
+	w.Header().Set("Content-Length", strconv.FormatInt(m.Size, 10))
+	w.Header().Set("Cache-Control", "private, max-age=86400")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if m.Filename != "" {
+		w.Header().Set("Content-Disposition", `inline; filename="`+urlSafeName(m.Filename)+`"`)
+	}
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(m.Data)
+}
+
+// DecodeBase64 decodes raw base64 (standard or URL alphabet, padded or not) or a
+// data: URL, returning the bytes and the content type a data: URL declares.
+func DecodeBase64(s string) ([]byte, string, error) {
+	var contentType string
+	if strings.HasPrefix(s, "data:") {
+		meta, payload, ok := strings.Cut(s[len("data:"):], ",")
+		if !ok || !strings.HasSuffix(meta, ";base64") {
+			return nil, "", errors.New("must be a base64 data: URL")
+		}
+		contentType = strings.TrimSuffix(meta, ";base64")
+		s = payload
+	}
+	s = strings.TrimSpace(s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if len(b) == 0 {
+				return nil, "", errors.New("must not be empty")
+			}
+			return b, contentType, nil
+		}
+	}
+	return nil, "", errors.New("must be valid base64")
+}
+
+// DetectKind guesses the media kind from a content type and a file name.
+func DetectKind(contentType, name string) string {
+	ct := strings.ToLower(contentType)
+	ext := strings.ToLower(path.Ext(name))
+	switch {
+	case ct == "image/gif" || ext == ".gif":
+		return "gif"
+	case ct == "image/webp" || ext == ".webp":
+		return "sticker"
+	case strings.HasPrefix(ct, "image/") || oneOf(ext, ".jpg", ".jpeg", ".png", ".heic", ".bmp"):
+		return "image"
+	case strings.HasPrefix(ct, "video/") || oneOf(ext, ".mp4", ".mov", ".3gp", ".mkv", ".webm"):
+		return "video"
+	case strings.Contains(ct, "ogg") || strings.Contains(ct, "opus") || oneOf(ext, ".ogg", ".opus"):
+		return "voice"
+	case strings.HasPrefix(ct, "audio/") || oneOf(ext, ".mp3", ".m4a", ".aac", ".wav", ".amr"):
+		return "audio"
+	}
+	return "document"
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func urlSafeName(name string) string {
+	var b strings.Builder
+	for _, r := range path.Base(name) {
+		if r < 0x80 && (r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

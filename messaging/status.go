@@ -1,0 +1,204 @@
+// Package messaging is the message lifecycle: the statuses a message moves through,
+// the compare-and-set transitions between them, and the events each one records.
+package messaging
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/view"
+)
+
+// Message statuses (spec "States and transitions").
+const (
+	StatusPending        = "pending"
+	StatusBeforeWaSend   = "before-wa-send"
+	StatusBtSent         = "bt-sent"
+	StatusSending        = "sending"
+	StatusSent           = "sent"
+	StatusSentPendingAck = "sent_pending_ack"
+	StatusConfirmed      = "confirmed"
+	StatusDelivered      = "delivered"
+	StatusReceived       = "received"
+	StatusRead           = "read"
+	StatusPlayed         = "played"
+	StatusCancelled      = "cancelled"
+	StatusError          = "error"
+	StatusFailed         = "failed"
+	StatusExpired        = "expired"
+)
+
+// Statuses lists every status value, in the spec's order.
+var Statuses = []string{
+	StatusPending, StatusBeforeWaSend, StatusBtSent, StatusSending, StatusSent,
+	StatusSentPendingAck, StatusConfirmed, StatusDelivered, StatusReceived, StatusRead,
+	StatusPlayed, StatusCancelled, StatusError, StatusFailed, StatusExpired,
+}
+
+// rank orders the forward statuses Switchboard moves a message through. Statuses
+// without a rank are terminal.
+var rank = map[string]int{
+	StatusPending: 1, StatusSending: 2, StatusConfirmed: 3, StatusReceived: 4,
+	StatusRead: 5, StatusPlayed: 6,
+}
+
+// IsTerminal reports whether no transition leaves status.
+func IsTerminal(status string) bool { _, ok := rank[status]; return !ok }
+
+// CanMove reports whether a message in status from may move to status to: forward
+// along the lifecycle, back from sending to pending (a retried dispatch), or to a
+// terminal status from any non-terminal one.
+func CanMove(from, to string) bool {
+	rf, okf := rank[from]
+	if !okf {
+		return false
+	}
+	if from == StatusSending && to == StatusPending {
+		return true
+	}
+	rt, okt := rank[to]
+	if !okt {
+		return true
+	}
+	return rt > rf
+}
+
+// StatusForAck maps a network ack to the status it proves.
+func StatusForAck(a engine.Ack) string {
+	switch a {
+	case engine.AckError:
+		return StatusFailed
+	case engine.AckServer:
+		return StatusConfirmed
+	case engine.AckDevice:
+		return StatusReceived
+	case engine.AckRead:
+		return StatusRead
+	case engine.AckPlayed:
+		return StatusPlayed
+	}
+	return StatusPending
+}
+
+// AckForStatus maps a status to the network ack number clients see.
+func AckForStatus(status string) int {
+	switch status {
+	case StatusFailed, StatusError, StatusExpired, StatusCancelled:
+		return int(engine.AckError)
+	case StatusConfirmed, StatusSent, StatusSentPendingAck:
+		return int(engine.AckServer)
+	case StatusReceived, StatusDelivered:
+		return int(engine.AckDevice)
+	case StatusRead:
+		return int(engine.AckRead)
+	case StatusPlayed:
+		return int(engine.AckPlayed)
+	}
+	return int(engine.AckPending)
+}
+
+// Change is an optional part of a transition.
+type Change func(*ent.MessageUpdateOne)
+
+// WithReason sets the failure reason.
+func WithReason(reason string) Change {
+	return func(u *ent.MessageUpdateOne) { u.SetFailureReason(reason) }
+}
+
+// WithKey records the network key of the message.
+func WithKey(k engine.Key) Change {
+	return func(u *ent.MessageUpdateOne) {
+		u.SetWaID(k.ID).SetWaParticipant(k.Participant).SetWaSerialized(k.Serialized())
+	}
+}
+
+// Move moves m to status to at time at, inside tx, if m is still in the status it
+// was read with (compare-and-set). It fills the timestamps of every stage the move
+// proves (a read message was also confirmed and received) and records the events
+// the move causes. It returns the updated message and whether the move happened.
+func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
+	if !CanMove(m.Status, to) {
+		return m, false, nil
+	}
+	u := tx.Message.UpdateOneID(m.ID).Where(message.Status(m.Status)).SetStatus(to)
+	r := rank[to]
+	if r >= rank[StatusConfirmed] && m.ConfirmedAt == nil {
+		u.SetConfirmedAt(at)
+	}
+	if r >= rank[StatusReceived] && m.ReceivedAt == nil {
+		u.SetReceivedAt(at)
+	}
+	if r >= rank[StatusRead] && m.ReadAt == nil {
+		u.SetReadAt(at)
+	}
+	if to == StatusPlayed && m.PlayedAt == nil {
+		u.SetPlayedAt(at)
+	}
+	if to == StatusFailed || to == StatusExpired {
+		u.SetFailedAt(at)
+	}
+	if to == StatusSending {
+		u.AddDispatchAttempts(1)
+	}
+	for _, c := range changes {
+		c(u)
+	}
+	next, err := u.Save(ctx)
+	if ent.IsNotFound(err) {
+		return m, false, nil // someone else moved it first
+	} else if err != nil {
+		return m, false, fmt.Errorf("messaging: move %s to %s: %w", m.ID, to, err)
+	}
+	for _, typ := range eventsFor(m.Status, to) {
+		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(next)); err != nil {
+			return m, false, err
+		}
+	}
+	return next, true, nil
+}
+
+// eventsFor lists the webhook events a move causes.
+func eventsFor(from, to string) []string {
+	var out []string
+	switch to {
+	case StatusSending:
+		out = append(out, "message.sending")
+	case StatusReceived:
+		out = append(out, "message.delivered")
+	case StatusRead:
+		out = append(out, "message.read")
+	case StatusFailed, StatusExpired:
+		out = append(out, "message.failed")
+	}
+	if rank[to] >= rank[StatusReceived] || (to == StatusFailed && rank[from] >= rank[StatusConfirmed]) {
+		out = append(out, "ack_changed_webhook")
+	}
+	return out
+}
+
+// WithTx runs fn in a transaction of client and commits it when fn returns nil.
+func WithTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) error {
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("messaging: begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("messaging: commit: %w", err)
+	}
+	return nil
+}

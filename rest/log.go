@@ -1,0 +1,62 @@
+package rest
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// logWriter records what a handler answered, for the access log.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	key    string // redacted API key, set by authenticate
+}
+
+func (w *logWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *logWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog logs one line per request, with at most the first characters of the
+// API key, and turns a panic into a 500 error envelope.
+func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			lw := &logWriter{ResponseWriter: w}
+			defer func() {
+				if p := recover(); p != nil {
+					if p == http.ErrAbortHandler {
+						panic(p)
+					}
+					logger.Error("panic serving request", "request_id", RequestID(r.Context()), "panic", p)
+					if lw.status == 0 {
+						writeError(lw, r, errPanic)
+					}
+				}
+				logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
+					"duration", time.Since(start), "key", lw.key, "request_id", RequestID(r.Context()))
+			}()
+			next.ServeHTTP(lw, r)
+		})
+	}
+}
+
+type panicError struct{}
+
+func (panicError) Error() string { return "handler panicked" }
+
+var errPanic error = panicError{}

@@ -1,0 +1,223 @@
+package rest
+
+import (
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/go-chi/chi/v5"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/view"
+)
+
+// messageBody is the flat JSON body of a send (spec endpoints 4 and 5) or an edit.
+type messageBody struct {
+	Type              *string  `json:"type"`
+	Text              *string  `json:"text"`
+	MediaURL          *string  `json:"mediaUrl"`
+	MediaBase64       *string  `json:"mediaBase64"`
+	MediaKind         *string  `json:"mediaKind"`
+	MediaFilename     *string  `json:"mediaFilename"`
+	PollQuestion      *string  `json:"pollQuestion"`
+	PollOptions       []string `json:"pollOptions"`
+	PollAllowMultiple *bool    `json:"pollAllowMultiple"`
+	SendAt            *string  `json:"sendAt"`
+	ReplyTo           *string  `json:"replyTo"`
+	Secret            *string  `json:"secret"`
+	mediaFile         *graphql.Upload
+}
+
+// readMessageBody reads a JSON or multipart/form-data message body.
+func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*messageBody, error) {
+	var b messageBody
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		return &b, decodeJSON(w, r, &b, emptyOK)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
+	if err := r.ParseMultipartForm(16 << 20); err != nil {
+		if strings.Contains(err.Error(), "too large") {
+			return nil, switchboard.Errorf(switchboard.ETOOLARGE, "The upload exceeds %d bytes.", maxMultipartBody)
+		}
+		return nil, invalidBody("", "invalid_multipart", "Malformed multipart/form-data body.")
+	}
+	var p switchboard.Problems
+	str := func(name string) *string {
+		if v, ok := r.MultipartForm.Value[name]; ok {
+			return &v[0]
+		}
+		return nil
+	}
+	for name := range r.MultipartForm.Value {
+		switch name {
+		case "type", "text", "mediaUrl", "mediaBase64", "mediaKind", "mediaFilename", "pollQuestion",
+			"pollOptions", "pollOptions[]", "pollAllowMultiple", "sendAt", "replyTo", "secret":
+		default:
+			p.Add(name, "unrecognized_keys", "Unknown field %q.", name)
+		}
+	}
+	b.Type, b.Text, b.MediaURL, b.MediaBase64 = str("type"), str("text"), str("mediaUrl"), str("mediaBase64")
+	b.MediaKind, b.MediaFilename, b.PollQuestion = str("mediaKind"), str("mediaFilename"), str("pollQuestion")
+	b.SendAt, b.ReplyTo, b.Secret = str("sendAt"), str("replyTo"), str("secret")
+	b.PollOptions = append(r.MultipartForm.Value["pollOptions"], r.MultipartForm.Value["pollOptions[]"]...)
+	if b.PollOptions == nil {
+		b.PollOptions = nil
+	}
+	if v := str("pollAllowMultiple"); v != nil {
+		allow, err := strconv.ParseBool(*v)
+		if err != nil {
+			p.Add("pollAllowMultiple", "invalid_type", "pollAllowMultiple must be true or false")
+		}
+		b.PollAllowMultiple = &allow
+	}
+	if files := r.MultipartForm.File["mediaFile"]; len(files) > 0 {
+		f, err := files[0].Open()
+		if err != nil {
+			return nil, invalidBody("mediaFile", "invalid_multipart", "mediaFile could not be read.")
+		}
+		b.mediaFile = &graphql.Upload{File: f, Filename: files[0].Filename, Size: files[0].Size,
+			ContentType: files[0].Header.Get("Content-Type")}
+	}
+	for name := range r.MultipartForm.File {
+		if name != "mediaFile" {
+			p.Add(name, "unrecognized_keys", "Unknown file part %q; send the file as mediaFile.", name)
+		}
+	}
+	return &b, p.Err(switchboard.EINVALID)
+}
+
+func (b *messageBody) input() (model.MessageInput, error) {
+	if b.Type == nil {
+		return model.MessageInput{}, &switchboard.Error{Code: switchboard.EVALIDATION, Message: "type is required (text, media or poll).",
+			Details: []switchboard.Detail{{Path: "type", Code: "invalid_type", Message: "Required"}}}
+	}
+	return model.MessageInput{
+		Type: *b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
+		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
+		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
+		ReplyTo: b.ReplyTo, Secret: b.Secret,
+	}, nil
+}
+
+func (b *messageBody) patch() model.MessagePatch {
+	return model.MessagePatch{
+		Type: b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
+		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
+		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
+		ReplyTo: b.ReplyTo, Secret: b.Secret,
+	}
+}
+
+// scheduleMessage serves POST /v1/scheduled-messages/{chatId}.
+func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
+	b, err := readMessageBody(w, r, false)
+	if err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	var key *string
+	if h, ok := r.Header["Idempotency-Key"]; ok {
+		key = &h[0]
+	}
+	p, err := s.mutation.ScheduleMessage(r.Context(), chi.URLParam(r, "chatId"), in, key)
+	if err != nil {
+		return err
+	}
+	status := http.StatusCreated
+	if p.Replayed {
+		status = http.StatusOK
+	}
+	return writeData(w, status, view.NewMessage(p.Message))
+}
+
+// sendMessage serves POST /v1/messages/{chatId}.
+func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
+	b, err := readMessageBody(w, r, false)
+	if err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	m, err := s.mutation.SendMessage(r.Context(), chi.URLParam(r, "chatId"), in)
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusCreated, view.NewMessage(m))
+}
+
+// listScheduledMessages serves GET /v1/scheduled-messages.
+func (s *server) listScheduledMessages(w http.ResponseWriter, r *http.Request) error {
+	var p switchboard.Problems
+	limit, skip := queryInt(r, "limit", &p), queryInt(r, "skip", &p)
+	if err := p.Err(switchboard.EINVALID); err != nil {
+		return err
+	}
+	filter := &model.ScheduledMessageFilter{
+		ChatID: queryString(r, "chatId"), SearchToken: queryString(r, "searchToken"),
+		Status: queryString(r, "status"), Order: queryString(r, "order"),
+	}
+	page, err := s.query.ScheduledMessages(r.Context(), filter, limit, skip)
+	if err != nil {
+		return err
+	}
+	out := make([]view.Message, len(page.Items))
+	for i, m := range page.Items {
+		out[i] = view.NewMessage(m)
+	}
+	return writeList(w, out, page.Limit, page.Skip, page.Total)
+}
+
+// getScheduledMessage serves GET /v1/scheduled-messages/{id}.
+func (s *server) getScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.query.ScheduledMessage(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, view.NewMessage(m))
+}
+
+// updateScheduledMessage serves PATCH /v1/scheduled-messages/{id}.
+func (s *server) updateScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	b, err := readMessageBody(w, r, false)
+	if err != nil {
+		return err
+	}
+	m, err := s.mutation.UpdateScheduledMessage(r.Context(), chi.URLParam(r, "id"), b.patch())
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, view.NewMessage(m))
+}
+
+// cancelScheduledMessage serves DELETE /v1/scheduled-messages/{id}.
+func (s *server) cancelScheduledMessage(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.mutation.CancelScheduledMessage(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, p)
+}
+
+// getMessage serves GET /v1/messages/{id}.
+func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.query.Message(r.Context(), chi.URLParam(r, "id"), queryString(r, "chatId"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, chatMessage(m))
+}
+
+func chatMessage(m *ent.Message) view.ChatMessage {
+	return view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+}

@@ -1,0 +1,50 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// handlerFunc is an HTTP handler that returns its error instead of rendering it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// ServeHTTP renders a returned error as the error envelope.
+func (f handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := f(w, r); err != nil {
+		writeError(w, r, err)
+	}
+}
+
+// dataBody is the envelope of a single resource.
+type dataBody struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data"`
+}
+
+// listBody is the envelope of a page of resources.
+type listBody struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data"`
+	Limit   int  `json:"limit"`
+	Skip    int  `json:"skip"`
+	Total   int  `json:"total"`
+}
+
+func writeData(w http.ResponseWriter, status int, data any) error {
+	writeJSON(w, status, dataBody{Success: true, Data: data})
+	return nil
+}
+
+func writeList(w http.ResponseWriter, data any, limit, skip, total int) error {
+	writeJSON(w, http.StatusOK, listBody{Success: true, Data: data, Limit: limit, Skip: skip, Total: total})
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

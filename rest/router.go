@@ -1,0 +1,89 @@
+// Package rest is the spec's /v1 REST facade. Its handlers only translate: path,
+// query and body into resolver input; resolver output into the spec's JSON; errors
+// into the spec's error envelope. The use cases live in package graph.
+package rest
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// Config is what the router serves.
+type Config struct {
+	// Resolver is the application core.
+	Resolver *graph.Resolver
+	// Monitor is the operators' queue dashboard (asynqmon), mounted at /monitoring
+	// for keys with the admin scope. Optional.
+	Monitor http.Handler
+	// Media serves stored attachments at /media/. Optional.
+	Media http.Handler
+	// Logger receives the access log; slog.Default when nil.
+	Logger *slog.Logger
+}
+
+type server struct {
+	query    graph.QueryResolver
+	mutation graph.MutationResolver
+}
+
+// NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
+// /media and /healthz.
+func NewRouter(cfg Config) http.Handler {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation()}
+	r := chi.NewRouter()
+	r.Use(withRequestID, accessLog(logger))
+	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return switchboard.Errorf(switchboard.ENOTFOUND, "No route for %s %s.", r.Method, r.URL.Path)
+	}).ServeHTTP)
+	r.MethodNotAllowed(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		return switchboard.Errorf(switchboard.EMETHOD, "Method %s is not allowed on %s.", r.Method, r.URL.Path)
+	}).ServeHTTP)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	if cfg.Media != nil {
+		r.Method(http.MethodGet, "/media/*", cfg.Media)
+		r.Method(http.MethodHead, "/media/*", cfg.Media)
+	}
+
+	r.Group(func(r chi.Router) {
+		r.Use(authenticate(cfg.Resolver.Client))
+		r.Route("/v1", func(r chi.Router) {
+			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
+			r.Method(http.MethodGet, "/account", handlerFunc(s.account))
+			r.Method(http.MethodGet, "/scheduled-messages", handlerFunc(s.listScheduledMessages))
+			r.Method(http.MethodPost, "/scheduled-messages/{chatId}", handlerFunc(s.scheduleMessage))
+			r.Method(http.MethodGet, "/scheduled-messages/{id}", handlerFunc(s.getScheduledMessage))
+			r.Method(http.MethodPatch, "/scheduled-messages/{id}", handlerFunc(s.updateScheduledMessage))
+			r.Method(http.MethodDelete, "/scheduled-messages/{id}", handlerFunc(s.cancelScheduledMessage))
+			r.Method(http.MethodPost, "/messages/{chatId}", handlerFunc(s.sendMessage))
+			r.Method(http.MethodGet, "/messages/{id}", handlerFunc(s.getMessage))
+		})
+		r.Handle("/graphql", graph.NewHandler(cfg.Resolver))
+		if cfg.Monitor != nil {
+			r.With(requireScope(switchboard.ScopeAdmin)).Handle("/monitoring*", cfg.Monitor)
+		}
+	})
+	return r
+}
+
+// requireScope answers 403 unless the viewer holds scope.
+func requireScope(scope string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := viewer.Require(r.Context(), scope); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,94 @@
+// Package storage opens the database behind the ent client: SQLite (modernc, no cgo)
+// for the embedded default and PostgreSQL (pgx) in production, and migrates it.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"entgo.io/ent/dialect"
+	entsql "entgo.io/ent/dialect/sql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+
+	"github.com/switchboardhq/switchboard/ent"
+	_ "github.com/switchboardhq/switchboard/ent/runtime" // schema hooks and interceptors
+)
+
+// Open connects to the database named by rawURL: "sqlite:///abs/path.db",
+// "sqlite://relative.db", "sqlite://:memory:" or "postgres://...".
+func Open(rawURL string) (*ent.Client, error) {
+	drv, err := openDriver(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return ent.NewClient(ent.Driver(drv)), nil
+}
+
+func openDriver(rawURL string) (*entsql.Driver, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		path := strings.TrimPrefix(rawURL, "sqlite://")
+		if path == "" {
+			return nil, fmt.Errorf("storage: sqlite URL %q names no file", rawURL)
+		}
+		var dsn string
+		if path == ":memory:" {
+			// One shared in-memory database per process, kept alive by the pool.
+			dsn = "file:switchboard?mode=memory&cache=shared&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)"
+		} else {
+			if dir := filepath.Dir(path); dir != "." {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return nil, fmt.Errorf("storage: %w", err)
+				}
+			}
+			dsn = "file:" + path + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		}
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open sqlite: %w", err)
+		}
+		if path == ":memory:" {
+			db.SetConnMaxLifetime(0)
+			db.SetMaxIdleConns(4)
+		}
+		return entsql.OpenDB(dialect.SQLite, db), nil
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		if _, err := url.Parse(rawURL); err != nil {
+			return nil, fmt.Errorf("storage: bad postgres URL: %w", err)
+		}
+		db, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(20)
+		db.SetMaxIdleConns(20)
+		db.SetConnMaxIdleTime(5 * time.Minute)
+		return entsql.OpenDB(dialect.Postgres, db), nil
+	default:
+		return nil, fmt.Errorf("storage: unsupported database URL %q (want sqlite://... or postgres://...)", redact(rawURL))
+	}
+}
+
+// Migrate brings the schema up to date.
+func Migrate(ctx context.Context, client *ent.Client) error {
+	if err := client.Schema.Create(ctx); err != nil {
+		return fmt.Errorf("storage: migrate: %w", err)
+	}
+	return nil
+}
+
+// redact hides a password in a URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}
