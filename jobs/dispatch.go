@@ -121,12 +121,10 @@ func (h *Handlers) Send(ctx context.Context, eng engine.Engine, m *ent.Message) 
 	return h.move(ctx, m, messaging.StatusConfirmed, messaging.WithKey(key))
 }
 
-// move applies one lifecycle transition in its own transaction.
+// move applies one lifecycle transition (see messaging.Advance).
 func (h *Handlers) move(ctx context.Context, m *ent.Message, to string, changes ...messaging.Change) error {
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		_, _, err := messaging.Move(ctx, tx, m, to, time.Now(), changes...)
-		return err
-	})
+	_, err := messaging.Advance(ctx, h.Client, m, to, time.Now(), changes...)
+	return err
 }
 
 // Outgoing converts a stored message into what an engine sends.

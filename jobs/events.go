@@ -65,10 +65,8 @@ func (h *Handlers) applyAck(ctx context.Context, ev engine.Event) error {
 	if to == messaging.StatusFailed {
 		changes = append(changes, messaging.WithReason(ev.Reason))
 	}
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		_, _, err := messaging.Move(ctx, tx, m, to, ev.At, changes...)
-		return err
-	})
+	_, err = messaging.Advance(ctx, h.Client, m, to, ev.At, changes...)
+	return err
 }
 
 // applyIncoming stores a message someone sent the account.

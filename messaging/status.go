@@ -202,3 +202,27 @@ func WithTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) 
 	}
 	return nil
 }
+
+// Advance is Move in its own transaction that does not give up when another writer
+// moved the message first: it reloads the message and tries again for as long as
+// the move is still forward. Acks that race each other are all applied this way.
+func Advance(ctx context.Context, client *ent.Client, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		if !CanMove(m.Status, to) {
+			return m, nil
+		}
+		var moved bool
+		err := WithTx(ctx, client, func(tx *ent.Tx) error {
+			var err error
+			m, moved, err = Move(ctx, tx, m, to, at, changes...)
+			return err
+		})
+		if err != nil || moved {
+			return m, err
+		}
+		if m, err = client.Message.Get(ctx, m.ID); err != nil {
+			return m, err
+		}
+	}
+	return m, fmt.Errorf("messaging: move %s to %s: too much contention", m.ID, to)
+}

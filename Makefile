@@ -1,0 +1,28 @@
+# Switchboard. `make run` serves on the embedded default (SQLite + in-process Redis +
+# sandbox engine); `make test` runs every test (add TEST_DATABASE_URL / TEST_REDIS_URL
+# to run them against PostgreSQL and Redis as well).
+GO    ?= go
+# The race detector needs cgo and a C compiler; without them the tests run without it.
+RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/null 2>&1 && echo -race)
+ADDR  ?= 127.0.0.1:8080
+
+.PHONY: run test generate lint build bench
+
+run:
+	$(GO) run ./cmd/switchboard serve --addr $(ADDR)
+
+test:
+	$(GO) test $(RACE) -count=1 -timeout 20m ./...
+
+generate:
+	$(GO) generate .
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+build:
+	$(GO) build -o bin/switchboard ./cmd/switchboard
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/

@@ -1,0 +1,89 @@
+package rest_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/switchboardhq/switchboard/app"
+	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
+)
+
+// A Redis flush loses every queued task; the database still knows, and the
+// reconciler rebuilds the queue: every accepted message is delivered, once.
+func TestRedisFlushLosesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.App.Resolver.Now = func() time.Time { return time.Now().Add(-15 * time.Second) }
+	sendAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		ids = append(ids, schedule(e, fmt.Sprintf("+1555010%04d", 5000+i), map[string]any{"type": "text", "text": "deferred", "sendAt": sendAt})["id"].(string))
+	}
+	if err := e.App.Redis.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	for _, id := range ids {
+		if s := e.Do("GET", "/v1/scheduled-messages/"+id, e.Key, nil).Data()["status"]; s != "pending" {
+			t.Fatalf("%s is %v after the flush, before reconciling; the test proves nothing", id, s)
+		}
+	}
+	n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now())
+	if err != nil || n != len(ids) {
+		t.Fatalf("ReconcileOnce = %d, %v; want %d", n, err, len(ids))
+	}
+	for _, id := range ids {
+		waitStatus(e, id, "read")
+	}
+	// A second pass finds nothing to do.
+	if n, _ := e.App.Jobs.ReconcileOnce(context.Background(), time.Now()); n != 0 {
+		t.Errorf("second pass re-queued %d", n)
+	}
+}
+
+// The embedded default loses its in-process Redis on restart; messages accepted
+// before the restart go out after it.
+func TestRestartOfEmbeddedDefault(t *testing.T) {
+	dbURL := "sqlite://" + t.TempDir() + "/sb.db"
+	cfg := func(c *app.Config) { c.DatabaseURL = dbURL; c.RedisURL = "" }
+	first := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: cfg, NoStart: true})
+	m := schedule(first, "+15550103030", map[string]any{"type": "text", "text": "survives"})
+	first.Server.Close()
+	first.App.Close()
+
+	second := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: cfg})
+	second.Key = first.Key
+	waitStatus(second, m["id"].(string), "read")
+}
+
+// A worker that died between claiming a message and recording the send leaves it
+// in sending; the reconciler releases it and the resend carries the same wire id.
+func TestStaleClaimIsRetried(t *testing.T) {
+	e := newEnv(t)
+	ctx := systemCtx()
+	m := schedule(e, "+15550104040", map[string]any{"type": "text", "text": "x"})
+	id := m["id"].(string)
+	waitStatus(e, id, "read")
+	key := e.Do("GET", "/v1/scheduled-messages/"+id, e.Key, nil).Data()["waMessageKey"].(map[string]any)["_serialized"]
+
+	// Simulate the crash: back to sending, claimed three minutes ago.
+	old := time.Now().Add(-3 * time.Minute)
+	if err := e.App.Client.Message.UpdateOneID(id).SetStatus(messaging.StatusSending).
+		ClearConfirmedAt().ClearReceivedAt().ClearReadAt().SetUpdatedAt(old).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// ent's UpdateDefault bumps updated_at; put it back in the past.
+	if _, err := e.App.Client.Message.Update().Where(message.ID(id)).SetUpdatedAt(old).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got := waitStatus(e, id, "confirmed")
+	if got["waMessageKey"].(map[string]any)["_serialized"] != key {
+		t.Errorf("resend changed the key: %v != %v", got["waMessageKey"], key)
+	}
+}
