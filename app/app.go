@@ -190,7 +190,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
-	if _, err := a.Jobs.ReconcileOnce(ctx, time.Now()); err != nil {
+	if _, err := a.Jobs.ReconcileOnce(ctx, time.Now(), 0); err != nil {
 		a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
 	}
 	return nil

@@ -98,7 +98,7 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	if m.SendAt != nil {
 		at = *m.SendAt
 	}
-	if err := r.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at); err != nil {
+	if _, err := r.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at); err != nil {
 		// Accepted all the same: the reconciler queues it from the database.
 		slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", err)
 	}
@@ -161,7 +161,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	}
 	if err := r.Jobs.Send(ctx, eng, m); err != nil {
 		slog.Warn("direct send failed; queued for retry", "message", m.ID, "err", err)
-		if qerr := r.Queue.Dispatch(ctx, ws, m.ID, time.Time{}); qerr != nil {
+		if _, qerr := r.Queue.Dispatch(ctx, ws, m.ID, time.Time{}); qerr != nil {
 			slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", qerr)
 		}
 	}

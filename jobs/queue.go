@@ -50,8 +50,8 @@ func NewQueue(c *asynq.Client, i *asynq.Inspector) *Queue {
 func DispatchTaskID(messageID string) string { return "dispatch:" + messageID }
 
 // Dispatch queues the sending of a message at at (now when zero). A dispatch that
-// is already queued is left alone.
-func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) error {
+// is already queued is left alone; queued reports whether a task was added.
+func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
 	payload, _ := json.Marshal(dispatchPayload{MessageID: messageID, WorkspaceID: workspaceID})
 	opts := []asynq.Option{
 		asynq.Queue(QueueMessages), asynq.TaskID(DispatchTaskID(messageID)),
@@ -60,43 +60,48 @@ func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at 
 	if !at.IsZero() {
 		opts = append(opts, asynq.ProcessAt(at))
 	}
-	_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return q.replaceFinished(ctx, DispatchTaskID(messageID), func() error {
-			_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
-			return err
-		})
+	enqueue := func() error {
+		_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
+		return err
 	}
-	return err
+	err = enqueue()
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return q.replaceFinished(DispatchTaskID(messageID), enqueue)
+	}
+	return err == nil, err
 }
 
 // replaceFinished handles a task id conflict: a live task (pending, scheduled,
 // active, retry) stays; a finished one (archived, completed) is deleted and enqueue
 // runs again.
-func (q *Queue) replaceFinished(_ context.Context, id string, enqueue func() error) error {
+func (q *Queue) replaceFinished(id string, enqueue func() error) (bool, error) {
 	info, err := q.inspector.GetTaskInfo(QueueMessages, id)
-	if err != nil {
-		if errors.Is(err, asynq.ErrTaskNotFound) {
-			return enqueue()
-		}
-		return fmt.Errorf("jobs: inspect %s: %w", id, err)
+	if errors.Is(err, asynq.ErrTaskNotFound) {
+		err = enqueue()
+		return err == nil, err
+	} else if err != nil {
+		return false, fmt.Errorf("jobs: inspect %s: %w", id, err)
 	}
 	switch info.State {
 	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
 		if err := q.inspector.DeleteTask(QueueMessages, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-			return fmt.Errorf("jobs: delete finished %s: %w", id, err)
+			return false, fmt.Errorf("jobs: delete finished %s: %w", id, err)
 		}
-		if err := enqueue(); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-			return err
+		if err := enqueue(); errors.Is(err, asynq.ErrTaskIDConflict) {
+			return false, nil
+		} else if err != nil {
+			return false, err
 		}
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 // Reschedule moves a message's queued dispatch to a new time.
 func (q *Queue) Reschedule(ctx context.Context, workspaceID, messageID string, at time.Time) error {
 	q.Unschedule(messageID)
-	return q.Dispatch(ctx, workspaceID, messageID, at)
+	_, err := q.Dispatch(ctx, workspaceID, messageID, at)
+	return err
 }
 
 // Unschedule removes a message's queued dispatch if it has not started. A dispatch

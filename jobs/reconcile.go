@@ -20,6 +20,10 @@ const ReconcileEvery = 15 * time.Second
 // reconciler assumes its worker died and queues it again.
 const StaleSending = 2 * time.Minute
 
+// Settle is how long the periodic reconciler leaves a new or just-changed message
+// to the normal path before it looks at it.
+const Settle = 5 * time.Second
+
 // reconcileBatch bounds the work of one pass; the next pass takes the rest.
 const reconcileBatch = 500
 
@@ -31,16 +35,16 @@ func ReconcileTask() *asynq.Task { return asynq.NewTask(TypeReconcile, nil) }
 // already queued), and every message claimed by a worker that died is released.
 // The database is the source of truth, so a Redis flush or restart loses nothing.
 func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
-	n, err := h.ReconcileOnce(ctx, time.Now())
+	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {
 		slog.Info("reconciler re-queued messages", "count", n)
 	}
 	return err
 }
 
-// ReconcileOnce runs one reconciliation pass as of now and returns how many
-// messages it queued again.
-func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time) (int, error) {
+// ReconcileOnce runs one reconciliation pass as of now, skipping messages changed
+// within settle, and returns how many dispatch tasks it had to add back.
+func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time.Duration) (int, error) {
 	ctx = viewer.SystemContext(ctx)
 	stale, err := h.Client.Message.Query().
 		Where(message.Status(messaging.StatusSending), message.UpdatedAtLT(now.Add(-StaleSending))).
@@ -48,30 +52,37 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time) (int, error
 	if err != nil {
 		return 0, err
 	}
+	queued := 0
 	for _, m := range stale {
 		wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
 		if err := h.move(wctx, m, messaging.StatusPending); err != nil {
 			slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
+			continue
+		}
+		if added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, time.Time{}); err != nil {
+			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
+		} else if added {
+			queued++
 		}
 	}
 	due, err := h.Client.Message.Query().
-		Where(message.Status(messaging.StatusPending),
+		Where(message.Status(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 			message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))).
 		Order(ent.Asc(message.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
 	if err != nil {
-		return 0, err
+		return queued, err
 	}
-	queued := 0
 	for _, m := range due {
 		at := time.Time{}
 		if m.SendAt != nil && m.SendAt.After(now) {
 			at = *m.SendAt
 		}
-		if err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at); err != nil {
+		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at)
+		if err != nil {
 			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
-			continue
+		} else if added {
+			queued++
 		}
-		queued++
 	}
 	return queued, nil
 }

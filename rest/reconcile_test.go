@@ -31,7 +31,7 @@ func TestRedisFlushLosesNothing(t *testing.T) {
 			t.Fatalf("%s is %v after the flush, before reconciling; the test proves nothing", id, s)
 		}
 	}
-	n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now())
+	n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0)
 	if err != nil || n != len(ids) {
 		t.Fatalf("ReconcileOnce = %d, %v; want %d", n, err, len(ids))
 	}
@@ -39,7 +39,7 @@ func TestRedisFlushLosesNothing(t *testing.T) {
 		waitStatus(e, id, "read")
 	}
 	// A second pass finds nothing to do.
-	if n, _ := e.App.Jobs.ReconcileOnce(context.Background(), time.Now()); n != 0 {
+	if n, _ := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); n != 0 {
 		t.Errorf("second pass re-queued %d", n)
 	}
 }
@@ -79,7 +79,7 @@ func TestStaleClaimIsRetried(t *testing.T) {
 	if _, err := e.App.Client.Message.Update().Where(message.ID(id)).SetUpdatedAt(old).Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now()); err != nil {
+	if _, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
 	got := waitStatus(e, id, "confirmed")

@@ -54,10 +54,10 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: open sqlite: %w", err)
 		}
-		if path == ":memory:" {
-			db.SetConnMaxLifetime(0)
-			db.SetMaxIdleConns(4)
-		}
+		// SQLite has one writer. One connection serializes writers in Go instead of in
+		// SQLite's busy-wait loop, whose sleeps turn contention into second-long stalls.
+		db.SetMaxOpenConns(1)
+		db.SetConnMaxLifetime(0)
 		return entsql.OpenDB(dialect.SQLite, db), nil
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		if _, err := url.Parse(rawURL); err != nil {
