@@ -26,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/rest"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // App is one assembled Switchboard process.
@@ -85,12 +86,15 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.inspector = asynq.NewInspectorFromRedisClient(a.Redis)
 	a.Queue = jobs.NewQueue(a.asynqc, a.inspector)
 	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
-		Previews: linkpreview.NewFetcher(3*time.Second, cfg.AllowPrivate)}
+		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.AllowPrivate),
+		Sender:        webhook.NewSender(cfg.AllowPrivate),
+		RetrySchedule: cfg.WebhookRetrySchedule}
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
 
 	store := media.NewStore(client, cfg.PublicURL)
-	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store}
+	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+		AllowPrivate: cfg.AllowPrivate}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, Media: store, Logger: cfg.Logger})
 	ok = true
@@ -165,14 +169,14 @@ func (a *App) Start(ctx context.Context) error {
 	a.server = asynq.NewServerFromRedisClient(a.Redis, asynq.Config{
 		Concurrency:              20,
 		Queues:                   jobs.Queues,
-		RetryDelayFunc:           jobs.RetryDelay,
-		DelayedTaskCheckInterval: 500 * time.Millisecond,
+		RetryDelayFunc:           jobs.RetryDelayFunc,
+		DelayedTaskCheckInterval: 200 * time.Millisecond,
 		ShutdownTimeout:          10 * time.Second,
 		Logger:                   asynqLogger{a.cfg.Logger},
 		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
-			if errors.Is(err, engine.ErrNoEngine) {
-				return // the message waits for an engine; not an error worth a log line
+			if errors.Is(err, engine.ErrNoEngine) || t.Type() == jobs.TypeDeliver {
+				return // waiting for an engine, or a receiver's failure already recorded
 			}
 			a.cfg.Logger.Warn("task failed", "type", t.Type(), "err", err)
 		}),
@@ -190,6 +194,8 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
+	a.wg.Add(1)
+	go func() { defer a.wg.Done(); a.Jobs.RunFanout(ctx, 100*time.Millisecond) }()
 	if _, err := a.Jobs.ReconcileOnce(ctx, time.Now(), 0); err != nil {
 		a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
 	}

@@ -14,11 +14,15 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 
 	stdsql "database/sql"
@@ -31,6 +35,10 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Delivery is the client for interacting with the Delivery builders.
+	Delivery *DeliveryClient
+	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
+	DeliveryAttempt *DeliveryAttemptClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -39,6 +47,8 @@ type Client struct {
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// Webhook is the client for interacting with the Webhook builders.
+	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
 	Workspace *WorkspaceClient
 }
@@ -53,10 +63,13 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.Delivery = NewDeliveryClient(c.config)
+	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.Media = NewMediaClient(c.config)
 	c.Message = NewMessageClient(c.config)
+	c.Webhook = NewWebhookClient(c.config)
 	c.Workspace = NewWorkspaceClient(c.config)
 }
 
@@ -148,14 +161,17 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:            ctx,
-		config:         cfg,
-		APIKey:         NewAPIKeyClient(cfg),
-		Event:          NewEventClient(cfg),
-		IdempotencyKey: NewIdempotencyKeyClient(cfg),
-		Media:          NewMediaClient(cfg),
-		Message:        NewMessageClient(cfg),
-		Workspace:      NewWorkspaceClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIKey:          NewAPIKeyClient(cfg),
+		Delivery:        NewDeliveryClient(cfg),
+		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		Event:           NewEventClient(cfg),
+		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		Media:           NewMediaClient(cfg),
+		Message:         NewMessageClient(cfg),
+		Webhook:         NewWebhookClient(cfg),
+		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -173,14 +189,17 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:            ctx,
-		config:         cfg,
-		APIKey:         NewAPIKeyClient(cfg),
-		Event:          NewEventClient(cfg),
-		IdempotencyKey: NewIdempotencyKeyClient(cfg),
-		Media:          NewMediaClient(cfg),
-		Message:        NewMessageClient(cfg),
-		Workspace:      NewWorkspaceClient(cfg),
+		ctx:             ctx,
+		config:          cfg,
+		APIKey:          NewAPIKeyClient(cfg),
+		Delivery:        NewDeliveryClient(cfg),
+		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		Event:           NewEventClient(cfg),
+		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		Media:           NewMediaClient(cfg),
+		Message:         NewMessageClient(cfg),
+		Webhook:         NewWebhookClient(cfg),
+		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
 }
 
@@ -210,7 +229,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Event, c.IdempotencyKey, c.Media, c.Message, c.Workspace,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.Media,
+		c.Message, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -220,7 +240,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Event, c.IdempotencyKey, c.Media, c.Message, c.Workspace,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.Media,
+		c.Message, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -231,6 +252,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *DeliveryMutation:
+		return c.Delivery.mutate(ctx, m)
+	case *DeliveryAttemptMutation:
+		return c.DeliveryAttempt.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
@@ -239,6 +264,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Media.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
+	case *WebhookMutation:
+		return c.Webhook.mutate(ctx, m)
 	case *WorkspaceMutation:
 		return c.Workspace.mutate(ctx, m)
 	default:
@@ -378,6 +405,324 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// DeliveryClient is a client for the Delivery schema.
+type DeliveryClient struct {
+	config
+}
+
+// NewDeliveryClient returns a client for the Delivery from the given config.
+func NewDeliveryClient(c config) *DeliveryClient {
+	return &DeliveryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `delivery.Hooks(f(g(h())))`.
+func (c *DeliveryClient) Use(hooks ...Hook) {
+	c.hooks.Delivery = append(c.hooks.Delivery, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `delivery.Intercept(f(g(h())))`.
+func (c *DeliveryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Delivery = append(c.inters.Delivery, interceptors...)
+}
+
+// Create returns a builder for creating a Delivery entity.
+func (c *DeliveryClient) Create() *DeliveryCreate {
+	mutation := newDeliveryMutation(c.config, OpCreate)
+	return &DeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Delivery entities.
+func (c *DeliveryClient) CreateBulk(builders ...*DeliveryCreate) *DeliveryCreateBulk {
+	return &DeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeliveryClient) MapCreateBulk(slice any, setFunc func(*DeliveryCreate, int)) *DeliveryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeliveryCreateBulk{err: fmt.Errorf("calling to DeliveryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeliveryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeliveryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Delivery.
+func (c *DeliveryClient) Update() *DeliveryUpdate {
+	mutation := newDeliveryMutation(c.config, OpUpdate)
+	return &DeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeliveryClient) UpdateOne(_m *Delivery) *DeliveryUpdateOne {
+	mutation := newDeliveryMutation(c.config, OpUpdateOne, withDelivery(_m))
+	return &DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeliveryClient) UpdateOneID(id string) *DeliveryUpdateOne {
+	mutation := newDeliveryMutation(c.config, OpUpdateOne, withDeliveryID(id))
+	return &DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Delivery.
+func (c *DeliveryClient) Delete() *DeliveryDelete {
+	mutation := newDeliveryMutation(c.config, OpDelete)
+	return &DeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeliveryClient) DeleteOne(_m *Delivery) *DeliveryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeliveryClient) DeleteOneID(id string) *DeliveryDeleteOne {
+	builder := c.Delete().Where(delivery.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeliveryDeleteOne{builder}
+}
+
+// Query returns a query builder for Delivery.
+func (c *DeliveryClient) Query() *DeliveryQuery {
+	return &DeliveryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDelivery},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Delivery entity by its id.
+func (c *DeliveryClient) Get(ctx context.Context, id string) (*Delivery, error) {
+	return c.Query().Where(delivery.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeliveryClient) GetX(ctx context.Context, id string) *Delivery {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryWebhook queries the webhook edge of a Delivery.
+func (c *DeliveryClient) QueryWebhook(_m *Delivery) *WebhookQuery {
+	query := (&WebhookClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(webhook.Table, webhook.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, delivery.WebhookTable, delivery.WebhookColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAttemptLog queries the attempt_log edge of a Delivery.
+func (c *DeliveryClient) QueryAttemptLog(_m *Delivery) *DeliveryAttemptQuery {
+	query := (&DeliveryAttemptClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(delivery.Table, delivery.FieldID, id),
+			sqlgraph.To(deliveryattempt.Table, deliveryattempt.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, delivery.AttemptLogTable, delivery.AttemptLogColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DeliveryClient) Hooks() []Hook {
+	hooks := c.hooks.Delivery
+	return append(hooks[:len(hooks):len(hooks)], delivery.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeliveryClient) Interceptors() []Interceptor {
+	inters := c.inters.Delivery
+	return append(inters[:len(inters):len(inters)], delivery.Interceptors[:]...)
+}
+
+func (c *DeliveryClient) mutate(ctx context.Context, m *DeliveryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeliveryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeliveryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeliveryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeliveryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Delivery mutation op: %q", m.Op())
+	}
+}
+
+// DeliveryAttemptClient is a client for the DeliveryAttempt schema.
+type DeliveryAttemptClient struct {
+	config
+}
+
+// NewDeliveryAttemptClient returns a client for the DeliveryAttempt from the given config.
+func NewDeliveryAttemptClient(c config) *DeliveryAttemptClient {
+	return &DeliveryAttemptClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `deliveryattempt.Hooks(f(g(h())))`.
+func (c *DeliveryAttemptClient) Use(hooks ...Hook) {
+	c.hooks.DeliveryAttempt = append(c.hooks.DeliveryAttempt, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `deliveryattempt.Intercept(f(g(h())))`.
+func (c *DeliveryAttemptClient) Intercept(interceptors ...Interceptor) {
+	c.inters.DeliveryAttempt = append(c.inters.DeliveryAttempt, interceptors...)
+}
+
+// Create returns a builder for creating a DeliveryAttempt entity.
+func (c *DeliveryAttemptClient) Create() *DeliveryAttemptCreate {
+	mutation := newDeliveryAttemptMutation(c.config, OpCreate)
+	return &DeliveryAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of DeliveryAttempt entities.
+func (c *DeliveryAttemptClient) CreateBulk(builders ...*DeliveryAttemptCreate) *DeliveryAttemptCreateBulk {
+	return &DeliveryAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *DeliveryAttemptClient) MapCreateBulk(slice any, setFunc func(*DeliveryAttemptCreate, int)) *DeliveryAttemptCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &DeliveryAttemptCreateBulk{err: fmt.Errorf("calling to DeliveryAttemptClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*DeliveryAttemptCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &DeliveryAttemptCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Update() *DeliveryAttemptUpdate {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdate)
+	return &DeliveryAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *DeliveryAttemptClient) UpdateOne(_m *DeliveryAttempt) *DeliveryAttemptUpdateOne {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdateOne, withDeliveryAttempt(_m))
+	return &DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *DeliveryAttemptClient) UpdateOneID(id string) *DeliveryAttemptUpdateOne {
+	mutation := newDeliveryAttemptMutation(c.config, OpUpdateOne, withDeliveryAttemptID(id))
+	return &DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Delete() *DeliveryAttemptDelete {
+	mutation := newDeliveryAttemptMutation(c.config, OpDelete)
+	return &DeliveryAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *DeliveryAttemptClient) DeleteOne(_m *DeliveryAttempt) *DeliveryAttemptDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *DeliveryAttemptClient) DeleteOneID(id string) *DeliveryAttemptDeleteOne {
+	builder := c.Delete().Where(deliveryattempt.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &DeliveryAttemptDeleteOne{builder}
+}
+
+// Query returns a query builder for DeliveryAttempt.
+func (c *DeliveryAttemptClient) Query() *DeliveryAttemptQuery {
+	return &DeliveryAttemptQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeDeliveryAttempt},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a DeliveryAttempt entity by its id.
+func (c *DeliveryAttemptClient) Get(ctx context.Context, id string) (*DeliveryAttempt, error) {
+	return c.Query().Where(deliveryattempt.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *DeliveryAttemptClient) GetX(ctx context.Context, id string) *DeliveryAttempt {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryDelivery queries the delivery edge of a DeliveryAttempt.
+func (c *DeliveryAttemptClient) QueryDelivery(_m *DeliveryAttempt) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(deliveryattempt.Table, deliveryattempt.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, deliveryattempt.DeliveryTable, deliveryattempt.DeliveryColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *DeliveryAttemptClient) Hooks() []Hook {
+	hooks := c.hooks.DeliveryAttempt
+	return append(hooks[:len(hooks):len(hooks)], deliveryattempt.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *DeliveryAttemptClient) Interceptors() []Interceptor {
+	inters := c.inters.DeliveryAttempt
+	return append(inters[:len(inters):len(inters)], deliveryattempt.Interceptors[:]...)
+}
+
+func (c *DeliveryAttemptClient) mutate(ctx context.Context, m *DeliveryAttemptMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&DeliveryAttemptCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&DeliveryAttemptUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&DeliveryAttemptUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&DeliveryAttemptDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown DeliveryAttempt mutation op: %q", m.Op())
 	}
 }
 
@@ -921,6 +1266,157 @@ func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, 
 	}
 }
 
+// WebhookClient is a client for the Webhook schema.
+type WebhookClient struct {
+	config
+}
+
+// NewWebhookClient returns a client for the Webhook from the given config.
+func NewWebhookClient(c config) *WebhookClient {
+	return &WebhookClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `webhook.Hooks(f(g(h())))`.
+func (c *WebhookClient) Use(hooks ...Hook) {
+	c.hooks.Webhook = append(c.hooks.Webhook, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `webhook.Intercept(f(g(h())))`.
+func (c *WebhookClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Webhook = append(c.inters.Webhook, interceptors...)
+}
+
+// Create returns a builder for creating a Webhook entity.
+func (c *WebhookClient) Create() *WebhookCreate {
+	mutation := newWebhookMutation(c.config, OpCreate)
+	return &WebhookCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Webhook entities.
+func (c *WebhookClient) CreateBulk(builders ...*WebhookCreate) *WebhookCreateBulk {
+	return &WebhookCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *WebhookClient) MapCreateBulk(slice any, setFunc func(*WebhookCreate, int)) *WebhookCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &WebhookCreateBulk{err: fmt.Errorf("calling to WebhookClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*WebhookCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &WebhookCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Webhook.
+func (c *WebhookClient) Update() *WebhookUpdate {
+	mutation := newWebhookMutation(c.config, OpUpdate)
+	return &WebhookUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *WebhookClient) UpdateOne(_m *Webhook) *WebhookUpdateOne {
+	mutation := newWebhookMutation(c.config, OpUpdateOne, withWebhook(_m))
+	return &WebhookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *WebhookClient) UpdateOneID(id string) *WebhookUpdateOne {
+	mutation := newWebhookMutation(c.config, OpUpdateOne, withWebhookID(id))
+	return &WebhookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Webhook.
+func (c *WebhookClient) Delete() *WebhookDelete {
+	mutation := newWebhookMutation(c.config, OpDelete)
+	return &WebhookDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *WebhookClient) DeleteOne(_m *Webhook) *WebhookDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *WebhookClient) DeleteOneID(id string) *WebhookDeleteOne {
+	builder := c.Delete().Where(webhook.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &WebhookDeleteOne{builder}
+}
+
+// Query returns a query builder for Webhook.
+func (c *WebhookClient) Query() *WebhookQuery {
+	return &WebhookQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeWebhook},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Webhook entity by its id.
+func (c *WebhookClient) Get(ctx context.Context, id string) (*Webhook, error) {
+	return c.Query().Where(webhook.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *WebhookClient) GetX(ctx context.Context, id string) *Webhook {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryDeliveries queries the deliveries edge of a Webhook.
+func (c *WebhookClient) QueryDeliveries(_m *Webhook) *DeliveryQuery {
+	query := (&DeliveryClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(webhook.Table, webhook.FieldID, id),
+			sqlgraph.To(delivery.Table, delivery.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, webhook.DeliveriesTable, webhook.DeliveriesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *WebhookClient) Hooks() []Hook {
+	hooks := c.hooks.Webhook
+	return append(hooks[:len(hooks):len(hooks)], webhook.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *WebhookClient) Interceptors() []Interceptor {
+	inters := c.inters.Webhook
+	return append(inters[:len(inters):len(inters)], webhook.Interceptors[:]...)
+}
+
+func (c *WebhookClient) mutate(ctx context.Context, m *WebhookMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&WebhookCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&WebhookUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&WebhookUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&WebhookDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Webhook mutation op: %q", m.Op())
+	}
+}
+
 // WorkspaceClient is a client for the Workspace schema.
 type WorkspaceClient struct {
 	config
@@ -1057,10 +1553,12 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Event, IdempotencyKey, Media, Message, Workspace []ent.Hook
+		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, Media, Message,
+		Webhook, Workspace []ent.Hook
 	}
 	inters struct {
-		APIKey, Event, IdempotencyKey, Media, Message, Workspace []ent.Interceptor
+		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, Media, Message,
+		Webhook, Workspace []ent.Interceptor
 	}
 )
 

@@ -13,10 +13,13 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
 
@@ -78,12 +81,15 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			apikey.Table:         apikey.ValidColumn,
-			event.Table:          event.ValidColumn,
-			idempotencykey.Table: idempotencykey.ValidColumn,
-			media.Table:          media.ValidColumn,
-			message.Table:        message.ValidColumn,
-			workspace.Table:      workspace.ValidColumn,
+			apikey.Table:          apikey.ValidColumn,
+			delivery.Table:        delivery.ValidColumn,
+			deliveryattempt.Table: deliveryattempt.ValidColumn,
+			event.Table:           event.ValidColumn,
+			idempotencykey.Table:  idempotencykey.ValidColumn,
+			media.Table:           media.ValidColumn,
+			message.Table:         message.ValidColumn,
+			webhook.Table:         webhook.ValidColumn,
+			workspace.Table:       workspace.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -4,12 +4,290 @@ package ent
 
 import (
 	"context"
+	"database/sql/driver"
+	"fmt"
 
 	"entgo.io/contrib/entgql"
+	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *DeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*DeliveryQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *DeliveryQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(delivery.Columns))
+		selectedFields = []string{delivery.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "webhook":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&WebhookClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, webhookImplementors)...); err != nil {
+				return err
+			}
+			_q.withWebhook = query
+			if _, ok := fieldSeen[delivery.FieldWebhookID]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldWebhookID)
+				fieldSeen[delivery.FieldWebhookID] = struct{}{}
+			}
+
+		case "attemptLog":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&DeliveryAttemptClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, false, opCtx, field, path, mayAddCondition(satisfies, deliveryattemptImplementors)...); err != nil {
+				return err
+			}
+			_q.WithNamedAttemptLog(alias, func(wq *DeliveryAttemptQuery) {
+				*wq = *query
+			})
+		case "workspaceID":
+			if _, ok := fieldSeen[delivery.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldWorkspaceID)
+				fieldSeen[delivery.FieldWorkspaceID] = struct{}{}
+			}
+		case "webhookID":
+			if _, ok := fieldSeen[delivery.FieldWebhookID]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldWebhookID)
+				fieldSeen[delivery.FieldWebhookID] = struct{}{}
+			}
+		case "eventID":
+			if _, ok := fieldSeen[delivery.FieldEventID]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldEventID)
+				fieldSeen[delivery.FieldEventID] = struct{}{}
+			}
+		case "eventType":
+			if _, ok := fieldSeen[delivery.FieldEventType]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldEventType)
+				fieldSeen[delivery.FieldEventType] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[delivery.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldStatus)
+				fieldSeen[delivery.FieldStatus] = struct{}{}
+			}
+		case "attempts":
+			if _, ok := fieldSeen[delivery.FieldAttempts]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldAttempts)
+				fieldSeen[delivery.FieldAttempts] = struct{}{}
+			}
+		case "nextAttemptAt":
+			if _, ok := fieldSeen[delivery.FieldNextAttemptAt]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldNextAttemptAt)
+				fieldSeen[delivery.FieldNextAttemptAt] = struct{}{}
+			}
+		case "lastAttemptAt":
+			if _, ok := fieldSeen[delivery.FieldLastAttemptAt]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldLastAttemptAt)
+				fieldSeen[delivery.FieldLastAttemptAt] = struct{}{}
+			}
+		case "lastError":
+			if _, ok := fieldSeen[delivery.FieldLastError]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldLastError)
+				fieldSeen[delivery.FieldLastError] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[delivery.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldCreatedAt)
+				fieldSeen[delivery.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[delivery.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, delivery.FieldUpdatedAt)
+				fieldSeen[delivery.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type deliveryPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []DeliveryPaginateOption
+}
+
+func newDeliveryPaginateArgs(rv map[string]any) *deliveryPaginateArgs {
+	args := &deliveryPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*DeliveryWhereInput); ok {
+		args.opts = append(args.opts, WithDeliveryFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *DeliveryAttemptQuery) CollectFields(ctx context.Context, satisfies ...string) (*DeliveryAttemptQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *DeliveryAttemptQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(deliveryattempt.Columns))
+		selectedFields = []string{deliveryattempt.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "delivery":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&DeliveryClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, deliveryImplementors)...); err != nil {
+				return err
+			}
+			_q.withDelivery = query
+			if _, ok := fieldSeen[deliveryattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldDeliveryID)
+				fieldSeen[deliveryattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "workspaceID":
+			if _, ok := fieldSeen[deliveryattempt.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldWorkspaceID)
+				fieldSeen[deliveryattempt.FieldWorkspaceID] = struct{}{}
+			}
+		case "deliveryID":
+			if _, ok := fieldSeen[deliveryattempt.FieldDeliveryID]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldDeliveryID)
+				fieldSeen[deliveryattempt.FieldDeliveryID] = struct{}{}
+			}
+		case "webhookID":
+			if _, ok := fieldSeen[deliveryattempt.FieldWebhookID]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldWebhookID)
+				fieldSeen[deliveryattempt.FieldWebhookID] = struct{}{}
+			}
+		case "number":
+			if _, ok := fieldSeen[deliveryattempt.FieldNumber]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldNumber)
+				fieldSeen[deliveryattempt.FieldNumber] = struct{}{}
+			}
+		case "at":
+			if _, ok := fieldSeen[deliveryattempt.FieldAt]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldAt)
+				fieldSeen[deliveryattempt.FieldAt] = struct{}{}
+			}
+		case "statusCode":
+			if _, ok := fieldSeen[deliveryattempt.FieldStatusCode]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldStatusCode)
+				fieldSeen[deliveryattempt.FieldStatusCode] = struct{}{}
+			}
+		case "error":
+			if _, ok := fieldSeen[deliveryattempt.FieldError]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldError)
+				fieldSeen[deliveryattempt.FieldError] = struct{}{}
+			}
+		case "latencyMs":
+			if _, ok := fieldSeen[deliveryattempt.FieldLatencyMs]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldLatencyMs)
+				fieldSeen[deliveryattempt.FieldLatencyMs] = struct{}{}
+			}
+		case "responseBody":
+			if _, ok := fieldSeen[deliveryattempt.FieldResponseBody]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldResponseBody)
+				fieldSeen[deliveryattempt.FieldResponseBody] = struct{}{}
+			}
+		case "success":
+			if _, ok := fieldSeen[deliveryattempt.FieldSuccess]; !ok {
+				selectedFields = append(selectedFields, deliveryattempt.FieldSuccess)
+				fieldSeen[deliveryattempt.FieldSuccess] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type deliveryattemptPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []DeliveryAttemptPaginateOption
+}
+
+func newDeliveryAttemptPaginateArgs(rv map[string]any) *deliveryattemptPaginateArgs {
+	args := &deliveryattemptPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*DeliveryAttemptWhereInput); ok {
+		args.opts = append(args.opts, WithDeliveryAttemptFilter(v.Filter))
+	}
+	return args
+}
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *MessageQuery) CollectFields(ctx context.Context, satisfies ...string) (*MessageQuery, error) {
@@ -241,6 +519,202 @@ func newMessagePaginateArgs(rv map[string]any) *messagePaginateArgs {
 	}
 	if v, ok := rv[whereField].(*MessageWhereInput); ok {
 		args.opts = append(args.opts, WithMessageFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *WebhookQuery) CollectFields(ctx context.Context, satisfies ...string) (*WebhookQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *WebhookQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(webhook.Columns))
+		selectedFields = []string{webhook.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "deliveries":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&DeliveryClient{config: _q.config}).Query()
+			)
+			args := newDeliveryPaginateArgs(fieldArgs(ctx, new(DeliveryWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newDeliveryPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Webhook) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"webhook_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(webhook.DeliveriesColumn), ids...))
+						})
+						if err := query.GroupBy(webhook.DeliveriesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Webhook) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Deliveries)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, deliveryImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(webhook.DeliveriesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedDeliveries(alias, func(wq *DeliveryQuery) {
+				*wq = *query
+			})
+		case "workspaceID":
+			if _, ok := fieldSeen[webhook.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldWorkspaceID)
+				fieldSeen[webhook.FieldWorkspaceID] = struct{}{}
+			}
+		case "url":
+			if _, ok := fieldSeen[webhook.FieldURL]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldURL)
+				fieldSeen[webhook.FieldURL] = struct{}{}
+			}
+		case "events":
+			if _, ok := fieldSeen[webhook.FieldEvents]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldEvents)
+				fieldSeen[webhook.FieldEvents] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[webhook.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldDescription)
+				fieldSeen[webhook.FieldDescription] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[webhook.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldStatus)
+				fieldSeen[webhook.FieldStatus] = struct{}{}
+			}
+		case "consecutiveFailures":
+			if _, ok := fieldSeen[webhook.FieldConsecutiveFailures]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldConsecutiveFailures)
+				fieldSeen[webhook.FieldConsecutiveFailures] = struct{}{}
+			}
+		case "disabledAt":
+			if _, ok := fieldSeen[webhook.FieldDisabledAt]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldDisabledAt)
+				fieldSeen[webhook.FieldDisabledAt] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[webhook.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldCreatedAt)
+				fieldSeen[webhook.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[webhook.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, webhook.FieldUpdatedAt)
+				fieldSeen[webhook.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type webhookPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []WebhookPaginateOption
+}
+
+func newWebhookPaginateArgs(rv map[string]any) *webhookPaginateArgs {
+	args := &webhookPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*WebhookWhereInput); ok {
+		args.opts = append(args.opts, WithWebhookFilter(v.Filter))
 	}
 	return args
 }

@@ -9,7 +9,10 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/go-multierror"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
 
@@ -18,10 +21,25 @@ type Noder interface {
 	IsNode()
 }
 
+var deliveryImplementors = []string{"Delivery", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Delivery) IsNode() {}
+
+var deliveryattemptImplementors = []string{"DeliveryAttempt", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*DeliveryAttempt) IsNode() {}
+
 var messageImplementors = []string{"Message", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*Message) IsNode() {}
+
+var webhookImplementors = []string{"Webhook", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Webhook) IsNode() {}
 
 var workspaceImplementors = []string{"Account", "Node"}
 
@@ -86,11 +104,38 @@ func (c *Client) Noder(ctx context.Context, id string, opts ...NodeOption) (_ No
 
 func (c *Client) noder(ctx context.Context, table string, id string) (Noder, error) {
 	switch table {
+	case delivery.Table:
+		query := c.Delivery.Query().
+			Where(delivery.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, deliveryImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case deliveryattempt.Table:
+		query := c.DeliveryAttempt.Query().
+			Where(deliveryattempt.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, deliveryattemptImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case message.Table:
 		query := c.Message.Query().
 			Where(message.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, messageImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case webhook.Table:
+		query := c.Webhook.Query().
+			Where(webhook.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, webhookImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -177,10 +222,58 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		idmap[id] = append(idmap[id], &noders[i])
 	}
 	switch table {
+	case delivery.Table:
+		query := c.Delivery.Query().
+			Where(delivery.IDIn(ids...))
+		query, err := query.CollectFields(ctx, deliveryImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case deliveryattempt.Table:
+		query := c.DeliveryAttempt.Query().
+			Where(deliveryattempt.IDIn(ids...))
+		query, err := query.CollectFields(ctx, deliveryattemptImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case message.Table:
 		query := c.Message.Query().
 			Where(message.IDIn(ids...))
 		query, err := query.CollectFields(ctx, messageImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case webhook.Table:
+		query := c.Webhook.Query().
+			Where(webhook.IDIn(ids...))
+		query, err := query.CollectFields(ctx, webhookImplementors...)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,10 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -97,6 +100,504 @@ func paginateLimit(first, last *int) int {
 		limit = *last + 1
 	}
 	return limit
+}
+
+// DeliveryEdge is the edge representation of Delivery.
+type DeliveryEdge struct {
+	Node   *Delivery `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// DeliveryConnection is the connection containing edges to Delivery.
+type DeliveryConnection struct {
+	Edges      []*DeliveryEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *DeliveryConnection) build(nodes []*Delivery, pager *deliveryPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Delivery
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Delivery {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Delivery {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*DeliveryEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &DeliveryEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// DeliveryPaginateOption enables pagination customization.
+type DeliveryPaginateOption func(*deliveryPager) error
+
+// WithDeliveryOrder configures pagination ordering.
+func WithDeliveryOrder(order *DeliveryOrder) DeliveryPaginateOption {
+	if order == nil {
+		order = DefaultDeliveryOrder
+	}
+	o := *order
+	return func(pager *deliveryPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultDeliveryOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithDeliveryFilter configures pagination filter.
+func WithDeliveryFilter(filter func(*DeliveryQuery) (*DeliveryQuery, error)) DeliveryPaginateOption {
+	return func(pager *deliveryPager) error {
+		if filter == nil {
+			return errors.New("DeliveryQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type deliveryPager struct {
+	reverse bool
+	order   *DeliveryOrder
+	filter  func(*DeliveryQuery) (*DeliveryQuery, error)
+}
+
+func newDeliveryPager(opts []DeliveryPaginateOption, reverse bool) (*deliveryPager, error) {
+	pager := &deliveryPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultDeliveryOrder
+	}
+	return pager, nil
+}
+
+func (p *deliveryPager) applyFilter(query *DeliveryQuery) (*DeliveryQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *deliveryPager) toCursor(_m *Delivery) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *deliveryPager) applyCursors(query *DeliveryQuery, after, before *Cursor) (*DeliveryQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultDeliveryOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *deliveryPager) applyOrder(query *DeliveryQuery) *DeliveryQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultDeliveryOrder.Field {
+		query = query.Order(DefaultDeliveryOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *deliveryPager) orderExpr(query *DeliveryQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultDeliveryOrder.Field {
+			b.Comma().Ident(DefaultDeliveryOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Delivery.
+func (_m *DeliveryQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...DeliveryPaginateOption,
+) (*DeliveryConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newDeliveryPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &DeliveryConnection{Edges: []*DeliveryEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// DeliveryOrderField defines the ordering field of Delivery.
+type DeliveryOrderField struct {
+	// Value extracts the ordering value from the given Delivery.
+	Value    func(*Delivery) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) delivery.OrderOption
+	toCursor func(*Delivery) Cursor
+}
+
+// DeliveryOrder defines the ordering of Delivery.
+type DeliveryOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *DeliveryOrderField `json:"field"`
+}
+
+// DefaultDeliveryOrder is the default ordering of Delivery.
+var DefaultDeliveryOrder = &DeliveryOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &DeliveryOrderField{
+		Value: func(_m *Delivery) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: delivery.FieldID,
+		toTerm: delivery.ByID,
+		toCursor: func(_m *Delivery) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Delivery into DeliveryEdge.
+func (_m *Delivery) ToEdge(order *DeliveryOrder) *DeliveryEdge {
+	if order == nil {
+		order = DefaultDeliveryOrder
+	}
+	return &DeliveryEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// DeliveryAttemptEdge is the edge representation of DeliveryAttempt.
+type DeliveryAttemptEdge struct {
+	Node   *DeliveryAttempt `json:"node"`
+	Cursor Cursor           `json:"cursor"`
+}
+
+// DeliveryAttemptConnection is the connection containing edges to DeliveryAttempt.
+type DeliveryAttemptConnection struct {
+	Edges      []*DeliveryAttemptEdge `json:"edges"`
+	PageInfo   PageInfo               `json:"pageInfo"`
+	TotalCount int                    `json:"totalCount"`
+}
+
+func (c *DeliveryAttemptConnection) build(nodes []*DeliveryAttempt, pager *deliveryattemptPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *DeliveryAttempt
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *DeliveryAttempt {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *DeliveryAttempt {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*DeliveryAttemptEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &DeliveryAttemptEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// DeliveryAttemptPaginateOption enables pagination customization.
+type DeliveryAttemptPaginateOption func(*deliveryattemptPager) error
+
+// WithDeliveryAttemptOrder configures pagination ordering.
+func WithDeliveryAttemptOrder(order *DeliveryAttemptOrder) DeliveryAttemptPaginateOption {
+	if order == nil {
+		order = DefaultDeliveryAttemptOrder
+	}
+	o := *order
+	return func(pager *deliveryattemptPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultDeliveryAttemptOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithDeliveryAttemptFilter configures pagination filter.
+func WithDeliveryAttemptFilter(filter func(*DeliveryAttemptQuery) (*DeliveryAttemptQuery, error)) DeliveryAttemptPaginateOption {
+	return func(pager *deliveryattemptPager) error {
+		if filter == nil {
+			return errors.New("DeliveryAttemptQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type deliveryattemptPager struct {
+	reverse bool
+	order   *DeliveryAttemptOrder
+	filter  func(*DeliveryAttemptQuery) (*DeliveryAttemptQuery, error)
+}
+
+func newDeliveryAttemptPager(opts []DeliveryAttemptPaginateOption, reverse bool) (*deliveryattemptPager, error) {
+	pager := &deliveryattemptPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultDeliveryAttemptOrder
+	}
+	return pager, nil
+}
+
+func (p *deliveryattemptPager) applyFilter(query *DeliveryAttemptQuery) (*DeliveryAttemptQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *deliveryattemptPager) toCursor(_m *DeliveryAttempt) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *deliveryattemptPager) applyCursors(query *DeliveryAttemptQuery, after, before *Cursor) (*DeliveryAttemptQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultDeliveryAttemptOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *deliveryattemptPager) applyOrder(query *DeliveryAttemptQuery) *DeliveryAttemptQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultDeliveryAttemptOrder.Field {
+		query = query.Order(DefaultDeliveryAttemptOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *deliveryattemptPager) orderExpr(query *DeliveryAttemptQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultDeliveryAttemptOrder.Field {
+			b.Comma().Ident(DefaultDeliveryAttemptOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to DeliveryAttempt.
+func (_m *DeliveryAttemptQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...DeliveryAttemptPaginateOption,
+) (*DeliveryAttemptConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newDeliveryAttemptPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &DeliveryAttemptConnection{Edges: []*DeliveryAttemptEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// DeliveryAttemptOrderField defines the ordering field of DeliveryAttempt.
+type DeliveryAttemptOrderField struct {
+	// Value extracts the ordering value from the given DeliveryAttempt.
+	Value    func(*DeliveryAttempt) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) deliveryattempt.OrderOption
+	toCursor func(*DeliveryAttempt) Cursor
+}
+
+// DeliveryAttemptOrder defines the ordering of DeliveryAttempt.
+type DeliveryAttemptOrder struct {
+	Direction OrderDirection             `json:"direction"`
+	Field     *DeliveryAttemptOrderField `json:"field"`
+}
+
+// DefaultDeliveryAttemptOrder is the default ordering of DeliveryAttempt.
+var DefaultDeliveryAttemptOrder = &DeliveryAttemptOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &DeliveryAttemptOrderField{
+		Value: func(_m *DeliveryAttempt) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: deliveryattempt.FieldID,
+		toTerm: deliveryattempt.ByID,
+		toCursor: func(_m *DeliveryAttempt) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts DeliveryAttempt into DeliveryAttemptEdge.
+func (_m *DeliveryAttempt) ToEdge(order *DeliveryAttemptOrder) *DeliveryAttemptEdge {
+	if order == nil {
+		order = DefaultDeliveryAttemptOrder
+	}
+	return &DeliveryAttemptEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
 }
 
 // MessageEdge is the edge representation of Message.
@@ -390,6 +891,255 @@ func (_m *Message) ToEdge(order *MessageOrder) *MessageEdge {
 		order = DefaultMessageOrder
 	}
 	return &MessageEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// WebhookEdge is the edge representation of Webhook.
+type WebhookEdge struct {
+	Node   *Webhook `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// WebhookConnection is the connection containing edges to Webhook.
+type WebhookConnection struct {
+	Edges      []*WebhookEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *WebhookConnection) build(nodes []*Webhook, pager *webhookPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Webhook
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Webhook {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Webhook {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*WebhookEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &WebhookEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// WebhookPaginateOption enables pagination customization.
+type WebhookPaginateOption func(*webhookPager) error
+
+// WithWebhookOrder configures pagination ordering.
+func WithWebhookOrder(order *WebhookOrder) WebhookPaginateOption {
+	if order == nil {
+		order = DefaultWebhookOrder
+	}
+	o := *order
+	return func(pager *webhookPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultWebhookOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithWebhookFilter configures pagination filter.
+func WithWebhookFilter(filter func(*WebhookQuery) (*WebhookQuery, error)) WebhookPaginateOption {
+	return func(pager *webhookPager) error {
+		if filter == nil {
+			return errors.New("WebhookQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type webhookPager struct {
+	reverse bool
+	order   *WebhookOrder
+	filter  func(*WebhookQuery) (*WebhookQuery, error)
+}
+
+func newWebhookPager(opts []WebhookPaginateOption, reverse bool) (*webhookPager, error) {
+	pager := &webhookPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultWebhookOrder
+	}
+	return pager, nil
+}
+
+func (p *webhookPager) applyFilter(query *WebhookQuery) (*WebhookQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *webhookPager) toCursor(_m *Webhook) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *webhookPager) applyCursors(query *WebhookQuery, after, before *Cursor) (*WebhookQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultWebhookOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *webhookPager) applyOrder(query *WebhookQuery) *WebhookQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultWebhookOrder.Field {
+		query = query.Order(DefaultWebhookOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *webhookPager) orderExpr(query *WebhookQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultWebhookOrder.Field {
+			b.Comma().Ident(DefaultWebhookOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Webhook.
+func (_m *WebhookQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...WebhookPaginateOption,
+) (*WebhookConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newWebhookPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &WebhookConnection{Edges: []*WebhookEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// WebhookOrderField defines the ordering field of Webhook.
+type WebhookOrderField struct {
+	// Value extracts the ordering value from the given Webhook.
+	Value    func(*Webhook) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) webhook.OrderOption
+	toCursor func(*Webhook) Cursor
+}
+
+// WebhookOrder defines the ordering of Webhook.
+type WebhookOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *WebhookOrderField `json:"field"`
+}
+
+// DefaultWebhookOrder is the default ordering of Webhook.
+var DefaultWebhookOrder = &WebhookOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &WebhookOrderField{
+		Value: func(_m *Webhook) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: webhook.FieldID,
+		toTerm: webhook.ByID,
+		toCursor: func(_m *Webhook) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Webhook into WebhookEdge.
+func (_m *Webhook) ToEdge(order *WebhookOrder) *WebhookEdge {
+	if order == nil {
+		order = DefaultWebhookOrder
+	}
+	return &WebhookEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

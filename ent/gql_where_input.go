@@ -7,10 +7,1277 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/predicate"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// DeliveryWhereInput represents a where input for filtering Delivery queries.
+type DeliveryWhereInput struct {
+	Predicates []predicate.Delivery  `json:"-"`
+	Not        *DeliveryWhereInput   `json:"not,omitempty"`
+	Or         []*DeliveryWhereInput `json:"or,omitempty"`
+	And        []*DeliveryWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "webhook_id" field predicates.
+	WebhookID             *string  `json:"webhookID,omitempty"`
+	WebhookIDNEQ          *string  `json:"webhookIDNEQ,omitempty"`
+	WebhookIDIn           []string `json:"webhookIDIn,omitempty"`
+	WebhookIDNotIn        []string `json:"webhookIDNotIn,omitempty"`
+	WebhookIDGT           *string  `json:"webhookIDGT,omitempty"`
+	WebhookIDGTE          *string  `json:"webhookIDGTE,omitempty"`
+	WebhookIDLT           *string  `json:"webhookIDLT,omitempty"`
+	WebhookIDLTE          *string  `json:"webhookIDLTE,omitempty"`
+	WebhookIDContains     *string  `json:"webhookIDContains,omitempty"`
+	WebhookIDHasPrefix    *string  `json:"webhookIDHasPrefix,omitempty"`
+	WebhookIDHasSuffix    *string  `json:"webhookIDHasSuffix,omitempty"`
+	WebhookIDEqualFold    *string  `json:"webhookIDEqualFold,omitempty"`
+	WebhookIDContainsFold *string  `json:"webhookIDContainsFold,omitempty"`
+
+	// "event_id" field predicates.
+	EventID             *string  `json:"eventID,omitempty"`
+	EventIDNEQ          *string  `json:"eventIDNEQ,omitempty"`
+	EventIDIn           []string `json:"eventIDIn,omitempty"`
+	EventIDNotIn        []string `json:"eventIDNotIn,omitempty"`
+	EventIDGT           *string  `json:"eventIDGT,omitempty"`
+	EventIDGTE          *string  `json:"eventIDGTE,omitempty"`
+	EventIDLT           *string  `json:"eventIDLT,omitempty"`
+	EventIDLTE          *string  `json:"eventIDLTE,omitempty"`
+	EventIDContains     *string  `json:"eventIDContains,omitempty"`
+	EventIDHasPrefix    *string  `json:"eventIDHasPrefix,omitempty"`
+	EventIDHasSuffix    *string  `json:"eventIDHasSuffix,omitempty"`
+	EventIDEqualFold    *string  `json:"eventIDEqualFold,omitempty"`
+	EventIDContainsFold *string  `json:"eventIDContainsFold,omitempty"`
+
+	// "event_type" field predicates.
+	EventType             *string  `json:"eventType,omitempty"`
+	EventTypeNEQ          *string  `json:"eventTypeNEQ,omitempty"`
+	EventTypeIn           []string `json:"eventTypeIn,omitempty"`
+	EventTypeNotIn        []string `json:"eventTypeNotIn,omitempty"`
+	EventTypeGT           *string  `json:"eventTypeGT,omitempty"`
+	EventTypeGTE          *string  `json:"eventTypeGTE,omitempty"`
+	EventTypeLT           *string  `json:"eventTypeLT,omitempty"`
+	EventTypeLTE          *string  `json:"eventTypeLTE,omitempty"`
+	EventTypeContains     *string  `json:"eventTypeContains,omitempty"`
+	EventTypeHasPrefix    *string  `json:"eventTypeHasPrefix,omitempty"`
+	EventTypeHasSuffix    *string  `json:"eventTypeHasSuffix,omitempty"`
+	EventTypeEqualFold    *string  `json:"eventTypeEqualFold,omitempty"`
+	EventTypeContainsFold *string  `json:"eventTypeContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status             *string  `json:"status,omitempty"`
+	StatusNEQ          *string  `json:"statusNEQ,omitempty"`
+	StatusIn           []string `json:"statusIn,omitempty"`
+	StatusNotIn        []string `json:"statusNotIn,omitempty"`
+	StatusGT           *string  `json:"statusGT,omitempty"`
+	StatusGTE          *string  `json:"statusGTE,omitempty"`
+	StatusLT           *string  `json:"statusLT,omitempty"`
+	StatusLTE          *string  `json:"statusLTE,omitempty"`
+	StatusContains     *string  `json:"statusContains,omitempty"`
+	StatusHasPrefix    *string  `json:"statusHasPrefix,omitempty"`
+	StatusHasSuffix    *string  `json:"statusHasSuffix,omitempty"`
+	StatusEqualFold    *string  `json:"statusEqualFold,omitempty"`
+	StatusContainsFold *string  `json:"statusContainsFold,omitempty"`
+
+	// "attempts" field predicates.
+	Attempts      *int  `json:"attempts,omitempty"`
+	AttemptsNEQ   *int  `json:"attemptsNEQ,omitempty"`
+	AttemptsIn    []int `json:"attemptsIn,omitempty"`
+	AttemptsNotIn []int `json:"attemptsNotIn,omitempty"`
+	AttemptsGT    *int  `json:"attemptsGT,omitempty"`
+	AttemptsGTE   *int  `json:"attemptsGTE,omitempty"`
+	AttemptsLT    *int  `json:"attemptsLT,omitempty"`
+	AttemptsLTE   *int  `json:"attemptsLTE,omitempty"`
+
+	// "next_attempt_at" field predicates.
+	NextAttemptAt       *time.Time  `json:"nextAttemptAt,omitempty"`
+	NextAttemptAtNEQ    *time.Time  `json:"nextAttemptAtNEQ,omitempty"`
+	NextAttemptAtIn     []time.Time `json:"nextAttemptAtIn,omitempty"`
+	NextAttemptAtNotIn  []time.Time `json:"nextAttemptAtNotIn,omitempty"`
+	NextAttemptAtGT     *time.Time  `json:"nextAttemptAtGT,omitempty"`
+	NextAttemptAtGTE    *time.Time  `json:"nextAttemptAtGTE,omitempty"`
+	NextAttemptAtLT     *time.Time  `json:"nextAttemptAtLT,omitempty"`
+	NextAttemptAtLTE    *time.Time  `json:"nextAttemptAtLTE,omitempty"`
+	NextAttemptAtIsNil  bool        `json:"nextAttemptAtIsNil,omitempty"`
+	NextAttemptAtNotNil bool        `json:"nextAttemptAtNotNil,omitempty"`
+
+	// "last_attempt_at" field predicates.
+	LastAttemptAt       *time.Time  `json:"lastAttemptAt,omitempty"`
+	LastAttemptAtNEQ    *time.Time  `json:"lastAttemptAtNEQ,omitempty"`
+	LastAttemptAtIn     []time.Time `json:"lastAttemptAtIn,omitempty"`
+	LastAttemptAtNotIn  []time.Time `json:"lastAttemptAtNotIn,omitempty"`
+	LastAttemptAtGT     *time.Time  `json:"lastAttemptAtGT,omitempty"`
+	LastAttemptAtGTE    *time.Time  `json:"lastAttemptAtGTE,omitempty"`
+	LastAttemptAtLT     *time.Time  `json:"lastAttemptAtLT,omitempty"`
+	LastAttemptAtLTE    *time.Time  `json:"lastAttemptAtLTE,omitempty"`
+	LastAttemptAtIsNil  bool        `json:"lastAttemptAtIsNil,omitempty"`
+	LastAttemptAtNotNil bool        `json:"lastAttemptAtNotNil,omitempty"`
+
+	// "last_error" field predicates.
+	LastError             *string  `json:"lastError,omitempty"`
+	LastErrorNEQ          *string  `json:"lastErrorNEQ,omitempty"`
+	LastErrorIn           []string `json:"lastErrorIn,omitempty"`
+	LastErrorNotIn        []string `json:"lastErrorNotIn,omitempty"`
+	LastErrorGT           *string  `json:"lastErrorGT,omitempty"`
+	LastErrorGTE          *string  `json:"lastErrorGTE,omitempty"`
+	LastErrorLT           *string  `json:"lastErrorLT,omitempty"`
+	LastErrorLTE          *string  `json:"lastErrorLTE,omitempty"`
+	LastErrorContains     *string  `json:"lastErrorContains,omitempty"`
+	LastErrorHasPrefix    *string  `json:"lastErrorHasPrefix,omitempty"`
+	LastErrorHasSuffix    *string  `json:"lastErrorHasSuffix,omitempty"`
+	LastErrorIsNil        bool     `json:"lastErrorIsNil,omitempty"`
+	LastErrorNotNil       bool     `json:"lastErrorNotNil,omitempty"`
+	LastErrorEqualFold    *string  `json:"lastErrorEqualFold,omitempty"`
+	LastErrorContainsFold *string  `json:"lastErrorContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "webhook" edge predicates.
+	HasWebhook     *bool                `json:"hasWebhook,omitempty"`
+	HasWebhookWith []*WebhookWhereInput `json:"hasWebhookWith,omitempty"`
+
+	// "attempt_log" edge predicates.
+	HasAttemptLog     *bool                        `json:"hasAttemptLog,omitempty"`
+	HasAttemptLogWith []*DeliveryAttemptWhereInput `json:"hasAttemptLogWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *DeliveryWhereInput) AddPredicates(predicates ...predicate.Delivery) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the DeliveryWhereInput filter on the DeliveryQuery builder.
+func (i *DeliveryWhereInput) Filter(q *DeliveryQuery) (*DeliveryQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyDeliveryWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyDeliveryWhereInput is returned in case the DeliveryWhereInput is empty.
+var ErrEmptyDeliveryWhereInput = errors.New("ent: empty predicate DeliveryWhereInput")
+
+// P returns a predicate for filtering deliveries.
+// An error is returned if the input is empty or invalid.
+func (i *DeliveryWhereInput) P() (predicate.Delivery, error) {
+	var predicates []predicate.Delivery
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, delivery.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Delivery, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, delivery.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Delivery, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, delivery.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, delivery.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, delivery.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, delivery.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, delivery.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, delivery.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, delivery.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, delivery.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, delivery.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, delivery.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, delivery.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, delivery.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, delivery.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, delivery.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, delivery.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, delivery.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, delivery.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, delivery.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, delivery.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, delivery.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, delivery.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, delivery.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, delivery.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, delivery.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.WebhookID != nil {
+		predicates = append(predicates, delivery.WebhookIDEQ(*i.WebhookID))
+	}
+	if i.WebhookIDNEQ != nil {
+		predicates = append(predicates, delivery.WebhookIDNEQ(*i.WebhookIDNEQ))
+	}
+	if len(i.WebhookIDIn) > 0 {
+		predicates = append(predicates, delivery.WebhookIDIn(i.WebhookIDIn...))
+	}
+	if len(i.WebhookIDNotIn) > 0 {
+		predicates = append(predicates, delivery.WebhookIDNotIn(i.WebhookIDNotIn...))
+	}
+	if i.WebhookIDGT != nil {
+		predicates = append(predicates, delivery.WebhookIDGT(*i.WebhookIDGT))
+	}
+	if i.WebhookIDGTE != nil {
+		predicates = append(predicates, delivery.WebhookIDGTE(*i.WebhookIDGTE))
+	}
+	if i.WebhookIDLT != nil {
+		predicates = append(predicates, delivery.WebhookIDLT(*i.WebhookIDLT))
+	}
+	if i.WebhookIDLTE != nil {
+		predicates = append(predicates, delivery.WebhookIDLTE(*i.WebhookIDLTE))
+	}
+	if i.WebhookIDContains != nil {
+		predicates = append(predicates, delivery.WebhookIDContains(*i.WebhookIDContains))
+	}
+	if i.WebhookIDHasPrefix != nil {
+		predicates = append(predicates, delivery.WebhookIDHasPrefix(*i.WebhookIDHasPrefix))
+	}
+	if i.WebhookIDHasSuffix != nil {
+		predicates = append(predicates, delivery.WebhookIDHasSuffix(*i.WebhookIDHasSuffix))
+	}
+	if i.WebhookIDEqualFold != nil {
+		predicates = append(predicates, delivery.WebhookIDEqualFold(*i.WebhookIDEqualFold))
+	}
+	if i.WebhookIDContainsFold != nil {
+		predicates = append(predicates, delivery.WebhookIDContainsFold(*i.WebhookIDContainsFold))
+	}
+	if i.EventID != nil {
+		predicates = append(predicates, delivery.EventIDEQ(*i.EventID))
+	}
+	if i.EventIDNEQ != nil {
+		predicates = append(predicates, delivery.EventIDNEQ(*i.EventIDNEQ))
+	}
+	if len(i.EventIDIn) > 0 {
+		predicates = append(predicates, delivery.EventIDIn(i.EventIDIn...))
+	}
+	if len(i.EventIDNotIn) > 0 {
+		predicates = append(predicates, delivery.EventIDNotIn(i.EventIDNotIn...))
+	}
+	if i.EventIDGT != nil {
+		predicates = append(predicates, delivery.EventIDGT(*i.EventIDGT))
+	}
+	if i.EventIDGTE != nil {
+		predicates = append(predicates, delivery.EventIDGTE(*i.EventIDGTE))
+	}
+	if i.EventIDLT != nil {
+		predicates = append(predicates, delivery.EventIDLT(*i.EventIDLT))
+	}
+	if i.EventIDLTE != nil {
+		predicates = append(predicates, delivery.EventIDLTE(*i.EventIDLTE))
+	}
+	if i.EventIDContains != nil {
+		predicates = append(predicates, delivery.EventIDContains(*i.EventIDContains))
+	}
+	if i.EventIDHasPrefix != nil {
+		predicates = append(predicates, delivery.EventIDHasPrefix(*i.EventIDHasPrefix))
+	}
+	if i.EventIDHasSuffix != nil {
+		predicates = append(predicates, delivery.EventIDHasSuffix(*i.EventIDHasSuffix))
+	}
+	if i.EventIDEqualFold != nil {
+		predicates = append(predicates, delivery.EventIDEqualFold(*i.EventIDEqualFold))
+	}
+	if i.EventIDContainsFold != nil {
+		predicates = append(predicates, delivery.EventIDContainsFold(*i.EventIDContainsFold))
+	}
+	if i.EventType != nil {
+		predicates = append(predicates, delivery.EventTypeEQ(*i.EventType))
+	}
+	if i.EventTypeNEQ != nil {
+		predicates = append(predicates, delivery.EventTypeNEQ(*i.EventTypeNEQ))
+	}
+	if len(i.EventTypeIn) > 0 {
+		predicates = append(predicates, delivery.EventTypeIn(i.EventTypeIn...))
+	}
+	if len(i.EventTypeNotIn) > 0 {
+		predicates = append(predicates, delivery.EventTypeNotIn(i.EventTypeNotIn...))
+	}
+	if i.EventTypeGT != nil {
+		predicates = append(predicates, delivery.EventTypeGT(*i.EventTypeGT))
+	}
+	if i.EventTypeGTE != nil {
+		predicates = append(predicates, delivery.EventTypeGTE(*i.EventTypeGTE))
+	}
+	if i.EventTypeLT != nil {
+		predicates = append(predicates, delivery.EventTypeLT(*i.EventTypeLT))
+	}
+	if i.EventTypeLTE != nil {
+		predicates = append(predicates, delivery.EventTypeLTE(*i.EventTypeLTE))
+	}
+	if i.EventTypeContains != nil {
+		predicates = append(predicates, delivery.EventTypeContains(*i.EventTypeContains))
+	}
+	if i.EventTypeHasPrefix != nil {
+		predicates = append(predicates, delivery.EventTypeHasPrefix(*i.EventTypeHasPrefix))
+	}
+	if i.EventTypeHasSuffix != nil {
+		predicates = append(predicates, delivery.EventTypeHasSuffix(*i.EventTypeHasSuffix))
+	}
+	if i.EventTypeEqualFold != nil {
+		predicates = append(predicates, delivery.EventTypeEqualFold(*i.EventTypeEqualFold))
+	}
+	if i.EventTypeContainsFold != nil {
+		predicates = append(predicates, delivery.EventTypeContainsFold(*i.EventTypeContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, delivery.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, delivery.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, delivery.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, delivery.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusGT != nil {
+		predicates = append(predicates, delivery.StatusGT(*i.StatusGT))
+	}
+	if i.StatusGTE != nil {
+		predicates = append(predicates, delivery.StatusGTE(*i.StatusGTE))
+	}
+	if i.StatusLT != nil {
+		predicates = append(predicates, delivery.StatusLT(*i.StatusLT))
+	}
+	if i.StatusLTE != nil {
+		predicates = append(predicates, delivery.StatusLTE(*i.StatusLTE))
+	}
+	if i.StatusContains != nil {
+		predicates = append(predicates, delivery.StatusContains(*i.StatusContains))
+	}
+	if i.StatusHasPrefix != nil {
+		predicates = append(predicates, delivery.StatusHasPrefix(*i.StatusHasPrefix))
+	}
+	if i.StatusHasSuffix != nil {
+		predicates = append(predicates, delivery.StatusHasSuffix(*i.StatusHasSuffix))
+	}
+	if i.StatusEqualFold != nil {
+		predicates = append(predicates, delivery.StatusEqualFold(*i.StatusEqualFold))
+	}
+	if i.StatusContainsFold != nil {
+		predicates = append(predicates, delivery.StatusContainsFold(*i.StatusContainsFold))
+	}
+	if i.Attempts != nil {
+		predicates = append(predicates, delivery.AttemptsEQ(*i.Attempts))
+	}
+	if i.AttemptsNEQ != nil {
+		predicates = append(predicates, delivery.AttemptsNEQ(*i.AttemptsNEQ))
+	}
+	if len(i.AttemptsIn) > 0 {
+		predicates = append(predicates, delivery.AttemptsIn(i.AttemptsIn...))
+	}
+	if len(i.AttemptsNotIn) > 0 {
+		predicates = append(predicates, delivery.AttemptsNotIn(i.AttemptsNotIn...))
+	}
+	if i.AttemptsGT != nil {
+		predicates = append(predicates, delivery.AttemptsGT(*i.AttemptsGT))
+	}
+	if i.AttemptsGTE != nil {
+		predicates = append(predicates, delivery.AttemptsGTE(*i.AttemptsGTE))
+	}
+	if i.AttemptsLT != nil {
+		predicates = append(predicates, delivery.AttemptsLT(*i.AttemptsLT))
+	}
+	if i.AttemptsLTE != nil {
+		predicates = append(predicates, delivery.AttemptsLTE(*i.AttemptsLTE))
+	}
+	if i.NextAttemptAt != nil {
+		predicates = append(predicates, delivery.NextAttemptAtEQ(*i.NextAttemptAt))
+	}
+	if i.NextAttemptAtNEQ != nil {
+		predicates = append(predicates, delivery.NextAttemptAtNEQ(*i.NextAttemptAtNEQ))
+	}
+	if len(i.NextAttemptAtIn) > 0 {
+		predicates = append(predicates, delivery.NextAttemptAtIn(i.NextAttemptAtIn...))
+	}
+	if len(i.NextAttemptAtNotIn) > 0 {
+		predicates = append(predicates, delivery.NextAttemptAtNotIn(i.NextAttemptAtNotIn...))
+	}
+	if i.NextAttemptAtGT != nil {
+		predicates = append(predicates, delivery.NextAttemptAtGT(*i.NextAttemptAtGT))
+	}
+	if i.NextAttemptAtGTE != nil {
+		predicates = append(predicates, delivery.NextAttemptAtGTE(*i.NextAttemptAtGTE))
+	}
+	if i.NextAttemptAtLT != nil {
+		predicates = append(predicates, delivery.NextAttemptAtLT(*i.NextAttemptAtLT))
+	}
+	if i.NextAttemptAtLTE != nil {
+		predicates = append(predicates, delivery.NextAttemptAtLTE(*i.NextAttemptAtLTE))
+	}
+	if i.NextAttemptAtIsNil {
+		predicates = append(predicates, delivery.NextAttemptAtIsNil())
+	}
+	if i.NextAttemptAtNotNil {
+		predicates = append(predicates, delivery.NextAttemptAtNotNil())
+	}
+	if i.LastAttemptAt != nil {
+		predicates = append(predicates, delivery.LastAttemptAtEQ(*i.LastAttemptAt))
+	}
+	if i.LastAttemptAtNEQ != nil {
+		predicates = append(predicates, delivery.LastAttemptAtNEQ(*i.LastAttemptAtNEQ))
+	}
+	if len(i.LastAttemptAtIn) > 0 {
+		predicates = append(predicates, delivery.LastAttemptAtIn(i.LastAttemptAtIn...))
+	}
+	if len(i.LastAttemptAtNotIn) > 0 {
+		predicates = append(predicates, delivery.LastAttemptAtNotIn(i.LastAttemptAtNotIn...))
+	}
+	if i.LastAttemptAtGT != nil {
+		predicates = append(predicates, delivery.LastAttemptAtGT(*i.LastAttemptAtGT))
+	}
+	if i.LastAttemptAtGTE != nil {
+		predicates = append(predicates, delivery.LastAttemptAtGTE(*i.LastAttemptAtGTE))
+	}
+	if i.LastAttemptAtLT != nil {
+		predicates = append(predicates, delivery.LastAttemptAtLT(*i.LastAttemptAtLT))
+	}
+	if i.LastAttemptAtLTE != nil {
+		predicates = append(predicates, delivery.LastAttemptAtLTE(*i.LastAttemptAtLTE))
+	}
+	if i.LastAttemptAtIsNil {
+		predicates = append(predicates, delivery.LastAttemptAtIsNil())
+	}
+	if i.LastAttemptAtNotNil {
+		predicates = append(predicates, delivery.LastAttemptAtNotNil())
+	}
+	if i.LastError != nil {
+		predicates = append(predicates, delivery.LastErrorEQ(*i.LastError))
+	}
+	if i.LastErrorNEQ != nil {
+		predicates = append(predicates, delivery.LastErrorNEQ(*i.LastErrorNEQ))
+	}
+	if len(i.LastErrorIn) > 0 {
+		predicates = append(predicates, delivery.LastErrorIn(i.LastErrorIn...))
+	}
+	if len(i.LastErrorNotIn) > 0 {
+		predicates = append(predicates, delivery.LastErrorNotIn(i.LastErrorNotIn...))
+	}
+	if i.LastErrorGT != nil {
+		predicates = append(predicates, delivery.LastErrorGT(*i.LastErrorGT))
+	}
+	if i.LastErrorGTE != nil {
+		predicates = append(predicates, delivery.LastErrorGTE(*i.LastErrorGTE))
+	}
+	if i.LastErrorLT != nil {
+		predicates = append(predicates, delivery.LastErrorLT(*i.LastErrorLT))
+	}
+	if i.LastErrorLTE != nil {
+		predicates = append(predicates, delivery.LastErrorLTE(*i.LastErrorLTE))
+	}
+	if i.LastErrorContains != nil {
+		predicates = append(predicates, delivery.LastErrorContains(*i.LastErrorContains))
+	}
+	if i.LastErrorHasPrefix != nil {
+		predicates = append(predicates, delivery.LastErrorHasPrefix(*i.LastErrorHasPrefix))
+	}
+	if i.LastErrorHasSuffix != nil {
+		predicates = append(predicates, delivery.LastErrorHasSuffix(*i.LastErrorHasSuffix))
+	}
+	if i.LastErrorIsNil {
+		predicates = append(predicates, delivery.LastErrorIsNil())
+	}
+	if i.LastErrorNotNil {
+		predicates = append(predicates, delivery.LastErrorNotNil())
+	}
+	if i.LastErrorEqualFold != nil {
+		predicates = append(predicates, delivery.LastErrorEqualFold(*i.LastErrorEqualFold))
+	}
+	if i.LastErrorContainsFold != nil {
+		predicates = append(predicates, delivery.LastErrorContainsFold(*i.LastErrorContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, delivery.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, delivery.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, delivery.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, delivery.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, delivery.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, delivery.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, delivery.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, delivery.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, delivery.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, delivery.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, delivery.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, delivery.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, delivery.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, delivery.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, delivery.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, delivery.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasWebhook != nil {
+		p := delivery.HasWebhook()
+		if !*i.HasWebhook {
+			p = delivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasWebhookWith) > 0 {
+		with := make([]predicate.Webhook, 0, len(i.HasWebhookWith))
+		for _, w := range i.HasWebhookWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasWebhookWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, delivery.HasWebhookWith(with...))
+	}
+	if i.HasAttemptLog != nil {
+		p := delivery.HasAttemptLog()
+		if !*i.HasAttemptLog {
+			p = delivery.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAttemptLogWith) > 0 {
+		with := make([]predicate.DeliveryAttempt, 0, len(i.HasAttemptLogWith))
+		for _, w := range i.HasAttemptLogWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAttemptLogWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, delivery.HasAttemptLogWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyDeliveryWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return delivery.And(predicates...), nil
+	}
+}
+
+// DeliveryAttemptWhereInput represents a where input for filtering DeliveryAttempt queries.
+type DeliveryAttemptWhereInput struct {
+	Predicates []predicate.DeliveryAttempt  `json:"-"`
+	Not        *DeliveryAttemptWhereInput   `json:"not,omitempty"`
+	Or         []*DeliveryAttemptWhereInput `json:"or,omitempty"`
+	And        []*DeliveryAttemptWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "delivery_id" field predicates.
+	DeliveryID             *string  `json:"deliveryID,omitempty"`
+	DeliveryIDNEQ          *string  `json:"deliveryIDNEQ,omitempty"`
+	DeliveryIDIn           []string `json:"deliveryIDIn,omitempty"`
+	DeliveryIDNotIn        []string `json:"deliveryIDNotIn,omitempty"`
+	DeliveryIDGT           *string  `json:"deliveryIDGT,omitempty"`
+	DeliveryIDGTE          *string  `json:"deliveryIDGTE,omitempty"`
+	DeliveryIDLT           *string  `json:"deliveryIDLT,omitempty"`
+	DeliveryIDLTE          *string  `json:"deliveryIDLTE,omitempty"`
+	DeliveryIDContains     *string  `json:"deliveryIDContains,omitempty"`
+	DeliveryIDHasPrefix    *string  `json:"deliveryIDHasPrefix,omitempty"`
+	DeliveryIDHasSuffix    *string  `json:"deliveryIDHasSuffix,omitempty"`
+	DeliveryIDEqualFold    *string  `json:"deliveryIDEqualFold,omitempty"`
+	DeliveryIDContainsFold *string  `json:"deliveryIDContainsFold,omitempty"`
+
+	// "webhook_id" field predicates.
+	WebhookID             *string  `json:"webhookID,omitempty"`
+	WebhookIDNEQ          *string  `json:"webhookIDNEQ,omitempty"`
+	WebhookIDIn           []string `json:"webhookIDIn,omitempty"`
+	WebhookIDNotIn        []string `json:"webhookIDNotIn,omitempty"`
+	WebhookIDGT           *string  `json:"webhookIDGT,omitempty"`
+	WebhookIDGTE          *string  `json:"webhookIDGTE,omitempty"`
+	WebhookIDLT           *string  `json:"webhookIDLT,omitempty"`
+	WebhookIDLTE          *string  `json:"webhookIDLTE,omitempty"`
+	WebhookIDContains     *string  `json:"webhookIDContains,omitempty"`
+	WebhookIDHasPrefix    *string  `json:"webhookIDHasPrefix,omitempty"`
+	WebhookIDHasSuffix    *string  `json:"webhookIDHasSuffix,omitempty"`
+	WebhookIDEqualFold    *string  `json:"webhookIDEqualFold,omitempty"`
+	WebhookIDContainsFold *string  `json:"webhookIDContainsFold,omitempty"`
+
+	// "number" field predicates.
+	Number      *int  `json:"number,omitempty"`
+	NumberNEQ   *int  `json:"numberNEQ,omitempty"`
+	NumberIn    []int `json:"numberIn,omitempty"`
+	NumberNotIn []int `json:"numberNotIn,omitempty"`
+	NumberGT    *int  `json:"numberGT,omitempty"`
+	NumberGTE   *int  `json:"numberGTE,omitempty"`
+	NumberLT    *int  `json:"numberLT,omitempty"`
+	NumberLTE   *int  `json:"numberLTE,omitempty"`
+
+	// "at" field predicates.
+	At      *time.Time  `json:"at,omitempty"`
+	AtNEQ   *time.Time  `json:"atNEQ,omitempty"`
+	AtIn    []time.Time `json:"atIn,omitempty"`
+	AtNotIn []time.Time `json:"atNotIn,omitempty"`
+	AtGT    *time.Time  `json:"atGT,omitempty"`
+	AtGTE   *time.Time  `json:"atGTE,omitempty"`
+	AtLT    *time.Time  `json:"atLT,omitempty"`
+	AtLTE   *time.Time  `json:"atLTE,omitempty"`
+
+	// "status_code" field predicates.
+	StatusCode      *int  `json:"statusCode,omitempty"`
+	StatusCodeNEQ   *int  `json:"statusCodeNEQ,omitempty"`
+	StatusCodeIn    []int `json:"statusCodeIn,omitempty"`
+	StatusCodeNotIn []int `json:"statusCodeNotIn,omitempty"`
+	StatusCodeGT    *int  `json:"statusCodeGT,omitempty"`
+	StatusCodeGTE   *int  `json:"statusCodeGTE,omitempty"`
+	StatusCodeLT    *int  `json:"statusCodeLT,omitempty"`
+	StatusCodeLTE   *int  `json:"statusCodeLTE,omitempty"`
+
+	// "error" field predicates.
+	Error             *string  `json:"error,omitempty"`
+	ErrorNEQ          *string  `json:"errorNEQ,omitempty"`
+	ErrorIn           []string `json:"errorIn,omitempty"`
+	ErrorNotIn        []string `json:"errorNotIn,omitempty"`
+	ErrorGT           *string  `json:"errorGT,omitempty"`
+	ErrorGTE          *string  `json:"errorGTE,omitempty"`
+	ErrorLT           *string  `json:"errorLT,omitempty"`
+	ErrorLTE          *string  `json:"errorLTE,omitempty"`
+	ErrorContains     *string  `json:"errorContains,omitempty"`
+	ErrorHasPrefix    *string  `json:"errorHasPrefix,omitempty"`
+	ErrorHasSuffix    *string  `json:"errorHasSuffix,omitempty"`
+	ErrorEqualFold    *string  `json:"errorEqualFold,omitempty"`
+	ErrorContainsFold *string  `json:"errorContainsFold,omitempty"`
+
+	// "latency_ms" field predicates.
+	LatencyMs      *int64  `json:"latencyMs,omitempty"`
+	LatencyMsNEQ   *int64  `json:"latencyMsNEQ,omitempty"`
+	LatencyMsIn    []int64 `json:"latencyMsIn,omitempty"`
+	LatencyMsNotIn []int64 `json:"latencyMsNotIn,omitempty"`
+	LatencyMsGT    *int64  `json:"latencyMsGT,omitempty"`
+	LatencyMsGTE   *int64  `json:"latencyMsGTE,omitempty"`
+	LatencyMsLT    *int64  `json:"latencyMsLT,omitempty"`
+	LatencyMsLTE   *int64  `json:"latencyMsLTE,omitempty"`
+
+	// "response_body" field predicates.
+	ResponseBody             *string  `json:"responseBody,omitempty"`
+	ResponseBodyNEQ          *string  `json:"responseBodyNEQ,omitempty"`
+	ResponseBodyIn           []string `json:"responseBodyIn,omitempty"`
+	ResponseBodyNotIn        []string `json:"responseBodyNotIn,omitempty"`
+	ResponseBodyGT           *string  `json:"responseBodyGT,omitempty"`
+	ResponseBodyGTE          *string  `json:"responseBodyGTE,omitempty"`
+	ResponseBodyLT           *string  `json:"responseBodyLT,omitempty"`
+	ResponseBodyLTE          *string  `json:"responseBodyLTE,omitempty"`
+	ResponseBodyContains     *string  `json:"responseBodyContains,omitempty"`
+	ResponseBodyHasPrefix    *string  `json:"responseBodyHasPrefix,omitempty"`
+	ResponseBodyHasSuffix    *string  `json:"responseBodyHasSuffix,omitempty"`
+	ResponseBodyEqualFold    *string  `json:"responseBodyEqualFold,omitempty"`
+	ResponseBodyContainsFold *string  `json:"responseBodyContainsFold,omitempty"`
+
+	// "success" field predicates.
+	Success    *bool `json:"success,omitempty"`
+	SuccessNEQ *bool `json:"successNEQ,omitempty"`
+
+	// "delivery" edge predicates.
+	HasDelivery     *bool                 `json:"hasDelivery,omitempty"`
+	HasDeliveryWith []*DeliveryWhereInput `json:"hasDeliveryWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *DeliveryAttemptWhereInput) AddPredicates(predicates ...predicate.DeliveryAttempt) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the DeliveryAttemptWhereInput filter on the DeliveryAttemptQuery builder.
+func (i *DeliveryAttemptWhereInput) Filter(q *DeliveryAttemptQuery) (*DeliveryAttemptQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyDeliveryAttemptWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyDeliveryAttemptWhereInput is returned in case the DeliveryAttemptWhereInput is empty.
+var ErrEmptyDeliveryAttemptWhereInput = errors.New("ent: empty predicate DeliveryAttemptWhereInput")
+
+// P returns a predicate for filtering deliveryattempts.
+// An error is returned if the input is empty or invalid.
+func (i *DeliveryAttemptWhereInput) P() (predicate.DeliveryAttempt, error) {
+	var predicates []predicate.DeliveryAttempt
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, deliveryattempt.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.DeliveryAttempt, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, deliveryattempt.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.DeliveryAttempt, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, deliveryattempt.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, deliveryattempt.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, deliveryattempt.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, deliveryattempt.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, deliveryattempt.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, deliveryattempt.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, deliveryattempt.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, deliveryattempt.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.DeliveryID != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDEQ(*i.DeliveryID))
+	}
+	if i.DeliveryIDNEQ != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDNEQ(*i.DeliveryIDNEQ))
+	}
+	if len(i.DeliveryIDIn) > 0 {
+		predicates = append(predicates, deliveryattempt.DeliveryIDIn(i.DeliveryIDIn...))
+	}
+	if len(i.DeliveryIDNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.DeliveryIDNotIn(i.DeliveryIDNotIn...))
+	}
+	if i.DeliveryIDGT != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDGT(*i.DeliveryIDGT))
+	}
+	if i.DeliveryIDGTE != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDGTE(*i.DeliveryIDGTE))
+	}
+	if i.DeliveryIDLT != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDLT(*i.DeliveryIDLT))
+	}
+	if i.DeliveryIDLTE != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDLTE(*i.DeliveryIDLTE))
+	}
+	if i.DeliveryIDContains != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDContains(*i.DeliveryIDContains))
+	}
+	if i.DeliveryIDHasPrefix != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDHasPrefix(*i.DeliveryIDHasPrefix))
+	}
+	if i.DeliveryIDHasSuffix != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDHasSuffix(*i.DeliveryIDHasSuffix))
+	}
+	if i.DeliveryIDEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDEqualFold(*i.DeliveryIDEqualFold))
+	}
+	if i.DeliveryIDContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.DeliveryIDContainsFold(*i.DeliveryIDContainsFold))
+	}
+	if i.WebhookID != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDEQ(*i.WebhookID))
+	}
+	if i.WebhookIDNEQ != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDNEQ(*i.WebhookIDNEQ))
+	}
+	if len(i.WebhookIDIn) > 0 {
+		predicates = append(predicates, deliveryattempt.WebhookIDIn(i.WebhookIDIn...))
+	}
+	if len(i.WebhookIDNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.WebhookIDNotIn(i.WebhookIDNotIn...))
+	}
+	if i.WebhookIDGT != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDGT(*i.WebhookIDGT))
+	}
+	if i.WebhookIDGTE != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDGTE(*i.WebhookIDGTE))
+	}
+	if i.WebhookIDLT != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDLT(*i.WebhookIDLT))
+	}
+	if i.WebhookIDLTE != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDLTE(*i.WebhookIDLTE))
+	}
+	if i.WebhookIDContains != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDContains(*i.WebhookIDContains))
+	}
+	if i.WebhookIDHasPrefix != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDHasPrefix(*i.WebhookIDHasPrefix))
+	}
+	if i.WebhookIDHasSuffix != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDHasSuffix(*i.WebhookIDHasSuffix))
+	}
+	if i.WebhookIDEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDEqualFold(*i.WebhookIDEqualFold))
+	}
+	if i.WebhookIDContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.WebhookIDContainsFold(*i.WebhookIDContainsFold))
+	}
+	if i.Number != nil {
+		predicates = append(predicates, deliveryattempt.NumberEQ(*i.Number))
+	}
+	if i.NumberNEQ != nil {
+		predicates = append(predicates, deliveryattempt.NumberNEQ(*i.NumberNEQ))
+	}
+	if len(i.NumberIn) > 0 {
+		predicates = append(predicates, deliveryattempt.NumberIn(i.NumberIn...))
+	}
+	if len(i.NumberNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.NumberNotIn(i.NumberNotIn...))
+	}
+	if i.NumberGT != nil {
+		predicates = append(predicates, deliveryattempt.NumberGT(*i.NumberGT))
+	}
+	if i.NumberGTE != nil {
+		predicates = append(predicates, deliveryattempt.NumberGTE(*i.NumberGTE))
+	}
+	if i.NumberLT != nil {
+		predicates = append(predicates, deliveryattempt.NumberLT(*i.NumberLT))
+	}
+	if i.NumberLTE != nil {
+		predicates = append(predicates, deliveryattempt.NumberLTE(*i.NumberLTE))
+	}
+	if i.At != nil {
+		predicates = append(predicates, deliveryattempt.AtEQ(*i.At))
+	}
+	if i.AtNEQ != nil {
+		predicates = append(predicates, deliveryattempt.AtNEQ(*i.AtNEQ))
+	}
+	if len(i.AtIn) > 0 {
+		predicates = append(predicates, deliveryattempt.AtIn(i.AtIn...))
+	}
+	if len(i.AtNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.AtNotIn(i.AtNotIn...))
+	}
+	if i.AtGT != nil {
+		predicates = append(predicates, deliveryattempt.AtGT(*i.AtGT))
+	}
+	if i.AtGTE != nil {
+		predicates = append(predicates, deliveryattempt.AtGTE(*i.AtGTE))
+	}
+	if i.AtLT != nil {
+		predicates = append(predicates, deliveryattempt.AtLT(*i.AtLT))
+	}
+	if i.AtLTE != nil {
+		predicates = append(predicates, deliveryattempt.AtLTE(*i.AtLTE))
+	}
+	if i.StatusCode != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeEQ(*i.StatusCode))
+	}
+	if i.StatusCodeNEQ != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeNEQ(*i.StatusCodeNEQ))
+	}
+	if len(i.StatusCodeIn) > 0 {
+		predicates = append(predicates, deliveryattempt.StatusCodeIn(i.StatusCodeIn...))
+	}
+	if len(i.StatusCodeNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.StatusCodeNotIn(i.StatusCodeNotIn...))
+	}
+	if i.StatusCodeGT != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeGT(*i.StatusCodeGT))
+	}
+	if i.StatusCodeGTE != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeGTE(*i.StatusCodeGTE))
+	}
+	if i.StatusCodeLT != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeLT(*i.StatusCodeLT))
+	}
+	if i.StatusCodeLTE != nil {
+		predicates = append(predicates, deliveryattempt.StatusCodeLTE(*i.StatusCodeLTE))
+	}
+	if i.Error != nil {
+		predicates = append(predicates, deliveryattempt.ErrorEQ(*i.Error))
+	}
+	if i.ErrorNEQ != nil {
+		predicates = append(predicates, deliveryattempt.ErrorNEQ(*i.ErrorNEQ))
+	}
+	if len(i.ErrorIn) > 0 {
+		predicates = append(predicates, deliveryattempt.ErrorIn(i.ErrorIn...))
+	}
+	if len(i.ErrorNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.ErrorNotIn(i.ErrorNotIn...))
+	}
+	if i.ErrorGT != nil {
+		predicates = append(predicates, deliveryattempt.ErrorGT(*i.ErrorGT))
+	}
+	if i.ErrorGTE != nil {
+		predicates = append(predicates, deliveryattempt.ErrorGTE(*i.ErrorGTE))
+	}
+	if i.ErrorLT != nil {
+		predicates = append(predicates, deliveryattempt.ErrorLT(*i.ErrorLT))
+	}
+	if i.ErrorLTE != nil {
+		predicates = append(predicates, deliveryattempt.ErrorLTE(*i.ErrorLTE))
+	}
+	if i.ErrorContains != nil {
+		predicates = append(predicates, deliveryattempt.ErrorContains(*i.ErrorContains))
+	}
+	if i.ErrorHasPrefix != nil {
+		predicates = append(predicates, deliveryattempt.ErrorHasPrefix(*i.ErrorHasPrefix))
+	}
+	if i.ErrorHasSuffix != nil {
+		predicates = append(predicates, deliveryattempt.ErrorHasSuffix(*i.ErrorHasSuffix))
+	}
+	if i.ErrorEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.ErrorEqualFold(*i.ErrorEqualFold))
+	}
+	if i.ErrorContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.ErrorContainsFold(*i.ErrorContainsFold))
+	}
+	if i.LatencyMs != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsEQ(*i.LatencyMs))
+	}
+	if i.LatencyMsNEQ != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsNEQ(*i.LatencyMsNEQ))
+	}
+	if len(i.LatencyMsIn) > 0 {
+		predicates = append(predicates, deliveryattempt.LatencyMsIn(i.LatencyMsIn...))
+	}
+	if len(i.LatencyMsNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.LatencyMsNotIn(i.LatencyMsNotIn...))
+	}
+	if i.LatencyMsGT != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsGT(*i.LatencyMsGT))
+	}
+	if i.LatencyMsGTE != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsGTE(*i.LatencyMsGTE))
+	}
+	if i.LatencyMsLT != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsLT(*i.LatencyMsLT))
+	}
+	if i.LatencyMsLTE != nil {
+		predicates = append(predicates, deliveryattempt.LatencyMsLTE(*i.LatencyMsLTE))
+	}
+	if i.ResponseBody != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyEQ(*i.ResponseBody))
+	}
+	if i.ResponseBodyNEQ != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyNEQ(*i.ResponseBodyNEQ))
+	}
+	if len(i.ResponseBodyIn) > 0 {
+		predicates = append(predicates, deliveryattempt.ResponseBodyIn(i.ResponseBodyIn...))
+	}
+	if len(i.ResponseBodyNotIn) > 0 {
+		predicates = append(predicates, deliveryattempt.ResponseBodyNotIn(i.ResponseBodyNotIn...))
+	}
+	if i.ResponseBodyGT != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyGT(*i.ResponseBodyGT))
+	}
+	if i.ResponseBodyGTE != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyGTE(*i.ResponseBodyGTE))
+	}
+	if i.ResponseBodyLT != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyLT(*i.ResponseBodyLT))
+	}
+	if i.ResponseBodyLTE != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyLTE(*i.ResponseBodyLTE))
+	}
+	if i.ResponseBodyContains != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyContains(*i.ResponseBodyContains))
+	}
+	if i.ResponseBodyHasPrefix != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyHasPrefix(*i.ResponseBodyHasPrefix))
+	}
+	if i.ResponseBodyHasSuffix != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyHasSuffix(*i.ResponseBodyHasSuffix))
+	}
+	if i.ResponseBodyEqualFold != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyEqualFold(*i.ResponseBodyEqualFold))
+	}
+	if i.ResponseBodyContainsFold != nil {
+		predicates = append(predicates, deliveryattempt.ResponseBodyContainsFold(*i.ResponseBodyContainsFold))
+	}
+	if i.Success != nil {
+		predicates = append(predicates, deliveryattempt.SuccessEQ(*i.Success))
+	}
+	if i.SuccessNEQ != nil {
+		predicates = append(predicates, deliveryattempt.SuccessNEQ(*i.SuccessNEQ))
+	}
+
+	if i.HasDelivery != nil {
+		p := deliveryattempt.HasDelivery()
+		if !*i.HasDelivery {
+			p = deliveryattempt.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveryWith) > 0 {
+		with := make([]predicate.Delivery, 0, len(i.HasDeliveryWith))
+		for _, w := range i.HasDeliveryWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveryWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, deliveryattempt.HasDeliveryWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyDeliveryAttemptWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return deliveryattempt.And(predicates...), nil
+	}
+}
 
 // MessageWhereInput represents a where input for filtering Message queries.
 type MessageWhereInput struct {
@@ -1511,6 +2778,520 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 		return predicates[0], nil
 	default:
 		return message.And(predicates...), nil
+	}
+}
+
+// WebhookWhereInput represents a where input for filtering Webhook queries.
+type WebhookWhereInput struct {
+	Predicates []predicate.Webhook  `json:"-"`
+	Not        *WebhookWhereInput   `json:"not,omitempty"`
+	Or         []*WebhookWhereInput `json:"or,omitempty"`
+	And        []*WebhookWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "url" field predicates.
+	URL             *string  `json:"url,omitempty"`
+	URLNEQ          *string  `json:"urlNEQ,omitempty"`
+	URLIn           []string `json:"urlIn,omitempty"`
+	URLNotIn        []string `json:"urlNotIn,omitempty"`
+	URLGT           *string  `json:"urlGT,omitempty"`
+	URLGTE          *string  `json:"urlGTE,omitempty"`
+	URLLT           *string  `json:"urlLT,omitempty"`
+	URLLTE          *string  `json:"urlLTE,omitempty"`
+	URLContains     *string  `json:"urlContains,omitempty"`
+	URLHasPrefix    *string  `json:"urlHasPrefix,omitempty"`
+	URLHasSuffix    *string  `json:"urlHasSuffix,omitempty"`
+	URLEqualFold    *string  `json:"urlEqualFold,omitempty"`
+	URLContainsFold *string  `json:"urlContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status             *string  `json:"status,omitempty"`
+	StatusNEQ          *string  `json:"statusNEQ,omitempty"`
+	StatusIn           []string `json:"statusIn,omitempty"`
+	StatusNotIn        []string `json:"statusNotIn,omitempty"`
+	StatusGT           *string  `json:"statusGT,omitempty"`
+	StatusGTE          *string  `json:"statusGTE,omitempty"`
+	StatusLT           *string  `json:"statusLT,omitempty"`
+	StatusLTE          *string  `json:"statusLTE,omitempty"`
+	StatusContains     *string  `json:"statusContains,omitempty"`
+	StatusHasPrefix    *string  `json:"statusHasPrefix,omitempty"`
+	StatusHasSuffix    *string  `json:"statusHasSuffix,omitempty"`
+	StatusEqualFold    *string  `json:"statusEqualFold,omitempty"`
+	StatusContainsFold *string  `json:"statusContainsFold,omitempty"`
+
+	// "consecutive_failures" field predicates.
+	ConsecutiveFailures      *int  `json:"consecutiveFailures,omitempty"`
+	ConsecutiveFailuresNEQ   *int  `json:"consecutiveFailuresNEQ,omitempty"`
+	ConsecutiveFailuresIn    []int `json:"consecutiveFailuresIn,omitempty"`
+	ConsecutiveFailuresNotIn []int `json:"consecutiveFailuresNotIn,omitempty"`
+	ConsecutiveFailuresGT    *int  `json:"consecutiveFailuresGT,omitempty"`
+	ConsecutiveFailuresGTE   *int  `json:"consecutiveFailuresGTE,omitempty"`
+	ConsecutiveFailuresLT    *int  `json:"consecutiveFailuresLT,omitempty"`
+	ConsecutiveFailuresLTE   *int  `json:"consecutiveFailuresLTE,omitempty"`
+
+	// "disabled_at" field predicates.
+	DisabledAt       *time.Time  `json:"disabledAt,omitempty"`
+	DisabledAtNEQ    *time.Time  `json:"disabledAtNEQ,omitempty"`
+	DisabledAtIn     []time.Time `json:"disabledAtIn,omitempty"`
+	DisabledAtNotIn  []time.Time `json:"disabledAtNotIn,omitempty"`
+	DisabledAtGT     *time.Time  `json:"disabledAtGT,omitempty"`
+	DisabledAtGTE    *time.Time  `json:"disabledAtGTE,omitempty"`
+	DisabledAtLT     *time.Time  `json:"disabledAtLT,omitempty"`
+	DisabledAtLTE    *time.Time  `json:"disabledAtLTE,omitempty"`
+	DisabledAtIsNil  bool        `json:"disabledAtIsNil,omitempty"`
+	DisabledAtNotNil bool        `json:"disabledAtNotNil,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "deliveries" edge predicates.
+	HasDeliveries     *bool                 `json:"hasDeliveries,omitempty"`
+	HasDeliveriesWith []*DeliveryWhereInput `json:"hasDeliveriesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *WebhookWhereInput) AddPredicates(predicates ...predicate.Webhook) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the WebhookWhereInput filter on the WebhookQuery builder.
+func (i *WebhookWhereInput) Filter(q *WebhookQuery) (*WebhookQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyWebhookWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyWebhookWhereInput is returned in case the WebhookWhereInput is empty.
+var ErrEmptyWebhookWhereInput = errors.New("ent: empty predicate WebhookWhereInput")
+
+// P returns a predicate for filtering webhooks.
+// An error is returned if the input is empty or invalid.
+func (i *WebhookWhereInput) P() (predicate.Webhook, error) {
+	var predicates []predicate.Webhook
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, webhook.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Webhook, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, webhook.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Webhook, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, webhook.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, webhook.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, webhook.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, webhook.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, webhook.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, webhook.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, webhook.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, webhook.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, webhook.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, webhook.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, webhook.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, webhook.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, webhook.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, webhook.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, webhook.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, webhook.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, webhook.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, webhook.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, webhook.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, webhook.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, webhook.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, webhook.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, webhook.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, webhook.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.URL != nil {
+		predicates = append(predicates, webhook.URLEQ(*i.URL))
+	}
+	if i.URLNEQ != nil {
+		predicates = append(predicates, webhook.URLNEQ(*i.URLNEQ))
+	}
+	if len(i.URLIn) > 0 {
+		predicates = append(predicates, webhook.URLIn(i.URLIn...))
+	}
+	if len(i.URLNotIn) > 0 {
+		predicates = append(predicates, webhook.URLNotIn(i.URLNotIn...))
+	}
+	if i.URLGT != nil {
+		predicates = append(predicates, webhook.URLGT(*i.URLGT))
+	}
+	if i.URLGTE != nil {
+		predicates = append(predicates, webhook.URLGTE(*i.URLGTE))
+	}
+	if i.URLLT != nil {
+		predicates = append(predicates, webhook.URLLT(*i.URLLT))
+	}
+	if i.URLLTE != nil {
+		predicates = append(predicates, webhook.URLLTE(*i.URLLTE))
+	}
+	if i.URLContains != nil {
+		predicates = append(predicates, webhook.URLContains(*i.URLContains))
+	}
+	if i.URLHasPrefix != nil {
+		predicates = append(predicates, webhook.URLHasPrefix(*i.URLHasPrefix))
+	}
+	if i.URLHasSuffix != nil {
+		predicates = append(predicates, webhook.URLHasSuffix(*i.URLHasSuffix))
+	}
+	if i.URLEqualFold != nil {
+		predicates = append(predicates, webhook.URLEqualFold(*i.URLEqualFold))
+	}
+	if i.URLContainsFold != nil {
+		predicates = append(predicates, webhook.URLContainsFold(*i.URLContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, webhook.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, webhook.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, webhook.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, webhook.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, webhook.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, webhook.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, webhook.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, webhook.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, webhook.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, webhook.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, webhook.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, webhook.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, webhook.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, webhook.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, webhook.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, webhook.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, webhook.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusGT != nil {
+		predicates = append(predicates, webhook.StatusGT(*i.StatusGT))
+	}
+	if i.StatusGTE != nil {
+		predicates = append(predicates, webhook.StatusGTE(*i.StatusGTE))
+	}
+	if i.StatusLT != nil {
+		predicates = append(predicates, webhook.StatusLT(*i.StatusLT))
+	}
+	if i.StatusLTE != nil {
+		predicates = append(predicates, webhook.StatusLTE(*i.StatusLTE))
+	}
+	if i.StatusContains != nil {
+		predicates = append(predicates, webhook.StatusContains(*i.StatusContains))
+	}
+	if i.StatusHasPrefix != nil {
+		predicates = append(predicates, webhook.StatusHasPrefix(*i.StatusHasPrefix))
+	}
+	if i.StatusHasSuffix != nil {
+		predicates = append(predicates, webhook.StatusHasSuffix(*i.StatusHasSuffix))
+	}
+	if i.StatusEqualFold != nil {
+		predicates = append(predicates, webhook.StatusEqualFold(*i.StatusEqualFold))
+	}
+	if i.StatusContainsFold != nil {
+		predicates = append(predicates, webhook.StatusContainsFold(*i.StatusContainsFold))
+	}
+	if i.ConsecutiveFailures != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresEQ(*i.ConsecutiveFailures))
+	}
+	if i.ConsecutiveFailuresNEQ != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresNEQ(*i.ConsecutiveFailuresNEQ))
+	}
+	if len(i.ConsecutiveFailuresIn) > 0 {
+		predicates = append(predicates, webhook.ConsecutiveFailuresIn(i.ConsecutiveFailuresIn...))
+	}
+	if len(i.ConsecutiveFailuresNotIn) > 0 {
+		predicates = append(predicates, webhook.ConsecutiveFailuresNotIn(i.ConsecutiveFailuresNotIn...))
+	}
+	if i.ConsecutiveFailuresGT != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresGT(*i.ConsecutiveFailuresGT))
+	}
+	if i.ConsecutiveFailuresGTE != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresGTE(*i.ConsecutiveFailuresGTE))
+	}
+	if i.ConsecutiveFailuresLT != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresLT(*i.ConsecutiveFailuresLT))
+	}
+	if i.ConsecutiveFailuresLTE != nil {
+		predicates = append(predicates, webhook.ConsecutiveFailuresLTE(*i.ConsecutiveFailuresLTE))
+	}
+	if i.DisabledAt != nil {
+		predicates = append(predicates, webhook.DisabledAtEQ(*i.DisabledAt))
+	}
+	if i.DisabledAtNEQ != nil {
+		predicates = append(predicates, webhook.DisabledAtNEQ(*i.DisabledAtNEQ))
+	}
+	if len(i.DisabledAtIn) > 0 {
+		predicates = append(predicates, webhook.DisabledAtIn(i.DisabledAtIn...))
+	}
+	if len(i.DisabledAtNotIn) > 0 {
+		predicates = append(predicates, webhook.DisabledAtNotIn(i.DisabledAtNotIn...))
+	}
+	if i.DisabledAtGT != nil {
+		predicates = append(predicates, webhook.DisabledAtGT(*i.DisabledAtGT))
+	}
+	if i.DisabledAtGTE != nil {
+		predicates = append(predicates, webhook.DisabledAtGTE(*i.DisabledAtGTE))
+	}
+	if i.DisabledAtLT != nil {
+		predicates = append(predicates, webhook.DisabledAtLT(*i.DisabledAtLT))
+	}
+	if i.DisabledAtLTE != nil {
+		predicates = append(predicates, webhook.DisabledAtLTE(*i.DisabledAtLTE))
+	}
+	if i.DisabledAtIsNil {
+		predicates = append(predicates, webhook.DisabledAtIsNil())
+	}
+	if i.DisabledAtNotNil {
+		predicates = append(predicates, webhook.DisabledAtNotNil())
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, webhook.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, webhook.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, webhook.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, webhook.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, webhook.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, webhook.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, webhook.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, webhook.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, webhook.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, webhook.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, webhook.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, webhook.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, webhook.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, webhook.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, webhook.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, webhook.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasDeliveries != nil {
+		p := webhook.HasDeliveries()
+		if !*i.HasDeliveries {
+			p = webhook.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasDeliveriesWith) > 0 {
+		with := make([]predicate.Delivery, 0, len(i.HasDeliveriesWith))
+		for _, w := range i.HasDeliveriesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasDeliveriesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, webhook.HasDeliveriesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyWebhookWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return webhook.And(predicates...), nil
 	}
 }
 

@@ -16,6 +16,10 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Delivery is the client for interacting with the Delivery builders.
+	Delivery *DeliveryClient
+	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
+	DeliveryAttempt *DeliveryAttemptClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -24,6 +28,8 @@ type Tx struct {
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// Webhook is the client for interacting with the Webhook builders.
+	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
 	Workspace *WorkspaceClient
 
@@ -158,10 +164,13 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.Delivery = NewDeliveryClient(tx.config)
+	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.Media = NewMediaClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
+	tx.Webhook = NewWebhookClient(tx.config)
 	tx.Workspace = NewWorkspaceClient(tx.config)
 }
 

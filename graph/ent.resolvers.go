@@ -16,7 +16,7 @@ import (
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesRead); err != nil {
+	if _, err := viewer.Require(ctx, ""); err != nil {
 		return nil, err
 	}
 	return r.Client.Noder(ctx, id, ent.WithNodeType(nodeType))
@@ -24,7 +24,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesRead); err != nil {
+	if _, err := viewer.Require(ctx, ""); err != nil {
 		return nil, err
 	}
 	return r.Client.Noders(ctx, ids, ent.WithNodeType(nodeType))
@@ -37,6 +37,14 @@ func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[strin
 	}
 	return r.Client.Message.Query().Paginate(ctx, after, first, before, last,
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
+}
+
+// Webhooks is the resolver for the webhooks field.
+func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) (*ent.WebhookConnection, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))
 }
 
 // Message returns MessageResolver implementation.

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 	"github.com/switchboardhq/switchboard/viewer"
 
@@ -26,6 +29,8 @@ type Resolver struct {
 	Queue   *jobs.Queue
 	Jobs    *jobs.Handlers
 	Media   *media.Store
+	// AllowPrivate lets webhook URLs use http and point at private addresses.
+	AllowPrivate bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -37,15 +42,31 @@ func (r *Resolver) now() time.Time {
 	return time.Now()
 }
 
-// nodeType resolves the table of a global id from its prefix (see switchboard.NewID).
+// nodeType resolves the table of a global id from its prefix (see switchboard.NewID)
+// and checks that the viewer holds the scope that reads it.
 func nodeType(ctx context.Context, id string) (string, error) {
-	switch {
-	case strings.HasPrefix(id, "msg_"):
-		return message.Table, nil
-	case strings.HasPrefix(id, "ws_") && id == viewerWorkspace(ctx):
-		return workspace.Table, nil // workspaces are not tenant rows: only one's own
+	var table, scope string
+	switch prefix, _, _ := strings.Cut(id, "_"); prefix {
+	case "msg":
+		table, scope = message.Table, switchboard.ScopeMessagesRead
+	case "wh":
+		table, scope = webhook.Table, switchboard.ScopeWebhooksRead
+	case "dlv":
+		table, scope = delivery.Table, switchboard.ScopeWebhooksRead
+	case "att":
+		table, scope = deliveryattempt.Table, switchboard.ScopeWebhooksRead
+	case "ws":
+		if id == viewerWorkspace(ctx) { // workspaces are not tenant rows: only one's own
+			table, scope = workspace.Table, switchboard.ScopeAccountRead
+		}
 	}
-	return "", switchboard.Errorf(switchboard.ENOTFOUND, "No node with id %s.", quote(id))
+	if table == "" {
+		return "", switchboard.Errorf(switchboard.ENOTFOUND, "No node with id %s.", quote(id))
+	}
+	if _, err := viewer.Require(ctx, scope); err != nil {
+		return "", err
+	}
+	return table, nil
 }
 
 // viewerWorkspace is the workspace of the viewer in ctx (resolvers call it after

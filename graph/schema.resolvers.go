@@ -66,6 +66,46 @@ func (r *mutationResolver) CancelScheduledMessage(ctx context.Context, id string
 	return r.cancel(ctx, id)
 }
 
+// CreateWebhook is the resolver for the createWebhook field.
+func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.CreateWebhookPayload, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	return r.createWebhook(ctx, input)
+}
+
+// UpdateWebhook is the resolver for the updateWebhook field.
+func (r *mutationResolver) UpdateWebhook(ctx context.Context, id string, input model.WebhookPatch) (*ent.Webhook, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	return r.updateWebhook(ctx, id, input)
+}
+
+// DeleteWebhook is the resolver for the deleteWebhook field.
+func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (*model.DeletePayload, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	return r.deleteWebhook(ctx, id)
+}
+
+// RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
+func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (*model.RotateSecretPayload, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	return r.rotateSecret(ctx, id)
+}
+
+// RedeliverWebhookDelivery is the resolver for the redeliverWebhookDelivery field.
+func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, webhookID string, deliveryID string) (*ent.Delivery, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	return r.redeliver(ctx, webhookID, deliveryID)
+}
+
 // Ping is the resolver for the ping field.
 func (r *queryResolver) Ping(ctx context.Context) (*model.Ping, error) {
 	v, err := viewer.Require(ctx, "")
@@ -178,6 +218,30 @@ func (r *queryResolver) Message(ctx context.Context, key string, chatID *string)
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No message with key %s.", quote(key))
 	}
 	return m, err
+}
+
+// Webhook is the resolver for the webhook field.
+func (r *queryResolver) Webhook(ctx context.Context, id string) (*ent.Webhook, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	return r.getWebhook(ctx, id)
+}
+
+// WebhookList is the resolver for the webhookList field.
+func (r *queryResolver) WebhookList(ctx context.Context, limit *int, skip *int) (*model.WebhookPage, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	return r.listWebhooks(ctx, limit, skip)
+}
+
+// WebhookDeliveries is the resolver for the webhookDeliveries field.
+func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID string, status *string, limit *int, skip *int) (*model.DeliveryPage, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	return r.listDeliveries(ctx, webhookID, status, limit, skip)
 }
 
 // Mutation returns MutationResolver implementation.

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
+	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
 // ExpireAfter is how long a due message waits for an engine before it expires.
@@ -26,11 +27,17 @@ type Handlers struct {
 	Engines  *engine.Registry
 	Queue    *Queue
 	Previews *linkpreview.Fetcher
+	// Sender makes webhook attempts.
+	Sender *wh.Sender
+	// RetrySchedule is the delay before each retry of a webhook delivery; a
+	// delivery gets len(RetrySchedule)+1 attempts.
+	RetrySchedule []time.Duration
 }
 
 // Register adds every handler to mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeDispatch, h.Dispatch)
+	mux.HandleFunc(TypeDeliver, h.Deliver)
 	mux.HandleFunc(TypeReconcile, h.Reconcile)
 }
 

@@ -11,26 +11,36 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // Task types.
 const (
 	TypeDispatch  = "message:dispatch"
+	TypeDeliver   = "webhook:deliver"
 	TypeReconcile = "switchboard:reconcile"
 )
 
 // Queue names and their priorities.
 const (
 	QueueMessages    = "messages"
+	QueueWebhooks    = "webhooks"
 	QueueMaintenance = "maintenance"
 )
 
 // Queues is the asynq server's queue configuration.
-var Queues = map[string]int{QueueMessages: 6, QueueMaintenance: 1}
+var Queues = map[string]int{QueueMessages: 6, QueueWebhooks: 4, QueueMaintenance: 1}
 
 // dispatchPayload is the payload of a TypeDispatch task.
 type dispatchPayload struct {
 	MessageID   string `json:"messageId"`
+	WorkspaceID string `json:"workspaceId"`
+}
+
+// deliverPayload is the payload of a TypeDeliver task.
+type deliverPayload struct {
+	DeliveryID  string `json:"deliveryId"`
 	WorkspaceID string `json:"workspaceId"`
 }
 
@@ -49,24 +59,38 @@ func NewQueue(c *asynq.Client, i *asynq.Inspector) *Queue {
 // the same message is never queued twice.
 func DispatchTaskID(messageID string) string { return "dispatch:" + messageID }
 
+// DeliverTaskID is the asynq task id of a webhook delivery.
+func DeliverTaskID(deliveryID string) string { return "deliver:" + deliveryID }
+
 // Dispatch queues the sending of a message at at (now when zero). A dispatch that
 // is already queued is left alone; queued reports whether a task was added.
 func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
 	payload, _ := json.Marshal(dispatchPayload{MessageID: messageID, WorkspaceID: workspaceID})
-	opts := []asynq.Option{
-		asynq.Queue(QueueMessages), asynq.TaskID(DispatchTaskID(messageID)),
-		asynq.MaxRetry(1 << 16), asynq.Timeout(2 * time.Minute),
-	}
+	return q.enqueueOnce(ctx, QueueMessages, DispatchTaskID(messageID), asynq.NewTask(TypeDispatch, payload), at,
+		asynq.MaxRetry(1<<16), asynq.Timeout(2*time.Minute))
+}
+
+// Deliver queues an attempt of a webhook delivery at at (now when zero). The
+// delivery's attempts are counted in the database, so the task may retry freely.
+func (q *Queue) Deliver(ctx context.Context, workspaceID, deliveryID string, at time.Time) (queued bool, err error) {
+	payload, _ := json.Marshal(deliverPayload{DeliveryID: deliveryID, WorkspaceID: workspaceID})
+	return q.enqueueOnce(ctx, QueueWebhooks, DeliverTaskID(deliveryID), asynq.NewTask(TypeDeliver, payload), at,
+		asynq.MaxRetry(1<<10), asynq.Timeout(30*time.Second))
+}
+
+// enqueueOnce adds task under id unless a live task holds that id already.
+func (q *Queue) enqueueOnce(ctx context.Context, queue, id string, task *asynq.Task, at time.Time, opts ...asynq.Option) (bool, error) {
+	opts = append(opts, asynq.Queue(queue), asynq.TaskID(id))
 	if !at.IsZero() {
 		opts = append(opts, asynq.ProcessAt(at))
 	}
 	enqueue := func() error {
-		_, err := q.client.EnqueueContext(ctx, asynq.NewTask(TypeDispatch, payload), opts...)
+		_, err := q.client.EnqueueContext(ctx, task, opts...)
 		return err
 	}
-	err = enqueue()
+	err := enqueue()
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return q.replaceFinished(DispatchTaskID(messageID), enqueue)
+		return q.replaceFinished(queue, id, enqueue)
 	}
 	return err == nil, err
 }
@@ -74,9 +98,9 @@ func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at 
 // replaceFinished handles a task id conflict: a live task (pending, scheduled,
 // active, retry) stays; a finished one (archived, completed) is deleted and enqueue
 // runs again.
-func (q *Queue) replaceFinished(id string, enqueue func() error) (bool, error) {
-	info, err := q.inspector.GetTaskInfo(QueueMessages, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) {
+func (q *Queue) replaceFinished(queue, id string, enqueue func() error) (bool, error) {
+	info, err := q.inspector.GetTaskInfo(queue, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
 		err = enqueue()
 		return err == nil, err
 	} else if err != nil {
@@ -84,7 +108,7 @@ func (q *Queue) replaceFinished(id string, enqueue func() error) (bool, error) {
 	}
 	switch info.State {
 	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
-		if err := q.inspector.DeleteTask(QueueMessages, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+		if err := q.inspector.DeleteTask(queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			return false, fmt.Errorf("jobs: delete finished %s: %w", id, err)
 		}
 		if err := enqueue(); errors.Is(err, asynq.ErrTaskIDConflict) {
@@ -109,3 +133,5 @@ func (q *Queue) Reschedule(ctx context.Context, workspaceID, messageID string, a
 func (q *Queue) Unschedule(messageID string) {
 	_ = q.inspector.DeleteTask(QueueMessages, DispatchTaskID(messageID))
 }
+
+func newDeliveryID() string { return switchboard.NewID("dlv") }

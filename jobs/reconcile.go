@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -31,8 +32,8 @@ const reconcileBatch = 500
 func ReconcileTask() *asynq.Task { return asynq.NewTask(TypeReconcile, nil) }
 
 // Reconcile rebuilds from the database what Redis should hold: every pending
-// message due within the next pass gets its dispatch task (a no-op when it is
-// already queued), and every message claimed by a worker that died is released.
+// message and webhook delivery due within the next pass gets its task (a no-op when
+// it is already queued), and every message claimed by a worker that died is released.
 // The database is the source of truth, so a Redis flush or restart loses nothing.
 func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
@@ -80,6 +81,25 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at)
 		if err != nil {
 			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
+		} else if added {
+			queued++
+		}
+	}
+	deliveries, err := h.Client.Delivery.Query().
+		Where(delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
+			delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))).
+		Order(ent.Asc(delivery.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
+	if err != nil {
+		return queued, err
+	}
+	for _, d := range deliveries {
+		at := time.Time{}
+		if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
+			at = *d.NextAttemptAt
+		}
+		added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, at)
+		if err != nil {
+			slog.Error("reconciler: enqueue delivery", "delivery", d.ID, "err", err)
 		} else if added {
 			queued++
 		}

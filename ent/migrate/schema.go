@@ -32,6 +32,88 @@ var (
 			},
 		},
 	}
+	// DeliveriesColumns holds the columns for the "deliveries" table.
+	DeliveriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "event_id", Type: field.TypeString},
+		{Name: "event_type", Type: field.TypeString},
+		{Name: "payload", Type: field.TypeBytes},
+		{Name: "status", Type: field.TypeString, Default: "pending"},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_attempt_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "webhook_id", Type: field.TypeString},
+	}
+	// DeliveriesTable holds the schema information for the "deliveries" table.
+	DeliveriesTable = &schema.Table{
+		Name:       "deliveries",
+		Columns:    DeliveriesColumns,
+		PrimaryKey: []*schema.Column{DeliveriesColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "deliveries_webhooks_deliveries",
+				Columns:    []*schema.Column{DeliveriesColumns[12]},
+				RefColumns: []*schema.Column{WebhooksColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "delivery_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[1]},
+			},
+			{
+				Name:    "delivery_status_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[5], DeliveriesColumns[7]},
+			},
+			{
+				Name:    "delivery_webhook_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[12], DeliveriesColumns[10]},
+			},
+		},
+	}
+	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
+	DeliveryAttemptsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "webhook_id", Type: field.TypeString},
+		{Name: "number", Type: field.TypeInt},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "status_code", Type: field.TypeInt, Default: 0},
+		{Name: "error", Type: field.TypeString, Default: ""},
+		{Name: "latency_ms", Type: field.TypeInt64},
+		{Name: "response_body", Type: field.TypeString, Default: ""},
+		{Name: "success", Type: field.TypeBool},
+		{Name: "delivery_id", Type: field.TypeString},
+	}
+	// DeliveryAttemptsTable holds the schema information for the "delivery_attempts" table.
+	DeliveryAttemptsTable = &schema.Table{
+		Name:       "delivery_attempts",
+		Columns:    DeliveryAttemptsColumns,
+		PrimaryKey: []*schema.Column{DeliveryAttemptsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "delivery_attempts_deliveries_attempt_log",
+				Columns:    []*schema.Column{DeliveryAttemptsColumns[10]},
+				RefColumns: []*schema.Column{DeliveriesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "deliveryattempt_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveryAttemptsColumns[1]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -175,6 +257,35 @@ var (
 			},
 		},
 	}
+	// WebhooksColumns holds the columns for the "webhooks" table.
+	WebhooksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "url", Type: field.TypeString},
+		{Name: "events", Type: field.TypeJSON},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "status", Type: field.TypeString, Default: "enabled"},
+		{Name: "secret", Type: field.TypeString},
+		{Name: "previous_secret", Type: field.TypeString, Nullable: true},
+		{Name: "previous_secret_expires_at", Type: field.TypeTime, Nullable: true},
+		{Name: "consecutive_failures", Type: field.TypeInt, Default: 0},
+		{Name: "disabled_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// WebhooksTable holds the schema information for the "webhooks" table.
+	WebhooksTable = &schema.Table{
+		Name:       "webhooks",
+		Columns:    WebhooksColumns,
+		PrimaryKey: []*schema.Column{WebhooksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "webhook_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{WebhooksColumns[1]},
+			},
+		},
+	}
 	// WorkspacesColumns holds the columns for the "workspaces" table.
 	WorkspacesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -192,13 +303,18 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		DeliveriesTable,
+		DeliveryAttemptsTable,
 		EventsTable,
 		IdempotencyKeysTable,
 		MediaTable,
 		MessagesTable,
+		WebhooksTable,
 		WorkspacesTable,
 	}
 )
 
 func init() {
+	DeliveriesTable.ForeignKeys[0].RefTable = WebhooksTable
+	DeliveryAttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
 }

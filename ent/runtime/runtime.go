@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/schema"
+	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
 
@@ -43,6 +46,70 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.
 	apikey.DefaultID = apikeyDescID.Default.(func() string)
+	deliveryMixin := schema.Delivery{}.Mixin()
+	deliveryMixinHooks0 := deliveryMixin[0].Hooks()
+	delivery.Hooks[0] = deliveryMixinHooks0[0]
+	deliveryMixinInters0 := deliveryMixin[0].Interceptors()
+	delivery.Interceptors[0] = deliveryMixinInters0[0]
+	deliveryMixinFields0 := deliveryMixin[0].Fields()
+	_ = deliveryMixinFields0
+	deliveryFields := schema.Delivery{}.Fields()
+	_ = deliveryFields
+	// deliveryDescWorkspaceID is the schema descriptor for workspace_id field.
+	deliveryDescWorkspaceID := deliveryMixinFields0[0].Descriptor()
+	// delivery.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	delivery.WorkspaceIDValidator = deliveryDescWorkspaceID.Validators[0].(func(string) error)
+	// deliveryDescStatus is the schema descriptor for status field.
+	deliveryDescStatus := deliveryFields[5].Descriptor()
+	// delivery.DefaultStatus holds the default value on creation for the status field.
+	delivery.DefaultStatus = deliveryDescStatus.Default.(string)
+	// deliveryDescAttempts is the schema descriptor for attempts field.
+	deliveryDescAttempts := deliveryFields[6].Descriptor()
+	// delivery.DefaultAttempts holds the default value on creation for the attempts field.
+	delivery.DefaultAttempts = deliveryDescAttempts.Default.(int)
+	// deliveryDescCreatedAt is the schema descriptor for created_at field.
+	deliveryDescCreatedAt := deliveryFields[10].Descriptor()
+	// delivery.DefaultCreatedAt holds the default value on creation for the created_at field.
+	delivery.DefaultCreatedAt = deliveryDescCreatedAt.Default.(func() time.Time)
+	// deliveryDescUpdatedAt is the schema descriptor for updated_at field.
+	deliveryDescUpdatedAt := deliveryFields[11].Descriptor()
+	// delivery.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	delivery.DefaultUpdatedAt = deliveryDescUpdatedAt.Default.(func() time.Time)
+	// delivery.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	delivery.UpdateDefaultUpdatedAt = deliveryDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// deliveryDescID is the schema descriptor for id field.
+	deliveryDescID := deliveryFields[0].Descriptor()
+	// delivery.DefaultID holds the default value on creation for the id field.
+	delivery.DefaultID = deliveryDescID.Default.(func() string)
+	deliveryattemptMixin := schema.DeliveryAttempt{}.Mixin()
+	deliveryattemptMixinHooks0 := deliveryattemptMixin[0].Hooks()
+	deliveryattempt.Hooks[0] = deliveryattemptMixinHooks0[0]
+	deliveryattemptMixinInters0 := deliveryattemptMixin[0].Interceptors()
+	deliveryattempt.Interceptors[0] = deliveryattemptMixinInters0[0]
+	deliveryattemptMixinFields0 := deliveryattemptMixin[0].Fields()
+	_ = deliveryattemptMixinFields0
+	deliveryattemptFields := schema.DeliveryAttempt{}.Fields()
+	_ = deliveryattemptFields
+	// deliveryattemptDescWorkspaceID is the schema descriptor for workspace_id field.
+	deliveryattemptDescWorkspaceID := deliveryattemptMixinFields0[0].Descriptor()
+	// deliveryattempt.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	deliveryattempt.WorkspaceIDValidator = deliveryattemptDescWorkspaceID.Validators[0].(func(string) error)
+	// deliveryattemptDescStatusCode is the schema descriptor for status_code field.
+	deliveryattemptDescStatusCode := deliveryattemptFields[5].Descriptor()
+	// deliveryattempt.DefaultStatusCode holds the default value on creation for the status_code field.
+	deliveryattempt.DefaultStatusCode = deliveryattemptDescStatusCode.Default.(int)
+	// deliveryattemptDescError is the schema descriptor for error field.
+	deliveryattemptDescError := deliveryattemptFields[6].Descriptor()
+	// deliveryattempt.DefaultError holds the default value on creation for the error field.
+	deliveryattempt.DefaultError = deliveryattemptDescError.Default.(string)
+	// deliveryattemptDescResponseBody is the schema descriptor for response_body field.
+	deliveryattemptDescResponseBody := deliveryattemptFields[8].Descriptor()
+	// deliveryattempt.DefaultResponseBody holds the default value on creation for the response_body field.
+	deliveryattempt.DefaultResponseBody = deliveryattemptDescResponseBody.Default.(string)
+	// deliveryattemptDescID is the schema descriptor for id field.
+	deliveryattemptDescID := deliveryattemptFields[0].Descriptor()
+	// deliveryattempt.DefaultID holds the default value on creation for the id field.
+	deliveryattempt.DefaultID = deliveryattemptDescID.Default.(func() string)
 	eventMixin := schema.Event{}.Mixin()
 	eventMixinHooks0 := eventMixin[0].Hooks()
 	event.Hooks[0] = eventMixinHooks0[0]
@@ -167,6 +234,49 @@ func init() {
 	messageDescID := messageFields[0].Descriptor()
 	// message.DefaultID holds the default value on creation for the id field.
 	message.DefaultID = messageDescID.Default.(func() string)
+	webhookMixin := schema.Webhook{}.Mixin()
+	webhookMixinHooks0 := webhookMixin[0].Hooks()
+	webhook.Hooks[0] = webhookMixinHooks0[0]
+	webhookMixinInters0 := webhookMixin[0].Interceptors()
+	webhook.Interceptors[0] = webhookMixinInters0[0]
+	webhookMixinFields0 := webhookMixin[0].Fields()
+	_ = webhookMixinFields0
+	webhookFields := schema.Webhook{}.Fields()
+	_ = webhookFields
+	// webhookDescWorkspaceID is the schema descriptor for workspace_id field.
+	webhookDescWorkspaceID := webhookMixinFields0[0].Descriptor()
+	// webhook.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	webhook.WorkspaceIDValidator = webhookDescWorkspaceID.Validators[0].(func(string) error)
+	// webhookDescURL is the schema descriptor for url field.
+	webhookDescURL := webhookFields[1].Descriptor()
+	// webhook.URLValidator is a validator for the "url" field. It is called by the builders before save.
+	webhook.URLValidator = webhookDescURL.Validators[0].(func(string) error)
+	// webhookDescDescription is the schema descriptor for description field.
+	webhookDescDescription := webhookFields[3].Descriptor()
+	// webhook.DefaultDescription holds the default value on creation for the description field.
+	webhook.DefaultDescription = webhookDescDescription.Default.(string)
+	// webhookDescStatus is the schema descriptor for status field.
+	webhookDescStatus := webhookFields[4].Descriptor()
+	// webhook.DefaultStatus holds the default value on creation for the status field.
+	webhook.DefaultStatus = webhookDescStatus.Default.(string)
+	// webhookDescConsecutiveFailures is the schema descriptor for consecutive_failures field.
+	webhookDescConsecutiveFailures := webhookFields[8].Descriptor()
+	// webhook.DefaultConsecutiveFailures holds the default value on creation for the consecutive_failures field.
+	webhook.DefaultConsecutiveFailures = webhookDescConsecutiveFailures.Default.(int)
+	// webhookDescCreatedAt is the schema descriptor for created_at field.
+	webhookDescCreatedAt := webhookFields[10].Descriptor()
+	// webhook.DefaultCreatedAt holds the default value on creation for the created_at field.
+	webhook.DefaultCreatedAt = webhookDescCreatedAt.Default.(func() time.Time)
+	// webhookDescUpdatedAt is the schema descriptor for updated_at field.
+	webhookDescUpdatedAt := webhookFields[11].Descriptor()
+	// webhook.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	webhook.DefaultUpdatedAt = webhookDescUpdatedAt.Default.(func() time.Time)
+	// webhook.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	webhook.UpdateDefaultUpdatedAt = webhookDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// webhookDescID is the schema descriptor for id field.
+	webhookDescID := webhookFields[0].Descriptor()
+	// webhook.DefaultID holds the default value on creation for the id field.
+	webhook.DefaultID = webhookDescID.Default.(func() string)
 	workspaceFields := schema.Workspace{}.Fields()
 	_ = workspaceFields
 	// workspaceDescName is the schema descriptor for name field.

@@ -7,9 +7,21 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 )
 
+type CreateWebhookPayload struct {
+	Webhook *ent.Webhook `json:"webhook"`
+	Secret  string       `json:"secret"`
+}
+
 type DeletePayload struct {
 	ID      string `json:"id"`
 	Deleted bool   `json:"deleted"`
+}
+
+type DeliveryPage struct {
+	Items []*ent.Delivery `json:"items"`
+	Limit int             `json:"limit"`
+	Skip  int             `json:"skip"`
+	Total int             `json:"total"`
 }
 
 type EngineConnection struct {
@@ -67,6 +79,11 @@ type Ping struct {
 	Message             *string             `json:"message,omitempty"`
 }
 
+type RotateSecretPayload struct {
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
+}
+
 type ScheduleMessagePayload struct {
 	Message *ent.Message `json:"message"`
 	// True when an earlier request with the same idempotency key produced this result.
@@ -79,4 +96,24 @@ type ScheduledMessageFilter struct {
 	Status      *string `json:"status,omitempty"`
 	// asc or desc by creation time; desc when omitted.
 	Order *string `json:"order,omitempty"`
+}
+
+type WebhookInput struct {
+	URL         *string  `json:"url,omitempty"`
+	Events      []string `json:"events,omitempty"`
+	Description *string  `json:"description,omitempty"`
+}
+
+type WebhookPage struct {
+	Items []*ent.Webhook `json:"items"`
+	Limit int            `json:"limit"`
+	Skip  int            `json:"skip"`
+	Total int            `json:"total"`
+}
+
+type WebhookPatch struct {
+	URL         *string  `json:"url,omitempty"`
+	Events      []string `json:"events,omitempty"`
+	Description *string  `json:"description,omitempty"`
+	Status      *string  `json:"status,omitempty"`
 }

@@ -1,0 +1,220 @@
+package graph
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/netguard"
+	"github.com/switchboardhq/switchboard/webhook"
+)
+
+const (
+	maxWebhookURL         = 2048
+	maxWebhookDescription = 120
+)
+
+// checkWebhookURL validates an endpoint URL: https, and not an internal address
+// unless private destinations are allowed (then http is allowed too).
+func (r *Resolver) checkWebhookURL(ctx context.Context, p *switchboard.Problems, raw string) {
+	if len(raw) > maxWebhookURL {
+		p.Add("url", "too_big", "url must be at most %d characters", maxWebhookURL)
+		return
+	}
+	if err := netguard.CheckURL(ctx, raw, r.AllowPrivate, r.AllowPrivate); err != nil {
+		p.Add("url", "invalid_string", "url %v", err)
+	}
+}
+
+// checkEvents validates a subscription list and returns it without duplicates.
+func checkEvents(p *switchboard.Problems, events []string) []string {
+	if len(events) == 0 {
+		p.Add("events", "too_small", "events must name at least one event type")
+		return nil
+	}
+	var bad, out []string
+	for _, e := range events {
+		if !webhook.InCatalog(e) {
+			bad = append(bad, e)
+		} else if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	if len(bad) > 0 {
+		p.Add("events", "invalid_enum_value", "unknown event types: %s (see the event catalog)", strings.Join(bad, ", "))
+	}
+	return out
+}
+
+func checkDescription(p *switchboard.Problems, d string) {
+	if utf8.RuneCountInString(d) > maxWebhookDescription {
+		p.Add("description", "too_big", "description must be at most %d characters", maxWebhookDescription)
+	}
+}
+
+// createWebhook is the use case behind createWebhook.
+func (r *Resolver) createWebhook(ctx context.Context, in model.WebhookInput) (*model.CreateWebhookPayload, error) {
+	var p switchboard.Problems
+	url := deref(in.URL)
+	if url == "" {
+		p.Add("url", "invalid_type", "url is required")
+	} else {
+		r.checkWebhookURL(ctx, &p, url)
+	}
+	events := checkEvents(&p, in.Events)
+	checkDescription(&p, deref(in.Description))
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	secret := webhook.NewSecret()
+	hook, err := r.Client.Webhook.Create().SetURL(url).SetEvents(events).
+		SetDescription(deref(in.Description)).SetSecret(secret).Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateWebhookPayload{Webhook: hook, Secret: secret}, nil
+}
+
+// getWebhook returns a webhook of the viewer's workspace or ENOTFOUND.
+func (r *Resolver) getWebhook(ctx context.Context, id string) (*ent.Webhook, error) {
+	hook, err := r.Client.Webhook.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No webhook with id %s.", quote(id))
+	}
+	return hook, err
+}
+
+// updateWebhook is the use case behind updateWebhook.
+func (r *Resolver) updateWebhook(ctx context.Context, id string, in model.WebhookPatch) (*ent.Webhook, error) {
+	hook, err := r.getWebhook(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var p switchboard.Problems
+	u := hook.Update()
+	if in.URL != nil {
+		r.checkWebhookURL(ctx, &p, *in.URL)
+		u.SetURL(*in.URL)
+	}
+	if in.Events != nil {
+		u.SetEvents(checkEvents(&p, in.Events))
+	}
+	if in.Description != nil {
+		checkDescription(&p, *in.Description)
+		u.SetDescription(*in.Description)
+	}
+	if s := in.Status; s != nil {
+		switch *s {
+		case jobs.WebhookEnabled:
+			u.SetStatus(*s).SetConsecutiveFailures(0).ClearDisabledAt()
+		case jobs.WebhookDisabled:
+			if hook.Status != jobs.WebhookDisabled {
+				u.SetStatus(*s).SetDisabledAt(r.now())
+			}
+		default:
+			p.Add("status", "invalid_enum_value", "status must be enabled or disabled")
+		}
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	return u.Save(ctx)
+}
+
+// deleteWebhook is the use case behind deleteWebhook. Its deliveries and their
+// attempts go with it; a task still queued for one finds nothing and ends.
+func (r *Resolver) deleteWebhook(ctx context.Context, id string) (*model.DeletePayload, error) {
+	if _, err := r.getWebhook(ctx, id); err != nil {
+		return nil, err
+	}
+	if err := r.Client.Webhook.DeleteOneID(id).Exec(ctx); err != nil {
+		return nil, err
+	}
+	return &model.DeletePayload{ID: id, Deleted: true}, nil
+}
+
+// rotateSecret is the use case behind rotateWebhookSecret.
+func (r *Resolver) rotateSecret(ctx context.Context, id string) (*model.RotateSecretPayload, error) {
+	hook, err := r.getWebhook(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	secret := webhook.NewSecret()
+	err = hook.Update().SetSecret(secret).SetPreviousSecret(hook.Secret).
+		SetPreviousSecretExpiresAt(r.now().Add(jobs.RotationOverlap)).Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RotateSecretPayload{ID: id, Secret: secret}, nil
+}
+
+// listWebhooks is the use case behind webhookList.
+func (r *Resolver) listWebhooks(ctx context.Context, limit, skip *int) (*model.WebhookPage, error) {
+	l, s, err := checkPage(limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	q := r.Client.Webhook.Query()
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Order(ent.Desc("created_at"), ent.Desc("id")).Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.WebhookPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
+
+// listDeliveries is the use case behind webhookDeliveries.
+func (r *Resolver) listDeliveries(ctx context.Context, webhookID string, status *string, limit, skip *int) (*model.DeliveryPage, error) {
+	l, s, err := checkPage(limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.getWebhook(ctx, webhookID); err != nil {
+		return nil, err
+	}
+	q := r.Client.Delivery.Query().Where(delivery.WebhookID(webhookID))
+	if status != nil {
+		if !slices.Contains([]string{jobs.DeliveryPending, jobs.DeliverySucceeded, jobs.DeliveryFailed}, *status) {
+			return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "status must be pending, succeeded or failed.",
+				Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be pending, succeeded or failed"}}}
+		}
+		q.Where(delivery.Status(*status))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.WithAttemptLog().Order(ent.Desc(delivery.FieldCreatedAt), ent.Desc(delivery.FieldID)).
+		Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.DeliveryPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
+
+// redeliver is the use case behind redeliverWebhookDelivery.
+func (r *Resolver) redeliver(ctx context.Context, webhookID, deliveryID string) (*ent.Delivery, error) {
+	hook, err := r.getWebhook(ctx, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Client.Delivery.Query().Where(delivery.ID(deliveryID), delivery.WebhookID(hook.ID)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No delivery %s for webhook %s.", quote(deliveryID), quote(webhookID))
+	} else if err != nil {
+		return nil, err
+	}
+	if hook.Status != jobs.WebhookEnabled {
+		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The webhook is disabled; enable it first.")
+	}
+	return r.Jobs.Redeliver(ctx, d)
+}

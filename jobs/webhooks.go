@@ -1,0 +1,266 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/event"
+	"github.com/switchboardhq/switchboard/ent/webhook"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/viewer"
+	wh "github.com/switchboardhq/switchboard/webhook"
+)
+
+// Delivery and webhook states.
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+
+	WebhookEnabled  = "enabled"
+	WebhookDisabled = "disabled"
+)
+
+// DisableAfter is how many consecutive failed attempts disable an endpoint.
+const DisableAfter = 8
+
+// RotationOverlap is how long a rotated-out secret keeps signing beside the new one.
+const RotationOverlap = 24 * time.Hour
+
+// retryAfter tells RetryDelayFunc when a failed task runs again.
+type retryAfter struct {
+	delay time.Duration
+	cause string
+}
+
+func (e *retryAfter) Error() string {
+	return fmt.Sprintf("retry in %s: %s", e.delay, e.cause)
+}
+
+// RetryDelayFunc is the asynq server's RetryDelayFunc: a delivery attempt names
+// its own delay (the retry schedule at the attempt number the database holds);
+// other tasks back off with RetryDelay.
+func RetryDelayFunc(n int, err error, t *asynq.Task) time.Duration {
+	var ra *retryAfter
+	if errors.As(err, &ra) {
+		return ra.delay
+	}
+	return RetryDelay(n, err, t)
+}
+
+// RunFanout turns recorded events into webhook deliveries every interval until
+// ctx is done.
+func (h *Handlers) RunFanout(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for {
+				n, err := h.FanOutOnce(ctx)
+				if err != nil && ctx.Err() == nil {
+					slog.Error("webhook fan-out failed", "err", err)
+				}
+				if n < fanoutBatch || err != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+const fanoutBatch = 200
+
+// FanOutOnce creates the deliveries of up to one batch of recorded events and
+// queues them. Each event is claimed in the transaction that creates its
+// deliveries, so concurrent workers never fan out the same event twice.
+func (h *Handlers) FanOutOnce(ctx context.Context) (int, error) {
+	sys := viewer.SystemContext(ctx)
+	events, err := h.Client.Event.Query().Where(event.FannedOutAtIsNil()).
+		Order(ent.Asc(event.FieldCreatedAt)).Limit(fanoutBatch).All(sys)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range events {
+		wctx := viewer.WorkspaceContext(ctx, ev.WorkspaceID)
+		var created []*ent.Delivery
+		err := messaging.WithTx(wctx, h.Client, func(tx *ent.Tx) error {
+			n, err := tx.Event.Update().Where(event.ID(ev.ID), event.FannedOutAtIsNil()).SetFannedOutAt(time.Now()).Save(wctx)
+			if err != nil || n == 0 {
+				return err
+			}
+			hooks, err := tx.Webhook.Query().Where(webhook.Status(WebhookEnabled)).All(wctx)
+			if err != nil {
+				return err
+			}
+			for _, hook := range hooks {
+				if !slices.Contains(hook.Events, ev.Type) {
+					continue
+				}
+				d, err := createDelivery(wctx, tx, hook.ID, ev.ID, ev.Type, ev.CreatedAt, ev.Data)
+				if err != nil {
+					return err
+				}
+				created = append(created, d)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("fan out %s: %w", ev.ID, err)
+		}
+		for _, d := range created {
+			if _, err := h.Queue.Deliver(wctx, d.WorkspaceID, d.ID, time.Time{}); err != nil {
+				slog.Warn("enqueue delivery failed; the reconciler will retry", "delivery", d.ID, "err", err)
+			}
+		}
+	}
+	return len(events), nil
+}
+
+// createDelivery stores a delivery whose id is also the envelope id.
+func createDelivery(ctx context.Context, tx *ent.Tx, webhookID, eventID, typ string, at time.Time, data json.RawMessage) (*ent.Delivery, error) {
+	id := newDeliveryID()
+	payload, err := json.Marshal(wh.Envelope{ID: id, Type: typ, CreatedAt: at.UTC(), Data: data})
+	if err != nil {
+		return nil, err
+	}
+	return tx.Delivery.Create().SetID(id).SetWebhookID(webhookID).SetEventID(eventID).
+		SetEventType(typ).SetPayload(payload).SetNextAttemptAt(time.Now()).Save(ctx)
+}
+
+// Redeliver makes a new delivery of the event behind d to the same webhook and
+// queues it.
+func (h *Handlers) Redeliver(ctx context.Context, d *ent.Delivery) (*ent.Delivery, error) {
+	var env wh.Envelope
+	if err := json.Unmarshal(d.Payload, &env); err != nil {
+		return nil, err
+	}
+	var nd *ent.Delivery
+	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
+		nd, err = createDelivery(ctx, tx, d.WebhookID, d.EventID, d.EventType, env.CreatedAt, env.Data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.Queue.Deliver(ctx, nd.WorkspaceID, nd.ID, time.Time{}); err != nil {
+		slog.Warn("enqueue delivery failed; the reconciler will retry", "delivery", nd.ID, "err", err)
+	}
+	return nd, nil
+}
+
+// Deliver makes one attempt of a delivery and records it. The attempt number comes
+// from the database, so a lost Redis task or a killed worker only repeats an attempt.
+func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
+	var p deliverPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil {
+		return fmt.Errorf("%w: bad payload: %v", asynq.SkipRetry, err)
+	}
+	ctx = viewer.WorkspaceContext(ctx, p.WorkspaceID)
+	d, err := h.Client.Delivery.Get(ctx, p.DeliveryID)
+	if ent.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	now := time.Now()
+	if d.Status != DeliveryPending {
+		return nil
+	}
+	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now.Add(time.Second)) {
+		return &retryAfter{delay: d.NextAttemptAt.Sub(now), cause: "not due yet"}
+	}
+	hook, err := h.Client.Webhook.Get(ctx, d.WebhookID)
+	if ent.IsNotFound(err) {
+		return h.finish(ctx, d, DeliveryFailed, "webhook deleted")
+	} else if err != nil {
+		return err
+	}
+	if hook.Status != WebhookEnabled {
+		return h.finish(ctx, d, DeliveryFailed, "webhook disabled")
+	}
+	secrets := []string{hook.Secret}
+	if hook.PreviousSecret != "" && hook.PreviousSecretExpiresAt != nil && now.Before(*hook.PreviousSecretExpiresAt) {
+		secrets = append(secrets, hook.PreviousSecret)
+	}
+	res := h.Sender.Send(ctx, wh.Request{URL: hook.URL, WebhookID: hook.ID, DeliveryID: d.ID, Payload: d.Payload, Secrets: secrets})
+	return h.record(ctx, d, hook, res, now)
+}
+
+// record stores an attempt and its consequences: success, the next try, the end
+// of the schedule, or the endpoint's auto-disable.
+func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhook, res wh.Result, at time.Time) error {
+	number := d.Attempts + 1
+	var delay time.Duration
+	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		errText := res.Err
+		if errText == "" && !res.OK() {
+			errText = fmt.Sprintf("HTTP %d", res.StatusCode)
+		}
+		if err := tx.DeliveryAttempt.Create().SetDeliveryID(d.ID).SetWebhookID(hook.ID).SetNumber(number).
+			SetAt(at).SetStatusCode(res.StatusCode).SetError(errText).SetLatencyMs(res.Latency.Milliseconds()).
+			SetResponseBody(res.Body).SetSuccess(res.OK()).Exec(ctx); err != nil {
+			return err
+		}
+		upd := tx.Delivery.UpdateOneID(d.ID).Where(delivery.Status(DeliveryPending)).
+			SetAttempts(number).SetLastAttemptAt(at).SetLastError(errText)
+		if res.OK() {
+			if err := tx.Webhook.UpdateOneID(hook.ID).SetConsecutiveFailures(0).Exec(ctx); err != nil && !ent.IsNotFound(err) {
+				return err
+			}
+			return upd.SetStatus(DeliverySucceeded).ClearNextAttemptAt().Exec(ctx)
+		}
+		hook, err := tx.Webhook.UpdateOneID(hook.ID).AddConsecutiveFailures(1).Save(ctx)
+		if err != nil {
+			return err
+		}
+		if hook.ConsecutiveFailures >= DisableAfter && hook.Status == WebhookEnabled {
+			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(WebhookDisabled).SetDisabledAt(at).Exec(ctx); err != nil {
+				return err
+			}
+			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().SetLastError(errText + "; webhook disabled after 8 consecutive failures").Exec(ctx)
+		}
+		if number > len(h.RetrySchedule) {
+			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().Exec(ctx)
+		}
+		delay = h.RetrySchedule[number-1]
+		return upd.SetNextAttemptAt(at.Add(delay)).Exec(ctx)
+	})
+	if ent.IsNotFound(err) {
+		return nil // finished elsewhere (a concurrent run)
+	} else if err != nil {
+		return err
+	}
+	if delay > 0 {
+		return &retryAfter{delay: time.Until(at.Add(delay)), cause: errOr(res)}
+	}
+	return nil
+}
+
+func errOr(res wh.Result) string {
+	if res.Err != "" {
+		return res.Err
+	}
+	return fmt.Sprintf("HTTP %d", res.StatusCode)
+}
+
+// finish ends a delivery without an attempt.
+func (h *Handlers) finish(ctx context.Context, d *ent.Delivery, status, reason string) error {
+	err := h.Client.Delivery.UpdateOneID(d.ID).Where(delivery.Status(DeliveryPending)).
+		SetStatus(status).SetLastError(reason).ClearNextAttemptAt().Exec(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	}
+	return err
+}

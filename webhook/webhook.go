@@ -1,0 +1,158 @@
+// Package webhook is the delivery of events to customer endpoints: the event
+// catalog, the envelope, Standard Webhooks signatures and one HTTP attempt.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/switchboardhq/switchboard/netguard"
+)
+
+// Catalog is every event type a webhook can subscribe to (spec "Event catalog").
+var Catalog = []string{
+	"message.queued", "message.sending", "message.delivered", "message.read", "message.failed",
+	"new_message_received_webhook", "reply_to_my_message_webhook", "message_edited_webhook",
+	"message_deleted_revoked_webhook", "message_reaction_webhook", "poll_vote_webhook", "ack_changed_webhook",
+	"participant_joined_via_link_webhook", "participant_added_by_admin_webhook", "participant_left_group_webhook",
+	"participant_kicked_from_group_webhook", "group_admin_changed_webhook", "group_name_changed_webhook",
+	"group_description_changed_webhook", "group_message_pinned_webhook",
+	"session.connected", "session.disconnected",
+	"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
+}
+
+// InCatalog reports whether typ is a known event type.
+func InCatalog(typ string) bool { return slices.Contains(Catalog, typ) }
+
+// Envelope is the body of every delivery.
+type Envelope struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// SecretPrefix starts every signing secret.
+const SecretPrefix = "whsec_"
+
+// NewSecret returns a new signing secret: "whsec_" and 24 random bytes in base64.
+func NewSecret() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic("webhook: crypto/rand failed: " + err.Error())
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b)
+}
+
+// Sign returns the Standard Webhooks signature "v1,<base64 HMAC-SHA256>" of
+// "<id>.<timestamp>.<body>" under secret.
+func Sign(secret, id string, timestamp int64, body []byte) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	if err != nil {
+		return "", fmt.Errorf("webhook: bad secret: %w", err)
+	}
+	mac := hmac.New(sha256.New, key)
+	fmt.Fprintf(mac, "%s.%d.", id, timestamp)
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// Request is one delivery attempt to make.
+type Request struct {
+	URL        string
+	WebhookID  string
+	DeliveryID string
+	Payload    []byte
+	// Secrets sign the request; each adds a signature (old and new during rotation).
+	Secrets []string
+}
+
+// Result is what one attempt observed.
+type Result struct {
+	StatusCode int
+	Err        string
+	Latency    time.Duration
+	Body       string // the first MaxResponseBody bytes of the response
+}
+
+// OK reports whether the attempt succeeded: a 2xx answer.
+func (r Result) OK() bool { return r.Err == "" && r.StatusCode >= 200 && r.StatusCode < 300 }
+
+// Limits of an attempt.
+const (
+	Timeout         = 10 * time.Second
+	MaxResponseBody = 4 << 10
+)
+
+// Sender makes delivery attempts. Redirects are never followed, and unless private
+// addresses are allowed the destination is checked again when connecting.
+type Sender struct {
+	client *http.Client
+}
+
+// NewSender returns a Sender; allowPrivate lifts the internal-address guard.
+func NewSender(allowPrivate bool) *Sender {
+	return &Sender{client: netguard.Client(Timeout, allowPrivate)}
+}
+
+// Send makes one attempt.
+func (s *Sender) Send(ctx context.Context, r Request) Result {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Payload))
+	if err != nil {
+		return Result{Err: "bad url: " + err.Error()}
+	}
+	ts := start.Unix()
+	var sigs []string
+	for _, secret := range r.Secrets {
+		sig, err := Sign(secret, r.DeliveryID, ts, r.Payload)
+		if err != nil {
+			return Result{Err: err.Error()}
+		}
+		sigs = append(sigs, sig)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Switchboard-Webhooks/1.0")
+	req.Header.Set("Service-Webhook-Id", r.WebhookID)
+	req.Header.Set("webhook-id", r.DeliveryID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
+	resp, err := s.client.Do(req)
+	res := Result{Latency: time.Since(start)}
+	if err != nil {
+		res.Err = describe(err)
+		return res
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
+	res.StatusCode, res.Body, res.Latency = resp.StatusCode, string(body), time.Since(start)
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		res.Err = "redirect not followed: " + resp.Header.Get("Location")
+	}
+	return res
+}
+
+func describe(err error) string {
+	switch {
+	case errors.Is(err, netguard.ErrForbiddenAddress):
+		return "destination is a private address"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout after 10s"
+	}
+	return err.Error()
+}
