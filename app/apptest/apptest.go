@@ -249,3 +249,6 @@ func redisURL(t testing.TB, db int) string {
 	u.Path = fmt.Sprintf("/%d", db)
 	return u.String()
 }
+
+// Text returns the raw body as a string.
+func (r *Response) Text() string { return string(r.Raw) }
