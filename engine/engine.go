@@ -151,11 +151,14 @@ type Incoming struct {
 	QuotedKey  string `json:"quotedKey,omitempty"`
 }
 
-// GroupChange is a change in a group the account is part of.
+// GroupChange is a change in a group the account is part of. Action is one of
+// joined_via_link, added, left, kicked, admin_changed, name_changed,
+// description_changed, message_pinned.
 type GroupChange struct {
 	GroupID      string   `json:"groupId"`
 	Action       string   `json:"action"`
 	Participants []string `json:"participants,omitempty"`
+	By           string   `json:"by,omitempty"`
 	Value        string   `json:"value,omitempty"`
 }
 

@@ -106,6 +106,14 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, webhook
 	return r.redeliver(ctx, webhookID, deliveryID)
 }
 
+// SimulateGroupChange is the resolver for the simulateGroupChange field.
+func (r *mutationResolver) SimulateGroupChange(ctx context.Context, input model.GroupChangeInput) (bool, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeAdmin); err != nil {
+		return false, err
+	}
+	return r.simulateGroupChange(ctx, input)
+}
+
 // Ping is the resolver for the ping field.
 func (r *queryResolver) Ping(ctx context.Context) (*model.Ping, error) {
 	v, err := viewer.Require(ctx, "")

@@ -37,6 +37,10 @@ func (h *Handlers) applyEvent(ctx context.Context, ev engine.Event) error {
 		return h.applyAck(ctx, ev)
 	case engine.EventMessage:
 		return h.applyIncoming(ctx, ev)
+	case engine.EventReaction, engine.EventPollVote, engine.EventEdited, engine.EventRevoked:
+		return h.applyMessageChange(ctx, ev)
+	case engine.EventGroup:
+		return h.applyGroupChange(ctx, ev)
 	case engine.EventConnected, engine.EventGone:
 		typ := "session.connected"
 		if ev.Type == engine.EventGone {
@@ -103,5 +107,90 @@ func (h *Handlers) applyIncoming(ctx context.Context, ev engine.Event) error {
 			return err
 		}
 		return outbox.Record(ctx, tx, "reply_to_my_message_webhook", data)
+	})
+}
+
+// messageChange is the data of reaction, poll vote, edit and revoke events.
+type messageChange struct {
+	MessageKey string    `json:"messageKey"`
+	ChatID     string    `json:"chatId"`
+	From       string    `json:"from,omitempty"`
+	FromMe     bool      `json:"fromMe"`
+	Reaction   *string   `json:"reaction,omitempty"`
+	Votes      []string  `json:"selectedOptions,omitempty"`
+	Text       string    `json:"text,omitempty"`
+	At         time.Time `json:"timestamp"`
+}
+
+var changeEvents = map[engine.EventType]string{
+	engine.EventReaction: "message_reaction_webhook",
+	engine.EventPollVote: "poll_vote_webhook",
+	engine.EventEdited:   "message_edited_webhook",
+	engine.EventRevoked:  "message_deleted_revoked_webhook",
+}
+
+// applyMessageChange records a reaction, vote, edit or revoke of a message; an
+// edit or revoke of a stored incoming message also changes its text.
+func (h *Handlers) applyMessageChange(ctx context.Context, ev engine.Event) error {
+	data := messageChange{MessageKey: ev.Key.Serialized(), ChatID: ev.Key.Remote, FromMe: ev.Key.FromMe, At: ev.At.UTC()}
+	if ev.Message != nil {
+		data.From, data.Text = ev.Message.From, ev.Message.Text
+	}
+	switch ev.Type {
+	case engine.EventReaction:
+		r := ev.Reaction
+		data.Reaction = &r // "" removes a reaction
+	case engine.EventPollVote:
+		data.Votes = append([]string{}, ev.Votes...)
+	}
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		switch ev.Type {
+		case engine.EventEdited, engine.EventRevoked:
+			text := data.Text
+			if ev.Type == engine.EventRevoked {
+				text = ""
+			}
+			if _, err := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text).Save(ctx); err != nil {
+				return err
+			}
+		}
+		return outbox.Record(ctx, tx, changeEvents[ev.Type], data)
+	})
+}
+
+// groupChange is the data of group events.
+type groupChange struct {
+	GroupID      string    `json:"groupId"`
+	Action       string    `json:"action"`
+	Participants []string  `json:"participants,omitempty"`
+	By           string    `json:"by,omitempty"`
+	Value        string    `json:"value,omitempty"`
+	At           time.Time `json:"timestamp"`
+}
+
+// GroupEvents maps a group change's action to its event type.
+var GroupEvents = map[string]string{
+	"joined_via_link":     "participant_joined_via_link_webhook",
+	"added":               "participant_added_by_admin_webhook",
+	"left":                "participant_left_group_webhook",
+	"kicked":              "participant_kicked_from_group_webhook",
+	"admin_changed":       "group_admin_changed_webhook",
+	"name_changed":        "group_name_changed_webhook",
+	"description_changed": "group_description_changed_webhook",
+	"message_pinned":      "group_message_pinned_webhook",
+}
+
+func (h *Handlers) applyGroupChange(ctx context.Context, ev engine.Event) error {
+	g := ev.Group
+	if g == nil {
+		return nil
+	}
+	typ, ok := GroupEvents[g.Action]
+	if !ok {
+		return nil
+	}
+	data := groupChange{GroupID: g.GroupID, Action: g.Action, Participants: g.Participants, By: g.By, Value: g.Value, At: ev.At.UTC()}
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		return outbox.Record(ctx, tx, typ, data)
 	})
 }

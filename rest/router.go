@@ -74,6 +74,7 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/webhooks/{id}/rotate-secret", handlerFunc(s.rotateWebhookSecret))
 			r.Method(http.MethodGet, "/webhooks/{id}/deliveries", handlerFunc(s.listDeliveries))
 			r.Method(http.MethodPost, "/webhooks/{id}/deliveries/{deliveryId}/redeliver", handlerFunc(s.redeliver))
+			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 		r.Handle("/graphql", graph.NewHandler(cfg.Resolver))
 		if cfg.Monitor != nil {

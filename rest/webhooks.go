@@ -175,3 +175,25 @@ func (s *server) redeliver(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeData(w, http.StatusCreated, newDeliveryRecord(d))
 }
+
+// groupChangeBody is the body of POST /v1/sandbox/group-changes.
+type groupChangeBody struct {
+	GroupID      string   `json:"groupId"`
+	Action       string   `json:"action"`
+	Participants []string `json:"participants"`
+	By           *string  `json:"by"`
+	Value        *string  `json:"value"`
+}
+
+// simulateGroupChange serves POST /v1/sandbox/group-changes.
+func (s *server) simulateGroupChange(w http.ResponseWriter, r *http.Request) error {
+	var b groupChangeBody
+	if err := decodeJSON(w, r, &b, false); err != nil {
+		return err
+	}
+	if _, err := s.mutation.SimulateGroupChange(r.Context(), model.GroupChangeInput{GroupID: b.GroupID, Action: b.Action,
+		Participants: b.Participants, By: b.By, Value: b.Value}); err != nil {
+		return err
+	}
+	return writeData(w, http.StatusAccepted, map[string]bool{"accepted": true})
+}

@@ -19,8 +19,12 @@ import (
 //
 //	...0000  rejected: the number is not on the network (the send fails)
 //	...1111  received after 1x the ack delay, never read
-//	...2222  received, read after 2x, then the contact replies quoting it
+//	...2222  received, read after 2x; the contact reacts 👍 (and votes for the first
+//	         option of a poll), replies quoting it after 2.5x, edits the reply after 3x
+//	...4444  received, read after 2x, replies after 2.5x and deletes the reply after 3x
 //	other    received after 1x, read after 2x; voice messages are played after 3x
+//
+// Simulate injects any other event (group changes, for instance).
 type Engine struct {
 	id          string
 	workspaceID string
@@ -93,14 +97,35 @@ func (e *Engine) Send(ctx context.Context, m engine.Outgoing) (engine.Key, error
 	if m.MediaKind == "voice" {
 		e.after(3, engine.Event{Type: engine.EventAck, Key: key, Ack: engine.AckPlayed})
 	}
-	if strings.HasSuffix(digits, "2222") {
-		reply := engine.Key{FromMe: false, Remote: m.To, ID: "3EB1" + strings.ToUpper(switchboard.RandomToken(9))}
-		e.after(2.5, engine.Event{Type: engine.EventMessage, Key: reply, Message: &engine.Incoming{
-			Key: reply, From: m.To, SenderName: "Sandbox " + digits[max(0, len(digits)-4):],
-			Type: "text", Text: "Thanks, got it!", QuotedKey: key.Serialized(),
-		}})
+	talkative, deleter := strings.HasSuffix(digits, "2222"), strings.HasSuffix(digits, "4444")
+	if !talkative && !deleter {
+		return key, nil
+	}
+	contact := engine.Incoming{From: m.To, SenderName: "Sandbox " + digits[max(0, len(digits)-4):]}
+	if talkative {
+		e.after(2.1, engine.Event{Type: engine.EventReaction, Key: key, Reaction: "👍", Message: &contact})
+		if m.Type == "poll" && len(m.PollOptions) > 0 {
+			e.after(2.2, engine.Event{Type: engine.EventPollVote, Key: key, Votes: m.PollOptions[:1], Message: &contact})
+		}
+	}
+	replyKey := engine.Key{FromMe: false, Remote: m.To, ID: "3EB1" + strings.ToUpper(switchboard.RandomToken(9))}
+	reply := contact
+	reply.Key, reply.Type, reply.Text, reply.QuotedKey = replyKey, "text", "Thanks, got it!", key.Serialized()
+	e.after(2.5, engine.Event{Type: engine.EventMessage, Key: replyKey, Message: &reply})
+	if talkative {
+		edited := reply
+		edited.Text = "Thanks, got it! 🙌"
+		e.after(3, engine.Event{Type: engine.EventEdited, Key: replyKey, Message: &edited})
+	} else {
+		e.after(3, engine.Event{Type: engine.EventRevoked, Key: replyKey, Message: &reply})
 	}
 	return key, nil
+}
+
+// Simulate reports ev as if the network had produced it now.
+func (e *Engine) Simulate(ctx context.Context, ev engine.Event) error {
+	ev.WorkspaceID, ev.EngineID, ev.At = e.workspaceID, e.id, time.Now()
+	return e.sink.HandleEvent(ctx, ev)
 }
 
 // after reports ev after factor times the ack delay. e.mu must be held.

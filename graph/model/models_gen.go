@@ -30,6 +30,15 @@ type EngineConnection struct {
 	Connected bool   `json:"connected"`
 }
 
+// A group change; action is joined_via_link, added, left, kicked, admin_changed, name_changed, description_changed or message_pinned.
+type GroupChangeInput struct {
+	GroupID      string   `json:"groupId"`
+	Action       string   `json:"action"`
+	Participants []string `json:"participants,omitempty"`
+	By           *string  `json:"by,omitempty"`
+	Value        *string  `json:"value,omitempty"`
+}
+
 // A message to send. type selects which fields apply (text, media or poll).
 type MessageInput struct {
 	Type              string          `json:"type"`
