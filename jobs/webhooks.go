@@ -216,7 +216,9 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 		upd := tx.Delivery.UpdateOneID(d.ID).Where(delivery.Status(DeliveryPending)).
 			SetAttempts(number).SetLastAttemptAt(at).SetLastError(errText)
 		if res.OK() {
-			if err := tx.Webhook.UpdateOneID(hook.ID).SetConsecutiveFailures(0).Exec(ctx); err != nil && !ent.IsNotFound(err) {
+			err := tx.Webhook.Update().Where(webhook.ID(hook.ID), webhook.ConsecutiveFailuresGT(0)).
+				SetConsecutiveFailures(0).Exec(ctx)
+			if err != nil {
 				return err
 			}
 			return upd.SetStatus(DeliverySucceeded).ClearNextAttemptAt().Exec(ctx)
