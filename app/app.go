@@ -170,6 +170,7 @@ func (a *App) Start(ctx context.Context) error {
 		Concurrency:              20,
 		Queues:                   jobs.Queues,
 		RetryDelayFunc:           jobs.RetryDelayFunc,
+		TaskCheckInterval:        100 * time.Millisecond,
 		DelayedTaskCheckInterval: 200 * time.Millisecond,
 		ShutdownTimeout:          10 * time.Second,
 		Logger:                   asynqLogger{a.cfg.Logger},

@@ -13,24 +13,21 @@ import (
 // Record writes one event of type typ with data (marshalled to JSON) through tx.
 // The event belongs to the workspace of the viewer in ctx.
 func Record(ctx context.Context, tx *ent.Tx, typ string, data any) error {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("outbox: marshal %s: %w", typ, err)
-	}
-	if err := tx.Event.Create().SetType(typ).SetData(raw).Exec(ctx); err != nil {
-		return fmt.Errorf("outbox: record %s: %w", typ, err)
-	}
-	return nil
+	return RecordFor(ctx, tx, "", typ, data)
 }
 
-// RecordFor is Record for callers that run with the System viewer: it stamps the
-// event with workspaceID explicitly.
+// RecordFor is Record with the workspace named explicitly, for callers that may run
+// with the System viewer. An empty workspaceID means the viewer's.
 func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("outbox: marshal %s: %w", typ, err)
 	}
-	if err := tx.Event.Create().SetWorkspaceID(workspaceID).SetType(typ).SetData(raw).Exec(ctx); err != nil {
+	c := tx.Event.Create().SetType(typ).SetData(raw)
+	if workspaceID != "" {
+		c.SetWorkspaceID(workspaceID)
+	}
+	if err := c.Exec(ctx); err != nil {
 		return fmt.Errorf("outbox: record %s: %w", typ, err)
 	}
 	return nil
