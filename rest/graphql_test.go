@@ -3,6 +3,7 @@ package rest_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/switchboardhq/switchboard/app/apptest"
 )
@@ -77,5 +78,55 @@ func TestGraphiQLOnBrowserGet(t *testing.T) {
 	resp := e.Do("GET", "/graphql", e.Key, nil, "Accept", "text/html")
 	if resp.Status != 200 || len(resp.Raw) < 100 {
 		t.Errorf("GET /graphql = %d", resp.Status)
+	}
+}
+
+func TestGraphQLWebhookDeliveriesAndAttempts(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, func(n int) int {
+		if n == 0 {
+			return 500
+		}
+		return 200
+	})
+	res := gql(e, e.Key, `mutation($in: WebhookInput!) { createWebhook(input: $in) { secret webhook { id status events } } }`,
+		map[string]any{"in": map[string]any{"url": rc.URL, "events": []string{"message.queued"}}})
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %+v", res.Errors)
+	}
+	hookID := res.Data["createWebhook"].(map[string]any)["webhook"].(map[string]any)["id"].(string)
+	scheduleMsg(e, "+15550505050")
+	e.Eventually(5*time.Second, "the first attempt", func() bool { return len(rc.all()) == 1 })
+	page := e.Do("GET", "/v1/webhooks/"+hookID+"/deliveries", e.Key, nil).List()
+	if len(page) != 1 {
+		t.Fatalf("deliveries = %v", page)
+	}
+	res = gql(e, e.Key, `mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id status } }`,
+		map[string]any{"w": hookID, "d": page[0]["id"]})
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %+v", res.Errors)
+	}
+	e.Eventually(5*time.Second, "the redelivery", func() bool { return len(rc.all()) == 2 })
+	var conn map[string]any
+	e.Eventually(5*time.Second, "the attempt log", func() bool {
+		res = gql(e, e.Key, `{ webhooks(first: 5) { totalCount edges { node { id consecutiveFailures
+			deliveries(first: 10) { totalCount edges { node { id status attempts attemptLog { number statusCode success } } } } } } } }`, nil)
+		if len(res.Errors) > 0 {
+			t.Fatalf("errors: %+v", res.Errors)
+		}
+		node := res.Data["webhooks"].(map[string]any)["edges"].([]any)[0].(map[string]any)["node"].(map[string]any)
+		conn = node["deliveries"].(map[string]any)
+		return conn["totalCount"] == float64(2) && node["consecutiveFailures"] == float64(0)
+	})
+	statuses := map[string]bool{}
+	for _, edge := range conn["edges"].([]any) {
+		d := edge.(map[string]any)["node"].(map[string]any)
+		statuses[d["status"].(string)] = true
+		if len(d["attemptLog"].([]any)) != int(d["attempts"].(float64)) {
+			t.Errorf("attempt log does not match attempts: %v", d)
+		}
+	}
+	if !statuses["succeeded"] || !statuses["pending"] {
+		t.Errorf("delivery statuses = %v, want one pending retry and one succeeded redelivery", statuses)
 	}
 }
