@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -36,6 +37,9 @@ func ReconcileTask() *asynq.Task { return asynq.NewTask(TypeReconcile, nil) }
 // it is already queued), and every message claimed by a worker that died is released.
 // The database is the source of truth, so a Redis flush or restart loses nothing.
 func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
+	if err := h.ReapEngines(ctx, time.Now()); err != nil {
+		slog.Warn("reconciler: reap lapsed engines", "err", err)
+	}
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {
 		slog.Info("reconciler re-queued messages", "count", n)
@@ -105,4 +109,17 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 		}
 	}
 	return queued, nil
+}
+
+// ReapEngines records session.disconnected for every engine whose presence
+// heartbeat lapsed before now without a goodbye (its process died).
+func (h *Handlers) ReapEngines(ctx context.Context, now time.Time) error {
+	lapses, err := h.Engines.Presence().Reap(ctx, now)
+	for _, l := range lapses {
+		ev := engine.Event{Type: engine.EventGone, WorkspaceID: l.WorkspaceID, EngineID: l.ID, At: now}
+		if herr := h.HandleEvent(ctx, ev); herr != nil {
+			slog.Error("reconciler: record lapsed engine", "engine", l.ID, "err", herr)
+		}
+	}
+	return err
 }

@@ -10,7 +10,7 @@ import (
 
 func TestFirstURL(t *testing.T) {
 	tests := map[string]string{
-		"see https://example.com/a?b=1, then":   "https://example.com/a?b=1",
+		"see https://example.com/a?b=1, then":    "https://example.com/a?b=1",
 		"(http://x.io/path).":                    "http://x.io/path",
 		"no links here":                          "",
 		"two: https://one.example https://two.e": "https://one.example",

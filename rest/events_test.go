@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -68,5 +69,20 @@ func TestEngineEventsReachWebhooks(t *testing.T) {
 	}
 	if len(rc.ofType("ack_changed_webhook")) < 4 {
 		t.Errorf("ack_changed_webhook events = %d", len(rc.ofType("ack_changed_webhook")))
+	}
+}
+
+// An engine whose heartbeat lapses (its process died) is reported disconnected.
+func TestLapsedEngineIsReportedDisconnected(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	createWebhook(e, rc.URL, "session.disconnected")
+	e.Do("GET", "/v1/ping", e.Key, nil)
+	if err := e.App.Jobs.ReapEngines(context.Background(), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(5*time.Second, "session.disconnected", func() bool { return len(rc.ofType("session.disconnected")) == 1 })
+	if id := rc.ofType("session.disconnected")[0].payload["data"].(map[string]any)["engineId"]; id == "" {
+		t.Errorf("no engineId")
 	}
 }
