@@ -67,8 +67,18 @@ func (h *Handlers) Dispatch(ctx context.Context, t *asynq.Task) error {
 	if m.Status != messaging.StatusPending {
 		return nil // sent, cancelled or being sent by another run
 	}
-	if m.SendAt != nil && m.SendAt.After(now.Add(time.Second)) {
-		return nil // rescheduled: the task for the new time is queued
+	if m.SendAt != nil && m.SendAt.After(now) {
+		wait := m.SendAt.Sub(now)
+		if wait > time.Second {
+			return nil // rescheduled: the task for the new time is queued
+		}
+		// asynq schedules in whole seconds: never send before sendAt.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		now = time.Now()
 	}
 	eng, err := h.Engines.Pick(ctx, p.WorkspaceID)
 	if errors.Is(err, engine.ErrNoEngine) {

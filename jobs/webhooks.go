@@ -178,8 +178,19 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	if d.Status != DeliveryPending {
 		return nil
 	}
-	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now.Add(time.Second)) {
-		return &retryAfter{delay: d.NextAttemptAt.Sub(now), cause: "not due yet"}
+	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
+		// asynq schedules retries in whole seconds, so a task can run up to a second
+		// early: wait out a short remainder rather than attempt before the schedule.
+		wait := d.NextAttemptAt.Sub(now)
+		if wait > time.Second {
+			return &retryAfter{delay: wait, cause: "not due yet"}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		now = time.Now()
 	}
 	hook, err := h.Client.Webhook.Get(ctx, d.WebhookID)
 	if ent.IsNotFound(err) {
@@ -202,6 +213,7 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 // of the schedule, or the endpoint's auto-disable.
 func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhook, res wh.Result, at time.Time) error {
 	number := d.Attempts + 1
+	done := time.Now() // the wait before the next attempt counts from the end of this one
 	var delay time.Duration
 	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		errText := res.Err
@@ -237,7 +249,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().Exec(ctx)
 		}
 		delay = h.RetrySchedule[number-1]
-		return upd.SetNextAttemptAt(at.Add(delay)).Exec(ctx)
+		return upd.SetNextAttemptAt(done.Add(delay)).Exec(ctx)
 	})
 	if ent.IsNotFound(err) {
 		return nil // finished elsewhere (a concurrent run)
@@ -245,7 +257,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 		return err
 	}
 	if delay > 0 {
-		return &retryAfter{delay: time.Until(at.Add(delay)), cause: errOr(res)}
+		return &retryAfter{delay: time.Until(done.Add(delay)), cause: errOr(res)}
 	}
 	return nil
 }
