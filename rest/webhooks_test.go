@@ -26,6 +26,8 @@ type receiver struct {
 	mu     sync.Mutex
 	got    []received
 	answer func(n int) int // status for the n-th request (0-based)
+	// answerFor, when set, picks the status from the request's envelope instead.
+	answerFor func(payload map[string]any) int
 }
 
 type received struct {
@@ -46,7 +48,10 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 		rc.got = append(rc.got, received{at: time.Now(), header: r.Header.Clone(), body: body, payload: p})
 		rc.mu.Unlock()
 		status := 200
-		if rc.answer != nil {
+		switch {
+		case rc.answerFor != nil:
+			status = rc.answerFor(p)
+		case rc.answer != nil:
 			status = rc.answer(n)
 		}
 		if status >= 300 && status < 400 {
@@ -370,27 +375,36 @@ func TestSlowReceiverDoesNotStallOthers(t *testing.T) {
 
 func TestWebhookDeliveriesSurviveRedisFlush(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
-		c.WebhookRetrySchedule = []time.Duration{time.Second, time.Second, time.Second}
+		c.WebhookRetrySchedule = []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}
 	}})
 	var mu sync.Mutex
 	seen := map[string]int{}
 	rc := newReceiver(t, nil)
-	rc.answer = func(n int) int {
+	rc.answerFor = func(payload map[string]any) int {
 		mu.Lock()
 		defer mu.Unlock()
-		r := rc.got[n]
-		id := r.payload["id"].(string)
+		id := payload["id"].(string)
 		seen[id]++
 		if seen[id] == 1 {
 			return 500 // every delivery fails once, then waits for its retry
 		}
 		return 200
 	}
-	createWebhook(e, rc.URL, "message.queued")
+	hook := createWebhook(e, rc.URL, "message.queued")
 	for i := 0; i < 4; i++ {
 		scheduleMsg(e, "+1555030606"+strconv.Itoa(i))
 	}
-	e.Eventually(5*time.Second, "first attempts", func() bool { return len(rc.all()) == 4 })
+	e.Eventually(5*time.Second, "first attempts recorded", func() bool {
+		page := e.Do("GET", "/v1/webhooks/"+hook["id"].(string)+"/deliveries?status=pending", e.Key, nil).List()
+		n := 0
+		for _, d := range page {
+			if d["attempts"] == float64(1) {
+				n++
+			}
+		}
+		return n == 4
+	})
+	time.Sleep(100 * time.Millisecond) // let the workers hand their retries to Redis
 	if err := e.App.Redis.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatal(err)
 	}
