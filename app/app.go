@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -242,14 +243,7 @@ func (a *App) Close() {
 }
 
 // asynqLogger adapts slog to asynq's logger.
-type asynqLogger struct {
-	l interface {
-		Debug(string, ...any)
-		Info(string, ...any)
-		Warn(string, ...any)
-		Error(string, ...any)
-	}
-}
+type asynqLogger struct{ l *slog.Logger }
 
 func (l asynqLogger) Debug(args ...any) { l.l.Debug(fmt.Sprint(args...)) }
 func (l asynqLogger) Info(args ...any)  { l.l.Info(fmt.Sprint(args...)) }

@@ -285,7 +285,7 @@ func checkIdempotencyKey(k string) error {
 	return nil
 }
 
-// statusFilterError is the error for an unknown status filter.
+// checkStatus validates a status filter.
 func checkStatus(s string) error {
 	if slices.Contains(messaging.Statuses, s) {
 		return nil

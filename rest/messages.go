@@ -66,9 +66,6 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 	b.MediaKind, b.MediaFilename, b.PollQuestion = str("mediaKind"), str("mediaFilename"), str("pollQuestion")
 	b.SendAt, b.ReplyTo, b.Secret = str("sendAt"), str("replyTo"), str("secret")
 	b.PollOptions = append(r.MultipartForm.Value["pollOptions"], r.MultipartForm.Value["pollOptions[]"]...)
-	if b.PollOptions == nil {
-		b.PollOptions = nil
-	}
 	if v := str("pollAllowMultiple"); v != nil {
 		allow, err := strconv.ParseBool(*v)
 		if err != nil {
