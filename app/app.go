@@ -188,7 +188,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.server.Start(mux); err != nil {
 		return fmt.Errorf("app: start worker: %w", err)
 	}
-	a.scheduler = asynq.NewSchedulerFromRedisClient(a.Redis, &asynq.SchedulerOpts{Logger: asynqLogger{a.cfg.Logger}, LogLevel: asynq.WarnLevel})
+	a.scheduler = asynq.NewScheduler(a.redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{a.cfg.Logger}, LogLevel: asynq.WarnLevel})
 	if _, err := a.scheduler.Register(fmt.Sprintf("@every %s", jobs.ReconcileEvery), jobs.ReconcileTask(),
 		asynq.Queue(jobs.QueueMaintenance), asynq.Unique(jobs.ReconcileEvery), asynq.MaxRetry(0)); err != nil {
 		return fmt.Errorf("app: schedule reconciler: %w", err)
