@@ -40,6 +40,12 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 	if err := h.ReapEngines(ctx, time.Now()); err != nil {
 		slog.Warn("reconciler: reap lapsed engines", "err", err)
 	}
+	if p, err := h.Prune(ctx, time.Now()); err != nil {
+		slog.Warn("reconciler: prune", "err", err)
+	} else if p != (Pruned{}) {
+		slog.Info("reconciler pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
+			"deliveries", p.Deliveries, "attempts", p.Attempts)
+	}
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {
 		slog.Info("reconciler re-queued messages", "count", n)

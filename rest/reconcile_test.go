@@ -87,3 +87,36 @@ func TestStaleClaimIsRetried(t *testing.T) {
 		t.Errorf("resend changed the key: %v != %v", got["waMessageKey"], key)
 	}
 }
+
+// Finished records go after their retention; pending work stays.
+func TestPruneKeepsPendingWork(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.WebhookRetrySchedule = []time.Duration{time.Hour} }})
+	ok := newReceiver(t, nil)
+	bad := newReceiver(t, func(int) int { return 500 })
+	good := createWebhook(e, ok.URL, "message.queued")
+	failing := createWebhook(e, bad.URL, "message.queued")
+	first := e.Do("POST", "/v1/scheduled-messages/+15550107070", e.Key, map[string]any{"type": "text", "text": "a"}, "Idempotency-Key", "k-1")
+	e.Eventually(5*time.Second, "both deliveries attempted", func() bool { return len(ok.all()) == 1 && len(bad.all()) == 1 })
+	time.Sleep(200 * time.Millisecond)
+
+	p, err := e.App.Jobs.Prune(context.Background(), time.Now().Add(31*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.IdempotencyKeys != 1 || p.Events < 1 || p.Deliveries != 1 || p.Attempts != 1 {
+		t.Errorf("pruned %+v, want 1 key, the events, 1 finished delivery with its attempt", p)
+	}
+	if n := len(e.Do("GET", "/v1/webhooks/"+good["id"].(string)+"/deliveries", e.Key, nil).List()); n != 0 {
+		t.Errorf("finished delivery kept: %d", n)
+	}
+	if n := len(e.Do("GET", "/v1/webhooks/"+failing["id"].(string)+"/deliveries", e.Key, nil).List()); n != 1 {
+		t.Errorf("pending delivery removed: %d left", n)
+	}
+	// The message itself is kept; only the key's replay window ended.
+	if r := e.Do("GET", "/v1/scheduled-messages/"+first.Data()["id"].(string), e.Key, nil); r.Status != 200 {
+		t.Errorf("message pruned: %d", r.Status)
+	}
+	if r := e.Do("POST", "/v1/scheduled-messages/+15550107070", e.Key, map[string]any{"type": "text", "text": "b"}, "Idempotency-Key", "k-1"); r.Status != 201 {
+		t.Errorf("expired key reused = %d, want 201", r.Status)
+	}
+}

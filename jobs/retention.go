@@ -1,0 +1,51 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/event"
+	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// How long finished records are kept.
+const (
+	// KeepIdempotencyKeys is how long a retry with the same Idempotency-Key replays.
+	KeepIdempotencyKeys = 24 * time.Hour
+	// KeepEvents is how long fanned-out outbox events are kept.
+	KeepEvents = 7 * 24 * time.Hour
+	// KeepDeliveries is how long finished deliveries and their attempts stay visible.
+	KeepDeliveries = 30 * 24 * time.Hour
+)
+
+// Pruned counts what Prune removed.
+type Pruned struct {
+	IdempotencyKeys, Events, Deliveries, Attempts int
+}
+
+// Prune removes records past their retention as of now: idempotency keys,
+// fanned-out events, and finished deliveries with their attempts. Pending work is
+// never removed.
+func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
+	ctx = viewer.SystemContext(ctx)
+	var p Pruned
+	var err error
+	if p.IdempotencyKeys, err = h.Client.IdempotencyKey.Delete().
+		Where(idempotencykey.CreatedAtLT(now.Add(-KeepIdempotencyKeys))).Exec(ctx); err != nil {
+		return p, err
+	}
+	if p.Events, err = h.Client.Event.Delete().
+		Where(event.FannedOutAtLT(now.Add(-KeepEvents))).Exec(ctx); err != nil {
+		return p, err
+	}
+	old := delivery.And(delivery.StatusNEQ(DeliveryPending), delivery.UpdatedAtLT(now.Add(-KeepDeliveries)))
+	if p.Attempts, err = h.Client.DeliveryAttempt.Delete().
+		Where(deliveryattempt.HasDeliveryWith(old)).Exec(ctx); err != nil {
+		return p, err
+	}
+	p.Deliveries, err = h.Client.Delivery.Delete().Where(old).Exec(ctx)
+	return p, err
+}
