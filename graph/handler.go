@@ -18,7 +18,7 @@ import (
 )
 
 // NewHandler returns the GraphQL endpoint over r: POST (JSON or multipart uploads)
-// and GET queries, and GraphiQL for a browser's GET.
+// and GET queries.
 func NewHandler(r *Resolver) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
 	srv.AddTransport(transport.Options{})
@@ -32,14 +32,13 @@ func NewHandler(r *Resolver) http.Handler {
 		slog.Error("graphql resolver panic", "panic", p)
 		return errors.New("internal error")
 	})
-	ide := playground.Handler("Switchboard GraphQL", "/graphql")
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodGet && req.URL.Query().Get("query") == "" {
-			ide.ServeHTTP(w, req)
-			return
-		}
-		srv.ServeHTTP(w, req)
-	})
+	return srv
+}
+
+// NewIDE returns the GraphiQL page for a browser. It holds no data: the queries it
+// sends carry the API key set in its headers panel.
+func NewIDE(endpoint string) http.Handler {
+	return playground.Handler("Switchboard GraphQL", endpoint)
 }
 
 // presentError renders application errors with their code and details as

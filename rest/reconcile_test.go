@@ -96,8 +96,14 @@ func TestPruneKeepsPendingWork(t *testing.T) {
 	good := createWebhook(e, ok.URL, "message.queued")
 	failing := createWebhook(e, bad.URL, "message.queued")
 	first := e.Do("POST", "/v1/scheduled-messages/+15550107070", e.Key, map[string]any{"type": "text", "text": "a"}, "Idempotency-Key", "k-1")
-	e.Eventually(5*time.Second, "both deliveries attempted", func() bool { return len(ok.all()) == 1 && len(bad.all()) == 1 })
-	time.Sleep(200 * time.Millisecond)
+	attempted := func(hook map[string]any, status string) func() bool {
+		return func() bool {
+			list := e.Do("GET", "/v1/webhooks/"+hook["id"].(string)+"/deliveries", e.Key, nil).List()
+			return len(list) == 1 && list[0]["status"] == status && list[0]["attempts"] == float64(1)
+		}
+	}
+	e.Eventually(5*time.Second, "the good delivery to succeed", attempted(good, "succeeded"))
+	e.Eventually(5*time.Second, "the failing delivery to wait for its retry", attempted(failing, "pending"))
 
 	p, err := e.App.Jobs.Prune(context.Background(), time.Now().Add(31*24*time.Hour))
 	if err != nil {

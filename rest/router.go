@@ -54,6 +54,16 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodHead, "/media/*", cfg.Media)
 	}
 
+	gql := authenticate(cfg.Resolver.Client)(graph.NewHandler(cfg.Resolver))
+	ide := graph.NewIDE("/graphql")
+	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
+			ide.ServeHTTP(w, r) // a browser opening the endpoint gets GraphiQL
+			return
+		}
+		gql.ServeHTTP(w, r)
+	}))
+
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(cfg.Resolver.Client))
 		r.Route("/v1", func(r chi.Router) {
@@ -76,7 +86,6 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/webhooks/{id}/deliveries/{deliveryId}/redeliver", handlerFunc(s.redeliver))
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
-		r.Handle("/graphql", graph.NewHandler(cfg.Resolver))
 		if cfg.Monitor != nil {
 			r.With(requireScope(switchboard.ScopeAdmin)).Handle("/monitoring*", cfg.Monitor)
 		}
