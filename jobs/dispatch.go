@@ -63,23 +63,15 @@ func (h *Handlers) Dispatch(ctx context.Context, t *asynq.Task) error {
 	} else if err != nil {
 		return err
 	}
-	now := time.Now()
 	if m.Status != messaging.StatusPending {
 		return nil // sent, cancelled or being sent by another run
 	}
-	if m.SendAt != nil && m.SendAt.After(now) {
-		wait := m.SendAt.Sub(now)
-		if wait > time.Second {
-			return nil // rescheduled: the task for the new time is queued
-		}
-		// asynq schedules in whole seconds: never send before sendAt.
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		now = time.Now()
+	if wait, err := waitOutRemainder(ctx, m.SendAt); err != nil {
+		return err
+	} else if wait > 0 {
+		return nil // rescheduled: the task for the new time is queued
 	}
+	now := time.Now()
 	eng, err := h.Engines.Pick(ctx, p.WorkspaceID)
 	if errors.Is(err, engine.ErrNoEngine) {
 		due := m.CreatedAt
@@ -110,6 +102,37 @@ func (h *Handlers) Dispatch(ctx context.Context, t *asynq.Task) error {
 }
 
 var errClaimLost = errors.New("jobs: message claimed by another run")
+
+// waitOutRemainder handles a task that runs before its time at. asynq schedules in
+// whole seconds, so a task may start up to a second early: a remainder of at most a
+// second is slept away and 0 returned; a longer one is returned for the caller to
+// reschedule. A nil at is due.
+func waitOutRemainder(ctx context.Context, at *time.Time) (time.Duration, error) {
+	if at == nil {
+		return 0, nil
+	}
+	wait := time.Until(*at)
+	if wait <= 0 {
+		return 0, nil
+	} else if wait > time.Second {
+		return wait, nil
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(wait):
+		return 0, nil
+	}
+}
+
+// dueAt is when a task for something due at at should run: at when it lies after
+// now, else at once (the zero time).
+func dueAt(at *time.Time, now time.Time) time.Time {
+	if at != nil && at.After(now) {
+		return *at
+	}
+	return time.Time{}
+}
 
 // Send hands a claimed (sending) message to the engine and records the outcome.
 func (h *Handlers) Send(ctx context.Context, eng engine.Engine, m *ent.Message) error {

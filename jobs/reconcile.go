@@ -84,11 +84,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 		return queued, err
 	}
 	for _, m := range due {
-		at := time.Time{}
-		if m.SendAt != nil && m.SendAt.After(now) {
-			at = *m.SendAt
-		}
-		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, at)
+		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, dueAt(m.SendAt, now))
 		if err != nil {
 			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
 		} else if added {
@@ -103,11 +99,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 		return queued, err
 	}
 	for _, d := range deliveries {
-		at := time.Time{}
-		if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
-			at = *d.NextAttemptAt
-		}
-		added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, at)
+		added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, dueAt(d.NextAttemptAt, now))
 		if err != nil {
 			slog.Error("reconciler: enqueue delivery", "delivery", d.ID, "err", err)
 		} else if added {

@@ -174,24 +174,15 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	} else if err != nil {
 		return err
 	}
-	now := time.Now()
 	if d.Status != DeliveryPending {
 		return nil
 	}
-	if d.NextAttemptAt != nil && d.NextAttemptAt.After(now) {
-		// asynq schedules retries in whole seconds, so a task can run up to a second
-		// early: wait out a short remainder rather than attempt before the schedule.
-		wait := d.NextAttemptAt.Sub(now)
-		if wait > time.Second {
-			return &retryAfter{delay: wait, cause: "not due yet"}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		now = time.Now()
+	if wait, err := waitOutRemainder(ctx, d.NextAttemptAt); err != nil {
+		return err
+	} else if wait > 0 {
+		return &retryAfter{delay: wait, cause: "not due yet"}
 	}
+	now := time.Now()
 	hook, err := h.Client.Webhook.Get(ctx, d.WebhookID)
 	if ent.IsNotFound(err) {
 		return h.finish(ctx, d, DeliveryFailed, "webhook deleted")
