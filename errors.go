@@ -22,8 +22,14 @@ const (
 	EUNSUPPORTED  = "unsupported_media_type"  // 415
 	ERATELIMIT    = "rate_limited"            // 429
 	EINTERNAL     = "internal_error"          // 500
-	EUNAVAILABLE  = "engine_unavailable"      // 503: no engine can take the work now
+	EUNAVAILABLE  = "unavailable"             // 503: a dependency (the database) is down; retry
+	ENOENGINE     = "engine_unavailable"      // 503: no engine can take the work now
 )
+
+// ErrUnavailable marks an error caused by a dependency that is down or restarting
+// (a lost database connection, for one). Such errors carry the code EUNAVAILABLE:
+// the caller may retry the same request.
+var ErrUnavailable = errors.New("switchboard: a dependency is unavailable")
 
 // Error is an application error: a machine-readable code, a message that is safe to
 // show the caller, and per-field details for validation failures.
@@ -58,6 +64,8 @@ func ErrorCode(err error) string {
 		return ""
 	} else if errors.As(err, &e) {
 		return e.Code
+	} else if errors.Is(err, ErrUnavailable) {
+		return EUNAVAILABLE
 	}
 	return EINTERNAL
 }
@@ -70,6 +78,8 @@ func ErrorMessage(err error) string {
 		return ""
 	} else if errors.As(err, &e) {
 		return e.Message
+	} else if errors.Is(err, ErrUnavailable) {
+		return "The service is temporarily unavailable; retry the request shortly."
 	}
 	return "Internal error."
 }

@@ -60,7 +60,7 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
 			slog.Error("graphql internal error", "err", err, "at", time.Now().UTC())
 			gerr.Message = switchboard.ErrorMessage(err)
-			gerr.Extensions = map[string]any{"code": switchboard.EINTERNAL}
+			gerr.Extensions = map[string]any{"code": switchboard.ErrorCode(err)}
 		}
 	}
 	return gerr

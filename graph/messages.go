@@ -142,7 +142,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	ws := viewerWorkspace(ctx)
 	eng, err := r.Engines.Pick(ctx, ws)
 	if errors.Is(err, engine.ErrNoEngine) {
-		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "No messaging engine is connected for this account; connect one, or queue the message with POST /v1/scheduled-messages.")
+		return nil, switchboard.Errorf(switchboard.ENOENGINE, "No messaging engine is connected for this account; connect one, or queue the message with POST /v1/scheduled-messages.")
 	} else if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func (r *Resolver) simulateGroupChange(ctx context.Context, in model.GroupChange
 	}
 	eng, err := r.Engines.Pick(ctx, viewerWorkspace(ctx))
 	if err != nil {
-		return false, switchboard.Errorf(switchboard.EUNAVAILABLE, "No engine is connected for this account.")
+		return false, switchboard.Errorf(switchboard.ENOENGINE, "No engine is connected for this account.")
 	}
 	sim, ok := eng.(simulator)
 	if !ok {

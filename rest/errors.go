@@ -32,7 +32,7 @@ func statusOf(code string) int {
 		return http.StatusUnsupportedMediaType
 	case switchboard.ERATELIMIT:
 		return http.StatusTooManyRequests
-	case switchboard.EUNAVAILABLE:
+	case switchboard.EUNAVAILABLE, switchboard.ENOENGINE:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -56,7 +56,10 @@ type errorInfo struct {
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := switchboard.ErrorCode(err)
 	var appErr *switchboard.Error
-	if !errors.As(err, &appErr) {
+	if code == switchboard.EUNAVAILABLE {
+		w.Header().Set("Retry-After", "5")
+		slog.Warn("dependency unavailable", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+	} else if !errors.As(err, &appErr) {
 		slog.Error("internal error", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	details := switchboard.ErrorDetails(err)
