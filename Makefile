@@ -4,12 +4,13 @@
 GO    ?= go
 # The race detector needs cgo and a C compiler; without them the tests run without it.
 RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/null 2>&1 && echo -race)
-ADDR  ?= 127.0.0.1:8080
+# ADDR overrides SWITCHBOARD_ADDR (default 127.0.0.1:8080).
+ADDR  ?=
 
 .PHONY: run test generate lint build bench
 
 run:
-	$(GO) run ./cmd/switchboard serve --addr $(ADDR)
+	$(GO) run ./cmd/switchboard serve $(if $(ADDR),--addr $(ADDR))
 
 test:
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...

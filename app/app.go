@@ -2,11 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +19,6 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/graph"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/linkpreview"
@@ -34,9 +33,11 @@ import (
 type App struct {
 	cfg Config
 
-	Client   *ent.Client
-	Redis    redis.UniversalClient
-	Engines  *engine.Registry
+	Client  *ent.Client
+	Redis   redis.UniversalClient
+	Engines *engine.Registry
+	// Sandbox is the simulated network behind the sandbox engines.
+	Sandbox  *sandbox.Network
 	Queue    *jobs.Queue
 	Jobs     *jobs.Handlers
 	Resolver *graph.Resolver
@@ -51,9 +52,11 @@ type App struct {
 	server    *asynq.Server
 	scheduler *asynq.Scheduler
 
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
-	closers []func()
+	stopWork    context.CancelFunc // the worker's loops
+	stopEngines context.CancelFunc // the engine heartbeat, then the engines
+	work        sync.WaitGroup
+	engines     sync.WaitGroup
+	closers     []func()
 }
 
 // New connects to the database and Redis, migrates the schema and assembles the
@@ -76,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Client = client
 	a.closers = append(a.closers, func() { _ = client.Close() })
-	if err := storage.Migrate(ctx, client); err != nil {
+	if err := storage.Migrate(ctx, client, cfg.DatabaseURL); err != nil {
 		return nil, err
 	}
 	if err := a.openRedis(ctx); err != nil {
@@ -85,11 +88,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 	a.asynqc = asynq.NewClientFromRedisClient(a.Redis)
 	a.inspector = asynq.NewInspectorFromRedisClient(a.Redis)
-	a.Queue = jobs.NewQueue(a.asynqc, a.inspector)
+	a.Queue = jobs.NewQueue(a.asynqc, a.inspector, a.Redis)
+	a.Queue.DispatchTimeout = cfg.DispatchTimeout
 	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
 		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.AllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule}
+	a.Sandbox = sandbox.NewNetwork(client, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
 
@@ -138,32 +143,34 @@ func (a *App) sandboxFor(workspaceID string) engine.Engine {
 			return nil
 		}
 	}
-	return sandbox.New(workspaceID, a.cfg.SandboxAckDelay, a.Jobs)
+	return a.Sandbox.Engine(workspaceID)
 }
 
 // Start runs the background parts the role needs: the engine heartbeat always,
-// and for the worker role the asynq server, the periodic reconciler and one
-// reconciliation pass at once (what Redis lost while the process was down).
+// and for the worker role the asynq server, the periodic reconciler, the inbox
+// applier, the webhook fan-out, the sandbox network and one reconciliation pass at
+// once (what Redis lost while the process was down). They run until Close, not
+// until ctx ends, so that Close can stop them in order.
 func (a *App) Start(ctx context.Context) error {
-	ctx, a.stop = context.WithCancel(ctx)
+	ctx = context.WithoutCancel(ctx)
+	engines, stopEngines := context.WithCancel(ctx)
+	work, stopWork := context.WithCancel(ctx)
+	a.stopEngines, a.stopWork = stopEngines, stopWork
 	if a.mini != nil {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
+		a.goEngines(func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
 				select {
-				case <-ctx.Done():
+				case <-engines.Done():
 					return
 				case <-t.C:
 					a.mini.FastForward(time.Second)
 				}
 			}
-		}()
+		})
 	}
-	a.wg.Add(1)
-	go func() { defer a.wg.Done(); a.Engines.Run(ctx) }()
+	a.goEngines(func() { a.Engines.Run(engines) })
 	if a.cfg.Role == RoleAPI {
 		return nil
 	}
@@ -173,15 +180,10 @@ func (a *App) Start(ctx context.Context) error {
 		RetryDelayFunc:           jobs.RetryDelayFunc,
 		TaskCheckInterval:        100 * time.Millisecond,
 		DelayedTaskCheckInterval: 200 * time.Millisecond,
-		ShutdownTimeout:          10 * time.Second,
+		ShutdownTimeout:          ShutdownTimeout,
 		Logger:                   asynqLogger{a.cfg.Logger},
 		LogLevel:                 asynq.WarnLevel,
-		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
-			if errors.Is(err, engine.ErrNoEngine) || t.Type() == jobs.TypeDeliver {
-				return // waiting for an engine, or a receiver's failure already recorded
-			}
-			a.cfg.Logger.Warn("task failed", "type", t.Type(), "err", err)
-		}),
+		ErrorHandler:             asynq.ErrorHandlerFunc(jobs.LogFailure(a.cfg.Logger)),
 	})
 	mux := asynq.NewServeMux()
 	a.Jobs.Register(mux)
@@ -196,18 +198,44 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
-	a.wg.Add(1)
-	go func() { defer a.wg.Done(); a.Jobs.RunFanout(ctx, 100*time.Millisecond) }()
+	a.goWork(func() { a.Jobs.RunInbox(work, 200*time.Millisecond) })
+	a.goWork(func() { a.Jobs.RunFanout(work, 100*time.Millisecond) })
+	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay)) })
 	if _, err := a.Jobs.ReconcileOnce(ctx, time.Now(), 0); err != nil {
 		a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
 	}
 	return nil
 }
 
-// Bootstrap creates the default workspace and an all-scopes key when the database
-// has no key at all, and returns it (empty when keys exist).
+// ShutdownTimeout bounds how long Close waits for running jobs.
+const ShutdownTimeout = 10 * time.Second
+
+// sandboxTick is how often the sandbox network reports due events: often enough
+// that acks keep their spacing.
+func sandboxTick(delay time.Duration) time.Duration {
+	return min(max(delay/5, 10*time.Millisecond), 200*time.Millisecond)
+}
+
+func (a *App) goWork(f func()) {
+	a.work.Add(1)
+	go func() { defer a.work.Done(); f() }()
+}
+
+func (a *App) goEngines(f func()) {
+	a.engines.Add(1)
+	go func() { defer a.engines.Done(); f() }()
+}
+
+// Bootstrap creates the default workspace and an all-scopes key on the first start
+// of a database that never had a key, and returns it (empty otherwise). It does so
+// on the embedded default (SQLite) or when the configuration asks for it, never in
+// a worker, and never again once a key existed: an operator who revoked every key
+// meant it. On PostgreSQL the first key comes from `switchboard keys create`.
 func (a *App) Bootstrap(ctx context.Context) (string, error) {
-	n, err := a.Client.APIKey.Query().Where(apikey.RevokedAtIsNil()).Count(viewer.SystemContext(ctx))
+	if a.cfg.Role == RoleWorker || !(a.cfg.BootstrapKey || strings.HasPrefix(a.cfg.DatabaseURL, "sqlite:")) {
+		return "", nil
+	}
+	n, err := a.Client.APIKey.Query().Count(viewer.SystemContext(ctx))
 	if err != nil || n > 0 {
 		return "", err
 	}
@@ -218,18 +246,26 @@ func (a *App) Bootstrap(ctx context.Context) (string, error) {
 	return issued.Key, nil
 }
 
-// Close stops the background parts and releases connections.
+// Close stops the background parts in order and releases connections: first the
+// scheduler and the asynq server (running jobs finish, bounded by
+// ShutdownTimeout), then the worker's loops (each finishes the batch in hand),
+// then the engines, last the connections. Stop the HTTP server before, so that
+// in-flight requests still find their engines.
 func (a *App) Close() {
-	if a.stop != nil {
-		a.stop()
-	}
 	if a.scheduler != nil {
 		a.scheduler.Shutdown()
 	}
 	if a.server != nil {
 		a.server.Shutdown()
 	}
-	a.wg.Wait()
+	if a.stopWork != nil {
+		a.stopWork()
+	}
+	a.work.Wait()
+	if a.stopEngines != nil {
+		a.stopEngines()
+	}
+	a.engines.Wait()
 	if a.monitor != nil {
 		_ = a.monitor.Close()
 	}

@@ -41,6 +41,12 @@ type Config struct {
 	SandboxWorkspaces []string
 	// PresenceTTL is how long one engine heartbeat keeps it listed.
 	PresenceTTL time.Duration
+	// DispatchTimeout bounds one attempt to hand a message to an engine; a claim
+	// five times older is taken for that of a dead worker.
+	DispatchTimeout time.Duration
+	// BootstrapKey creates a first key on an empty database that is not the
+	// embedded default's SQLite (where it is always done); see App.Bootstrap.
+	BootstrapKey bool
 	// Logger is the process logger.
 	Logger *slog.Logger
 }
@@ -69,6 +75,12 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.AllowPrivate, err = strconv.ParseBool(env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	}
+	if c.BootstrapKey, err = strconv.ParseBool(env("SWITCHBOARD_BOOTSTRAP_KEY", "false")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_BOOTSTRAP_KEY: %w", err)
+	}
+	if c.DispatchTimeout, err = time.ParseDuration(env("SWITCHBOARD_DISPATCH_TIMEOUT", "1m")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_DISPATCH_TIMEOUT: %w", err)
 	}
 	if c.SandboxAckDelay, err = time.ParseDuration(env("SWITCHBOARD_SANDBOX_ACK_DELAY", "1s")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_SANDBOX_ACK_DELAY: %w", err)

@@ -128,6 +128,9 @@ const (
 
 // Event is something an engine observed on the network.
 type Event struct {
+	// ID is the engine's id of the event, the same if the engine reports it again:
+	// Switchboard stores an event once per ID. Empty means the engine has none.
+	ID          string       `json:"id,omitempty"`
 	Type        EventType    `json:"type"`
 	WorkspaceID string       `json:"workspaceId"`
 	EngineID    string       `json:"engineId"`
@@ -162,8 +165,24 @@ type GroupChange struct {
 	Value        string   `json:"value,omitempty"`
 }
 
+// Subject is what the event is about: the message key, the group or the engine.
+// Events about one subject are applied in the order the network observed them.
+func (ev Event) Subject() string {
+	switch {
+	case ev.Type == EventGroup && ev.Group != nil:
+		return "group:" + ev.Group.GroupID
+	case ev.Type == EventConnected || ev.Type == EventGone:
+		return "engine:" + ev.EngineID
+	case ev.Type == EventMessage && ev.Message != nil:
+		return "message:" + ev.Message.Key.Serialized()
+	}
+	return "message:" + ev.Key.Serialized()
+}
+
 // Sink receives the events engines report. Implementations must be safe for
-// concurrent use and should not block for long.
+// concurrent use and should not block for long. A nil error means the event is
+// stored durably and will be applied; an engine that gets an error should report
+// the event again later.
 type Sink interface {
 	HandleEvent(ctx context.Context, ev Event) error
 }

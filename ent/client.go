@@ -20,8 +20,11 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 
@@ -43,10 +46,16 @@ type Client struct {
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
+	// InboxEvent is the client for interacting with the InboxEvent builders.
+	InboxEvent *InboxEventClient
 	// Media is the client for interacting with the Media builders.
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// SandboxEvent is the client for interacting with the SandboxEvent builders.
+	SandboxEvent *SandboxEventClient
+	// SandboxSend is the client for interacting with the SandboxSend builders.
+	SandboxSend *SandboxSendClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -67,8 +76,11 @@ func (c *Client) init() {
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
+	c.InboxEvent = NewInboxEventClient(c.config)
 	c.Media = NewMediaClient(c.config)
 	c.Message = NewMessageClient(c.config)
+	c.SandboxEvent = NewSandboxEventClient(c.config)
+	c.SandboxSend = NewSandboxSendClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
 	c.Workspace = NewWorkspaceClient(c.config)
 }
@@ -168,8 +180,11 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
 		Message:         NewMessageClient(cfg),
+		SandboxEvent:    NewSandboxEventClient(cfg),
+		SandboxSend:     NewSandboxSendClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -196,8 +211,11 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
+		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
 		Message:         NewMessageClient(cfg),
+		SandboxEvent:    NewSandboxEventClient(cfg),
+		SandboxSend:     NewSandboxSendClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -229,8 +247,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.Media,
-		c.Message, c.Webhook, c.Workspace,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey,
+		c.InboxEvent, c.Media, c.Message, c.SandboxEvent, c.SandboxSend, c.Webhook,
+		c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -240,8 +259,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.Media,
-		c.Message, c.Webhook, c.Workspace,
+		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey,
+		c.InboxEvent, c.Media, c.Message, c.SandboxEvent, c.SandboxSend, c.Webhook,
+		c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -260,10 +280,16 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Event.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
 		return c.IdempotencyKey.mutate(ctx, m)
+	case *InboxEventMutation:
+		return c.InboxEvent.mutate(ctx, m)
 	case *MediaMutation:
 		return c.Media.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
+	case *SandboxEventMutation:
+		return c.SandboxEvent.mutate(ctx, m)
+	case *SandboxSendMutation:
+		return c.SandboxSend.mutate(ctx, m)
 	case *WebhookMutation:
 		return c.Webhook.mutate(ctx, m)
 	case *WorkspaceMutation:
@@ -996,6 +1022,141 @@ func (c *IdempotencyKeyClient) mutate(ctx context.Context, m *IdempotencyKeyMuta
 	}
 }
 
+// InboxEventClient is a client for the InboxEvent schema.
+type InboxEventClient struct {
+	config
+}
+
+// NewInboxEventClient returns a client for the InboxEvent from the given config.
+func NewInboxEventClient(c config) *InboxEventClient {
+	return &InboxEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `inboxevent.Hooks(f(g(h())))`.
+func (c *InboxEventClient) Use(hooks ...Hook) {
+	c.hooks.InboxEvent = append(c.hooks.InboxEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `inboxevent.Intercept(f(g(h())))`.
+func (c *InboxEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.InboxEvent = append(c.inters.InboxEvent, interceptors...)
+}
+
+// Create returns a builder for creating a InboxEvent entity.
+func (c *InboxEventClient) Create() *InboxEventCreate {
+	mutation := newInboxEventMutation(c.config, OpCreate)
+	return &InboxEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of InboxEvent entities.
+func (c *InboxEventClient) CreateBulk(builders ...*InboxEventCreate) *InboxEventCreateBulk {
+	return &InboxEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *InboxEventClient) MapCreateBulk(slice any, setFunc func(*InboxEventCreate, int)) *InboxEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &InboxEventCreateBulk{err: fmt.Errorf("calling to InboxEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*InboxEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &InboxEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for InboxEvent.
+func (c *InboxEventClient) Update() *InboxEventUpdate {
+	mutation := newInboxEventMutation(c.config, OpUpdate)
+	return &InboxEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *InboxEventClient) UpdateOne(_m *InboxEvent) *InboxEventUpdateOne {
+	mutation := newInboxEventMutation(c.config, OpUpdateOne, withInboxEvent(_m))
+	return &InboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *InboxEventClient) UpdateOneID(id string) *InboxEventUpdateOne {
+	mutation := newInboxEventMutation(c.config, OpUpdateOne, withInboxEventID(id))
+	return &InboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for InboxEvent.
+func (c *InboxEventClient) Delete() *InboxEventDelete {
+	mutation := newInboxEventMutation(c.config, OpDelete)
+	return &InboxEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *InboxEventClient) DeleteOne(_m *InboxEvent) *InboxEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *InboxEventClient) DeleteOneID(id string) *InboxEventDeleteOne {
+	builder := c.Delete().Where(inboxevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &InboxEventDeleteOne{builder}
+}
+
+// Query returns a query builder for InboxEvent.
+func (c *InboxEventClient) Query() *InboxEventQuery {
+	return &InboxEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeInboxEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a InboxEvent entity by its id.
+func (c *InboxEventClient) Get(ctx context.Context, id string) (*InboxEvent, error) {
+	return c.Query().Where(inboxevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *InboxEventClient) GetX(ctx context.Context, id string) *InboxEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *InboxEventClient) Hooks() []Hook {
+	hooks := c.hooks.InboxEvent
+	return append(hooks[:len(hooks):len(hooks)], inboxevent.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *InboxEventClient) Interceptors() []Interceptor {
+	inters := c.inters.InboxEvent
+	return append(inters[:len(inters):len(inters)], inboxevent.Interceptors[:]...)
+}
+
+func (c *InboxEventClient) mutate(ctx context.Context, m *InboxEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&InboxEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&InboxEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&InboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&InboxEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown InboxEvent mutation op: %q", m.Op())
+	}
+}
+
 // MediaClient is a client for the Media schema.
 type MediaClient struct {
 	config
@@ -1263,6 +1424,276 @@ func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, 
 		return (&MessageDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Message mutation op: %q", m.Op())
+	}
+}
+
+// SandboxEventClient is a client for the SandboxEvent schema.
+type SandboxEventClient struct {
+	config
+}
+
+// NewSandboxEventClient returns a client for the SandboxEvent from the given config.
+func NewSandboxEventClient(c config) *SandboxEventClient {
+	return &SandboxEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxevent.Hooks(f(g(h())))`.
+func (c *SandboxEventClient) Use(hooks ...Hook) {
+	c.hooks.SandboxEvent = append(c.hooks.SandboxEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxevent.Intercept(f(g(h())))`.
+func (c *SandboxEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxEvent = append(c.inters.SandboxEvent, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxEvent entity.
+func (c *SandboxEventClient) Create() *SandboxEventCreate {
+	mutation := newSandboxEventMutation(c.config, OpCreate)
+	return &SandboxEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxEvent entities.
+func (c *SandboxEventClient) CreateBulk(builders ...*SandboxEventCreate) *SandboxEventCreateBulk {
+	return &SandboxEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxEventClient) MapCreateBulk(slice any, setFunc func(*SandboxEventCreate, int)) *SandboxEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxEventCreateBulk{err: fmt.Errorf("calling to SandboxEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxEvent.
+func (c *SandboxEventClient) Update() *SandboxEventUpdate {
+	mutation := newSandboxEventMutation(c.config, OpUpdate)
+	return &SandboxEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxEventClient) UpdateOne(_m *SandboxEvent) *SandboxEventUpdateOne {
+	mutation := newSandboxEventMutation(c.config, OpUpdateOne, withSandboxEvent(_m))
+	return &SandboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxEventClient) UpdateOneID(id string) *SandboxEventUpdateOne {
+	mutation := newSandboxEventMutation(c.config, OpUpdateOne, withSandboxEventID(id))
+	return &SandboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxEvent.
+func (c *SandboxEventClient) Delete() *SandboxEventDelete {
+	mutation := newSandboxEventMutation(c.config, OpDelete)
+	return &SandboxEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxEventClient) DeleteOne(_m *SandboxEvent) *SandboxEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxEventClient) DeleteOneID(id string) *SandboxEventDeleteOne {
+	builder := c.Delete().Where(sandboxevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxEventDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxEvent.
+func (c *SandboxEventClient) Query() *SandboxEventQuery {
+	return &SandboxEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxEvent entity by its id.
+func (c *SandboxEventClient) Get(ctx context.Context, id string) (*SandboxEvent, error) {
+	return c.Query().Where(sandboxevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxEventClient) GetX(ctx context.Context, id string) *SandboxEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxEventClient) Hooks() []Hook {
+	hooks := c.hooks.SandboxEvent
+	return append(hooks[:len(hooks):len(hooks)], sandboxevent.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxEventClient) Interceptors() []Interceptor {
+	inters := c.inters.SandboxEvent
+	return append(inters[:len(inters):len(inters)], sandboxevent.Interceptors[:]...)
+}
+
+func (c *SandboxEventClient) mutate(ctx context.Context, m *SandboxEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxEvent mutation op: %q", m.Op())
+	}
+}
+
+// SandboxSendClient is a client for the SandboxSend schema.
+type SandboxSendClient struct {
+	config
+}
+
+// NewSandboxSendClient returns a client for the SandboxSend from the given config.
+func NewSandboxSendClient(c config) *SandboxSendClient {
+	return &SandboxSendClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxsend.Hooks(f(g(h())))`.
+func (c *SandboxSendClient) Use(hooks ...Hook) {
+	c.hooks.SandboxSend = append(c.hooks.SandboxSend, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxsend.Intercept(f(g(h())))`.
+func (c *SandboxSendClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxSend = append(c.inters.SandboxSend, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxSend entity.
+func (c *SandboxSendClient) Create() *SandboxSendCreate {
+	mutation := newSandboxSendMutation(c.config, OpCreate)
+	return &SandboxSendCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxSend entities.
+func (c *SandboxSendClient) CreateBulk(builders ...*SandboxSendCreate) *SandboxSendCreateBulk {
+	return &SandboxSendCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxSendClient) MapCreateBulk(slice any, setFunc func(*SandboxSendCreate, int)) *SandboxSendCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxSendCreateBulk{err: fmt.Errorf("calling to SandboxSendClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxSendCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxSendCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxSend.
+func (c *SandboxSendClient) Update() *SandboxSendUpdate {
+	mutation := newSandboxSendMutation(c.config, OpUpdate)
+	return &SandboxSendUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxSendClient) UpdateOne(_m *SandboxSend) *SandboxSendUpdateOne {
+	mutation := newSandboxSendMutation(c.config, OpUpdateOne, withSandboxSend(_m))
+	return &SandboxSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxSendClient) UpdateOneID(id string) *SandboxSendUpdateOne {
+	mutation := newSandboxSendMutation(c.config, OpUpdateOne, withSandboxSendID(id))
+	return &SandboxSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxSend.
+func (c *SandboxSendClient) Delete() *SandboxSendDelete {
+	mutation := newSandboxSendMutation(c.config, OpDelete)
+	return &SandboxSendDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxSendClient) DeleteOne(_m *SandboxSend) *SandboxSendDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxSendClient) DeleteOneID(id string) *SandboxSendDeleteOne {
+	builder := c.Delete().Where(sandboxsend.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxSendDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxSend.
+func (c *SandboxSendClient) Query() *SandboxSendQuery {
+	return &SandboxSendQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxSend},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxSend entity by its id.
+func (c *SandboxSendClient) Get(ctx context.Context, id string) (*SandboxSend, error) {
+	return c.Query().Where(sandboxsend.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxSendClient) GetX(ctx context.Context, id string) *SandboxSend {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxSendClient) Hooks() []Hook {
+	hooks := c.hooks.SandboxSend
+	return append(hooks[:len(hooks):len(hooks)], sandboxsend.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxSendClient) Interceptors() []Interceptor {
+	inters := c.inters.SandboxSend
+	return append(inters[:len(inters):len(inters)], sandboxsend.Interceptors[:]...)
+}
+
+func (c *SandboxSendClient) mutate(ctx context.Context, m *SandboxSendMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxSendCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxSendUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxSendUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxSendDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxSend mutation op: %q", m.Op())
 	}
 }
 
@@ -1553,12 +1984,12 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, Media, Message,
-		Webhook, Workspace []ent.Hook
+		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, InboxEvent, Media,
+		Message, SandboxEvent, SandboxSend, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
-		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, Media, Message,
-		Webhook, Workspace []ent.Interceptor
+		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, InboxEvent, Media,
+		Message, SandboxEvent, SandboxSend, Webhook, Workspace []ent.Interceptor
 	}
 )
 

@@ -17,8 +17,11 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -86,8 +89,11 @@ func checkColumn(t, c string) error {
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			event.Table:           event.ValidColumn,
 			idempotencykey.Table:  idempotencykey.ValidColumn,
+			inboxevent.Table:      inboxevent.ValidColumn,
 			media.Table:           media.ValidColumn,
 			message.Table:         message.ValidColumn,
+			sandboxevent.Table:    sandboxevent.ValidColumn,
+			sandboxsend.Table:     sandboxsend.ValidColumn,
 			webhook.Table:         webhook.ValidColumn,
 			workspace.Table:       workspace.ValidColumn,
 		})

@@ -83,7 +83,9 @@ type Message struct {
 	FromMe bool `json:"from_me,omitempty"`
 	// DispatchAttempts holds the value of the "dispatch_attempts" field.
 	DispatchAttempts int `json:"dispatch_attempts,omitempty"`
-	selectValues     sql.SelectValues
+	// the token of the dispatch that holds the message while it is sending
+	ClaimToken   string `json:"claim_token,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -97,7 +99,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldPollQuestion, message.FieldReplyTo, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldPollQuestion, message.FieldReplyTo, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken:
 			values[i] = new(sql.NullString)
 		case message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -327,6 +329,12 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.DispatchAttempts = int(value.Int64)
 			}
+		case message.FieldClaimToken:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field claim_token", values[i])
+			} else if value.Valid {
+				_m.ClaimToken = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -472,6 +480,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("dispatch_attempts=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DispatchAttempts))
+	builder.WriteString(", ")
+	builder.WriteString("claim_token=")
+	builder.WriteString(_m.ClaimToken)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -416,6 +416,20 @@ func (_c *MessageCreate) SetNillableDispatchAttempts(v *int) *MessageCreate {
 	return _c
 }
 
+// SetClaimToken sets the "claim_token" field.
+func (_c *MessageCreate) SetClaimToken(v string) *MessageCreate {
+	_c.mutation.SetClaimToken(v)
+	return _c
+}
+
+// SetNillableClaimToken sets the "claim_token" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableClaimToken(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetClaimToken(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *MessageCreate) SetID(v string) *MessageCreate {
 	_c.mutation.SetID(v)
@@ -715,6 +729,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DispatchAttempts(); ok {
 		_spec.SetField(message.FieldDispatchAttempts, field.TypeInt, value)
 		_node.DispatchAttempts = value
+	}
+	if value, ok := _c.mutation.ClaimToken(); ok {
+		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
+		_node.ClaimToken = value
 	}
 	return _node, _spec
 }
@@ -1257,6 +1275,24 @@ func (u *MessageUpsert) UpdateDispatchAttempts() *MessageUpsert {
 // AddDispatchAttempts adds v to the "dispatch_attempts" field.
 func (u *MessageUpsert) AddDispatchAttempts(v int) *MessageUpsert {
 	u.Add(message.FieldDispatchAttempts, v)
+	return u
+}
+
+// SetClaimToken sets the "claim_token" field.
+func (u *MessageUpsert) SetClaimToken(v string) *MessageUpsert {
+	u.Set(message.FieldClaimToken, v)
+	return u
+}
+
+// UpdateClaimToken sets the "claim_token" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateClaimToken() *MessageUpsert {
+	u.SetExcluded(message.FieldClaimToken)
+	return u
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (u *MessageUpsert) ClearClaimToken() *MessageUpsert {
+	u.SetNull(message.FieldClaimToken)
 	return u
 }
 
@@ -1888,6 +1924,27 @@ func (u *MessageUpsertOne) AddDispatchAttempts(v int) *MessageUpsertOne {
 func (u *MessageUpsertOne) UpdateDispatchAttempts() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateDispatchAttempts()
+	})
+}
+
+// SetClaimToken sets the "claim_token" field.
+func (u *MessageUpsertOne) SetClaimToken(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetClaimToken(v)
+	})
+}
+
+// UpdateClaimToken sets the "claim_token" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateClaimToken() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateClaimToken()
+	})
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (u *MessageUpsertOne) ClearClaimToken() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearClaimToken()
 	})
 }
 
@@ -2686,6 +2743,27 @@ func (u *MessageUpsertBulk) AddDispatchAttempts(v int) *MessageUpsertBulk {
 func (u *MessageUpsertBulk) UpdateDispatchAttempts() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.UpdateDispatchAttempts()
+	})
+}
+
+// SetClaimToken sets the "claim_token" field.
+func (u *MessageUpsertBulk) SetClaimToken(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetClaimToken(v)
+	})
+}
+
+// UpdateClaimToken sets the "claim_token" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateClaimToken() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateClaimToken()
+	})
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (u *MessageUpsertBulk) ClearClaimToken() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearClaimToken()
 	})
 }
 

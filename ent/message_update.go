@@ -562,6 +562,26 @@ func (_u *MessageUpdate) AddDispatchAttempts(v int) *MessageUpdate {
 	return _u
 }
 
+// SetClaimToken sets the "claim_token" field.
+func (_u *MessageUpdate) SetClaimToken(v string) *MessageUpdate {
+	_u.mutation.SetClaimToken(v)
+	return _u
+}
+
+// SetNillableClaimToken sets the "claim_token" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableClaimToken(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetClaimToken(*v)
+	}
+	return _u
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (_u *MessageUpdate) ClearClaimToken() *MessageUpdate {
+	_u.mutation.ClearClaimToken()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -810,6 +830,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedDispatchAttempts(); ok {
 		_spec.AddField(message.FieldDispatchAttempts, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ClaimToken(); ok {
+		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
+	}
+	if _u.mutation.ClaimTokenCleared() {
+		_spec.ClearField(message.FieldClaimToken, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -1364,6 +1390,26 @@ func (_u *MessageUpdateOne) AddDispatchAttempts(v int) *MessageUpdateOne {
 	return _u
 }
 
+// SetClaimToken sets the "claim_token" field.
+func (_u *MessageUpdateOne) SetClaimToken(v string) *MessageUpdateOne {
+	_u.mutation.SetClaimToken(v)
+	return _u
+}
+
+// SetNillableClaimToken sets the "claim_token" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableClaimToken(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetClaimToken(*v)
+	}
+	return _u
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (_u *MessageUpdateOne) ClearClaimToken() *MessageUpdateOne {
+	_u.mutation.ClearClaimToken()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -1642,6 +1688,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if value, ok := _u.mutation.AddedDispatchAttempts(); ok {
 		_spec.AddField(message.FieldDispatchAttempts, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ClaimToken(); ok {
+		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
+	}
+	if _u.mutation.ClaimTokenCleared() {
+		_spec.ClearField(message.FieldClaimToken, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Message{config: _u.config}

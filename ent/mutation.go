@@ -18,9 +18,12 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/predicate"
+	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -39,8 +42,11 @@ const (
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeEvent           = "Event"
 	TypeIdempotencyKey  = "IdempotencyKey"
+	TypeInboxEvent      = "InboxEvent"
 	TypeMedia           = "Media"
 	TypeMessage         = "Message"
+	TypeSandboxEvent    = "SandboxEvent"
+	TypeSandboxSend     = "SandboxSend"
 	TypeWebhook         = "Webhook"
 	TypeWorkspace       = "Workspace"
 )
@@ -4056,6 +4062,1190 @@ func (m *IdempotencyKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown IdempotencyKey edge %s", name)
 }
 
+// InboxEventMutation represents an operation that mutates the InboxEvent nodes in the graph.
+type InboxEventMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	workspace_id    *string
+	dedupe_key      *string
+	_type           *string
+	subject         *string
+	payload         *json.RawMessage
+	appendpayload   json.RawMessage
+	at              *time.Time
+	created_at      *time.Time
+	attempts        *int
+	addattempts     *int
+	next_attempt_at *time.Time
+	lease_token     *string
+	lease_until     *time.Time
+	applied_at      *time.Time
+	dead_at         *time.Time
+	last_error      *string
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*InboxEvent, error)
+	predicates      []predicate.InboxEvent
+}
+
+var _ ent.Mutation = (*InboxEventMutation)(nil)
+
+// inboxeventOption allows management of the mutation configuration using functional options.
+type inboxeventOption func(*InboxEventMutation)
+
+// newInboxEventMutation creates new mutation for the InboxEvent entity.
+func newInboxEventMutation(c config, op Op, opts ...inboxeventOption) *InboxEventMutation {
+	m := &InboxEventMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeInboxEvent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withInboxEventID sets the ID field of the mutation.
+func withInboxEventID(id string) inboxeventOption {
+	return func(m *InboxEventMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *InboxEvent
+		)
+		m.oldValue = func(ctx context.Context) (*InboxEvent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().InboxEvent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withInboxEvent sets the old InboxEvent of the mutation.
+func withInboxEvent(node *InboxEvent) inboxeventOption {
+	return func(m *InboxEventMutation) {
+		m.oldValue = func(context.Context) (*InboxEvent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m InboxEventMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m InboxEventMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of InboxEvent entities.
+func (m *InboxEventMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *InboxEventMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *InboxEventMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().InboxEvent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *InboxEventMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *InboxEventMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *InboxEventMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetDedupeKey sets the "dedupe_key" field.
+func (m *InboxEventMutation) SetDedupeKey(s string) {
+	m.dedupe_key = &s
+}
+
+// DedupeKey returns the value of the "dedupe_key" field in the mutation.
+func (m *InboxEventMutation) DedupeKey() (r string, exists bool) {
+	v := m.dedupe_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDedupeKey returns the old "dedupe_key" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldDedupeKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDedupeKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDedupeKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDedupeKey: %w", err)
+	}
+	return oldValue.DedupeKey, nil
+}
+
+// ResetDedupeKey resets all changes to the "dedupe_key" field.
+func (m *InboxEventMutation) ResetDedupeKey() {
+	m.dedupe_key = nil
+}
+
+// SetType sets the "type" field.
+func (m *InboxEventMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *InboxEventMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *InboxEventMutation) ResetType() {
+	m._type = nil
+}
+
+// SetSubject sets the "subject" field.
+func (m *InboxEventMutation) SetSubject(s string) {
+	m.subject = &s
+}
+
+// Subject returns the value of the "subject" field in the mutation.
+func (m *InboxEventMutation) Subject() (r string, exists bool) {
+	v := m.subject
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubject returns the old "subject" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldSubject(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubject is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubject requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubject: %w", err)
+	}
+	return oldValue.Subject, nil
+}
+
+// ResetSubject resets all changes to the "subject" field.
+func (m *InboxEventMutation) ResetSubject() {
+	m.subject = nil
+}
+
+// SetPayload sets the "payload" field.
+func (m *InboxEventMutation) SetPayload(jm json.RawMessage) {
+	m.payload = &jm
+	m.appendpayload = nil
+}
+
+// Payload returns the value of the "payload" field in the mutation.
+func (m *InboxEventMutation) Payload() (r json.RawMessage, exists bool) {
+	v := m.payload
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayload returns the old "payload" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldPayload(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayload is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayload requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayload: %w", err)
+	}
+	return oldValue.Payload, nil
+}
+
+// AppendPayload adds jm to the "payload" field.
+func (m *InboxEventMutation) AppendPayload(jm json.RawMessage) {
+	m.appendpayload = append(m.appendpayload, jm...)
+}
+
+// AppendedPayload returns the list of values that were appended to the "payload" field in this mutation.
+func (m *InboxEventMutation) AppendedPayload() (json.RawMessage, bool) {
+	if len(m.appendpayload) == 0 {
+		return nil, false
+	}
+	return m.appendpayload, true
+}
+
+// ResetPayload resets all changes to the "payload" field.
+func (m *InboxEventMutation) ResetPayload() {
+	m.payload = nil
+	m.appendpayload = nil
+}
+
+// SetAt sets the "at" field.
+func (m *InboxEventMutation) SetAt(t time.Time) {
+	m.at = &t
+}
+
+// At returns the value of the "at" field in the mutation.
+func (m *InboxEventMutation) At() (r time.Time, exists bool) {
+	v := m.at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAt returns the old "at" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAt: %w", err)
+	}
+	return oldValue.At, nil
+}
+
+// ResetAt resets all changes to the "at" field.
+func (m *InboxEventMutation) ResetAt() {
+	m.at = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *InboxEventMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *InboxEventMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *InboxEventMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetAttempts sets the "attempts" field.
+func (m *InboxEventMutation) SetAttempts(i int) {
+	m.attempts = &i
+	m.addattempts = nil
+}
+
+// Attempts returns the value of the "attempts" field in the mutation.
+func (m *InboxEventMutation) Attempts() (r int, exists bool) {
+	v := m.attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAttempts returns the old "attempts" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAttempts: %w", err)
+	}
+	return oldValue.Attempts, nil
+}
+
+// AddAttempts adds i to the "attempts" field.
+func (m *InboxEventMutation) AddAttempts(i int) {
+	if m.addattempts != nil {
+		*m.addattempts += i
+	} else {
+		m.addattempts = &i
+	}
+}
+
+// AddedAttempts returns the value that was added to the "attempts" field in this mutation.
+func (m *InboxEventMutation) AddedAttempts() (r int, exists bool) {
+	v := m.addattempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAttempts resets all changes to the "attempts" field.
+func (m *InboxEventMutation) ResetAttempts() {
+	m.attempts = nil
+	m.addattempts = nil
+}
+
+// SetNextAttemptAt sets the "next_attempt_at" field.
+func (m *InboxEventMutation) SetNextAttemptAt(t time.Time) {
+	m.next_attempt_at = &t
+}
+
+// NextAttemptAt returns the value of the "next_attempt_at" field in the mutation.
+func (m *InboxEventMutation) NextAttemptAt() (r time.Time, exists bool) {
+	v := m.next_attempt_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextAttemptAt returns the old "next_attempt_at" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldNextAttemptAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextAttemptAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextAttemptAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextAttemptAt: %w", err)
+	}
+	return oldValue.NextAttemptAt, nil
+}
+
+// ResetNextAttemptAt resets all changes to the "next_attempt_at" field.
+func (m *InboxEventMutation) ResetNextAttemptAt() {
+	m.next_attempt_at = nil
+}
+
+// SetLeaseToken sets the "lease_token" field.
+func (m *InboxEventMutation) SetLeaseToken(s string) {
+	m.lease_token = &s
+}
+
+// LeaseToken returns the value of the "lease_token" field in the mutation.
+func (m *InboxEventMutation) LeaseToken() (r string, exists bool) {
+	v := m.lease_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeaseToken returns the old "lease_token" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldLeaseToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeaseToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeaseToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeaseToken: %w", err)
+	}
+	return oldValue.LeaseToken, nil
+}
+
+// ClearLeaseToken clears the value of the "lease_token" field.
+func (m *InboxEventMutation) ClearLeaseToken() {
+	m.lease_token = nil
+	m.clearedFields[inboxevent.FieldLeaseToken] = struct{}{}
+}
+
+// LeaseTokenCleared returns if the "lease_token" field was cleared in this mutation.
+func (m *InboxEventMutation) LeaseTokenCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldLeaseToken]
+	return ok
+}
+
+// ResetLeaseToken resets all changes to the "lease_token" field.
+func (m *InboxEventMutation) ResetLeaseToken() {
+	m.lease_token = nil
+	delete(m.clearedFields, inboxevent.FieldLeaseToken)
+}
+
+// SetLeaseUntil sets the "lease_until" field.
+func (m *InboxEventMutation) SetLeaseUntil(t time.Time) {
+	m.lease_until = &t
+}
+
+// LeaseUntil returns the value of the "lease_until" field in the mutation.
+func (m *InboxEventMutation) LeaseUntil() (r time.Time, exists bool) {
+	v := m.lease_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeaseUntil returns the old "lease_until" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldLeaseUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeaseUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeaseUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeaseUntil: %w", err)
+	}
+	return oldValue.LeaseUntil, nil
+}
+
+// ClearLeaseUntil clears the value of the "lease_until" field.
+func (m *InboxEventMutation) ClearLeaseUntil() {
+	m.lease_until = nil
+	m.clearedFields[inboxevent.FieldLeaseUntil] = struct{}{}
+}
+
+// LeaseUntilCleared returns if the "lease_until" field was cleared in this mutation.
+func (m *InboxEventMutation) LeaseUntilCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldLeaseUntil]
+	return ok
+}
+
+// ResetLeaseUntil resets all changes to the "lease_until" field.
+func (m *InboxEventMutation) ResetLeaseUntil() {
+	m.lease_until = nil
+	delete(m.clearedFields, inboxevent.FieldLeaseUntil)
+}
+
+// SetAppliedAt sets the "applied_at" field.
+func (m *InboxEventMutation) SetAppliedAt(t time.Time) {
+	m.applied_at = &t
+}
+
+// AppliedAt returns the value of the "applied_at" field in the mutation.
+func (m *InboxEventMutation) AppliedAt() (r time.Time, exists bool) {
+	v := m.applied_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAppliedAt returns the old "applied_at" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldAppliedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAppliedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAppliedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAppliedAt: %w", err)
+	}
+	return oldValue.AppliedAt, nil
+}
+
+// ClearAppliedAt clears the value of the "applied_at" field.
+func (m *InboxEventMutation) ClearAppliedAt() {
+	m.applied_at = nil
+	m.clearedFields[inboxevent.FieldAppliedAt] = struct{}{}
+}
+
+// AppliedAtCleared returns if the "applied_at" field was cleared in this mutation.
+func (m *InboxEventMutation) AppliedAtCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldAppliedAt]
+	return ok
+}
+
+// ResetAppliedAt resets all changes to the "applied_at" field.
+func (m *InboxEventMutation) ResetAppliedAt() {
+	m.applied_at = nil
+	delete(m.clearedFields, inboxevent.FieldAppliedAt)
+}
+
+// SetDeadAt sets the "dead_at" field.
+func (m *InboxEventMutation) SetDeadAt(t time.Time) {
+	m.dead_at = &t
+}
+
+// DeadAt returns the value of the "dead_at" field in the mutation.
+func (m *InboxEventMutation) DeadAt() (r time.Time, exists bool) {
+	v := m.dead_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeadAt returns the old "dead_at" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldDeadAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeadAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeadAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeadAt: %w", err)
+	}
+	return oldValue.DeadAt, nil
+}
+
+// ClearDeadAt clears the value of the "dead_at" field.
+func (m *InboxEventMutation) ClearDeadAt() {
+	m.dead_at = nil
+	m.clearedFields[inboxevent.FieldDeadAt] = struct{}{}
+}
+
+// DeadAtCleared returns if the "dead_at" field was cleared in this mutation.
+func (m *InboxEventMutation) DeadAtCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldDeadAt]
+	return ok
+}
+
+// ResetDeadAt resets all changes to the "dead_at" field.
+func (m *InboxEventMutation) ResetDeadAt() {
+	m.dead_at = nil
+	delete(m.clearedFields, inboxevent.FieldDeadAt)
+}
+
+// SetLastError sets the "last_error" field.
+func (m *InboxEventMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *InboxEventMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ClearLastError clears the value of the "last_error" field.
+func (m *InboxEventMutation) ClearLastError() {
+	m.last_error = nil
+	m.clearedFields[inboxevent.FieldLastError] = struct{}{}
+}
+
+// LastErrorCleared returns if the "last_error" field was cleared in this mutation.
+func (m *InboxEventMutation) LastErrorCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldLastError]
+	return ok
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *InboxEventMutation) ResetLastError() {
+	m.last_error = nil
+	delete(m.clearedFields, inboxevent.FieldLastError)
+}
+
+// Where appends a list predicates to the InboxEventMutation builder.
+func (m *InboxEventMutation) Where(ps ...predicate.InboxEvent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the InboxEventMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *InboxEventMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.InboxEvent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *InboxEventMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *InboxEventMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (InboxEvent).
+func (m *InboxEventMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *InboxEventMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.workspace_id != nil {
+		fields = append(fields, inboxevent.FieldWorkspaceID)
+	}
+	if m.dedupe_key != nil {
+		fields = append(fields, inboxevent.FieldDedupeKey)
+	}
+	if m._type != nil {
+		fields = append(fields, inboxevent.FieldType)
+	}
+	if m.subject != nil {
+		fields = append(fields, inboxevent.FieldSubject)
+	}
+	if m.payload != nil {
+		fields = append(fields, inboxevent.FieldPayload)
+	}
+	if m.at != nil {
+		fields = append(fields, inboxevent.FieldAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, inboxevent.FieldCreatedAt)
+	}
+	if m.attempts != nil {
+		fields = append(fields, inboxevent.FieldAttempts)
+	}
+	if m.next_attempt_at != nil {
+		fields = append(fields, inboxevent.FieldNextAttemptAt)
+	}
+	if m.lease_token != nil {
+		fields = append(fields, inboxevent.FieldLeaseToken)
+	}
+	if m.lease_until != nil {
+		fields = append(fields, inboxevent.FieldLeaseUntil)
+	}
+	if m.applied_at != nil {
+		fields = append(fields, inboxevent.FieldAppliedAt)
+	}
+	if m.dead_at != nil {
+		fields = append(fields, inboxevent.FieldDeadAt)
+	}
+	if m.last_error != nil {
+		fields = append(fields, inboxevent.FieldLastError)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *InboxEventMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case inboxevent.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case inboxevent.FieldDedupeKey:
+		return m.DedupeKey()
+	case inboxevent.FieldType:
+		return m.GetType()
+	case inboxevent.FieldSubject:
+		return m.Subject()
+	case inboxevent.FieldPayload:
+		return m.Payload()
+	case inboxevent.FieldAt:
+		return m.At()
+	case inboxevent.FieldCreatedAt:
+		return m.CreatedAt()
+	case inboxevent.FieldAttempts:
+		return m.Attempts()
+	case inboxevent.FieldNextAttemptAt:
+		return m.NextAttemptAt()
+	case inboxevent.FieldLeaseToken:
+		return m.LeaseToken()
+	case inboxevent.FieldLeaseUntil:
+		return m.LeaseUntil()
+	case inboxevent.FieldAppliedAt:
+		return m.AppliedAt()
+	case inboxevent.FieldDeadAt:
+		return m.DeadAt()
+	case inboxevent.FieldLastError:
+		return m.LastError()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *InboxEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case inboxevent.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case inboxevent.FieldDedupeKey:
+		return m.OldDedupeKey(ctx)
+	case inboxevent.FieldType:
+		return m.OldType(ctx)
+	case inboxevent.FieldSubject:
+		return m.OldSubject(ctx)
+	case inboxevent.FieldPayload:
+		return m.OldPayload(ctx)
+	case inboxevent.FieldAt:
+		return m.OldAt(ctx)
+	case inboxevent.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case inboxevent.FieldAttempts:
+		return m.OldAttempts(ctx)
+	case inboxevent.FieldNextAttemptAt:
+		return m.OldNextAttemptAt(ctx)
+	case inboxevent.FieldLeaseToken:
+		return m.OldLeaseToken(ctx)
+	case inboxevent.FieldLeaseUntil:
+		return m.OldLeaseUntil(ctx)
+	case inboxevent.FieldAppliedAt:
+		return m.OldAppliedAt(ctx)
+	case inboxevent.FieldDeadAt:
+		return m.OldDeadAt(ctx)
+	case inboxevent.FieldLastError:
+		return m.OldLastError(ctx)
+	}
+	return nil, fmt.Errorf("unknown InboxEvent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InboxEventMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case inboxevent.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case inboxevent.FieldDedupeKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDedupeKey(v)
+		return nil
+	case inboxevent.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case inboxevent.FieldSubject:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubject(v)
+		return nil
+	case inboxevent.FieldPayload:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayload(v)
+		return nil
+	case inboxevent.FieldAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAt(v)
+		return nil
+	case inboxevent.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case inboxevent.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAttempts(v)
+		return nil
+	case inboxevent.FieldNextAttemptAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextAttemptAt(v)
+		return nil
+	case inboxevent.FieldLeaseToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeaseToken(v)
+		return nil
+	case inboxevent.FieldLeaseUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeaseUntil(v)
+		return nil
+	case inboxevent.FieldAppliedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAppliedAt(v)
+		return nil
+	case inboxevent.FieldDeadAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeadAt(v)
+		return nil
+	case inboxevent.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	}
+	return fmt.Errorf("unknown InboxEvent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *InboxEventMutation) AddedFields() []string {
+	var fields []string
+	if m.addattempts != nil {
+		fields = append(fields, inboxevent.FieldAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *InboxEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case inboxevent.FieldAttempts:
+		return m.AddedAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *InboxEventMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case inboxevent.FieldAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown InboxEvent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *InboxEventMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(inboxevent.FieldLeaseToken) {
+		fields = append(fields, inboxevent.FieldLeaseToken)
+	}
+	if m.FieldCleared(inboxevent.FieldLeaseUntil) {
+		fields = append(fields, inboxevent.FieldLeaseUntil)
+	}
+	if m.FieldCleared(inboxevent.FieldAppliedAt) {
+		fields = append(fields, inboxevent.FieldAppliedAt)
+	}
+	if m.FieldCleared(inboxevent.FieldDeadAt) {
+		fields = append(fields, inboxevent.FieldDeadAt)
+	}
+	if m.FieldCleared(inboxevent.FieldLastError) {
+		fields = append(fields, inboxevent.FieldLastError)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *InboxEventMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *InboxEventMutation) ClearField(name string) error {
+	switch name {
+	case inboxevent.FieldLeaseToken:
+		m.ClearLeaseToken()
+		return nil
+	case inboxevent.FieldLeaseUntil:
+		m.ClearLeaseUntil()
+		return nil
+	case inboxevent.FieldAppliedAt:
+		m.ClearAppliedAt()
+		return nil
+	case inboxevent.FieldDeadAt:
+		m.ClearDeadAt()
+		return nil
+	case inboxevent.FieldLastError:
+		m.ClearLastError()
+		return nil
+	}
+	return fmt.Errorf("unknown InboxEvent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *InboxEventMutation) ResetField(name string) error {
+	switch name {
+	case inboxevent.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case inboxevent.FieldDedupeKey:
+		m.ResetDedupeKey()
+		return nil
+	case inboxevent.FieldType:
+		m.ResetType()
+		return nil
+	case inboxevent.FieldSubject:
+		m.ResetSubject()
+		return nil
+	case inboxevent.FieldPayload:
+		m.ResetPayload()
+		return nil
+	case inboxevent.FieldAt:
+		m.ResetAt()
+		return nil
+	case inboxevent.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case inboxevent.FieldAttempts:
+		m.ResetAttempts()
+		return nil
+	case inboxevent.FieldNextAttemptAt:
+		m.ResetNextAttemptAt()
+		return nil
+	case inboxevent.FieldLeaseToken:
+		m.ResetLeaseToken()
+		return nil
+	case inboxevent.FieldLeaseUntil:
+		m.ResetLeaseUntil()
+		return nil
+	case inboxevent.FieldAppliedAt:
+		m.ResetAppliedAt()
+		return nil
+	case inboxevent.FieldDeadAt:
+		m.ResetDeadAt()
+		return nil
+	case inboxevent.FieldLastError:
+		m.ResetLastError()
+		return nil
+	}
+	return fmt.Errorf("unknown InboxEvent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *InboxEventMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *InboxEventMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *InboxEventMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *InboxEventMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *InboxEventMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *InboxEventMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *InboxEventMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown InboxEvent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *InboxEventMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown InboxEvent edge %s", name)
+}
+
 // MediaMutation represents an operation that mutates the Media nodes in the graph.
 type MediaMutation struct {
 	config
@@ -4805,6 +5995,7 @@ type MessageMutation struct {
 	from_me              *bool
 	dispatch_attempts    *int
 	adddispatch_attempts *int
+	claim_token          *string
 	clearedFields        map[string]struct{}
 	done                 bool
 	oldValue             func(context.Context) (*Message, error)
@@ -6418,6 +7609,55 @@ func (m *MessageMutation) ResetDispatchAttempts() {
 	m.adddispatch_attempts = nil
 }
 
+// SetClaimToken sets the "claim_token" field.
+func (m *MessageMutation) SetClaimToken(s string) {
+	m.claim_token = &s
+}
+
+// ClaimToken returns the value of the "claim_token" field in the mutation.
+func (m *MessageMutation) ClaimToken() (r string, exists bool) {
+	v := m.claim_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClaimToken returns the old "claim_token" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldClaimToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClaimToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClaimToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClaimToken: %w", err)
+	}
+	return oldValue.ClaimToken, nil
+}
+
+// ClearClaimToken clears the value of the "claim_token" field.
+func (m *MessageMutation) ClearClaimToken() {
+	m.claim_token = nil
+	m.clearedFields[message.FieldClaimToken] = struct{}{}
+}
+
+// ClaimTokenCleared returns if the "claim_token" field was cleared in this mutation.
+func (m *MessageMutation) ClaimTokenCleared() bool {
+	_, ok := m.clearedFields[message.FieldClaimToken]
+	return ok
+}
+
+// ResetClaimToken resets all changes to the "claim_token" field.
+func (m *MessageMutation) ResetClaimToken() {
+	m.claim_token = nil
+	delete(m.clearedFields, message.FieldClaimToken)
+}
+
 // Where appends a list predicates to the MessageMutation builder.
 func (m *MessageMutation) Where(ps ...predicate.Message) {
 	m.predicates = append(m.predicates, ps...)
@@ -6452,7 +7692,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 32)
+	fields := make([]string, 0, 33)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -6549,6 +7789,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.dispatch_attempts != nil {
 		fields = append(fields, message.FieldDispatchAttempts)
 	}
+	if m.claim_token != nil {
+		fields = append(fields, message.FieldClaimToken)
+	}
 	return fields
 }
 
@@ -6621,6 +7864,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.FromMe()
 	case message.FieldDispatchAttempts:
 		return m.DispatchAttempts()
+	case message.FieldClaimToken:
+		return m.ClaimToken()
 	}
 	return nil, false
 }
@@ -6694,6 +7939,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldFromMe(ctx)
 	case message.FieldDispatchAttempts:
 		return m.OldDispatchAttempts(ctx)
+	case message.FieldClaimToken:
+		return m.OldClaimToken(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -6927,6 +8174,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetDispatchAttempts(v)
 		return nil
+	case message.FieldClaimToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClaimToken(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -7041,6 +8295,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldWaSerialized) {
 		fields = append(fields, message.FieldWaSerialized)
 	}
+	if m.FieldCleared(message.FieldClaimToken) {
+		fields = append(fields, message.FieldClaimToken)
+	}
 	return fields
 }
 
@@ -7123,6 +8380,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldWaSerialized:
 		m.ClearWaSerialized()
+		return nil
+	case message.FieldClaimToken:
+		m.ClearClaimToken()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -7228,6 +8488,9 @@ func (m *MessageMutation) ResetField(name string) error {
 	case message.FieldDispatchAttempts:
 		m.ResetDispatchAttempts()
 		return nil
+	case message.FieldClaimToken:
+		m.ResetClaimToken()
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -7278,6 +8541,1046 @@ func (m *MessageMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *MessageMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Message edge %s", name)
+}
+
+// SandboxEventMutation represents an operation that mutates the SandboxEvent nodes in the graph.
+type SandboxEventMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	due_at        *time.Time
+	payload       *json.RawMessage
+	appendpayload json.RawMessage
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxEvent, error)
+	predicates    []predicate.SandboxEvent
+}
+
+var _ ent.Mutation = (*SandboxEventMutation)(nil)
+
+// sandboxeventOption allows management of the mutation configuration using functional options.
+type sandboxeventOption func(*SandboxEventMutation)
+
+// newSandboxEventMutation creates new mutation for the SandboxEvent entity.
+func newSandboxEventMutation(c config, op Op, opts ...sandboxeventOption) *SandboxEventMutation {
+	m := &SandboxEventMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxEvent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxEventID sets the ID field of the mutation.
+func withSandboxEventID(id string) sandboxeventOption {
+	return func(m *SandboxEventMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxEvent
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxEvent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxEvent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxEvent sets the old SandboxEvent of the mutation.
+func withSandboxEvent(node *SandboxEvent) sandboxeventOption {
+	return func(m *SandboxEventMutation) {
+		m.oldValue = func(context.Context) (*SandboxEvent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxEventMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxEventMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SandboxEvent entities.
+func (m *SandboxEventMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxEventMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxEventMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxEvent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *SandboxEventMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *SandboxEventMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the SandboxEvent entity.
+// If the SandboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxEventMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *SandboxEventMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetDueAt sets the "due_at" field.
+func (m *SandboxEventMutation) SetDueAt(t time.Time) {
+	m.due_at = &t
+}
+
+// DueAt returns the value of the "due_at" field in the mutation.
+func (m *SandboxEventMutation) DueAt() (r time.Time, exists bool) {
+	v := m.due_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDueAt returns the old "due_at" field's value of the SandboxEvent entity.
+// If the SandboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxEventMutation) OldDueAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDueAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDueAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDueAt: %w", err)
+	}
+	return oldValue.DueAt, nil
+}
+
+// ResetDueAt resets all changes to the "due_at" field.
+func (m *SandboxEventMutation) ResetDueAt() {
+	m.due_at = nil
+}
+
+// SetPayload sets the "payload" field.
+func (m *SandboxEventMutation) SetPayload(jm json.RawMessage) {
+	m.payload = &jm
+	m.appendpayload = nil
+}
+
+// Payload returns the value of the "payload" field in the mutation.
+func (m *SandboxEventMutation) Payload() (r json.RawMessage, exists bool) {
+	v := m.payload
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPayload returns the old "payload" field's value of the SandboxEvent entity.
+// If the SandboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxEventMutation) OldPayload(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPayload is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPayload requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPayload: %w", err)
+	}
+	return oldValue.Payload, nil
+}
+
+// AppendPayload adds jm to the "payload" field.
+func (m *SandboxEventMutation) AppendPayload(jm json.RawMessage) {
+	m.appendpayload = append(m.appendpayload, jm...)
+}
+
+// AppendedPayload returns the list of values that were appended to the "payload" field in this mutation.
+func (m *SandboxEventMutation) AppendedPayload() (json.RawMessage, bool) {
+	if len(m.appendpayload) == 0 {
+		return nil, false
+	}
+	return m.appendpayload, true
+}
+
+// ResetPayload resets all changes to the "payload" field.
+func (m *SandboxEventMutation) ResetPayload() {
+	m.payload = nil
+	m.appendpayload = nil
+}
+
+// Where appends a list predicates to the SandboxEventMutation builder.
+func (m *SandboxEventMutation) Where(ps ...predicate.SandboxEvent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxEventMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxEventMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxEvent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxEventMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxEventMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxEvent).
+func (m *SandboxEventMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxEventMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.workspace_id != nil {
+		fields = append(fields, sandboxevent.FieldWorkspaceID)
+	}
+	if m.due_at != nil {
+		fields = append(fields, sandboxevent.FieldDueAt)
+	}
+	if m.payload != nil {
+		fields = append(fields, sandboxevent.FieldPayload)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxEventMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxevent.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case sandboxevent.FieldDueAt:
+		return m.DueAt()
+	case sandboxevent.FieldPayload:
+		return m.Payload()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxevent.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case sandboxevent.FieldDueAt:
+		return m.OldDueAt(ctx)
+	case sandboxevent.FieldPayload:
+		return m.OldPayload(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxEvent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxEventMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxevent.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case sandboxevent.FieldDueAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDueAt(v)
+		return nil
+	case sandboxevent.FieldPayload:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPayload(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxEvent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxEventMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxEventMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxEventMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SandboxEvent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxEventMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxEventMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxEventMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SandboxEvent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxEventMutation) ResetField(name string) error {
+	switch name {
+	case sandboxevent.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case sandboxevent.FieldDueAt:
+		m.ResetDueAt()
+		return nil
+	case sandboxevent.FieldPayload:
+		m.ResetPayload()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxEvent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxEventMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxEventMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxEventMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxEventMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxEventMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxEventMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxEventMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxEvent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxEventMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxEvent edge %s", name)
+}
+
+// SandboxSendMutation represents an operation that mutates the SandboxSend nodes in the graph.
+type SandboxSendMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	wire_id       *string
+	remote        *string
+	resends       *int
+	addresends    *int
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxSend, error)
+	predicates    []predicate.SandboxSend
+}
+
+var _ ent.Mutation = (*SandboxSendMutation)(nil)
+
+// sandboxsendOption allows management of the mutation configuration using functional options.
+type sandboxsendOption func(*SandboxSendMutation)
+
+// newSandboxSendMutation creates new mutation for the SandboxSend entity.
+func newSandboxSendMutation(c config, op Op, opts ...sandboxsendOption) *SandboxSendMutation {
+	m := &SandboxSendMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxSend,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxSendID sets the ID field of the mutation.
+func withSandboxSendID(id string) sandboxsendOption {
+	return func(m *SandboxSendMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxSend
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxSend, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxSend.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxSend sets the old SandboxSend of the mutation.
+func withSandboxSend(node *SandboxSend) sandboxsendOption {
+	return func(m *SandboxSendMutation) {
+		m.oldValue = func(context.Context) (*SandboxSend, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxSendMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxSendMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SandboxSend entities.
+func (m *SandboxSendMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxSendMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxSendMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxSend.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *SandboxSendMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *SandboxSendMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the SandboxSend entity.
+// If the SandboxSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxSendMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *SandboxSendMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetWireID sets the "wire_id" field.
+func (m *SandboxSendMutation) SetWireID(s string) {
+	m.wire_id = &s
+}
+
+// WireID returns the value of the "wire_id" field in the mutation.
+func (m *SandboxSendMutation) WireID() (r string, exists bool) {
+	v := m.wire_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWireID returns the old "wire_id" field's value of the SandboxSend entity.
+// If the SandboxSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxSendMutation) OldWireID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWireID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWireID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWireID: %w", err)
+	}
+	return oldValue.WireID, nil
+}
+
+// ResetWireID resets all changes to the "wire_id" field.
+func (m *SandboxSendMutation) ResetWireID() {
+	m.wire_id = nil
+}
+
+// SetRemote sets the "remote" field.
+func (m *SandboxSendMutation) SetRemote(s string) {
+	m.remote = &s
+}
+
+// Remote returns the value of the "remote" field in the mutation.
+func (m *SandboxSendMutation) Remote() (r string, exists bool) {
+	v := m.remote
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRemote returns the old "remote" field's value of the SandboxSend entity.
+// If the SandboxSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxSendMutation) OldRemote(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRemote is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRemote requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRemote: %w", err)
+	}
+	return oldValue.Remote, nil
+}
+
+// ResetRemote resets all changes to the "remote" field.
+func (m *SandboxSendMutation) ResetRemote() {
+	m.remote = nil
+}
+
+// SetResends sets the "resends" field.
+func (m *SandboxSendMutation) SetResends(i int) {
+	m.resends = &i
+	m.addresends = nil
+}
+
+// Resends returns the value of the "resends" field in the mutation.
+func (m *SandboxSendMutation) Resends() (r int, exists bool) {
+	v := m.resends
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldResends returns the old "resends" field's value of the SandboxSend entity.
+// If the SandboxSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxSendMutation) OldResends(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldResends is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldResends requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldResends: %w", err)
+	}
+	return oldValue.Resends, nil
+}
+
+// AddResends adds i to the "resends" field.
+func (m *SandboxSendMutation) AddResends(i int) {
+	if m.addresends != nil {
+		*m.addresends += i
+	} else {
+		m.addresends = &i
+	}
+}
+
+// AddedResends returns the value that was added to the "resends" field in this mutation.
+func (m *SandboxSendMutation) AddedResends() (r int, exists bool) {
+	v := m.addresends
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetResends resets all changes to the "resends" field.
+func (m *SandboxSendMutation) ResetResends() {
+	m.resends = nil
+	m.addresends = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SandboxSendMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SandboxSendMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SandboxSend entity.
+// If the SandboxSend object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxSendMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SandboxSendMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the SandboxSendMutation builder.
+func (m *SandboxSendMutation) Where(ps ...predicate.SandboxSend) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxSendMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxSendMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxSend, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxSendMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxSendMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxSend).
+func (m *SandboxSendMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxSendMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.workspace_id != nil {
+		fields = append(fields, sandboxsend.FieldWorkspaceID)
+	}
+	if m.wire_id != nil {
+		fields = append(fields, sandboxsend.FieldWireID)
+	}
+	if m.remote != nil {
+		fields = append(fields, sandboxsend.FieldRemote)
+	}
+	if m.resends != nil {
+		fields = append(fields, sandboxsend.FieldResends)
+	}
+	if m.created_at != nil {
+		fields = append(fields, sandboxsend.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxSendMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxsend.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case sandboxsend.FieldWireID:
+		return m.WireID()
+	case sandboxsend.FieldRemote:
+		return m.Remote()
+	case sandboxsend.FieldResends:
+		return m.Resends()
+	case sandboxsend.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxSendMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxsend.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case sandboxsend.FieldWireID:
+		return m.OldWireID(ctx)
+	case sandboxsend.FieldRemote:
+		return m.OldRemote(ctx)
+	case sandboxsend.FieldResends:
+		return m.OldResends(ctx)
+	case sandboxsend.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxSend field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxSendMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxsend.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case sandboxsend.FieldWireID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWireID(v)
+		return nil
+	case sandboxsend.FieldRemote:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRemote(v)
+		return nil
+	case sandboxsend.FieldResends:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetResends(v)
+		return nil
+	case sandboxsend.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxSend field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxSendMutation) AddedFields() []string {
+	var fields []string
+	if m.addresends != nil {
+		fields = append(fields, sandboxsend.FieldResends)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxSendMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxsend.FieldResends:
+		return m.AddedResends()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxSendMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sandboxsend.FieldResends:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddResends(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxSend numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxSendMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxSendMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxSendMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SandboxSend nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxSendMutation) ResetField(name string) error {
+	switch name {
+	case sandboxsend.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case sandboxsend.FieldWireID:
+		m.ResetWireID()
+		return nil
+	case sandboxsend.FieldRemote:
+		m.ResetRemote()
+		return nil
+	case sandboxsend.FieldResends:
+		m.ResetResends()
+		return nil
+	case sandboxsend.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxSend field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxSendMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxSendMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxSendMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxSendMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxSendMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxSendMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxSendMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxSend unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxSendMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxSend edge %s", name)
 }
 
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.

@@ -24,10 +24,16 @@ type Tx struct {
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
 	IdempotencyKey *IdempotencyKeyClient
+	// InboxEvent is the client for interacting with the InboxEvent builders.
+	InboxEvent *InboxEventClient
 	// Media is the client for interacting with the Media builders.
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// SandboxEvent is the client for interacting with the SandboxEvent builders.
+	SandboxEvent *SandboxEventClient
+	// SandboxSend is the client for interacting with the SandboxSend builders.
+	SandboxSend *SandboxSendClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -168,8 +174,11 @@ func (tx *Tx) init() {
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
+	tx.InboxEvent = NewInboxEventClient(tx.config)
 	tx.Media = NewMediaClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
+	tx.SandboxEvent = NewSandboxEventClient(tx.config)
+	tx.SandboxSend = NewSandboxSendClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)
 	tx.Workspace = NewWorkspaceClient(tx.config)
 }

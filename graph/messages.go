@@ -2,9 +2,12 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -63,15 +66,20 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 			return nil, err
 		}
 	}
-	d, err := buildDraft(to, in, r.now(), sendAtAllowed, false)
+	// A retry is answered before its input is validated again: a sendAt that was
+	// far enough ahead the first time may not be any more.
+	fp, err := requestFingerprint(to, in)
 	if err != nil {
 		return nil, err
 	}
-	fp := d.fingerprint()
 	if idemKey != nil {
 		if p, err := r.replay(ctx, *idemKey, fp); p != nil || err != nil {
 			return p, err
 		}
+	}
+	d, err := buildDraft(to, in, r.now(), sendAtAllowed, false)
+	if err != nil {
+		return nil, err
 	}
 	var m *ent.Message
 	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
@@ -103,6 +111,30 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 		slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", err)
 	}
 	return &model.ScheduleMessagePayload{Message: m}, nil
+}
+
+// requestFingerprint identifies a scheduling request as it was made (the chat and
+// the input as given, uploaded bytes included), for idempotency.
+func requestFingerprint(to string, in model.MessageInput) (string, error) {
+	h := sha256.New()
+	file := in.MediaFile
+	in.MediaFile = nil
+	if err := json.NewEncoder(h).Encode(struct {
+		To    string             `json:"to"`
+		Input model.MessageInput `json:"input"`
+	}{to, in}); err != nil {
+		return "", err
+	}
+	if file != nil {
+		fmt.Fprintf(h, "%q %q %d\n", file.Filename, file.ContentType, file.Size)
+		if _, err := io.Copy(h, file.File); err != nil {
+			return "", fmt.Errorf("read upload: %w", err)
+		}
+		if _, err := file.File.Seek(0, io.SeekStart); err != nil {
+			return "", fmt.Errorf("rewind upload: %w", err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // replay answers a request whose idempotency key was seen before: the first result
@@ -249,7 +281,10 @@ func (r *Resolver) cancel(ctx context.Context, id string) (*model.DeletePayload,
 	if err != nil {
 		return nil, err
 	}
-	r.Queue.Unschedule(m.ID)
+	if err := r.Queue.Unschedule(ctx, m.ID); err != nil {
+		// Harmless: the dispatch finds the message cancelled and does nothing.
+		slog.Warn("unschedule of a cancelled message failed", "message", m.ID, "err", err)
+	}
 	return &model.DeletePayload{ID: m.ID, Deleted: true}, nil
 }
 

@@ -83,13 +83,6 @@ type draft struct {
 	Mentions          []string   `json:"mentions,omitempty"`
 }
 
-// fingerprint identifies the request a draft came from, for idempotency.
-func (d *draft) fingerprint() string {
-	b, _ := json.Marshal(d)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // sendAtRule says whether sendAt may be given.
 type sendAtRule int
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -32,6 +33,9 @@ type Handlers struct {
 	// RetrySchedule is the delay before each retry of a webhook delivery; a
 	// delivery gets len(RetrySchedule)+1 attempts.
 	RetrySchedule []time.Duration
+
+	inboxOnce sync.Once
+	inboxWake chan struct{} // a stored event waits for the applier
 }
 
 // Register adds every handler to mux.
@@ -148,17 +152,30 @@ func (h *Handlers) Send(ctx context.Context, eng engine.Engine, m *ent.Message) 
 		}
 	}
 	key, err := eng.Send(ctx, out)
+	// What the engine said is recorded even when the task's context ends now (a
+	// shutdown): the message must not stay claimed for nothing.
+	ctx = context.WithoutCancel(ctx)
 	switch {
 	case errors.Is(err, engine.ErrRejected):
 		return h.move(ctx, m, messaging.StatusFailed, messaging.WithReason(err.Error()))
 	case err != nil:
-		// Transient: hand it back to the queue; the retry resends the same wire id.
-		if merr := h.move(ctx, m, messaging.StatusPending); merr != nil {
-			slog.Error("dispatch: message left in sending", "message", m.ID, "err", merr)
+		// Transient: hand it back to the queue, if this run still holds the claim;
+		// the retry resends the same wire id.
+		if merr := h.release(ctx, m); merr != nil {
+			slog.Error("dispatch: message left in sending until the reconciler releases it", "message", m.ID, "err", merr)
 		}
 		return err
 	}
 	return h.move(ctx, m, messaging.StatusConfirmed, messaging.WithKey(key))
+}
+
+// release hands a claimed (sending) message back to pending if its claim is still
+// the one m was read with; a claim taken since is left alone.
+func (h *Handlers) release(ctx context.Context, m *ent.Message) error {
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		_, _, err := messaging.Move(ctx, tx, m, messaging.StatusPending, time.Now())
+		return err
+	})
 }
 
 // move applies one lifecycle transition (see messaging.Advance).

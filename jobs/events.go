@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -11,54 +10,37 @@ import (
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/view"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// HandleEvent implements engine.Sink: it applies what an engine observed to the
-// database (status moves, incoming messages) and records the events it causes.
-func (h *Handlers) HandleEvent(ctx context.Context, ev engine.Event) error {
-	ctx = viewer.WorkspaceContext(ctx, ev.WorkspaceID)
-	if ev.At.IsZero() {
-		ev.At = time.Now()
-	}
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		if err = h.applyEvent(ctx, ev); err == nil {
-			return nil
-		}
-		time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
-	}
-	return fmt.Errorf("jobs: apply %s event: %w", ev.Type, err)
-}
-
-func (h *Handlers) applyEvent(ctx context.Context, ev engine.Event) error {
+// apply applies what an engine observed to the database (status moves, incoming
+// messages) and records the events it causes, inside tx. Applying the same event
+// twice changes nothing more than applying it once.
+func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	switch ev.Type {
 	case engine.EventAck:
-		return h.applyAck(ctx, ev)
+		return applyAck(ctx, tx, ev)
 	case engine.EventMessage:
-		return h.applyIncoming(ctx, ev)
+		return applyIncoming(ctx, tx, ev)
 	case engine.EventReaction, engine.EventPollVote, engine.EventEdited, engine.EventRevoked:
-		return h.applyMessageChange(ctx, ev)
+		return applyMessageChange(ctx, tx, ev)
 	case engine.EventGroup:
-		return h.applyGroupChange(ctx, ev)
+		return applyGroupChange(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
 		typ := "session.connected"
 		if ev.Type == engine.EventGone {
 			typ = "session.disconnected"
 		}
-		return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-			return outbox.Record(ctx, tx, typ, map[string]any{"engineId": ev.EngineID, "at": ev.At.UTC()})
-		})
+		return outbox.Record(ctx, tx, typ, map[string]any{"engineId": ev.EngineID, "at": ev.At.UTC()})
 	}
 	return nil
 }
 
 // applyAck moves the message the ack is about. Acks are idempotent and may arrive
 // out of order: a move backwards is ignored.
-func (h *Handlers) applyAck(ctx context.Context, ev engine.Event) error {
-	m, err := h.Client.Message.Query().
+func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	m, err := tx.Message.Query().
 		Where(message.WaSerialized(ev.Key.Serialized()), message.FromMe(true)).
-		First(ctx)
+		Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil // a message sent outside Switchboard
 	} else if err != nil {
@@ -69,45 +51,45 @@ func (h *Handlers) applyAck(ctx context.Context, ev engine.Event) error {
 	if to == messaging.StatusFailed {
 		changes = append(changes, messaging.WithReason(ev.Reason))
 	}
-	_, err = messaging.Advance(ctx, h.Client, m, to, ev.At, changes...)
+	_, _, err = messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...)
 	return err
 }
 
-// applyIncoming stores a message someone sent the account.
-func (h *Handlers) applyIncoming(ctx context.Context, ev engine.Event) error {
+// applyIncoming stores a message someone sent the account. One row per network
+// message: the same message reported twice (under another event id) finds its row
+// and changes nothing.
+func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	in := ev.Message
 	if in == nil {
 		return nil
 	}
 	serialized := in.Key.Serialized()
-	exists, err := h.Client.Message.Query().Where(message.WaSerialized(serialized)).Exist(ctx)
+	exists, err := tx.Message.Query().Where(message.WaSerialized(serialized)).Exist(ctx)
 	if err != nil || exists {
 		return err
 	}
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		m, err := tx.Message.Create().
-			SetOrigin(message.OriginIncoming).SetTo(in.Key.Remote).SetFrom(in.From).
-			SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
-			SetReplyTo(in.QuotedKey).SetStatus(messaging.StatusReceived).SetFromMe(false).
-			SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
-			SetCreatedAt(ev.At).SetReceivedAt(ev.At).
-			Save(ctx)
-		if err != nil {
-			return err
-		}
-		data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
-		if err := outbox.Record(ctx, tx, "new_message_received_webhook", data); err != nil {
-			return err
-		}
-		if in.QuotedKey == "" {
-			return nil
-		}
-		mine, err := tx.Message.Query().Where(message.WaSerialized(in.QuotedKey), message.FromMe(true)).Exist(ctx)
-		if err != nil || !mine {
-			return err
-		}
-		return outbox.Record(ctx, tx, "reply_to_my_message_webhook", data)
-	})
+	m, err := tx.Message.Create().
+		SetOrigin(message.OriginIncoming).SetTo(in.Key.Remote).SetFrom(in.From).
+		SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
+		SetReplyTo(in.QuotedKey).SetStatus(messaging.StatusReceived).SetFromMe(false).
+		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
+		SetCreatedAt(ev.At).SetReceivedAt(ev.At).
+		Save(ctx)
+	if err != nil {
+		return err
+	}
+	data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+	if err := outbox.Record(ctx, tx, "new_message_received_webhook", data); err != nil {
+		return err
+	}
+	if in.QuotedKey == "" {
+		return nil
+	}
+	mine, err := tx.Message.Query().Where(message.WaSerialized(in.QuotedKey), message.FromMe(true)).Exist(ctx)
+	if err != nil || !mine {
+		return err
+	}
+	return outbox.Record(ctx, tx, "reply_to_my_message_webhook", data)
 }
 
 // messageChange is the data of reaction, poll vote, edit and revoke events.
@@ -131,7 +113,7 @@ var changeEvents = map[engine.EventType]string{
 
 // applyMessageChange records a reaction, vote, edit or revoke of a message; an
 // edit or revoke of a stored incoming message also changes its text.
-func (h *Handlers) applyMessageChange(ctx context.Context, ev engine.Event) error {
+func applyMessageChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	data := messageChange{MessageKey: ev.Key.Serialized(), ChatID: ev.Key.Remote, FromMe: ev.Key.FromMe, At: ev.At.UTC()}
 	if ev.Message != nil {
 		data.From, data.Text = ev.Message.From, ev.Message.Text
@@ -143,19 +125,17 @@ func (h *Handlers) applyMessageChange(ctx context.Context, ev engine.Event) erro
 	case engine.EventPollVote:
 		data.Votes = append([]string{}, ev.Votes...)
 	}
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		switch ev.Type {
-		case engine.EventEdited, engine.EventRevoked:
-			text := data.Text
-			if ev.Type == engine.EventRevoked {
-				text = ""
-			}
-			if _, err := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text).Save(ctx); err != nil {
-				return err
-			}
+	switch ev.Type {
+	case engine.EventEdited, engine.EventRevoked:
+		text := data.Text
+		if ev.Type == engine.EventRevoked {
+			text = ""
 		}
-		return outbox.Record(ctx, tx, changeEvents[ev.Type], data)
-	})
+		if _, err := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text).Save(ctx); err != nil {
+			return err
+		}
+	}
+	return outbox.Record(ctx, tx, changeEvents[ev.Type], data)
 }
 
 // groupChange is the data of group events.
@@ -180,7 +160,7 @@ var GroupEvents = map[string]string{
 	"message_pinned":      "group_message_pinned_webhook",
 }
 
-func (h *Handlers) applyGroupChange(ctx context.Context, ev engine.Event) error {
+func applyGroupChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	g := ev.Group
 	if g == nil {
 		return nil
@@ -190,7 +170,5 @@ func (h *Handlers) applyGroupChange(ctx context.Context, ev engine.Event) error 
 		return nil
 	}
 	data := groupChange{GroupID: g.GroupID, Action: g.Action, Participants: g.Participants, By: g.By, Value: g.Value, At: ev.At.UTC()}
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		return outbox.Record(ctx, tx, typ, data)
-	})
+	return outbox.Record(ctx, tx, typ, data)
 }

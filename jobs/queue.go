@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -46,14 +47,54 @@ type deliverPayload struct {
 
 // Queue enqueues Switchboard's tasks.
 type Queue struct {
+	// DispatchTimeout bounds one run of a dispatch task (DefaultDispatchTimeout
+	// when zero); a claim older than StaleAfter of it belongs to a run that died.
+	DispatchTimeout time.Duration
+
 	client    *asynq.Client
 	inspector *asynq.Inspector
+	redis     redis.UniversalClient
 }
 
-// NewQueue returns a Queue over an asynq client and inspector.
-func NewQueue(c *asynq.Client, i *asynq.Inspector) *Queue {
-	return &Queue{client: c, inspector: i}
+// NewQueue returns a Queue over an asynq client and inspector on the Redis of rdb.
+func NewQueue(c *asynq.Client, i *asynq.Inspector, rdb redis.UniversalClient) *Queue {
+	return &Queue{client: c, inspector: i, redis: rdb}
 }
+
+// allQueuesKey is the Redis set in which asynq lists the queues that exist. Its
+// client adds a queue there only the first time it enqueues to it, and its
+// inspector answers "queue not found" for a queue missing from it.
+const allQueuesKey = "asynq:queues"
+
+// Register makes sure Redis lists every queue of Switchboard, so that inspecting,
+// deleting and replacing tasks work after Redis lost its data (a flush, a restart
+// without persistence) without restarting Switchboard. It is cheap and idempotent.
+func (q *Queue) Register(ctx context.Context) error {
+	names := make([]any, 0, len(Queues))
+	for name := range Queues {
+		names = append(names, name)
+	}
+	if err := q.redis.SAdd(ctx, allQueuesKey, names...).Err(); err != nil {
+		return fmt.Errorf("jobs: register queues: %w", err)
+	}
+	return nil
+}
+
+// DefaultDispatchTimeout bounds one run of a dispatch task unless the Queue says
+// otherwise.
+const DefaultDispatchTimeout = time.Minute
+
+func (q *Queue) dispatchTimeout() time.Duration {
+	if q.DispatchTimeout > 0 {
+		return q.DispatchTimeout
+	}
+	return DefaultDispatchTimeout
+}
+
+// StaleAfter is how long a message may stay claimed (sending) before the
+// reconciler assumes its run died and queues it again: five times the longest a
+// dispatch may run, so that a slow run is never mistaken for a dead one.
+func (q *Queue) StaleAfter() time.Duration { return 5 * q.dispatchTimeout() }
 
 // DispatchTaskID is the asynq task id of a message's dispatch: one per message, so
 // the same message is never queued twice.
@@ -67,7 +108,7 @@ func DeliverTaskID(deliveryID string) string { return "deliver:" + deliveryID }
 func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
 	payload, _ := json.Marshal(dispatchPayload{MessageID: messageID, WorkspaceID: workspaceID})
 	return q.enqueueOnce(ctx, QueueMessages, DispatchTaskID(messageID), asynq.NewTask(TypeDispatch, payload), at,
-		asynq.MaxRetry(1<<16), asynq.Timeout(2*time.Minute))
+		asynq.MaxRetry(1<<16), asynq.Timeout(q.dispatchTimeout()))
 }
 
 // Deliver queues an attempt of a webhook delivery at at (now when zero). The
@@ -100,7 +141,14 @@ func (q *Queue) enqueueOnce(ctx context.Context, queue, id string, task *asynq.T
 // runs again.
 func (q *Queue) replaceFinished(queue, id string, enqueue func() error) (bool, error) {
 	info, err := q.inspector.GetTaskInfo(queue, id)
-	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+	if errors.Is(err, asynq.ErrQueueNotFound) {
+		// Redis lost its list of queues: list them again and look once more.
+		if err := q.Register(context.Background()); err != nil {
+			return false, err
+		}
+		info, err = q.inspector.GetTaskInfo(queue, id)
+	}
+	if errors.Is(err, asynq.ErrTaskNotFound) {
 		err = enqueue()
 		return err == nil, err
 	} else if err != nil {
@@ -123,15 +171,28 @@ func (q *Queue) replaceFinished(queue, id string, enqueue func() error) (bool, e
 
 // Reschedule moves a message's queued dispatch to a new time.
 func (q *Queue) Reschedule(ctx context.Context, workspaceID, messageID string, at time.Time) error {
-	q.Unschedule(messageID)
+	if err := q.Unschedule(ctx, messageID); err != nil {
+		return err
+	}
 	_, err := q.Dispatch(ctx, workspaceID, messageID, at)
 	return err
 }
 
 // Unschedule removes a message's queued dispatch if it has not started. A dispatch
-// that is already running finds the message cancelled and does nothing.
-func (q *Queue) Unschedule(messageID string) {
-	_ = q.inspector.DeleteTask(QueueMessages, DispatchTaskID(messageID))
+// that is already running finds the message changed and does nothing; one that is
+// not queued at all is not an error.
+func (q *Queue) Unschedule(ctx context.Context, messageID string) error {
+	err := q.inspector.DeleteTask(QueueMessages, DispatchTaskID(messageID))
+	if errors.Is(err, asynq.ErrQueueNotFound) {
+		if err := q.Register(ctx); err != nil {
+			return err
+		}
+		err = q.inspector.DeleteTask(QueueMessages, DispatchTaskID(messageID))
+	}
+	if err == nil || errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return nil
+	}
+	return fmt.Errorf("jobs: unschedule %s: %w", messageID, err)
 }
 
 func newDeliveryID() string { return switchboard.NewID("dlv") }

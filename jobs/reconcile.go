@@ -18,15 +18,11 @@ import (
 // ReconcileEvery is how often the reconciler runs.
 const ReconcileEvery = 15 * time.Second
 
-// StaleSending is how long a message may stay claimed (sending) before the
-// reconciler assumes its worker died and queues it again.
-const StaleSending = 2 * time.Minute
-
 // Settle is how long the periodic reconciler leaves a new or just-changed message
 // to the normal path before it looks at it.
 const Settle = 5 * time.Second
 
-// reconcileBatch bounds the work of one pass; the next pass takes the rest.
+// reconcileBatch is how many rows the reconciler reads at a time.
 const reconcileBatch = 500
 
 // ReconcileTask is the periodic task that runs Reconcile.
@@ -44,7 +40,7 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 		slog.Warn("reconciler: prune", "err", err)
 	} else if p != (Pruned{}) {
 		slog.Info("reconciler pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
-			"deliveries", p.Deliveries, "attempts", p.Attempts)
+			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents)
 	}
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {
@@ -54,59 +50,98 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 }
 
 // ReconcileOnce runs one reconciliation pass as of now, skipping messages changed
-// within settle, and returns how many dispatch tasks it had to add back.
+// within settle, and returns how many tasks it had to add back. It pages through
+// all the work with a cursor, batch by batch, however much there is.
 func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time.Duration) (int, error) {
 	ctx = viewer.SystemContext(ctx)
-	stale, err := h.Client.Message.Query().
-		Where(message.Status(messaging.StatusSending), message.UpdatedAtLT(now.Add(-StaleSending))).
-		Limit(reconcileBatch).All(ctx)
-	if err != nil {
+	if err := h.Queue.Register(ctx); err != nil {
 		return 0, err
 	}
 	queued := 0
-	for _, m := range stale {
+	count := func(added bool, err error, what, id string) {
+		if err != nil {
+			slog.Error("reconciler: enqueue", what, id, "err", err)
+		} else if added {
+			queued++
+		}
+	}
+	stale := h.Client.Message.Query().
+		Where(message.Status(messaging.StatusSending), message.UpdatedAtLT(now.Add(-h.Queue.StaleAfter())))
+	err := walk(ctx, messagesAfter(stale), func(m *ent.Message) {
 		wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
-		if err := h.move(wctx, m, messaging.StatusPending); err != nil {
+		if err := h.release(wctx, m); err != nil {
 			slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
-			continue
+			return
 		}
-		if added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, time.Time{}); err != nil {
-			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
-		} else if added {
-			queued++
-		}
+		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, time.Time{})
+		count(added, err, "message", m.ID)
+	})
+	if err != nil {
+		return queued, err
 	}
-	due, err := h.Client.Message.Query().
+	due := h.Client.Message.Query().
 		Where(message.Status(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
-			message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))).
-		Order(ent.Asc(message.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
-	if err != nil {
-		return queued, err
-	}
-	for _, m := range due {
+			message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery))))
+	err = walk(ctx, messagesAfter(due), func(m *ent.Message) {
 		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, dueAt(m.SendAt, now))
-		if err != nil {
-			slog.Error("reconciler: enqueue", "message", m.ID, "err", err)
-		} else if added {
-			queued++
-		}
-	}
-	deliveries, err := h.Client.Delivery.Query().
-		Where(delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
-			delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))).
-		Order(ent.Asc(delivery.FieldCreatedAt)).Limit(reconcileBatch).All(ctx)
+		count(added, err, "message", m.ID)
+	})
 	if err != nil {
 		return queued, err
 	}
-	for _, d := range deliveries {
+	deliveries := h.Client.Delivery.Query().
+		Where(delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
+			delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery))))
+	err = walk(ctx, deliveriesAfter(deliveries), func(d *ent.Delivery) {
 		added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, dueAt(d.NextAttemptAt, now))
+		count(added, err, "delivery", d.ID)
+	})
+	return queued, err
+}
+
+// walk calls fn for every row that batches yields, one batch of reconcileBatch
+// rows at a time behind a cursor (the last row of the previous batch), so that a
+// backlog larger than a batch is walked to its end and rows that fn changes are
+// not seen twice.
+func walk[T any](ctx context.Context, batch func(ctx context.Context, after *T) ([]*T, error), fn func(*T)) error {
+	var cursor *T
+	for {
+		rows, err := batch(ctx, cursor)
 		if err != nil {
-			slog.Error("reconciler: enqueue delivery", "delivery", d.ID, "err", err)
-		} else if added {
-			queued++
+			return err
 		}
+		for _, r := range rows {
+			fn(r)
+		}
+		if len(rows) < reconcileBatch {
+			return nil
+		}
+		cursor = rows[len(rows)-1]
 	}
-	return queued, nil
+}
+
+// messagesAfter pages q in (created_at, id) order.
+func messagesAfter(q *ent.MessageQuery) func(context.Context, *ent.Message) ([]*ent.Message, error) {
+	return func(ctx context.Context, after *ent.Message) ([]*ent.Message, error) {
+		page := q.Clone()
+		if after != nil {
+			page.Where(message.Or(message.CreatedAtGT(after.CreatedAt),
+				message.And(message.CreatedAt(after.CreatedAt), message.IDGT(after.ID))))
+		}
+		return page.Order(ent.Asc(message.FieldCreatedAt), ent.Asc(message.FieldID)).Limit(reconcileBatch).All(ctx)
+	}
+}
+
+// deliveriesAfter pages q in (created_at, id) order.
+func deliveriesAfter(q *ent.DeliveryQuery) func(context.Context, *ent.Delivery) ([]*ent.Delivery, error) {
+	return func(ctx context.Context, after *ent.Delivery) ([]*ent.Delivery, error) {
+		page := q.Clone()
+		if after != nil {
+			page.Where(delivery.Or(delivery.CreatedAtGT(after.CreatedAt),
+				delivery.And(delivery.CreatedAt(after.CreatedAt), delivery.IDGT(after.ID))))
+		}
+		return page.Order(ent.Asc(delivery.FieldCreatedAt), ent.Asc(delivery.FieldID)).Limit(reconcileBatch).All(ctx)
+	}
 }
 
 // ReapEngines records session.disconnected for every engine whose presence

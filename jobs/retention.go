@@ -8,6 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -15,7 +16,8 @@ import (
 const (
 	// KeepIdempotencyKeys is how long a retry with the same Idempotency-Key replays.
 	KeepIdempotencyKeys = 24 * time.Hour
-	// KeepEvents is how long fanned-out outbox events are kept.
+	// KeepEvents is how long fanned-out outbox events and applied engine events
+	// are kept (engine events that were given up stay as long as deliveries).
 	KeepEvents = 7 * 24 * time.Hour
 	// KeepDeliveries is how long finished deliveries and their attempts stay visible.
 	KeepDeliveries = 30 * 24 * time.Hour
@@ -23,11 +25,11 @@ const (
 
 // Pruned counts what Prune removed.
 type Pruned struct {
-	IdempotencyKeys, Events, Deliveries, Attempts int
+	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents int
 }
 
 // Prune removes records past their retention as of now: idempotency keys,
-// fanned-out events, and finished deliveries with their attempts. Pending work is
+// fanned-out events, applied engine events, and finished deliveries with their attempts. Pending work is
 // never removed.
 func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 	ctx = viewer.SystemContext(ctx)
@@ -39,6 +41,10 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 	}
 	if p.Events, err = h.Client.Event.Delete().
 		Where(event.FannedOutAtLT(now.Add(-KeepEvents))).Exec(ctx); err != nil {
+		return p, err
+	}
+	if p.InboxEvents, err = h.Client.InboxEvent.Delete().Where(inboxevent.Or(
+		inboxevent.AppliedAtLT(now.Add(-KeepEvents)), inboxevent.DeadAtLT(now.Add(-KeepDeliveries)))).Exec(ctx); err != nil {
 		return p, err
 	}
 	old := delivery.And(delivery.StatusNEQ(DeliveryPending), delivery.UpdatedAtLT(now.Add(-KeepDeliveries)))

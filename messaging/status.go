@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -117,8 +118,10 @@ func WithKey(k engine.Key) Change {
 	}
 }
 
-// Move moves m to status to at time at, inside tx, if m is still in the status it
-// was read with (compare-and-set). It fills the timestamps of every stage the move
+// Move moves m to status to at time at, inside tx, if m is still as it was read
+// (compare-and-set on its status, and on its claim token while it is sending: a
+// claim is taken back only by the one that holds it). Moving to sending takes a new
+// claim token. It fills the timestamps of every stage the move
 // proves (a read message was also confirmed and received) and records the events
 // the move causes. It returns the updated message and whether the move happened.
 func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
@@ -126,6 +129,9 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Ti
 		return m, false, nil
 	}
 	u := tx.Message.UpdateOneID(m.ID).Where(message.Status(m.Status)).SetStatus(to)
+	if m.Status == StatusSending {
+		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
+	}
 	r := rank[to]
 	if r >= rank[StatusConfirmed] && m.ConfirmedAt == nil {
 		u.SetConfirmedAt(at)
@@ -143,7 +149,7 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Ti
 		u.SetFailedAt(at)
 	}
 	if to == StatusSending {
-		u.AddDispatchAttempts(1)
+		u.AddDispatchAttempts(1).SetClaimToken(switchboard.RandomToken(10))
 	}
 	for _, c := range changes {
 		c(u)
@@ -179,6 +185,26 @@ func eventsFor(from, to string) []string {
 		out = append(out, "ack_changed_webhook")
 	}
 	return out
+}
+
+// MoveLatest is Move inside tx for a message that other writers may change at the
+// same time: when the compare-and-set misses, it reads the message again and tries
+// once more while the move is still forward. Acks that race each other and the
+// dispatch are all applied this way.
+func MoveLatest(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		next, moved, err := Move(ctx, tx, m, to, at, changes...)
+		if err != nil || moved || !CanMove(m.Status, to) {
+			return next, moved, err
+		}
+		if m, err = tx.Message.Get(ctx, m.ID); err != nil {
+			return m, false, err
+		}
+		if !CanMove(m.Status, to) {
+			return m, false, nil
+		}
+	}
+	return m, false, fmt.Errorf("messaging: move %s to %s: too much contention", m.ID, to)
 }
 
 // WithTx runs fn in a transaction of client and commits it when fn returns nil.

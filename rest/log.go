@@ -47,7 +47,7 @@ func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 						writeError(lw, r, errPanic)
 					}
 				}
-				logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
+				logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
 					"duration", time.Since(start), "key", lw.key, "request_id", RequestID(r.Context()))
 			}()
 			next.ServeHTTP(lw, r)

@@ -69,8 +69,8 @@ func TestStaleClaimIsRetried(t *testing.T) {
 	waitStatus(e, id, "read")
 	key := e.Do("GET", "/v1/scheduled-messages/"+id, e.Key, nil).Data()["waMessageKey"].(map[string]any)["_serialized"]
 
-	// Simulate the crash: back to sending, claimed three minutes ago.
-	old := time.Now().Add(-3 * time.Minute)
+	// Simulate the crash: back to sending, claimed longer ago than a run may last.
+	old := time.Now().Add(-e.App.Queue.StaleAfter() - time.Minute)
 	if err := e.App.Client.Message.UpdateOneID(id).SetStatus(messaging.StatusSending).
 		ClearConfirmedAt().ClearReceivedAt().ClearReadAt().SetUpdatedAt(old).Exec(ctx); err != nil {
 		t.Fatal(err)

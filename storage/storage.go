@@ -28,7 +28,7 @@ func Open(rawURL string) (*ent.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ent.NewClient(ent.Driver(drv)), nil
+	return ent.NewClient(ent.Driver(classifyingDriver{drv})), nil
 }
 
 func openDriver(rawURL string) (*entsql.Driver, error) {
@@ -76,12 +76,32 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 	}
 }
 
-// Migrate brings the schema up to date.
-func Migrate(ctx context.Context, client *ent.Client) error {
+// migrationLock is the PostgreSQL advisory lock key that serializes migrations.
+const migrationLock = 0x5357_4244 // "SWBD"
+
+// Migrate brings the schema of the database at rawURL up to date. On PostgreSQL it
+// holds an advisory lock while it works, so that any number of replicas may start
+// together: the first migrates, the others wait and then find nothing to do.
+func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
+	if !strings.HasPrefix(rawURL, "postgres") {
+		if err := client.Schema.Create(ctx); err != nil {
+			return fmt.Errorf("storage: migrate: %w", err)
+		}
+		return nil
+	}
+	// The lock belongs to this transaction's connection and ends with it.
+	tx, err := client.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: migrate: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
+		return fmt.Errorf("storage: migration lock: %w", err)
+	}
 	if err := client.Schema.Create(ctx); err != nil {
 		return fmt.Errorf("storage: migrate: %w", err)
 	}
-	return nil
+	return tx.Commit()
 }
 
 // redact hides a password in a URL for messages.

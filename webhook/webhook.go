@@ -140,7 +140,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
-	res.StatusCode, res.Body, res.Latency = resp.StatusCode, string(body), time.Since(start)
+	res.StatusCode, res.Body, res.Latency = resp.StatusCode, Excerpt(body), time.Since(start)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		res.Err = "redirect not followed: " + resp.Header.Get("Location")
 	}
@@ -155,4 +155,11 @@ func describe(err error) string {
 		return "timeout after 10s"
 	}
 	return err.Error()
+}
+
+// Excerpt turns the start of a receiver's answer into text any database stores:
+// valid UTF-8 (a character the cut split, or bytes that are not UTF-8, become
+// U+FFFD) without NUL bytes.
+func Excerpt(b []byte) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
 }

@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer client.Close()
-		if err := storage.Migrate(ctx, client); err != nil {
+		if err := storage.Migrate(ctx, client, cfg.DatabaseURL); err != nil {
 			return err
 		}
 		fmt.Fprintln(stderr, "schema is up to date")
@@ -96,7 +96,10 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL of this server (env SWITCHBOARD_PUBLIC_URL)")
 	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "allow outbound requests to private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
 	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
+	fs.BoolVar(&cfg.BootstrapKey, "bootstrap-key", cfg.BootstrapKey, "print a first all-scopes key if the database never had one; always on for SQLite (env SWITCHBOARD_BOOTSTRAP_KEY)")
 	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
+	level := fs.String("log-level", envOr("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
+	format := fs.String("log-format", envOr("SWITCHBOARD_LOG_FORMAT", "text"), "text or json (env SWITCHBOARD_LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -107,13 +110,22 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 		}
 		cfg.WebhookRetrySchedule = s
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger, err := newLogger(stderr, *level, *format)
+	if err != nil {
+		return err
+	}
+	// One logger everywhere: packages that log through slog's default use it too.
+	cfg.Logger = logger
+	slog.SetDefault(logger)
 
 	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	defer func() {
+		a.Close()
+		logger.Info("switchboard stopped")
+	}()
 	if key, err := a.Bootstrap(ctx); err != nil {
 		return err
 	} else if key != "" {
@@ -123,27 +135,72 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 		return err
 	}
 	if cfg.Role == app.RoleWorker {
-		cfg.Logger.Info("switchboard worker running", "database", redactURL(cfg.DatabaseURL))
+		logger.Info("switchboard worker running", "database", redactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
 		<-ctx.Done()
+		logger.Info("switchboard shutting down: finishing running jobs")
 		return nil
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.Handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	srv := newHTTPServer(a.Handler, logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	cfg.Logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
+	logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
 		"database", redactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Stop accepting, let in-flight requests finish (bounded); the deferred Close
+	// then finishes running jobs and closes the engines last.
+	logger.Info("switchboard shutting down: finishing requests, then jobs")
+	shutdown, cancel := context.WithTimeout(context.Background(), app.ShutdownTimeout)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil {
+		logger.Warn("requests still running at shutdown were cut", "err", err)
+	}
+	return nil
+}
+
+// HTTP server limits: a client that sends its request or reads its answer too
+// slowly, or keeps an idle connection, is cut off.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 2 * time.Minute // a whole request, a 64 MB upload included
+	writeTimeout      = 2 * time.Minute
+	idleTimeout       = 90 * time.Second
+)
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+}
+
+// newLogger returns the process logger.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func keys(ctx context.Context, cfg app.Config, args []string, stdout io.Writer) error {
@@ -172,7 +229,7 @@ func keys(ctx context.Context, cfg app.Config, args []string, stdout io.Writer) 
 		return err
 	}
 	defer client.Close()
-	if err := storage.Migrate(ctx, client); err != nil {
+	if err := storage.Migrate(ctx, client, cfg.DatabaseURL); err != nil {
 		return err
 	}
 	switch args[0] {

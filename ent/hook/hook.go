@@ -69,6 +69,18 @@ func (f IdempotencyKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Val
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.IdempotencyKeyMutation", m)
 }
 
+// The InboxEventFunc type is an adapter to allow the use of ordinary
+// function as InboxEvent mutator.
+type InboxEventFunc func(context.Context, *ent.InboxEventMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f InboxEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.InboxEventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.InboxEventMutation", m)
+}
+
 // The MediaFunc type is an adapter to allow the use of ordinary
 // function as Media mutator.
 type MediaFunc func(context.Context, *ent.MediaMutation) (ent.Value, error)
@@ -91,6 +103,30 @@ func (f MessageFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MessageMutation", m)
+}
+
+// The SandboxEventFunc type is an adapter to allow the use of ordinary
+// function as SandboxEvent mutator.
+type SandboxEventFunc func(context.Context, *ent.SandboxEventMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxEventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxEventMutation", m)
+}
+
+// The SandboxSendFunc type is an adapter to allow the use of ordinary
+// function as SandboxSend mutator.
+type SandboxSendFunc func(context.Context, *ent.SandboxSendMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxSendFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxSendMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxSendMutation", m)
 }
 
 // The WebhookFunc type is an adapter to allow the use of ordinary

@@ -13,9 +13,12 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/predicate"
+	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -211,6 +214,33 @@ func (f TraverseIdempotencyKey) Traverse(ctx context.Context, q ent.Query) error
 	return fmt.Errorf("unexpected query type %T. expect *ent.IdempotencyKeyQuery", q)
 }
 
+// The InboxEventFunc type is an adapter to allow the use of ordinary function as a Querier.
+type InboxEventFunc func(context.Context, *ent.InboxEventQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f InboxEventFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.InboxEventQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.InboxEventQuery", q)
+}
+
+// The TraverseInboxEvent type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseInboxEvent func(context.Context, *ent.InboxEventQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseInboxEvent) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseInboxEvent) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.InboxEventQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.InboxEventQuery", q)
+}
+
 // The MediaFunc type is an adapter to allow the use of ordinary function as a Querier.
 type MediaFunc func(context.Context, *ent.MediaQuery) (ent.Value, error)
 
@@ -263,6 +293,60 @@ func (f TraverseMessage) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.MessageQuery", q)
+}
+
+// The SandboxEventFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SandboxEventFunc func(context.Context, *ent.SandboxEventQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SandboxEventFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SandboxEventQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SandboxEventQuery", q)
+}
+
+// The TraverseSandboxEvent type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSandboxEvent func(context.Context, *ent.SandboxEventQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSandboxEvent) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSandboxEvent) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SandboxEventQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxEventQuery", q)
+}
+
+// The SandboxSendFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SandboxSendFunc func(context.Context, *ent.SandboxSendQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SandboxSendFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SandboxSendQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SandboxSendQuery", q)
+}
+
+// The TraverseSandboxSend type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSandboxSend func(context.Context, *ent.SandboxSendQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSandboxSend) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSandboxSend) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SandboxSendQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxSendQuery", q)
 }
 
 // The WebhookFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -332,10 +416,16 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
 	case *ent.IdempotencyKeyQuery:
 		return &query[*ent.IdempotencyKeyQuery, predicate.IdempotencyKey, idempotencykey.OrderOption]{typ: ent.TypeIdempotencyKey, tq: q}, nil
+	case *ent.InboxEventQuery:
+		return &query[*ent.InboxEventQuery, predicate.InboxEvent, inboxevent.OrderOption]{typ: ent.TypeInboxEvent, tq: q}, nil
 	case *ent.MediaQuery:
 		return &query[*ent.MediaQuery, predicate.Media, media.OrderOption]{typ: ent.TypeMedia, tq: q}, nil
 	case *ent.MessageQuery:
 		return &query[*ent.MessageQuery, predicate.Message, message.OrderOption]{typ: ent.TypeMessage, tq: q}, nil
+	case *ent.SandboxEventQuery:
+		return &query[*ent.SandboxEventQuery, predicate.SandboxEvent, sandboxevent.OrderOption]{typ: ent.TypeSandboxEvent, tq: q}, nil
+	case *ent.SandboxSendQuery:
+		return &query[*ent.SandboxSendQuery, predicate.SandboxSend, sandboxsend.OrderOption]{typ: ent.TypeSandboxSend, tq: q}, nil
 	case *ent.WebhookQuery:
 		return &query[*ent.WebhookQuery, predicate.Webhook, webhook.OrderOption]{typ: ent.TypeWebhook, tq: q}, nil
 	case *ent.WorkspaceQuery:

@@ -81,6 +81,8 @@ const (
 	FieldFromMe = "from_me"
 	// FieldDispatchAttempts holds the string denoting the dispatch_attempts field in the database.
 	FieldDispatchAttempts = "dispatch_attempts"
+	// FieldClaimToken holds the string denoting the claim_token field in the database.
+	FieldClaimToken = "claim_token"
 	// Table holds the table name of the message in the database.
 	Table = "messages"
 )
@@ -120,6 +122,7 @@ var Columns = []string{
 	FieldWaSerialized,
 	FieldFromMe,
 	FieldDispatchAttempts,
+	FieldClaimToken,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -337,6 +340,11 @@ func ByFromMe(opts ...sql.OrderTermOption) OrderOption {
 // ByDispatchAttempts orders the results by the dispatch_attempts field.
 func ByDispatchAttempts(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDispatchAttempts, opts...).ToFunc()
+}
+
+// ByClaimToken orders the results by the claim_token field.
+func ByClaimToken(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldClaimToken, opts...).ToFunc()
 }
 
 // MarshalGQL implements graphql.Marshaler interface.

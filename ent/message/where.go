@@ -204,6 +204,11 @@ func DispatchAttempts(v int) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldDispatchAttempts, v))
 }
 
+// ClaimToken applies equality check predicate on the "claim_token" field. It's identical to ClaimTokenEQ.
+func ClaimToken(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldClaimToken, v))
+}
+
 // WorkspaceIDEQ applies the EQ predicate on the "workspace_id" field.
 func WorkspaceIDEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldWorkspaceID, v))
@@ -1937,6 +1942,81 @@ func DispatchAttemptsLT(v int) predicate.Message {
 // DispatchAttemptsLTE applies the LTE predicate on the "dispatch_attempts" field.
 func DispatchAttemptsLTE(v int) predicate.Message {
 	return predicate.Message(sql.FieldLTE(FieldDispatchAttempts, v))
+}
+
+// ClaimTokenEQ applies the EQ predicate on the "claim_token" field.
+func ClaimTokenEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldClaimToken, v))
+}
+
+// ClaimTokenNEQ applies the NEQ predicate on the "claim_token" field.
+func ClaimTokenNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldClaimToken, v))
+}
+
+// ClaimTokenIn applies the In predicate on the "claim_token" field.
+func ClaimTokenIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldClaimToken, vs...))
+}
+
+// ClaimTokenNotIn applies the NotIn predicate on the "claim_token" field.
+func ClaimTokenNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldClaimToken, vs...))
+}
+
+// ClaimTokenGT applies the GT predicate on the "claim_token" field.
+func ClaimTokenGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldClaimToken, v))
+}
+
+// ClaimTokenGTE applies the GTE predicate on the "claim_token" field.
+func ClaimTokenGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldClaimToken, v))
+}
+
+// ClaimTokenLT applies the LT predicate on the "claim_token" field.
+func ClaimTokenLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldClaimToken, v))
+}
+
+// ClaimTokenLTE applies the LTE predicate on the "claim_token" field.
+func ClaimTokenLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldClaimToken, v))
+}
+
+// ClaimTokenContains applies the Contains predicate on the "claim_token" field.
+func ClaimTokenContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldClaimToken, v))
+}
+
+// ClaimTokenHasPrefix applies the HasPrefix predicate on the "claim_token" field.
+func ClaimTokenHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldClaimToken, v))
+}
+
+// ClaimTokenHasSuffix applies the HasSuffix predicate on the "claim_token" field.
+func ClaimTokenHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldClaimToken, v))
+}
+
+// ClaimTokenIsNil applies the IsNil predicate on the "claim_token" field.
+func ClaimTokenIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldClaimToken))
+}
+
+// ClaimTokenNotNil applies the NotNil predicate on the "claim_token" field.
+func ClaimTokenNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldClaimToken))
+}
+
+// ClaimTokenEqualFold applies the EqualFold predicate on the "claim_token" field.
+func ClaimTokenEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldClaimToken, v))
+}
+
+// ClaimTokenContainsFold applies the ContainsFold predicate on the "claim_token" field.
+func ClaimTokenContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldClaimToken, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -169,6 +169,52 @@ var (
 			},
 		},
 	}
+	// InboxEventsColumns holds the columns for the "inbox_events" table.
+	InboxEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "dedupe_key", Type: field.TypeString},
+		{Name: "type", Type: field.TypeString},
+		{Name: "subject", Type: field.TypeString},
+		{Name: "payload", Type: field.TypeJSON},
+		{Name: "at", Type: field.TypeTime},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "next_attempt_at", Type: field.TypeTime},
+		{Name: "lease_token", Type: field.TypeString, Nullable: true},
+		{Name: "lease_until", Type: field.TypeTime, Nullable: true},
+		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
+		{Name: "dead_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Nullable: true},
+	}
+	// InboxEventsTable holds the schema information for the "inbox_events" table.
+	InboxEventsTable = &schema.Table{
+		Name:       "inbox_events",
+		Columns:    InboxEventsColumns,
+		PrimaryKey: []*schema.Column{InboxEventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "inboxevent_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[1]},
+			},
+			{
+				Name:    "inboxevent_workspace_id_dedupe_key",
+				Unique:  true,
+				Columns: []*schema.Column{InboxEventsColumns[1], InboxEventsColumns[2]},
+			},
+			{
+				Name:    "inboxevent_applied_at_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[12], InboxEventsColumns[9]},
+			},
+			{
+				Name:    "inboxevent_subject_at",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[4], InboxEventsColumns[6]},
+			},
+		},
+	}
 	// MediaColumns holds the columns for the "media" table.
 	MediaColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -228,6 +274,7 @@ var (
 		{Name: "wa_serialized", Type: field.TypeString, Nullable: true},
 		{Name: "from_me", Type: field.TypeBool, Default: true},
 		{Name: "dispatch_attempts", Type: field.TypeInt, Default: 0},
+		{Name: "claim_token", Type: field.TypeString, Nullable: true},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
 	MessagesTable = &schema.Table{
@@ -242,7 +289,7 @@ var (
 			},
 			{
 				Name:    "message_workspace_id_wa_serialized",
-				Unique:  false,
+				Unique:  true,
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[30]},
 			},
 			{
@@ -254,6 +301,58 @@ var (
 				Name:    "message_status_send_at",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[18], MessagesColumns[19]},
+			},
+		},
+	}
+	// SandboxEventsColumns holds the columns for the "sandbox_events" table.
+	SandboxEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "due_at", Type: field.TypeTime},
+		{Name: "payload", Type: field.TypeJSON},
+	}
+	// SandboxEventsTable holds the schema information for the "sandbox_events" table.
+	SandboxEventsTable = &schema.Table{
+		Name:       "sandbox_events",
+		Columns:    SandboxEventsColumns,
+		PrimaryKey: []*schema.Column{SandboxEventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxevent_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxEventsColumns[1]},
+			},
+			{
+				Name:    "sandboxevent_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxEventsColumns[2]},
+			},
+		},
+	}
+	// SandboxSendsColumns holds the columns for the "sandbox_sends" table.
+	SandboxSendsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "wire_id", Type: field.TypeString},
+		{Name: "remote", Type: field.TypeString},
+		{Name: "resends", Type: field.TypeInt, Default: 0},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// SandboxSendsTable holds the schema information for the "sandbox_sends" table.
+	SandboxSendsTable = &schema.Table{
+		Name:       "sandbox_sends",
+		Columns:    SandboxSendsColumns,
+		PrimaryKey: []*schema.Column{SandboxSendsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxsend_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxSendsColumns[1]},
+			},
+			{
+				Name:    "sandboxsend_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxSendsColumns[5]},
 			},
 		},
 	}
@@ -307,8 +406,11 @@ var (
 		DeliveryAttemptsTable,
 		EventsTable,
 		IdempotencyKeysTable,
+		InboxEventsTable,
 		MediaTable,
 		MessagesTable,
+		SandboxEventsTable,
+		SandboxSendsTable,
 		WebhooksTable,
 		WorkspacesTable,
 	}

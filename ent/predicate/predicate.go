@@ -21,11 +21,20 @@ type Event func(*sql.Selector)
 // IdempotencyKey is the predicate function for idempotencykey builders.
 type IdempotencyKey func(*sql.Selector)
 
+// InboxEvent is the predicate function for inboxevent builders.
+type InboxEvent func(*sql.Selector)
+
 // Media is the predicate function for media builders.
 type Media func(*sql.Selector)
 
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
+
+// SandboxEvent is the predicate function for sandboxevent builders.
+type SandboxEvent func(*sql.Selector)
+
+// SandboxSend is the predicate function for sandboxsend builders.
+type SandboxSend func(*sql.Selector)
 
 // Webhook is the predicate function for webhook builders.
 type Webhook func(*sql.Selector)

@@ -10,8 +10,11 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/schema"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
@@ -170,6 +173,43 @@ func init() {
 	idempotencykeyDescCreatedAt := idempotencykeyFields[4].Descriptor()
 	// idempotencykey.DefaultCreatedAt holds the default value on creation for the created_at field.
 	idempotencykey.DefaultCreatedAt = idempotencykeyDescCreatedAt.Default.(func() time.Time)
+	inboxeventMixin := schema.InboxEvent{}.Mixin()
+	inboxeventMixinHooks0 := inboxeventMixin[0].Hooks()
+	inboxevent.Hooks[0] = inboxeventMixinHooks0[0]
+	inboxeventMixinInters0 := inboxeventMixin[0].Interceptors()
+	inboxevent.Interceptors[0] = inboxeventMixinInters0[0]
+	inboxeventMixinFields0 := inboxeventMixin[0].Fields()
+	_ = inboxeventMixinFields0
+	inboxeventFields := schema.InboxEvent{}.Fields()
+	_ = inboxeventFields
+	// inboxeventDescWorkspaceID is the schema descriptor for workspace_id field.
+	inboxeventDescWorkspaceID := inboxeventMixinFields0[0].Descriptor()
+	// inboxevent.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	inboxevent.WorkspaceIDValidator = inboxeventDescWorkspaceID.Validators[0].(func(string) error)
+	// inboxeventDescDedupeKey is the schema descriptor for dedupe_key field.
+	inboxeventDescDedupeKey := inboxeventFields[1].Descriptor()
+	// inboxevent.DedupeKeyValidator is a validator for the "dedupe_key" field. It is called by the builders before save.
+	inboxevent.DedupeKeyValidator = inboxeventDescDedupeKey.Validators[0].(func(string) error)
+	// inboxeventDescType is the schema descriptor for type field.
+	inboxeventDescType := inboxeventFields[2].Descriptor()
+	// inboxevent.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	inboxevent.TypeValidator = inboxeventDescType.Validators[0].(func(string) error)
+	// inboxeventDescCreatedAt is the schema descriptor for created_at field.
+	inboxeventDescCreatedAt := inboxeventFields[6].Descriptor()
+	// inboxevent.DefaultCreatedAt holds the default value on creation for the created_at field.
+	inboxevent.DefaultCreatedAt = inboxeventDescCreatedAt.Default.(func() time.Time)
+	// inboxeventDescAttempts is the schema descriptor for attempts field.
+	inboxeventDescAttempts := inboxeventFields[7].Descriptor()
+	// inboxevent.DefaultAttempts holds the default value on creation for the attempts field.
+	inboxevent.DefaultAttempts = inboxeventDescAttempts.Default.(int)
+	// inboxeventDescNextAttemptAt is the schema descriptor for next_attempt_at field.
+	inboxeventDescNextAttemptAt := inboxeventFields[8].Descriptor()
+	// inboxevent.DefaultNextAttemptAt holds the default value on creation for the next_attempt_at field.
+	inboxevent.DefaultNextAttemptAt = inboxeventDescNextAttemptAt.Default.(func() time.Time)
+	// inboxeventDescID is the schema descriptor for id field.
+	inboxeventDescID := inboxeventFields[0].Descriptor()
+	// inboxevent.DefaultID holds the default value on creation for the id field.
+	inboxevent.DefaultID = inboxeventDescID.Default.(func() string)
 	mediaMixin := schema.Media{}.Mixin()
 	mediaMixinHooks0 := mediaMixin[0].Hooks()
 	media.Hooks[0] = mediaMixinHooks0[0]
@@ -234,6 +274,48 @@ func init() {
 	messageDescID := messageFields[0].Descriptor()
 	// message.DefaultID holds the default value on creation for the id field.
 	message.DefaultID = messageDescID.Default.(func() string)
+	sandboxeventMixin := schema.SandboxEvent{}.Mixin()
+	sandboxeventMixinHooks0 := sandboxeventMixin[0].Hooks()
+	sandboxevent.Hooks[0] = sandboxeventMixinHooks0[0]
+	sandboxeventMixinInters0 := sandboxeventMixin[0].Interceptors()
+	sandboxevent.Interceptors[0] = sandboxeventMixinInters0[0]
+	sandboxeventMixinFields0 := sandboxeventMixin[0].Fields()
+	_ = sandboxeventMixinFields0
+	sandboxeventFields := schema.SandboxEvent{}.Fields()
+	_ = sandboxeventFields
+	// sandboxeventDescWorkspaceID is the schema descriptor for workspace_id field.
+	sandboxeventDescWorkspaceID := sandboxeventMixinFields0[0].Descriptor()
+	// sandboxevent.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	sandboxevent.WorkspaceIDValidator = sandboxeventDescWorkspaceID.Validators[0].(func(string) error)
+	// sandboxeventDescID is the schema descriptor for id field.
+	sandboxeventDescID := sandboxeventFields[0].Descriptor()
+	// sandboxevent.DefaultID holds the default value on creation for the id field.
+	sandboxevent.DefaultID = sandboxeventDescID.Default.(func() string)
+	sandboxsendMixin := schema.SandboxSend{}.Mixin()
+	sandboxsendMixinHooks0 := sandboxsendMixin[0].Hooks()
+	sandboxsend.Hooks[0] = sandboxsendMixinHooks0[0]
+	sandboxsendMixinInters0 := sandboxsendMixin[0].Interceptors()
+	sandboxsend.Interceptors[0] = sandboxsendMixinInters0[0]
+	sandboxsendMixinFields0 := sandboxsendMixin[0].Fields()
+	_ = sandboxsendMixinFields0
+	sandboxsendFields := schema.SandboxSend{}.Fields()
+	_ = sandboxsendFields
+	// sandboxsendDescWorkspaceID is the schema descriptor for workspace_id field.
+	sandboxsendDescWorkspaceID := sandboxsendMixinFields0[0].Descriptor()
+	// sandboxsend.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	sandboxsend.WorkspaceIDValidator = sandboxsendDescWorkspaceID.Validators[0].(func(string) error)
+	// sandboxsendDescWireID is the schema descriptor for wire_id field.
+	sandboxsendDescWireID := sandboxsendFields[1].Descriptor()
+	// sandboxsend.WireIDValidator is a validator for the "wire_id" field. It is called by the builders before save.
+	sandboxsend.WireIDValidator = sandboxsendDescWireID.Validators[0].(func(string) error)
+	// sandboxsendDescResends is the schema descriptor for resends field.
+	sandboxsendDescResends := sandboxsendFields[3].Descriptor()
+	// sandboxsend.DefaultResends holds the default value on creation for the resends field.
+	sandboxsend.DefaultResends = sandboxsendDescResends.Default.(int)
+	// sandboxsendDescCreatedAt is the schema descriptor for created_at field.
+	sandboxsendDescCreatedAt := sandboxsendFields[4].Descriptor()
+	// sandboxsend.DefaultCreatedAt holds the default value on creation for the created_at field.
+	sandboxsend.DefaultCreatedAt = sandboxsendDescCreatedAt.Default.(func() time.Time)
 	webhookMixin := schema.Webhook{}.Mixin()
 	webhookMixinHooks0 := webhookMixin[0].Hooks()
 	webhook.Hooks[0] = webhookMixinHooks0[0]

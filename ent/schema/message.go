@@ -57,13 +57,15 @@ func (Message) Fields() []ent.Field {
 		field.String("wa_serialized").Optional().Comment("the serialized message key"),
 		field.Bool("from_me").Default(true),
 		field.Int("dispatch_attempts").Default(0).Annotations(entgql.Skip()),
+		field.String("claim_token").Optional().Annotations(entgql.Skip()).
+			Comment("the token of the dispatch that holds the message while it is sending"),
 	}
 }
 
 // Indexes of the Message.
 func (Message) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("workspace_id", "wa_serialized"),
+		index.Fields("workspace_id", "wa_serialized").Unique(),
 		index.Fields("workspace_id", "origin", "created_at"),
 		index.Fields("status", "send_at"),
 	}

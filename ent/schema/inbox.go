@@ -1,0 +1,58 @@
+package schema
+
+import (
+	"encoding/json"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// InboxEvent is something an engine reported (an ack, an incoming message, a group
+// change), stored as it arrived before it is applied. Applying it is retried until
+// it succeeds, so a crash or a database blip never loses what the network said.
+type InboxEvent struct{ ent.Schema }
+
+// Mixin of the InboxEvent.
+func (InboxEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the InboxEvent.
+func (InboxEvent) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("inb") }),
+		field.String("dedupe_key").Immutable().NotEmpty().
+			Comment("the engine's id of the event: the same event reported twice is stored once"),
+		field.String("type").Immutable().NotEmpty(),
+		field.String("subject").Immutable().
+			Comment("what the event is about (a message key, a group): events of one subject apply in order"),
+		field.JSON("payload", json.RawMessage{}).Immutable().Comment("the engine.Event as reported"),
+		field.Time("at").Immutable().Comment("when the network observed it"),
+		field.Time("created_at").Immutable().Default(time.Now),
+		field.Int("attempts").Default(0),
+		field.Time("next_attempt_at").Default(time.Now),
+		field.String("lease_token").Optional().Comment("the token of the applier that holds it"),
+		field.Time("lease_until").Optional().Nillable(),
+		field.Time("applied_at").Optional().Nillable(),
+		field.Time("dead_at").Optional().Nillable().Comment("set when every attempt failed; last_error says why"),
+		field.String("last_error").Optional(),
+	}
+}
+
+// Indexes of the InboxEvent.
+func (InboxEvent) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("workspace_id", "dedupe_key").Unique(),
+		index.Fields("applied_at", "next_attempt_at"),
+		index.Fields("subject", "at"),
+	}
+}
+
+// Annotations of the InboxEvent.
+func (InboxEvent) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}

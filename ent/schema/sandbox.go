@@ -1,0 +1,68 @@
+package schema
+
+import (
+	"encoding/json"
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// SandboxSend is the sandbox network's memory of a message it carried, by wire id,
+// so that a resend of the same wire id is never delivered twice, across restarts.
+type SandboxSend struct{ ent.Schema }
+
+// Mixin of the SandboxSend.
+func (SandboxSend) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the SandboxSend.
+func (SandboxSend) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().Comment("workspace id and wire id"),
+		field.String("wire_id").Immutable().NotEmpty(),
+		field.String("remote").Immutable(),
+		field.Int("resends").Default(0).Comment("sends of the same wire id that were not delivered again"),
+		field.Time("created_at").Immutable().Default(time.Now),
+	}
+}
+
+// Indexes of the SandboxSend.
+func (SandboxSend) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("created_at")}
+}
+
+// Annotations of the SandboxSend.
+func (SandboxSend) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}
+
+// SandboxEvent is something the sandbox network will report at due_at (an ack, a
+// reply): the network's future, kept in the database so that it survives restarts.
+type SandboxEvent struct{ ent.Schema }
+
+// Mixin of the SandboxEvent.
+func (SandboxEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the SandboxEvent.
+func (SandboxEvent) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("sbe") }),
+		field.Time("due_at").Immutable(),
+		field.JSON("payload", json.RawMessage{}).Immutable().Comment("the engine.Event to report"),
+	}
+}
+
+// Indexes of the SandboxEvent.
+func (SandboxEvent) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("due_at")}
+}
+
+// Annotations of the SandboxEvent.
+func (SandboxEvent) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}
