@@ -38,3 +38,18 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		t.Errorf("catalog = %d entries", len(Catalog))
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"ok", "ok"},
+		{"nul\x00byte", "nul\uFFFDbyte"},
+		{"cut \xc3", "cut \uFFFD"},
+		{"\xff\xfe", "\uFFFD"},
+		{"héllo", "héllo"},
+	}
+	for _, tt := range tests {
+		if got := Excerpt([]byte(tt.in)); got != tt.want {
+			t.Errorf("Excerpt(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

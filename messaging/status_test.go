@@ -1,0 +1,88 @@
+package messaging
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// Every pair of statuses: which moves the lifecycle allows.
+func TestCanMove(t *testing.T) {
+	allowed := map[string][]string{
+		StatusPending:   {StatusSending, StatusConfirmed, StatusReceived, StatusRead, StatusPlayed},
+		StatusSending:   {StatusPending, StatusConfirmed, StatusReceived, StatusRead, StatusPlayed},
+		StatusConfirmed: {StatusReceived, StatusRead, StatusPlayed},
+		StatusReceived:  {StatusRead, StatusPlayed},
+		StatusRead:      {StatusPlayed},
+		StatusPlayed:    {},
+	}
+	terminal := []string{StatusBeforeWaSend, StatusBtSent, StatusSent, StatusSentPendingAck, StatusDelivered,
+		StatusCancelled, StatusError, StatusFailed, StatusExpired}
+	for from, forward := range allowed {
+		// Any non-terminal status may also end in a terminal one.
+		allowed[from] = append(forward, terminal...)
+	}
+	for _, from := range Statuses {
+		var got []string
+		for _, to := range Statuses {
+			if CanMove(from, to) {
+				got = append(got, to)
+			}
+		}
+		want := allowed[from]
+		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			t.Errorf("moves from %s (-want +got):\n%s", from, diff)
+		}
+	}
+}
+
+func TestAckMapping(t *testing.T) {
+	tests := []struct {
+		ack    engine.Ack
+		status string
+		back   int
+	}{
+		{engine.AckError, StatusFailed, -1},
+		{engine.AckPending, StatusPending, 0},
+		{engine.AckServer, StatusConfirmed, 1},
+		{engine.AckDevice, StatusReceived, 2},
+		{engine.AckRead, StatusRead, 3},
+		{engine.AckPlayed, StatusPlayed, 4},
+	}
+	for _, tt := range tests {
+		if got := StatusForAck(tt.ack); got != tt.status {
+			t.Errorf("StatusForAck(%d) = %s, want %s", tt.ack, got, tt.status)
+		}
+		if got := AckForStatus(tt.status); got != tt.back {
+			t.Errorf("AckForStatus(%s) = %d, want %d", tt.status, got, tt.back)
+		}
+	}
+}
+
+// The webhook events each move records.
+func TestEventsFor(t *testing.T) {
+	tests := []struct {
+		from, to string
+		want     []string
+	}{
+		{StatusPending, StatusSending, []string{"message.sending"}},
+		{StatusSending, StatusPending, nil},
+		{StatusSending, StatusConfirmed, nil},
+		{StatusConfirmed, StatusReceived, []string{"message.delivered", "ack_changed_webhook"}},
+		{StatusSending, StatusReceived, []string{"message.delivered", "ack_changed_webhook"}},
+		{StatusReceived, StatusRead, []string{"message.read", "ack_changed_webhook"}},
+		{StatusRead, StatusPlayed, []string{"ack_changed_webhook"}},
+		{StatusSending, StatusFailed, []string{"message.failed"}},
+		{StatusConfirmed, StatusFailed, []string{"message.failed", "ack_changed_webhook"}},
+		{StatusPending, StatusExpired, []string{"message.failed"}},
+		{StatusPending, StatusCancelled, nil},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, eventsFor(tt.from, tt.to)); diff != "" {
+			t.Errorf("eventsFor(%s, %s) (-want +got):\n%s", tt.from, tt.to, diff)
+		}
+	}
+}
