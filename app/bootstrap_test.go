@@ -31,7 +31,7 @@ func TestBootstrap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := apptest.New(t, apptest.Options{RedisDB: 3, NoStart: true, Configure: func(c *app.Config) {
+			e := apptest.New(t, apptest.Options{RedisDB: 4, NoStart: true, Configure: func(c *app.Config) {
 				c.Role, c.BootstrapKey = tt.role, tt.flag
 			}})
 			ctx := context.Background()
