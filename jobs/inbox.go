@@ -127,7 +127,16 @@ func (h *Handlers) ApplyInboxOnce(ctx context.Context, now time.Time) (int, erro
 			h.releaseEvent(sys, row, token, next, "waiting for an earlier event of "+row.Subject, false)
 			continue
 		}
-		if err := h.applyRow(ctx, row, token); err != nil {
+		err := h.applyRow(ctx, row, token)
+		if errors.Is(err, errEarlierFirst) {
+			// Claimed beside an earlier event of its subject that another applier
+			// holds: try again shortly, after it.
+			next := time.Now().Add(inboxWait)
+			failed[row.Subject] = next
+			h.releaseEvent(sys, row, token, next, err.Error(), false)
+			continue
+		}
+		if err != nil {
 			n := row.Attempts + 1
 			next := time.Now().Add(inboxBackoff(n))
 			failed[row.Subject] = next
@@ -166,7 +175,13 @@ func noEarlierPending(now time.Time) predicate.InboxEvent {
 	}
 }
 
-var errLeaseLost = errors.New("jobs: inbox lease lost")
+var (
+	errLeaseLost    = errors.New("jobs: inbox lease lost")
+	errEarlierFirst = errors.New("jobs: an earlier event of the same subject is not applied yet")
+)
+
+// inboxWait is how long an event waits for an earlier one of its subject.
+const inboxWait = 200 * time.Millisecond
 
 // applyRow applies one claimed event and marks it applied, in one transaction.
 func (h *Handlers) applyRow(ctx context.Context, row *ent.InboxEvent, token string) error {
@@ -177,6 +192,16 @@ func (h *Handlers) applyRow(ctx context.Context, row *ent.InboxEvent, token stri
 	ctx = viewer.WorkspaceContext(ctx, row.WorkspaceID)
 	ev.WorkspaceID = row.WorkspaceID
 	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		// The claim alone cannot keep a subject in order: two appliers may claim
+		// an event and the one before it at the same moment. What counts is
+		// whether every earlier event is applied (or given up) when this commits.
+		earlier, err := tx.InboxEvent.Query().Where(inboxevent.Subject(row.Subject), inboxevent.AtLT(row.At),
+			inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil()).Exist(ctx)
+		if err != nil {
+			return err
+		} else if earlier {
+			return errEarlierFirst
+		}
 		if err := h.apply(ctx, tx, ev); err != nil {
 			return err
 		}
