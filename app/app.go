@@ -48,6 +48,7 @@ type App struct {
 	asynqc    *asynq.Client
 	inspector *asynq.Inspector
 	monitor   *asynqmon.HTTPHandler
+	monitorRO *asynqmon.HTTPHandler
 	server    *asynq.Server
 	scheduler *asynq.Scheduler
 
@@ -87,7 +88,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.inspector = asynq.NewInspectorFromRedisClient(a.Redis)
 	a.Queue = jobs.NewQueue(a.asynqc, a.inspector)
 	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
-		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.AllowPrivate),
+		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule}
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
@@ -95,9 +96,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 	store := media.NewStore(client, cfg.PublicURL)
 	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
-		AllowPrivate: cfg.AllowPrivate}
+		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
-	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, Media: store, Logger: cfg.Logger})
+	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
+	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
+		OperatorToken: cfg.OperatorToken, Media: store, Logger: cfg.Logger})
 	ok = true
 	return a, nil
 }
@@ -232,6 +235,9 @@ func (a *App) Close() {
 	a.wg.Wait()
 	if a.monitor != nil {
 		_ = a.monitor.Close()
+	}
+	if a.monitorRO != nil {
+		_ = a.monitorRO.Close()
 	}
 	if a.asynqc != nil {
 		_ = a.asynqc.Close()
