@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,7 +15,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/switchboardhq/switchboard"
@@ -51,10 +51,35 @@ func NewHandler(r *Resolver) http.Handler {
 	return srv
 }
 
-// NewIDE returns the GraphiQL page for a browser. It holds no data: the queries it
-// sends carry the API key set in its headers panel.
-func NewIDE(endpoint string) http.Handler {
-	return playground.Handler("Switchboard GraphQL", endpoint)
+//go:embed ide
+var ide embed.FS
+
+// NewIDE returns the GraphQL console for a browser: a small self-contained page
+// whose assets are embedded in the binary (nothing is loaded from a CDN). It holds
+// no data and stores nothing: the API key typed into it stays in the page's memory,
+// never in localStorage, so a script that runs on this origin cannot find it there.
+// Assets are served at ?asset=ide.js and ?asset=ide.css.
+func NewIDE() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ctype := "ide/index.html", "text/html; charset=utf-8"
+		switch r.URL.Query().Get("asset") {
+		case "ide.js":
+			name, ctype = "ide/ide.js", "text/javascript; charset=utf-8"
+		case "ide.css":
+			name, ctype = "ide/ide.css", "text/css; charset=utf-8"
+		}
+		b, err := ide.ReadFile(name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", ctype)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+		h.Set("Cache-Control", "no-cache")
+		_, _ = w.Write(b)
+	})
 }
 
 // guardArgs runs before every field: it bounds the page of every connection (first

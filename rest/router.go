@@ -64,7 +64,7 @@ func NewRouter(cfg Config) http.Handler {
 	}
 
 	gql := limitBody(authenticate(cfg.Resolver.Client)(graph.NewHandler(cfg.Resolver)))
-	ide := graph.NewIDE("/graphql")
+	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
 			ide.ServeHTTP(w, r) // a browser opening the endpoint gets GraphiQL
