@@ -94,7 +94,8 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL; empty runs an embedded Redis (env REDIS_URL)")
 	fs.StringVar(&cfg.Role, "role", cfg.Role, "all, api or worker (env SWITCHBOARD_ROLE)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL of this server (env SWITCHBOARD_PUBLIC_URL)")
-	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "allow outbound requests to private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "let webhooks use http and reach private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
+	edgeFlags(fs, &cfg)
 	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
 	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
 	if err := fs.Parse(args); err != nil {
