@@ -12,8 +12,7 @@ import (
 const (
 	EINVALID      = "invalid_request"         // 400: malformed params or body
 	EVALIDATION   = "validation_failed"       // 422: a field breaks a rule
-	EUNAUTHORIZED = "invalid_api_key"         // 401: missing or unknown key
-	EREVOKED      = "authentication_required" // 401: the key was revoked
+	EUNAUTHORIZED = "authentication_required" // 401: missing, malformed, unknown or revoked key
 	EFORBIDDEN    = "insufficient_scope"      // 403: the key lacks a scope
 	ENOTFOUND     = "not_found"               // 404
 	EMETHOD       = "method_not_allowed"      // 405

@@ -1,6 +1,7 @@
 package switchboard
 
-// Scopes an API key can hold (spec "Authentication"). ScopeAll grants every scope.
+// Scopes an API key can hold (spec "Authentication"). ScopeAll grants every scope
+// of a workspace; ScopeOperator is not one of them (see Grants).
 const (
 	ScopeAll            = "*"
 	ScopeAccountRead    = "account:read"
@@ -16,13 +17,28 @@ const (
 	ScopeWebhooksRead   = "webhooks:read"
 	ScopeWebhooksWrite  = "webhooks:write"
 	ScopeAdmin          = "admin"
+	// ScopeOperator is the right to operate the server (the /monitoring queue
+	// dashboard, read-only): it sees every workspace, so only a key created with it
+	// explicitly holds it, never "*".
+	ScopeOperator = "operator"
 )
 
 // KnownScopes lists every scope a key may be created with, besides ScopeAll.
 var KnownScopes = []string{
 	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsWrite, ScopeAudiencesWrite,
-	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin,
+	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
+}
+
+// Grants reports whether a key holding scopes may act with scope: it holds scope,
+// or it holds ScopeAll and scope is a workspace's (anything but ScopeOperator).
+func Grants(scopes []string, scope string) bool {
+	for _, s := range scopes {
+		if s == scope || (s == ScopeAll && scope != ScopeOperator) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsKnownScope reports whether s names a scope keys can hold.

@@ -49,6 +49,7 @@ type App struct {
 	asynqc    *asynq.Client
 	inspector *asynq.Inspector
 	monitor   *asynqmon.HTTPHandler
+	monitorRO *asynqmon.HTTPHandler
 	server    *asynq.Server
 	scheduler *asynq.Scheduler
 
@@ -91,18 +92,20 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Queue = jobs.NewQueue(a.asynqc, a.inspector, a.Redis)
 	a.Queue.DispatchTimeout = cfg.DispatchTimeout
 	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
-		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.AllowPrivate),
+		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
-		RetrySchedule: cfg.WebhookRetrySchedule}
+		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention}
 	a.Sandbox = sandbox.NewNetwork(client, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
 
 	store := media.NewStore(client, cfg.PublicURL)
 	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
-		AllowPrivate: cfg.AllowPrivate}
+		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
-	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, Media: store, Logger: cfg.Logger})
+	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
+	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
+		OperatorToken: cfg.OperatorToken, Media: store, Logger: cfg.Logger})
 	ok = true
 	return a, nil
 }
@@ -268,6 +271,9 @@ func (a *App) Close() {
 	a.engines.Wait()
 	if a.monitor != nil {
 		_ = a.monitor.Close()
+	}
+	if a.monitorRO != nil {
+		_ = a.monitorRO.Close()
 	}
 	if a.asynqc != nil {
 		_ = a.asynqc.Close()

@@ -33,8 +33,20 @@ type Config struct {
 	Role string
 	// WebhookRetrySchedule is the delay before each retry of a webhook delivery.
 	WebhookRetrySchedule []time.Duration
-	// AllowPrivate lets outbound requests (webhooks, link previews) reach private addresses.
+	// AllowPrivate lets webhook deliveries reach private addresses over http
+	// (SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE).
 	AllowPrivate bool
+	// LinkPreviewAllowPrivate lets link previews fetch private addresses
+	// (SWITCHBOARD_LINKPREVIEW_ALLOW_PRIVATE).
+	LinkPreviewAllowPrivate bool
+	// MediaAllowPrivate lets a message's mediaUrl point at a private address
+	// (SWITCHBOARD_MEDIA_ALLOW_PRIVATE); engines fetch it.
+	MediaAllowPrivate bool
+	// MediaRetention is how long uploaded media stay served (SWITCHBOARD_MEDIA_RETENTION);
+	// media.Prune deletes older ones that no waiting message needs.
+	MediaRetention time.Duration
+	// OperatorToken opens the read-write queue monitor (SWITCHBOARD_OPERATOR_TOKEN).
+	OperatorToken string
 	// SandboxAckDelay spaces the sandbox engine's acks.
 	SandboxAckDelay time.Duration
 	// SandboxWorkspaces names the workspaces served by a sandbox engine; "*" is all.
@@ -54,6 +66,9 @@ type Config struct {
 // DefaultRetrySchedule is the spec's webhook retry schedule.
 var DefaultRetrySchedule = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour}
 
+// DefaultMediaRetention is how long uploaded media are kept by default: 30 days.
+const DefaultMediaRetention = 30 * 24 * time.Hour
+
 // DefaultWorkspace is the workspace the embedded default bootstraps.
 const DefaultWorkspace = "default"
 
@@ -68,13 +83,23 @@ func ConfigFromEnv() (Config, error) {
 		Role:              env("SWITCHBOARD_ROLE", RoleAll),
 		SandboxWorkspaces: strings.Split(env("SWITCHBOARD_SANDBOX_WORKSPACES", DefaultWorkspace), ","),
 		PresenceTTL:       30 * time.Second,
+		OperatorToken:     os.Getenv("SWITCHBOARD_OPERATOR_TOKEN"),
 	}
 	var err error
 	if c.WebhookRetrySchedule, err = ParseSchedule(env("SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE", "1m,5m,15m,1h,2h,6h,12h")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE: %w", err)
 	}
-	if c.AllowPrivate, err = strconv.ParseBool(env("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE: %w", err)
+	for name, dst := range map[string]*bool{
+		"SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE":     &c.AllowPrivate,
+		"SWITCHBOARD_LINKPREVIEW_ALLOW_PRIVATE": &c.LinkPreviewAllowPrivate,
+		"SWITCHBOARD_MEDIA_ALLOW_PRIVATE":       &c.MediaAllowPrivate,
+	} {
+		if *dst, err = strconv.ParseBool(env(name, "false")); err != nil {
+			return c, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if c.MediaRetention, err = time.ParseDuration(env("SWITCHBOARD_MEDIA_RETENTION", DefaultMediaRetention.String())); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_MEDIA_RETENTION: %w", err)
 	}
 	if c.BootstrapKey, err = strconv.ParseBool(env("SWITCHBOARD_BOOTSTRAP_KEY", "false")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_BOOTSTRAP_KEY: %w", err)
@@ -115,6 +140,9 @@ func (c *Config) validate() error {
 	}
 	if c.SandboxAckDelay <= 0 {
 		c.SandboxAckDelay = time.Second
+	}
+	if c.MediaRetention <= 0 {
+		c.MediaRetention = DefaultMediaRetention
 	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		c.WebhookRetrySchedule = DefaultRetrySchedule

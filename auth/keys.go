@@ -37,23 +37,23 @@ func Redact(key string) string {
 	return key[:shownChars] + "…"
 }
 
-// Authenticate returns the viewer of a presented key: EUNAUTHORIZED for a missing
-// or unknown key, EREVOKED for a revoked one.
+// Authenticate returns the viewer of a presented key, or EUNAUTHORIZED whose message
+// says whether the key is missing, malformed, unknown or revoked.
 func Authenticate(ctx context.Context, client *ent.Client, key string) (viewer.Viewer, error) {
 	if key == "" {
 		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Missing API key: send Authorization: Bearer <API_KEY>.")
 	}
 	if !strings.HasPrefix(key, KeyPrefix) || len(key) > 128 {
-		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Invalid API key.")
+		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Malformed API key: keys look like %s<opaque>.", KeyPrefix)
 	}
 	k, err := client.APIKey.Query().Where(apikey.Hash(Hash(key))).Only(viewer.SystemContext(ctx))
 	if ent.IsNotFound(err) {
-		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Invalid API key.")
+		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Unknown API key.")
 	} else if err != nil {
 		return viewer.Viewer{}, fmt.Errorf("auth: look up key: %w", err)
 	}
 	if k.RevokedAt != nil {
-		return viewer.Viewer{}, switchboard.Errorf(switchboard.EREVOKED, "The API key has been revoked.")
+		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "The API key has been revoked.")
 	}
 	return viewer.Viewer{WorkspaceID: k.WorkspaceID, KeyID: k.ID, Scopes: k.Scopes}, nil
 }

@@ -19,6 +19,9 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if _, err := viewer.Require(ctx, ""); err != nil {
 		return nil, err
 	}
+	if err := checkText("id", id); err != nil {
+		return nil, err
+	}
 	return r.Client.Noder(ctx, id, ent.WithNodeType(nodeType))
 }
 
@@ -27,12 +30,21 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	if _, err := viewer.Require(ctx, ""); err != nil {
 		return nil, err
 	}
+	if err := checkText("ids", ids); err != nil {
+		return nil, err
+	}
+	if len(ids) > maxPageLimit {
+		return nil, pageError("ids", "ids may name at most %d nodes", maxPageLimit)
+	}
 	return r.Client.Noders(ctx, ids, ent.WithNodeType(nodeType))
 }
 
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesRead); err != nil {
+	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
+		return nil, err
+	}
+	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
 	return r.Client.Message.Query().Paginate(ctx, after, first, before, last,
@@ -42,6 +54,9 @@ func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[strin
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) (*ent.WebhookConnection, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
 	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))

@@ -2,31 +2,47 @@ package graph
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+
+	"entgo.io/contrib/entgql"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/graph/model"
 )
+
+// MaxComplexity bounds the cost of one GraphQL operation. A field costs 1 plus its
+// children; a page of n items costs n times its children (n is first, last or limit,
+// 50 when omitted), so 40 aliased pages of 200 messages cannot be asked for at once.
+const MaxComplexity = 5000
+
+// MaxUploadSize bounds a multipart GraphQL request (operations plus files).
+const MaxUploadSize = 64 << 20
 
 // NewHandler returns the GraphQL endpoint over r: POST (JSON or multipart uploads)
 // and GET queries.
 func NewHandler(r *Resolver) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: r}))
+	cfg := Config{Resolvers: r}
+	setComplexity(&cfg.Complexity)
+	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.AddTransport(transport.MultipartForm{MaxUploadSize: 64 << 20, MaxMemory: 16 << 20})
+	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadSize, MaxMemory: 16 << 20})
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.FixedComplexityLimit(500))
+	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.AroundFields(guardArgs)
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		slog.Error("graphql resolver panic", "panic", p)
@@ -35,14 +51,107 @@ func NewHandler(r *Resolver) http.Handler {
 	return srv
 }
 
-// NewIDE returns the GraphiQL page for a browser. It holds no data: the queries it
-// sends carry the API key set in its headers panel.
-func NewIDE(endpoint string) http.Handler {
-	return playground.Handler("Switchboard GraphQL", endpoint)
+//go:embed ide
+var ide embed.FS
+
+// NewIDE returns the GraphQL console for a browser: a small self-contained page
+// whose assets are embedded in the binary (nothing is loaded from a CDN). It holds
+// no data and stores nothing: the API key typed into it stays in the page's memory,
+// never in localStorage, so a script that runs on this origin cannot find it there.
+// Assets are served at ?asset=ide.js and ?asset=ide.css.
+func NewIDE() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, ctype := "ide/index.html", "text/html; charset=utf-8"
+		switch r.URL.Query().Get("asset") {
+		case "ide.js":
+			name, ctype = "ide/ide.js", "text/javascript; charset=utf-8"
+		case "ide.css":
+			name, ctype = "ide/ide.css", "text/css; charset=utf-8"
+		}
+		b, err := ide.ReadFile(name)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", ctype)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+		h.Set("Cache-Control", "no-cache")
+		_, _ = w.Write(b)
+	})
 }
 
+// guardArgs runs before every field: it bounds the page of every connection (first
+// or last at most 200, first 50 when both are omitted) and checks the text of the
+// arguments of nested fields. Root fields check their own text, because the REST
+// facade calls the same resolvers.
+func guardArgs(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || len(fc.Args) == 0 {
+		return next(ctx)
+	}
+	if _, ok := fc.Args["first"]; ok {
+		first, _ := fc.Args["first"].(*int)
+		last, _ := fc.Args["last"].(*int)
+		for name, n := range map[string]*int{"first": first, "last": last} {
+			if n != nil && (*n < 0 || *n > maxPageLimit) {
+				return nil, pageError(name, "%s must be between 0 and %d", name, maxPageLimit)
+			}
+		}
+		if first == nil && last == nil {
+			n := defaultPageLimit
+			fc.Args["first"] = &n
+		}
+	}
+	if fc.Object != "Query" && fc.Object != "Mutation" {
+		if err := checkArgs(fc.Args); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx)
+}
+
+// setComplexity makes every page cost its size times its children.
+func setComplexity(c *ComplexityRoot) {
+	c.Query.Messages = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.MessageOrder, _ *ent.MessageWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Query.Webhooks = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.WebhookWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Webhook.Deliveries = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.DeliveryWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Query.Nodes = func(child int, ids []string) int { return 1 + child*max(1, len(ids)) }
+	c.Query.ScheduledMessages = func(child int, _ *model.ScheduledMessageFilter, limit, _ *int) int {
+		return pageCost(child, limit, nil)
+	}
+	c.Query.WebhookList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.WebhookDeliveries = func(child int, _ string, _ *string, limit, _ *int) int {
+		return pageCost(child, limit, nil)
+	}
+}
+
+// pageCost is the cost of a page of first (or last) items, each costing child.
+func pageCost(child int, first, last *int) int {
+	n := defaultPageLimit
+	if first != nil {
+		n = *first
+	} else if last != nil {
+		n = *last
+	}
+	return 1 + child*min(max(n, 1), 1<<20)
+}
+
+// maxLoggedError bounds how much of an unexpected error is logged: the text of a
+// transport error can hold the whole request body.
+const maxLoggedError = 1 << 10
+
 // presentError renders application errors with their code and details as
-// extensions and hides the text of unexpected ones.
+// extensions and hides the text of unexpected ones. Errors of the request itself
+// (a body that is not JSON, a query that does not parse) are invalid_request, and
+// their text never carries the body.
 func presentError(ctx context.Context, err error) *gqlerror.Error {
 	gerr := graphql.DefaultErrorPresenter(ctx, err)
 	var appErr *switchboard.Error
@@ -56,9 +165,21 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 		}
 	case errors.As(err, &parseErr) && parseErr.Rule != "":
 		// A query validation error: its text is meant for the caller.
+	case errors.As(err, &parseErr) && parseErr.Unwrap() == nil && len(parseErr.Path) == 0:
+		// An error of the request (transport, parse): never echo or log the body.
+		msg, _, _ := strings.Cut(parseErr.Message, " body:")
+		if len(msg) > 200 {
+			msg = msg[:200] + "…"
+		}
+		gerr.Message = strings.ToValidUTF8(msg, "?")
+		gerr.Extensions = map[string]any{"code": switchboard.EINVALID}
 	default:
 		if gerr.Extensions == nil || gerr.Extensions["code"] == nil {
-			slog.Error("graphql internal error", "err", err, "at", time.Now().UTC())
+			text := err.Error()
+			if len(text) > maxLoggedError {
+				text = text[:maxLoggedError] + "…"
+			}
+			slog.Error("graphql internal error", "err", text, "at", time.Now().UTC())
 			gerr.Message = switchboard.ErrorMessage(err)
 			gerr.Extensions = map[string]any{"code": switchboard.ErrorCode(err)}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/netguard"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -55,6 +56,19 @@ func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin mess
 	return m, nil
 }
 
+// mediaURLRule is the rule of a message's mediaUrl, which an engine will fetch: a
+// public https URL, checked by the guard of every outbound fetch (netguard) unless
+// MediaAllowPrivate. keep accepts the URL unchecked: one Switchboard issued itself
+// for an upload, kept by an edit.
+func (r *Resolver) mediaURLRule(ctx context.Context, keep bool) func(string) error {
+	return func(raw string) error {
+		if keep {
+			return nil
+		}
+		return netguard.CheckURL(ctx, raw, false, r.MediaAllowPrivate)
+	}
+}
+
 // schedule is the use case behind scheduleMessage.
 func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string) (*model.ScheduleMessagePayload, error) {
 	to, err := NormalizeChatID(chatID)
@@ -77,7 +91,7 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 			return p, err
 		}
 	}
-	d, err := buildDraft(to, in, r.now(), sendAtAllowed, false)
+	d, err := buildDraft(to, in, r.now(), sendAtAllowed, r.mediaURLRule(ctx, false))
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +181,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	if err != nil {
 		return nil, err
 	}
-	d, err := buildDraft(to, in, r.now(), sendAtForbidden, false)
+	d, err := buildDraft(to, in, r.now(), sendAtForbidden, r.mediaURLRule(ctx, false))
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +233,7 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be edited.", m.Status)
 	}
 	in, keepMedia := merge(m, patch)
-	d, err := buildDraft(m.To, in, r.now(), sendAtAllowed, keepMedia)
+	d, err := buildDraft(m.To, in, r.now(), sendAtAllowed, r.mediaURLRule(ctx, keepMedia))
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type Resolver struct {
 	Media   *media.Store
 	// AllowPrivate lets webhook URLs use http and point at private addresses.
 	AllowPrivate bool
+	// MediaAllowPrivate lets a mediaUrl point at a private address.
+	MediaAllowPrivate bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -42,13 +44,22 @@ func (r *Resolver) now() time.Time {
 	return time.Now()
 }
 
+// Reading messages, one rule for both transports: the queue (scheduledMessages,
+// scheduledMessage: GET /v1/scheduled-messages…) needs messages:read; the message
+// store (message, messages, node: GET /v1/messages/{id}) needs chats:read, because
+// it holds every chat's messages, incoming ones included.
+const (
+	scopeReadQueue = switchboard.ScopeMessagesRead
+	scopeReadStore = switchboard.ScopeChatsRead
+)
+
 // nodeType resolves the table of a global id from its prefix (see switchboard.NewID)
 // and checks that the viewer holds the scope that reads it.
 func nodeType(ctx context.Context, id string) (string, error) {
 	var table, scope string
 	switch prefix, _, _ := strings.Cut(id, "_"); prefix {
 	case "msg":
-		table, scope = message.Table, switchboard.ScopeMessagesRead
+		table, scope = message.Table, scopeReadStore
 	case "wh":
 		table, scope = webhook.Table, switchboard.ScopeWebhooksRead
 	case "dlv":

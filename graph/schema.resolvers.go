@@ -39,12 +39,18 @@ func (r *mutationResolver) ScheduleMessage(ctx context.Context, chatID string, i
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
+	if err := checkText("chatId", chatID, "", input, "Idempotency-Key", idempotencyKey); err != nil {
+		return nil, err
+	}
 	return r.schedule(ctx, chatID, input, idempotencyKey)
 }
 
 // SendMessage is the resolver for the sendMessage field.
 func (r *mutationResolver) SendMessage(ctx context.Context, chatID string, input model.MessageInput) (*ent.Message, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("chatId", chatID, "", input); err != nil {
 		return nil, err
 	}
 	return r.sendNow(ctx, chatID, input)
@@ -55,12 +61,18 @@ func (r *mutationResolver) UpdateScheduledMessage(ctx context.Context, id string
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
+	if err := checkText("id", id, "", input); err != nil {
+		return nil, err
+	}
 	return r.update(ctx, id, input)
 }
 
 // CancelScheduledMessage is the resolver for the cancelScheduledMessage field.
 func (r *mutationResolver) CancelScheduledMessage(ctx context.Context, id string) (*model.DeletePayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.cancel(ctx, id)
@@ -71,12 +83,18 @@ func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.Webhoo
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
+	if err := checkText("", input); err != nil {
+		return nil, err
+	}
 	return r.createWebhook(ctx, input)
 }
 
 // UpdateWebhook is the resolver for the updateWebhook field.
 func (r *mutationResolver) UpdateWebhook(ctx context.Context, id string, input model.WebhookPatch) (*ent.Webhook, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id, "", input); err != nil {
 		return nil, err
 	}
 	return r.updateWebhook(ctx, id, input)
@@ -87,12 +105,18 @@ func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (*model
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
+	if err := checkText("id", id); err != nil {
+		return nil, err
+	}
 	return r.deleteWebhook(ctx, id)
 }
 
 // RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
 func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (*model.RotateSecretPayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.rotateSecret(ctx, id)
@@ -103,12 +127,18 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, webhook
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
+	if err := checkText("id", webhookID, "deliveryId", deliveryID); err != nil {
+		return nil, err
+	}
 	return r.redeliver(ctx, webhookID, deliveryID)
 }
 
 // SimulateGroupChange is the resolver for the simulateGroupChange field.
 func (r *mutationResolver) SimulateGroupChange(ctx context.Context, input model.GroupChangeInput) (bool, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAdmin); err != nil {
+		return false, err
+	}
+	if err := checkText("", input); err != nil {
 		return false, err
 	}
 	return r.simulateGroupChange(ctx, input)
@@ -146,7 +176,10 @@ func (r *queryResolver) Account(ctx context.Context) (*ent.Workspace, error) {
 
 // ScheduledMessages is the resolver for the scheduledMessages field.
 func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.ScheduledMessageFilter, limit *int, skip *int) (*model.MessagePage, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesRead); err != nil {
+	if _, err := viewer.Require(ctx, scopeReadQueue); err != nil {
+		return nil, err
+	}
+	if err := checkText("", filter); err != nil {
 		return nil, err
 	}
 	l, s, err := checkPage(limit, skip)
@@ -202,7 +235,10 @@ func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.Sch
 
 // ScheduledMessage is the resolver for the scheduledMessage field.
 func (r *queryResolver) ScheduledMessage(ctx context.Context, id string) (*ent.Message, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesRead); err != nil {
+	if _, err := viewer.Require(ctx, scopeReadQueue); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.queued(ctx, id)
@@ -210,7 +246,10 @@ func (r *queryResolver) ScheduledMessage(ctx context.Context, id string) (*ent.M
 
 // Message is the resolver for the message field.
 func (r *queryResolver) Message(ctx context.Context, key string, chatID *string) (*ent.Message, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeChatsRead); err != nil {
+	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
 	q := r.Client.Message.Query()
@@ -233,6 +272,9 @@ func (r *queryResolver) Webhook(ctx context.Context, id string) (*ent.Webhook, e
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
 		return nil, err
 	}
+	if err := checkText("id", id); err != nil {
+		return nil, err
+	}
 	return r.getWebhook(ctx, id)
 }
 
@@ -247,6 +289,9 @@ func (r *queryResolver) WebhookList(ctx context.Context, limit *int, skip *int) 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID string, status *string, limit *int, skip *int) (*model.DeliveryPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", webhookID, "status", status); err != nil {
 		return nil, err
 	}
 	return r.listDeliveries(ctx, webhookID, status, limit, skip)

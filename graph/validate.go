@@ -92,9 +92,8 @@ const (
 )
 
 // buildDraft validates a message input against every rule of the spec. to is the
-// normalized chat id. keepMediaURL skips the https rule for a media URL that
-// Switchboard itself issued (editing a message whose media was uploaded).
-func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule, keepMediaURL bool) (*draft, error) {
+// normalized chat id; checkURL is the rule of a mediaUrl (see Resolver.mediaURLRule).
+func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule, checkURL func(string) error) (*draft, error) {
 	var p switchboard.Problems
 	d := &draft{To: to, Type: in.Type}
 	if !slices.Contains(types, in.Type) {
@@ -114,7 +113,7 @@ func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule
 		d.Text = text
 	case "media":
 		d.Text = text
-		checkMedia(&p, d, in, keepMediaURL)
+		checkMedia(&p, d, in, checkURL)
 	case "poll":
 		checkPoll(&p, d, in)
 	}
@@ -161,7 +160,7 @@ func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule
 	return d, nil
 }
 
-func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, keepMediaURL bool) {
+func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, checkURL func(string) error) {
 	name := deref(in.MediaFilename)
 	if in.MediaFilename != nil {
 		if n := utf8.RuneCountInString(name); n < 1 || n > maxFilename {
@@ -173,9 +172,9 @@ func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, keepMe
 		u := *in.MediaURL
 		if len(u) > maxMediaURL {
 			p.Add("mediaUrl", "too_big", "mediaUrl must be at most %d characters", maxMediaURL)
-		} else if pu, err := url.Parse(u); !keepMediaURL && (err != nil || pu.Scheme != "https" || pu.Host == "") {
-			p.Add("mediaUrl", "invalid_string", "mediaUrl must be a public https URL")
-		} else if name == "" && pu != nil {
+		} else if err := checkURL(u); err != nil {
+			p.Add("mediaUrl", "invalid_string", "mediaUrl must be a public https URL: it %v", err)
+		} else if pu, err := url.Parse(u); name == "" && err == nil {
 			name = pathBase(pu.Path)
 		}
 		d.MediaURL = u
@@ -267,6 +266,13 @@ func checkPage(limit, skip *int) (int, int, error) {
 		}
 	}
 	return l, s, p.Err(switchboard.EINVALID)
+}
+
+// pageError is the EINVALID error of a page bound broken by the argument name.
+func pageError(name, format string, args ...any) error {
+	var p switchboard.Problems
+	p.Add(name, "too_big", format, args...)
+	return p.Err(switchboard.EINVALID)
 }
 
 // checkIdempotencyKey validates the Idempotency-Key.

@@ -33,6 +33,8 @@ type Handlers struct {
 	// RetrySchedule is the delay before each retry of a webhook delivery; a
 	// delivery gets len(RetrySchedule)+1 attempts.
 	RetrySchedule []time.Duration
+	// MediaRetention is how long uploaded media are kept; zero keeps them.
+	MediaRetention time.Duration
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier

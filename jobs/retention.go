@@ -9,6 +9,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
+	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -25,11 +26,12 @@ const (
 
 // Pruned counts what Prune removed.
 type Pruned struct {
-	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents int
+	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents, Media int
 }
 
 // Prune removes records past their retention as of now: idempotency keys,
-// fanned-out events, applied engine events, and finished deliveries with their attempts. Pending work is
+// fanned-out events, applied engine events, uploaded media past MediaRetention,
+// and finished deliveries with their attempts. Pending work is
 // never removed.
 func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 	ctx = viewer.SystemContext(ctx)
@@ -52,6 +54,11 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 		Where(deliveryattempt.HasDeliveryWith(old)).Exec(ctx); err != nil {
 		return p, err
 	}
-	p.Deliveries, err = h.Client.Delivery.Delete().Where(old).Exec(ctx)
+	if p.Deliveries, err = h.Client.Delivery.Delete().Where(old).Exec(ctx); err != nil {
+		return p, err
+	}
+	if h.MediaRetention > 0 {
+		p.Media, err = media.Prune(ctx, h.Client, now.Add(-h.MediaRetention))
+	}
 	return p, err
 }

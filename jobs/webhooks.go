@@ -140,15 +140,13 @@ func createDelivery(ctx context.Context, tx *ent.Tx, webhookID, eventID, typ str
 }
 
 // Redeliver makes a new delivery of the event behind d to the same webhook and
-// queues it.
+// queues it. The new delivery carries d's envelope unchanged, its id included, so a
+// receiver that stores envelope ids (as the spec tells it to) recognises the event.
 func (h *Handlers) Redeliver(ctx context.Context, d *ent.Delivery) (*ent.Delivery, error) {
-	var env wh.Envelope
-	if err := json.Unmarshal(d.Payload, &env); err != nil {
-		return nil, err
-	}
 	var nd *ent.Delivery
 	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
-		nd, err = createDelivery(ctx, tx, d.WebhookID, d.EventID, d.EventType, env.CreatedAt, env.Data)
+		nd, err = tx.Delivery.Create().SetWebhookID(d.WebhookID).SetEventID(d.EventID).
+			SetEventType(d.EventType).SetPayload(d.Payload).SetNextAttemptAt(time.Now()).Save(ctx)
 		return err
 	})
 	if err != nil {

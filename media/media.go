@@ -6,14 +6,20 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -49,31 +55,84 @@ func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, f
 	return u, nil
 }
 
-// ServeHTTP serves GET /media/{token}[/{name}]. The token is the only credential.
-func (s *Store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeMedia serves GET and HEAD /media/{token}[/{name}]; the token is the only
+// credential. The bytes are someone's upload served from the API's origin, so they
+// are never given a chance to run there: nosniff, a sandbox CSP, and a download
+// (Content-Disposition: attachment) unless the type is an image, audio or video type
+// a browser only ever displays (InlineSafe). A missing token is ENOTFOUND.
+func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	rest := strings.TrimPrefix(r.URL.Path, "/media/")
 	token, _, _ := strings.Cut(rest, "/")
 	if token == "" || len(token) > 64 {
-		http.NotFound(w, r)
-		return
+		return errNoMedia
 	}
 	ctx := viewer.SystemContext(r.Context())
 	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
-	if err != nil {
-		http.NotFound(w, r)
-		return
+	if ent.IsNotFound(err) {
+		return errNoMedia
+	} else if err != nil {
+		return err
 	}
-	w.Header().Set("Content-Type", m.ContentType)
-	w.Header().Set("Content-Length", strconv.FormatInt(m.Size, 10))
-	w.Header().Set("Cache-Control", "private, max-age=86400")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h.Set("Content-Type", m.ContentType)
+	h.Set("Content-Length", strconv.FormatInt(m.Size, 10))
+	h.Set("Cache-Control", "private, max-age=86400")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	disposition := "attachment"
+	if InlineSafe(m.ContentType) {
+		disposition = "inline"
+	}
 	if m.Filename != "" {
-		w.Header().Set("Content-Disposition", `inline; filename="`+urlSafeName(m.Filename)+`"`)
+		disposition += `; filename="` + urlSafeName(m.Filename) + `"`
 	}
+	h.Set("Content-Disposition", disposition)
 	if r.Method == http.MethodHead {
-		return
+		return nil
 	}
 	_, _ = w.Write(m.Data)
+	return nil
+}
+
+var errNoMedia = switchboard.Errorf(switchboard.ENOTFOUND, "No such media.")
+
+// inlineSafe are the media types a browser displays without running anything.
+// SVG (an image that carries scripts) is not among them.
+var inlineSafe = []string{
+	"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "image/heic", "image/avif",
+	"audio/mpeg", "audio/ogg", "audio/opus", "audio/mp4", "audio/aac", "audio/wav", "audio/webm", "audio/amr",
+	"video/mp4", "video/webm", "video/ogg", "video/3gpp", "video/quicktime",
+}
+
+// InlineSafe reports whether media of contentType may be shown inline.
+func InlineSafe(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && slices.Contains(inlineSafe, mt)
+}
+
+// Prune deletes the media stored before cutoff, except media that a message still
+// waiting to be sent (pending or sending) points at, and returns how many it
+// deleted. The reconciler calls it with now minus the configured retention
+// (SWITCHBOARD_MEDIA_RETENTION), so uploads are not public forever.
+func Prune(ctx context.Context, client *ent.Client, cutoff time.Time) (int, error) {
+	ctx = viewer.SystemContext(ctx)
+	urls, err := client.Message.Query().
+		Where(message.StatusIn(messaging.StatusPending, messaging.StatusSending), message.MediaURLContains("/media/")).
+		Select(message.FieldMediaURL).Strings(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("media: pending references: %w", err)
+	}
+	var keep []string
+	for _, u := range urls {
+		_, rest, _ := strings.Cut(u, "/media/")
+		token, _, _ := strings.Cut(rest, "/")
+		keep = append(keep, token)
+	}
+	q := client.Media.Delete().Where(media.CreatedAtLT(cutoff))
+	if len(keep) > 0 {
+		q.Where(media.TokenNotIn(keep...))
+	}
+	return q.Exec(ctx)
 }
 
 // DecodeBase64 decodes raw base64 (standard or URL alphabet, padded or not) or a

@@ -26,6 +26,13 @@ var extraBlocked = []netip.Prefix{
 	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),       // reserved
 	netip.MustParsePrefix("64:ff9b::/96"),      // NAT64 (may embed private IPv4)
+	netip.MustParsePrefix("64:ff9b:1::/48"),    // local-use NAT64
+	netip.MustParsePrefix("::/96"),             // IPv4-compatible (deprecated; embeds any IPv4)
+	netip.MustParsePrefix("2002::/16"),         // 6to4 (embeds any IPv4)
+	netip.MustParsePrefix("2001::/32"),         // Teredo (embeds any IPv4)
+	netip.MustParsePrefix("2001:db8::/32"),     // documentation
+	netip.MustParsePrefix("fec0::/10"),         // site-local (deprecated, still routed inside some networks)
+	netip.MustParsePrefix("100::/64"),          // discard-only
 	netip.MustParsePrefix("fd00:ec2::254/128"), // cloud metadata over IPv6
 }
 
@@ -100,23 +107,23 @@ func CheckURL(ctx context.Context, raw string, allowHTTP, allowPrivate bool) err
 	if allowPrivate {
 		return nil
 	}
-	host := u.Hostname()
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !IsPublic(ip) {
 			return errors.New("must not point at a private, loopback or link-local address")
 		}
 		return nil
 	}
-	if host == "localhost" || hasSuffixFold(host, ".localhost") || hasSuffixFold(host, ".internal") {
+	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".internal") {
 		return errors.New("must not point at a private, loopback or link-local address")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		// An unresolvable host is refused at connect time anyway; accept it so that a
-		// temporary DNS failure does not block registration.
-		return nil
+	if err != nil || len(addrs) == 0 {
+		// Refused: a name that does not resolve here may resolve to anything later
+		// (a split-horizon or rebinding name), and nothing can be fetched from it now.
+		return errors.New("must resolve to a public address (the host name does not resolve)")
 	}
 	for _, a := range addrs {
 		if !IsPublic(a) {
@@ -124,8 +131,4 @@ func CheckURL(ctx context.Context, raw string, allowHTTP, allowPrivate bool) err
 		}
 	}
 	return nil
-}
-
-func hasSuffixFold(s, suffix string) bool {
-	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }

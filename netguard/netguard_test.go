@@ -19,6 +19,13 @@ func TestIsPublic(t *testing.T) {
 		{"127.0.0.1", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"192.168.1.1", false},
 		{"169.254.169.254", false}, {"100.64.0.1", false}, {"0.0.0.0", false}, {"::1", false},
 		{"fe80::1", false}, {"fc00::1", false}, {"::ffff:127.0.0.1", false}, {"224.0.0.1", false},
+		// IPv6 forms that embed (or route to) an internal IPv4 or site.
+		{"::a9fe:a9fe", false},                          // ::169.254.169.254, IPv4-compatible
+		{"::7f00:1", false},                             // ::127.0.0.1
+		{"2002:a9fe:a9fe::1", false},                    // 6to4 of 169.254.169.254
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, // Teredo
+		{"fec0::1", false},                              // site-local
+		{"2001:4860:4860::8888", true},
 	}
 	for _, tt := range tests {
 		if got := IsPublic(netip.MustParseAddr(tt.ip)); got != tt.want {
@@ -40,6 +47,12 @@ func TestCheckURL(t *testing.T) {
 		{"https://[::1]/hook", false, false},
 		{"https://169.254.169.254/latest", false, false},
 		{"https://localhost/x", false, false},
+		{"https://LOCALHOST./x", false, false},
+		{"https://api.localhost./x", false, false},
+		{"https://[::169.254.169.254]/latest", false, false},
+		{"https://[2002:7f00:1::]/x", false, false},
+		{"https://[fec0::1]/x", false, false},
+		{"https://name-that-does-not-resolve.invalid/x", false, false},
 		{"https://user:pw@93.184.216.34/", false, false},
 		{"not a url", false, false},
 		{"https://127.0.0.1/hook", true, true},

@@ -2,10 +2,13 @@ package rest_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/switchboardhq/switchboard/app"
+	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/auth"
 )
 
@@ -20,13 +23,14 @@ func TestAuthentication(t *testing.T) {
 		header   string
 		wantCode int
 		wantErr  string
+		wantMsg  string // a word the message must contain
 	}{
-		{"missing", "", 401, "invalid_api_key"},
-		{"not bearer", "Basic abc", 401, "invalid_api_key"},
-		{"unknown", "Bearer sb_live_doesnotexist", 401, "invalid_api_key"},
-		{"malformed", "Bearer hello", 401, "invalid_api_key"},
-		{"revoked", "Bearer " + revoked, 401, "authentication_required"},
-		{"valid", "Bearer " + e.Key, 200, ""},
+		{"missing", "", 401, "authentication_required", "Missing"},
+		{"not bearer", "Basic abc", 401, "authentication_required", "Missing"},
+		{"unknown", "Bearer sb_live_doesnotexist", 401, "authentication_required", "Unknown"},
+		{"malformed", "Bearer hello", 401, "authentication_required", "Malformed"},
+		{"revoked", "Bearer " + revoked, 401, "authentication_required", "revoked"},
+		{"valid", "Bearer " + e.Key, 200, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,6 +45,9 @@ func TestAuthentication(t *testing.T) {
 			if tt.wantErr != "" {
 				if got := resp.Error()["code"]; got != tt.wantErr {
 					t.Errorf("code = %v, want %s", got, tt.wantErr)
+				}
+				if msg, _ := resp.Error()["message"].(string); !strings.Contains(msg, tt.wantMsg) {
+					t.Errorf("message = %q, want it to say %q", msg, tt.wantMsg)
 				}
 				if resp.Body["success"] != false || resp.Error()["requestId"] == "" {
 					t.Errorf("bad error envelope: %s", resp.Raw)
@@ -68,7 +75,7 @@ func TestScopes(t *testing.T) {
 		{"POST", "/v1/messages/+15551234567", readOnly, map[string]any{"type": "text", "text": "hi"}, 403, "messages:write"},
 		{"GET", "/v1/messages/true_1@c.us_X", readOnly, nil, 403, "chats:read"},
 		{"DELETE", "/v1/scheduled-messages/msg_x", readOnly, nil, 403, "messages:write"},
-		{"GET", "/monitoring/", readOnly, nil, 403, "admin"},
+		{"GET", "/monitoring/", readOnly, nil, 403, "operator"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
@@ -83,12 +90,46 @@ func TestScopes(t *testing.T) {
 	}
 }
 
-func TestMonitoringForAdmins(t *testing.T) {
-	e := newEnv(t)
+// The queue monitor sees every workspace: it is for operators only. A workspace's
+// keys, even "*" or admin ones, never open it; an operator key opens it read-only and
+// the operator token read-write.
+func TestMonitoringIsForOperators(t *testing.T) {
+	const token = "op-secret-token"
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.OperatorToken = token }})
+	operator := e.NewKey("ops", "operator")
 	admin := e.NewKey("default", "admin")
-	resp := e.Do("GET", "/monitoring/api/queues", admin, nil)
-	if resp.Status != 200 {
-		t.Fatalf("status = %d: %s", resp.Status, resp.Raw)
+	basic := func(pass string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte("op:"+pass)) }
+	tests := []struct {
+		name, method, path, auth string
+		want                     int
+	}{
+		{"no credential", "GET", "/monitoring/api/queues", "", 401},
+		{"all-scopes key", "GET", "/monitoring/api/queues", "Bearer " + e.Key, 403},
+		{"admin key", "GET", "/monitoring/api/queues", "Bearer " + admin, 403},
+		{"wrong token", "GET", "/monitoring/api/queues", basic("guess"), 401},
+		{"operator key reads", "GET", "/monitoring/api/queues", "Bearer " + operator, 200},
+		{"operator key in a browser", "GET", "/monitoring/api/queues", basic(operator), 200},
+		{"operator key cannot pause", "POST", "/monitoring/api/queues/messages:pause", "Bearer " + operator, 405},
+		{"token reads", "GET", "/monitoring/api/queues", "Bearer " + token, 200},
+		{"token pauses", "POST", "/monitoring/api/queues/messages:pause", basic(token), 204},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, e.Server.URL+tt.path, nil)
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			resp := e.Send(req)
+			if resp.Status != tt.want {
+				t.Fatalf("status = %d, want %d: %.300s", resp.Status, tt.want, resp.Raw)
+			}
+			if tt.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic") {
+				t.Errorf("401 without a Basic challenge: %v", resp.Header)
+			}
+			if tt.want >= 400 && tt.want != 405 && resp.Error()["code"] == nil {
+				t.Errorf("not the error envelope: %s", resp.Raw)
+			}
+		})
 	}
 }
 

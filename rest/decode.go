@@ -1,16 +1,19 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/graph"
 )
 
 // Body limits (spec "Limits"): JSON bodies 10 MB; multipart uploads are not subject
@@ -41,7 +44,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) e
 		return invalidBody("", "invalid_type", "The request body must be a JSON object.")
 	}
 	if err != nil {
-		return decodeError(err)
+		return decodeError(err, dst)
 	}
 	if dec.More() {
 		return invalidBody("", "invalid_json", "The request body must hold a single JSON object.")
@@ -52,13 +55,15 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) e
 	return nil
 }
 
-func decodeError(err error) error {
+// decodeError turns a JSON decoding error into an EINVALID error naming the field;
+// an unknown field's error lists the fields dst accepts.
+func decodeError(err error, dst any) error {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):
-		return switchboard.Errorf(switchboard.ETOOLARGE, "The JSON body exceeds %d bytes; send media as multipart/form-data instead.", maxErr.Limit)
+		return tooLarge(maxErr.Limit)
 	case errors.As(err, &syntaxErr):
 		return invalidBody("", "invalid_json", fmt.Sprintf("Malformed JSON at byte %d: %v.", syntaxErr.Offset, syntaxErr))
 	case errors.As(err, &typeErr):
@@ -69,11 +74,36 @@ func decodeError(err error) error {
 		return invalidBody(path, "invalid_type", fmt.Sprintf("%s must be of type %s, not %s.", path, jsonType(typeErr.Type.String()), typeErr.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return invalidBody(field, "unrecognized_keys", fmt.Sprintf("Unknown field %q.", field))
+		return unknownField(field, acceptedFields(dst))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return invalidBody("", "invalid_json", "Malformed JSON: unexpected end of body.")
 	}
 	return invalidBody("", "invalid_json", "Malformed JSON body.")
+}
+
+// unknownField is the error of a body field that is not among accepted.
+func unknownField(field string, accepted []string) error {
+	return invalidBody(field, "unrecognized_keys", fmt.Sprintf("Unknown field %q; accepted fields: %s.", field, strings.Join(accepted, ", ")))
+}
+
+// acceptedFields lists the JSON names of the exported fields of the struct dst
+// points to: the fields a body may carry.
+func acceptedFields(dst any) []string {
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	if t == nil || t.Kind() != reflect.Struct {
+		return out
+	}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if t.Field(i).IsExported() && name != "" && name != "-" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func jsonType(goType string) string {
@@ -120,4 +150,35 @@ func queryString(r *http.Request, name string) *string {
 		return nil
 	}
 	return &raw[0]
+}
+
+// limitBody bounds the body of a /graphql request: maxJSONBody for a JSON body,
+// which is read here so that an oversized one is a 413 envelope, and
+// graph.MaxUploadSize for a multipart upload.
+func limitBody(next http.Handler) http.Handler {
+	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		if r.Body == nil || r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return nil
+		}
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			r.Body = http.MaxBytesReader(w, r.Body, graph.MaxUploadSize)
+			next.ServeHTTP(w, r)
+			return nil
+		}
+		if r.ContentLength > maxJSONBody {
+			return tooLarge(maxJSONBody)
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+		if err != nil {
+			return decodeError(err, nil)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+		return nil
+	})
+}
+
+func tooLarge(limit int64) error {
+	return switchboard.Errorf(switchboard.ETOOLARGE, "The JSON body exceeds %d bytes; send media as multipart/form-data instead.", limit)
 }

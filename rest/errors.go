@@ -16,7 +16,7 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case switchboard.EVALIDATION:
 		return http.StatusUnprocessableEntity
-	case switchboard.EUNAUTHORIZED, switchboard.EREVOKED:
+	case switchboard.EUNAUTHORIZED:
 		return http.StatusUnauthorized
 	case switchboard.EFORBIDDEN:
 		return http.StatusForbidden

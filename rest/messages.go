@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,12 +56,10 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 		}
 		return nil
 	}
+	accepted := acceptedFields(&b)
 	for name := range r.MultipartForm.Value {
-		switch name {
-		case "type", "text", "mediaUrl", "mediaBase64", "mediaKind", "mediaFilename", "pollQuestion",
-			"pollOptions", "pollOptions[]", "pollAllowMultiple", "sendAt", "replyTo", "secret":
-		default:
-			p.Add(name, "unrecognized_keys", "Unknown field %q.", name)
+		if !slices.Contains(accepted, name) && name != "pollOptions[]" {
+			p = append(p, switchboard.ErrorDetails(unknownField(name, append(accepted, "mediaFile")))...)
 		}
 	}
 	b.Type, b.Text, b.MediaURL, b.MediaBase64 = str("type"), str("text"), str("mediaUrl"), str("mediaBase64")
@@ -89,6 +89,16 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 	return &b, p.Err(switchboard.EINVALID)
 }
 
+// close closes the uploaded file, if any (its temporary file is removed after the
+// handler by releaseMultipart).
+func (b *messageBody) close() {
+	if b != nil && b.mediaFile != nil {
+		if c, ok := b.mediaFile.File.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}
+
 func (b *messageBody) input() (model.MessageInput, error) {
 	if b.Type == nil {
 		return model.MessageInput{}, &switchboard.Error{Code: switchboard.EVALIDATION, Message: "type is required (text, media or poll).",
@@ -114,6 +124,7 @@ func (b *messageBody) patch() model.MessagePatch {
 // scheduleMessage serves POST /v1/scheduled-messages/{chatId}.
 func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
 	b, err := readMessageBody(w, r, false)
+	defer b.close()
 	if err != nil {
 		return err
 	}
@@ -139,6 +150,7 @@ func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
 // sendMessage serves POST /v1/messages/{chatId}.
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	b, err := readMessageBody(w, r, false)
+	defer b.close()
 	if err != nil {
 		return err
 	}
@@ -187,6 +199,7 @@ func (s *server) getScheduledMessage(w http.ResponseWriter, r *http.Request) err
 // updateScheduledMessage serves PATCH /v1/scheduled-messages/{id}.
 func (s *server) updateScheduledMessage(w http.ResponseWriter, r *http.Request) error {
 	b, err := readMessageBody(w, r, false)
+	defer b.close()
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,23 @@ import (
 // handlerFunc is an HTTP handler that returns its error instead of rendering it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// ServeHTTP renders a returned error as the error envelope.
+// ServeHTTP decodes the path parameters, calls f, renders a returned error as the
+// error envelope and releases what a multipart body left behind.
 func (f handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if err := f(w, r); err != nil {
+	defer releaseMultipart(r)
+	err := decodePathParams(r)
+	if err == nil {
+		err = f(w, r)
+	}
+	if err != nil {
 		writeError(w, r, err)
+	}
+}
+
+// releaseMultipart removes the temporary files of a parsed multipart form.
+func releaseMultipart(r *http.Request) {
+	if r.MultipartForm != nil {
+		_ = r.MultipartForm.RemoveAll()
 	}
 }
 

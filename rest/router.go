@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/graph"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Config is what the router serves.
@@ -19,12 +18,22 @@ type Config struct {
 	// Resolver is the application core.
 	Resolver *graph.Resolver
 	// Monitor is the operators' queue dashboard (asynqmon), mounted at /monitoring
-	// for keys with the admin scope. Optional.
-	Monitor http.Handler
+	// for the holder of OperatorToken; MonitorReadOnly is the same dashboard in
+	// read-only mode, for keys with the operator scope. Optional.
+	Monitor, MonitorReadOnly http.Handler
+	// OperatorToken is the operator's credential (SWITCHBOARD_OPERATOR_TOKEN); empty
+	// leaves the read-write monitor closed.
+	OperatorToken string
 	// Media serves stored attachments at /media/. Optional.
-	Media http.Handler
+	Media MediaServer
 	// Logger receives the access log; slog.Default when nil.
 	Logger *slog.Logger
+}
+
+// MediaServer serves stored attachments; its errors are answered with the error
+// envelope like every other route's.
+type MediaServer interface {
+	ServeMedia(w http.ResponseWriter, r *http.Request) error
 }
 
 type server struct {
@@ -41,7 +50,7 @@ func NewRouter(cfg Config) http.Handler {
 	}
 	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation()}
 	r := chi.NewRouter()
-	r.Use(withRequestID, accessLog(logger))
+	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return switchboard.Errorf(switchboard.ENOTFOUND, "No route for %s %s.", r.Method, r.URL.Path)
 	}).ServeHTTP)
@@ -50,12 +59,12 @@ func NewRouter(cfg Config) http.Handler {
 	}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	if cfg.Media != nil {
-		r.Method(http.MethodGet, "/media/*", cfg.Media)
-		r.Method(http.MethodHead, "/media/*", cfg.Media)
+		r.Method(http.MethodGet, "/media/*", handlerFunc(cfg.Media.ServeMedia))
+		r.Method(http.MethodHead, "/media/*", handlerFunc(cfg.Media.ServeMedia))
 	}
 
-	gql := authenticate(cfg.Resolver.Client)(graph.NewHandler(cfg.Resolver))
-	ide := graph.NewIDE("/graphql")
+	gql := limitBody(authenticate(cfg.Resolver.Client)(graph.NewHandler(cfg.Resolver)))
+	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
 			ide.ServeHTTP(w, r) // a browser opening the endpoint gets GraphiQL
@@ -86,22 +95,13 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/webhooks/{id}/deliveries/{deliveryId}/redeliver", handlerFunc(s.redeliver))
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
-		if cfg.Monitor != nil {
-			r.With(requireScope(switchboard.ScopeAdmin)).Handle("/monitoring*", cfg.Monitor)
-		}
 	})
-	return r
-}
-
-// requireScope answers 403 unless the viewer holds scope.
-func requireScope(scope string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, err := viewer.Require(r.Context(), scope); err != nil {
-				writeError(w, r, err)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
+	if cfg.Monitor != nil {
+		ro := cfg.MonitorReadOnly
+		if ro == nil {
+			ro = cfg.Monitor
+		}
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.OperatorToken, cfg.Monitor, ro))
 	}
+	return r
 }

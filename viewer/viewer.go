@@ -5,7 +5,6 @@ package viewer
 
 import (
 	"context"
-	"slices"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -34,10 +33,8 @@ func ForWorkspace(id string) Viewer {
 // IsSystem reports whether v is the unconfined internal viewer.
 func (v Viewer) IsSystem() bool { return v.system }
 
-// Can reports whether v holds scope.
-func (v Viewer) Can(scope string) bool {
-	return slices.Contains(v.Scopes, switchboard.ScopeAll) || slices.Contains(v.Scopes, scope)
-}
+// Can reports whether v holds scope ("*" grants every scope but operator).
+func (v Viewer) Can(scope string) bool { return switchboard.Grants(v.Scopes, scope) }
 
 type ctxKey struct{}
 

@@ -118,9 +118,10 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 		return Result{Err: "bad url: " + err.Error()}
 	}
 	ts := start.Unix()
+	id := envelopeID(r.Payload, r.DeliveryID)
 	var sigs []string
 	for _, secret := range r.Secrets {
-		sig, err := Sign(secret, r.DeliveryID, ts, r.Payload)
+		sig, err := Sign(secret, id, ts, r.Payload)
 		if err != nil {
 			return Result{Err: err.Error()}
 		}
@@ -129,7 +130,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Switchboard-Webhooks/1.0")
 	req.Header.Set("Service-Webhook-Id", r.WebhookID)
-	req.Header.Set("webhook-id", r.DeliveryID)
+	req.Header.Set("webhook-id", id)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", strings.Join(sigs, " "))
 	resp, err := s.client.Do(req)
@@ -145,6 +146,19 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 		res.Err = "redirect not followed: " + resp.Header.Get("Location")
 	}
 	return res
+}
+
+// envelopeID is the id of the envelope in payload, the webhook-id of every attempt:
+// a redelivery carries the first delivery's envelope, id included. It falls back
+// to the delivery id.
+func envelopeID(payload []byte, deliveryID string) string {
+	var env struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(payload, &env) == nil && env.ID != "" {
+		return env.ID
+	}
+	return deliveryID
 }
 
 func describe(err error) string {

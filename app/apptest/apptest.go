@@ -51,15 +51,19 @@ func New(t testing.TB, o Options) *Env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := app.Config{
-		Addr:              "127.0.0.1:0",
-		DatabaseURL:       databaseURL(t),
-		RedisURL:          redisURL(t, o.RedisDB),
-		Role:              app.RoleAll,
-		AllowPrivate:      true,
-		SandboxAckDelay:   50 * time.Millisecond,
-		SandboxWorkspaces: []string{"*"},
-		PresenceTTL:       3 * time.Second,
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Addr:        "127.0.0.1:0",
+		DatabaseURL: databaseURL(t),
+		RedisURL:    redisURL(t, o.RedisDB),
+		Role:        app.RoleAll,
+		// Test receivers, pages and media live on loopback; tests of the guard turn
+		// these off through Configure.
+		AllowPrivate:            true,
+		LinkPreviewAllowPrivate: true,
+		MediaAllowPrivate:       true,
+		SandboxAckDelay:         50 * time.Millisecond,
+		SandboxWorkspaces:       []string{"*"},
+		PresenceTTL:             3 * time.Second,
+		Logger:                  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -1,0 +1,108 @@
+package graph
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// maxTextDepth bounds how deep checkText walks nested input objects (where filters
+// nest through not/and/or).
+const maxTextDepth = 64
+
+// checkText is the one check every caller-supplied text passes before it can reach
+// the database: it answers EINVALID naming the first field that holds a NUL byte or
+// invalid UTF-8. args are name, value pairs. A value may be a string, a pointer, a
+// slice, a map or a struct (an input object), walked down to its strings; struct
+// fields are named by their JSON names, and an empty name puts a struct's fields at
+// the top level, as the REST body does ("text", not "input.text").
+func checkText(args ...any) error {
+	for i := 0; i+1 < len(args); i += 2 {
+		name, _ := args[i].(string)
+		if path, ok := badText(name, reflect.ValueOf(args[i+1]), 0); ok {
+			msg := path + " must be valid UTF-8 text without NUL bytes"
+			return &switchboard.Error{Code: switchboard.EINVALID, Message: msg + ".",
+				Details: []switchboard.Detail{{Path: path, Code: "invalid_string", Message: msg}}}
+		}
+	}
+	return nil
+}
+
+// checkArgs runs checkText over a GraphQL field's arguments.
+func checkArgs(args map[string]any) error {
+	for name, v := range args {
+		if err := checkText(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// badText returns the path of the first bad string under v.
+func badText(path string, v reflect.Value, depth int) (string, bool) {
+	if !v.IsValid() || depth > maxTextDepth {
+		return "", false
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		return orBody(path), !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0
+	case reflect.Pointer, reflect.Interface:
+		return badText(path, v.Elem(), depth+1)
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", false // bytes are data, not text
+		}
+		for i := 0; i < v.Len(); i++ {
+			if p, ok := badText(join(path, strconv.Itoa(i)), v.Index(i), depth+1); ok {
+				return p, true
+			}
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			if p, ok := badText(join(path, "key"), iter.Key(), depth+1); ok {
+				return p, true
+			}
+			if p, ok := badText(join(path, iter.Key().String()), iter.Value(), depth+1); ok {
+				return p, true
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name[:1]) + f.Name[1:]
+			}
+			if p, ok := badText(join(path, name), v.Field(i), depth+1); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
+}
