@@ -37,8 +37,10 @@ type App struct {
 	Redis   redis.UniversalClient
 	Engines *engine.Registry
 	// Sandbox is the simulated network behind the sandbox engines.
-	Sandbox  *sandbox.Network
-	Queue    *jobs.Queue
+	Sandbox *sandbox.Network
+	Queue   *jobs.Queue
+	// Keys authenticates API keys, from memory for a short TTL.
+	Keys     *auth.Keys
 	Jobs     *jobs.Handlers
 	Resolver *graph.Resolver
 	// Handler serves the whole HTTP API.
@@ -104,7 +106,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
-	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
+	a.Keys = auth.NewKeys(client, cfg.KeyTTL)
+	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
 		OperatorToken: cfg.OperatorToken, Media: store, Logger: cfg.Logger})
 	ok = true
 	return a, nil
@@ -174,6 +177,7 @@ func (a *App) Start(ctx context.Context) error {
 		})
 	}
 	a.goEngines(func() { a.Engines.Run(engines) })
+	a.goEngines(func() { a.Keys.Listen(engines, a.Redis) })
 	if a.cfg.Role == RoleAPI {
 		return nil
 	}

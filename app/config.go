@@ -56,6 +56,9 @@ type Config struct {
 	// DispatchTimeout bounds one attempt to hand a message to an engine; a claim
 	// five times older is taken for that of a dead worker.
 	DispatchTimeout time.Duration
+	// KeyTTL is how long a verified API key is remembered (auth.DefaultKeyTTL
+	// when zero); a revocation is heard at once through Redis all the same.
+	KeyTTL time.Duration
 	// BootstrapKey creates a first key on an empty database that is not the
 	// embedded default's SQLite (where it is always done); see App.Bootstrap.
 	BootstrapKey bool

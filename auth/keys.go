@@ -20,6 +20,9 @@ import (
 // KeyPrefix starts every key.
 const KeyPrefix = "sb_live_"
 
+// maxKeyLen bounds what is taken for a key.
+const maxKeyLen = 128
+
 // shownChars is how much of a key may appear in lists and logs.
 const shownChars = len(KeyPrefix) + 4
 
@@ -43,7 +46,7 @@ func Authenticate(ctx context.Context, client *ent.Client, key string) (viewer.V
 	if key == "" {
 		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Missing API key: send Authorization: Bearer <API_KEY>.")
 	}
-	if !strings.HasPrefix(key, KeyPrefix) || len(key) > 128 {
+	if !strings.HasPrefix(key, KeyPrefix) || len(key) > maxKeyLen {
 		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Malformed API key: keys look like %s<opaque>.", KeyPrefix)
 	}
 	k, err := client.APIKey.Query().Where(apikey.Hash(Hash(key))).Only(viewer.SystemContext(ctx))

@@ -5,18 +5,17 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/auth"
-	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // authenticate resolves the Bearer key into a viewer in the request context and
 // answers 401 without calling next when the key is missing, unknown or revoked.
 // Scopes are checked by the resolvers, per operation.
-func authenticate(client *ent.Client) func(http.Handler) http.Handler {
+func authenticate(keys *auth.Keys) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := bearer(r)
-			v, err := auth.Authenticate(r.Context(), client, key)
+			v, err := keys.Authenticate(r.Context(), key)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				writeError(w, r, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/graph"
 )
 
@@ -17,6 +18,8 @@ import (
 type Config struct {
 	// Resolver is the application core.
 	Resolver *graph.Resolver
+	// Keys authenticates the API keys of requests.
+	Keys *auth.Keys
 	// Monitor is the operators' queue dashboard (asynqmon), mounted at /monitoring
 	// for the holder of OperatorToken; MonitorReadOnly is the same dashboard in
 	// read-only mode, for keys with the operator scope. Optional.
@@ -63,7 +66,7 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodHead, "/media/*", handlerFunc(cfg.Media.ServeMedia))
 	}
 
-	gql := limitBody(authenticate(cfg.Resolver.Client)(graph.NewHandler(cfg.Resolver)))
+	gql := limitBody(authenticate(cfg.Keys)(graph.NewHandler(cfg.Resolver)))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -74,7 +77,7 @@ func NewRouter(cfg Config) http.Handler {
 	}))
 
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(cfg.Resolver.Client))
+		r.Use(authenticate(cfg.Keys))
 		r.Route("/v1", func(r chi.Router) {
 			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
 			r.Method(http.MethodGet, "/account", handlerFunc(s.account))

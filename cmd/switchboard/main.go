@@ -23,6 +23,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/storage"
@@ -267,6 +269,13 @@ func keys(ctx context.Context, cfg app.Config, args []string, stdout io.Writer) 
 		k, err := auth.RevokeKey(ctx, client, positional[0])
 		if err != nil {
 			return err
+		}
+		if cfg.RedisURL != "" { // servers on an embedded Redis refuse it within their key TTL
+			if opt, err := redis.ParseURL(cfg.RedisURL); err == nil {
+				rdb := redis.NewClient(opt)
+				_ = auth.AnnounceRevoked(ctx, rdb, k.Hash)
+				rdb.Close()
+			}
 		}
 		fmt.Fprintf(stdout, "revoked %s (%s…)\n", k.ID, k.Prefix)
 		return nil
