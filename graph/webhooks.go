@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/netguard"
+	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/webhook"
 )
 
@@ -78,6 +79,7 @@ func (r *Resolver) createWebhook(ctx context.Context, in model.WebhookInput) (*m
 	if err != nil {
 		return nil, err
 	}
+	outbox.Forget(hook.WorkspaceID)
 	return &model.CreateWebhookPayload{Webhook: hook, Secret: secret}, nil
 }
 
@@ -124,6 +126,7 @@ func (r *Resolver) updateWebhook(ctx context.Context, id string, in model.Webhoo
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
+	defer outbox.Forget(hook.WorkspaceID)
 	return u.Save(ctx)
 }
 
@@ -136,6 +139,7 @@ func (r *Resolver) deleteWebhook(ctx context.Context, id string) (*model.DeleteP
 	if err := r.Client.Webhook.DeleteOneID(id).Exec(ctx); err != nil {
 		return nil, err
 	}
+	outbox.Forget(viewerWorkspace(ctx))
 	return &model.DeletePayload{ID: id, Deleted: true}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
@@ -232,6 +233,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(WebhookDisabled).SetDisabledAt(at).Exec(ctx); err != nil {
 				return err
 			}
+			defer outbox.Forget(hook.WorkspaceID)
 			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().SetLastError(errText + "; webhook disabled after 8 consecutive failures").Exec(ctx)
 		}
 		if number > len(h.RetrySchedule) {

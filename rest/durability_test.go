@@ -216,6 +216,7 @@ func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 // and announced once.
 func TestIncomingMessageStoredOnce(t *testing.T) {
 	e := newEnv(t)
+	createWebhook(e, newReceiver(t, nil).URL, "new_message_received_webhook")
 	ws := workspaceOf(e)
 	in := &engine.Incoming{Key: engine.Key{Remote: "15550107777@c.us", ID: "3EB1ONCE"}, From: "15550107777@c.us", Type: "text", Text: "hi"}
 	for _, id := range []string{"first-report", "second-report"} {
@@ -329,5 +330,24 @@ func TestOddWebhookAnswersAreStored(t *testing.T) {
 	}
 	if len(attempts) != len(bodies) || len(hits) != len(bodies) {
 		t.Errorf("%d attempts, %d requests; want %d each (no resend of a success)", len(attempts), len(hits), len(bodies))
+	}
+}
+
+// Events no webhook wants are not recorded at all; once a webhook subscribes, they
+// are.
+func TestOnlyWantedEventsAreRecorded(t *testing.T) {
+	e := newEnv(t)
+	m := schedule(e, "+15550101212", map[string]any{"type": "text", "text": "unwatched"})
+	waitStatus(e, m["id"].(string), "read")
+	if n, _ := e.App.Client.Event.Query().Count(systemCtx()); n != 0 {
+		t.Errorf("%d events recorded with no webhook", n)
+	}
+	rc := newReceiver(t, nil)
+	createWebhook(e, rc.URL, "message.read")
+	m = schedule(e, "+15550101213", map[string]any{"type": "text", "text": "watched"})
+	waitStatus(e, m["id"].(string), "read")
+	e.Eventually(5*time.Second, "the read event delivered", func() bool { return len(rc.ofType("message.read")) == 1 })
+	if n := countEvents(e, "message.queued"); n != 0 {
+		t.Errorf("%d message.queued events recorded; no webhook wants them", n)
 	}
 }

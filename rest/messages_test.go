@@ -104,6 +104,7 @@ func TestPhoneNumberStoredAsJID(t *testing.T) {
 
 func TestReplyFrom2222ArrivesAsIncomingMessage(t *testing.T) {
 	e := newEnv(t)
+	createWebhook(e, newReceiver(t, nil).URL, "reply_to_my_message_webhook", "new_message_received_webhook")
 	m := schedule(e, "+15550002222", map[string]any{"type": "text", "text": "ping"})
 	got := waitStatus(e, m["id"].(string), "read")
 	key := got["waMessageKey"].(map[string]any)["_serialized"].(string)
