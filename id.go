@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+const tokenAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+var idEncoding = base32.NewEncoding(tokenAlphabet).WithPadding(base32.NoPadding)
 
 // NewID returns a new identifier "<prefix>_<26 chars>": 48 bits of millisecond time
 // (so ids sort by creation) followed by 80 random bits.
@@ -31,6 +33,20 @@ func randomBytes(n int) []byte {
 		panic("switchboard: crypto/rand failed: " + err.Error())
 	}
 	return b
+}
+
+// IsToken reports whether s could be a token made by RandomToken: letters of its
+// alphabet only. A lookup by something else can be answered "not found" at once.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(tokenAlphabet, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // HasIDPrefix reports whether id looks like an id made by NewID with prefix.

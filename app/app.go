@@ -96,7 +96,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
 		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
-		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention}
+		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention,
+		RowLocks: strings.HasPrefix(cfg.DatabaseURL, "postgres")}
 	a.Sandbox = sandbox.NewNetwork(client, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines

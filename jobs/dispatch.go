@@ -33,6 +33,9 @@ type Handlers struct {
 	// RetrySchedule is the delay before each retry of a webhook delivery; a
 	// delivery gets len(RetrySchedule)+1 attempts.
 	RetrySchedule []time.Duration
+	// RowLocks says the database takes FOR UPDATE SKIP LOCKED (PostgreSQL), which
+	// lets fan-out loops in several processes share work.
+	RowLocks bool
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
 

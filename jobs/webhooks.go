@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
 	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/ent"
@@ -81,63 +83,81 @@ func (h *Handlers) RunFanout(ctx context.Context, every time.Duration) {
 	}
 }
 
-const fanoutBatch = 200
+const fanoutBatch = 500
 
 // FanOutOnce creates the deliveries of up to one batch of recorded events and
-// queues them. Each event is claimed in the transaction that creates its
-// deliveries, so concurrent workers never fan out the same event twice.
+// queues them, in one transaction: it claims the events (on PostgreSQL with FOR
+// UPDATE SKIP LOCKED, so that any number of fan-out loops, replicas included, share
+// the work without doing any of it twice), reads the enabled webhooks of their
+// workspaces once, and inserts every delivery in one statement.
 func (h *Handlers) FanOutOnce(ctx context.Context) (int, error) {
 	sys := viewer.SystemContext(ctx)
-	events, err := h.Client.Event.Query().Where(event.FannedOutAtIsNil()).
-		Order(ent.Asc(event.FieldCreatedAt)).Limit(fanoutBatch).All(sys)
-	if err != nil {
-		return 0, err
-	}
-	for _, ev := range events {
-		wctx := viewer.WorkspaceContext(ctx, ev.WorkspaceID)
-		var created []*ent.Delivery
-		err := messaging.WithTx(wctx, h.Client, func(tx *ent.Tx) error {
-			n, err := tx.Event.Update().Where(event.ID(ev.ID), event.FannedOutAtIsNil()).SetFannedOutAt(time.Now()).Save(wctx)
-			if err != nil || n == 0 {
-				return err
-			}
-			hooks, err := tx.Webhook.Query().Where(webhook.Status(WebhookEnabled)).All(wctx)
-			if err != nil {
-				return err
-			}
+	var created []*ent.Delivery
+	var claimed int
+	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+		q := tx.Event.Query().Where(event.FannedOutAtIsNil()).Order(ent.Asc(event.FieldCreatedAt)).Limit(fanoutBatch)
+		if h.RowLocks {
+			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
+		}
+		events, err := q.All(sys)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		claimed = len(events)
+		ids := make([]string, len(events))
+		workspaces := map[string]bool{}
+		for i, ev := range events {
+			ids[i] = ev.ID
+			workspaces[ev.WorkspaceID] = true
+		}
+		if err := tx.Event.Update().Where(event.IDIn(ids...)).SetFannedOutAt(time.Now()).Exec(sys); err != nil {
+			return err
+		}
+		hooks, err := tx.Webhook.Query().
+			Where(webhook.WorkspaceIDIn(slices.Collect(maps.Keys(workspaces))...), webhook.Status(WebhookEnabled)).All(sys)
+		if err != nil {
+			return err
+		}
+		var creates []*ent.DeliveryCreate
+		for _, ev := range events {
 			for _, hook := range hooks {
-				if !slices.Contains(hook.Events, ev.Type) {
+				if hook.WorkspaceID != ev.WorkspaceID || !slices.Contains(hook.Events, ev.Type) {
 					continue
 				}
-				d, err := createDelivery(wctx, tx, hook.ID, ev.ID, ev.Type, ev.CreatedAt, ev.Data)
+				c, err := newDelivery(tx, hook.WorkspaceID, hook.ID, ev.ID, ev.Type, ev.CreatedAt, ev.Data)
 				if err != nil {
 					return err
 				}
-				created = append(created, d)
+				creates = append(creates, c)
 			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("fan out %s: %w", ev.ID, err)
 		}
-		for _, d := range created {
-			if _, err := h.Queue.Deliver(wctx, d.WorkspaceID, d.ID, time.Time{}); err != nil {
-				slog.Warn("enqueue delivery failed; the reconciler will retry", "delivery", d.ID, "err", err)
-			}
+		if len(creates) == 0 {
+			return nil
+		}
+		created, err = tx.Delivery.CreateBulk(creates...).Save(sys)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("fan out: %w", err)
+	}
+	for _, d := range created {
+		if _, err := h.Queue.Deliver(sys, d.WorkspaceID, d.ID, time.Time{}); err != nil {
+			slog.Warn("enqueue delivery failed; the reconciler will retry", "delivery", d.ID, "err", err)
 		}
 	}
-	return len(events), nil
+	return claimed, nil
 }
 
-// createDelivery stores a delivery whose id is also the envelope id.
-func createDelivery(ctx context.Context, tx *ent.Tx, webhookID, eventID, typ string, at time.Time, data json.RawMessage) (*ent.Delivery, error) {
+// newDelivery prepares a delivery of an event to a webhook; its id is also the id
+// of its envelope.
+func newDelivery(tx *ent.Tx, workspaceID, webhookID, eventID, typ string, at time.Time, data json.RawMessage) (*ent.DeliveryCreate, error) {
 	id := newDeliveryID()
 	payload, err := json.Marshal(wh.Envelope{ID: id, Type: typ, CreatedAt: at.UTC(), Data: data})
 	if err != nil {
 		return nil, err
 	}
-	return tx.Delivery.Create().SetID(id).SetWebhookID(webhookID).SetEventID(eventID).
-		SetEventType(typ).SetPayload(payload).SetNextAttemptAt(time.Now()).Save(ctx)
+	return tx.Delivery.Create().SetID(id).SetWorkspaceID(workspaceID).SetWebhookID(webhookID).SetEventID(eventID).
+		SetEventType(typ).SetPayload(payload).SetNextAttemptAt(time.Now()), nil
 }
 
 // Redeliver makes a new delivery of the event behind d to the same webhook and

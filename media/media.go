@@ -63,7 +63,7 @@ func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, f
 func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	rest := strings.TrimPrefix(r.URL.Path, "/media/")
 	token, _, _ := strings.Cut(rest, "/")
-	if token == "" || len(token) > 64 {
+	if len(token) > 64 || !switchboard.IsToken(token) {
 		return errNoMedia
 	}
 	ctx := viewer.SystemContext(r.Context())
