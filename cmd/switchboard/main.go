@@ -147,7 +147,7 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(a.Handler, logger)
+	srv := newHTTPServer(a.Handler, logger, serverLimits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
@@ -168,18 +168,20 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	return nil
 }
 
-// HTTP server limits: a client that sends its request or reads its answer too
-// slowly, or keeps an idle connection, is cut off.
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 2 * time.Minute // a whole request, a 64 MB upload included
-	writeTimeout      = 2 * time.Minute
-	idleTimeout       = 90 * time.Second
-)
+// httpLimits bound how long a client may take: to send its headers, its whole
+// request, to read the answer, and to keep an idle connection. A client too slow
+// for them is cut off.
+type httpLimits struct {
+	readHeader, read, write, idle time.Duration
+}
 
-func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
-		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10,
+// serverLimits are the limits of the served API: a whole request may take two
+// minutes (a 64 MB upload included).
+var serverLimits = httpLimits{readHeader: 10 * time.Second, read: 2 * time.Minute, write: 2 * time.Minute, idle: 90 * time.Second}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger, l httpLimits) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: l.readHeader, ReadTimeout: l.read,
+		WriteTimeout: l.write, IdleTimeout: l.idle, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 }
 

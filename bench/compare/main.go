@@ -1,0 +1,433 @@
+// Command compare measures Switchboard side by side with the anchors of the
+// performance issue, in one run on this machine, and prints the ratios:
+//
+//	ping       GET /v1/ping                     vs a bare net/http JSON handler
+//	schedule   POST /v1/scheduled-messages      vs pgbench single-row INSERTs, same clients
+//	fanout     webhook fan-out and delivery     vs a bare asynq task that HMAC-signs and POSTs 1 KB
+//	lateness   messages due at one sendAt       p50/p99 of confirmed_at - send_at
+//	rss        the server's RSS, idle and peak
+//
+// It starts its own server (`switchboard serve --role all`) on a fresh PostgreSQL
+// database and a Redis database index of its own, and only ever talks to loopback.
+//
+//	go run ./bench/compare -pg postgres://postgres@127.0.0.1:5432/test?sslmode=disable -redis redis://127.0.0.1:6379/10
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	pgURL    = flag.String("pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL admin URL")
+	redisURL = flag.String("redis", "redis://127.0.0.1:6379/10", "Redis URL (its database is flushed)")
+	clients  = flag.Int("c", 32, "concurrent clients")
+	dur      = flag.Duration("d", 10*time.Second, "duration of each throughput run")
+	fanN     = flag.Int("fanout", 2000, "deliveries in the fan-out runs")
+	lateN    = flag.Int("late", 10000, "messages due at one sendAt")
+	only     = flag.String("only", "", "comma-separated rows to run (default all)")
+)
+
+func main() {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "sb-compare")
+	check(err)
+	defer os.RemoveAll(dir)
+
+	db, drop := freshDatabase()
+	defer drop()
+	rdb := redisClient()
+	srv := startServer(dir, db)
+	defer srv.stop()
+	fmt.Printf("%-10s %14s %14s %8s\n", "row", "anchor", "switchboard", "ratio")
+	idle := srv.rss()
+	run := func(name string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), name) }
+	if run("ping") {
+		anchor := bareHandlerRate()
+		sb := loadRate(srv.base+"/v1/ping", "GET", nil, srv.key)
+		row("ping", anchor, sb, "req/s")
+	}
+	if run("schedule") {
+		anchor := pgbenchRate(db)
+		sb := loadRate(srv.base+"/v1/scheduled-messages/+15559871234", "POST", []byte(`{"type":"text","text":"load test"}`), srv.key)
+		row("schedule", anchor, sb, "req/s")
+	}
+	if run("fanout") {
+		anchor := bareAsynqRate(rdb)
+		sb := switchboardFanoutRate(srv)
+		row("fanout", anchor, sb, "deliveries/s")
+	}
+	if run("lateness") {
+		p50, p99 := lateness(srv, db)
+		fmt.Printf("%-10s %14s %14s   p50 %s, p99 %s for %d messages\n", "lateness", "-", "-", p50, p99, *lateN)
+	}
+	fmt.Printf("%-10s %14s %14s   idle %d MB, peak %d MB\n", "rss", "-", "-", idle>>20, srv.peakRSS()>>20)
+}
+
+func row(name string, anchor, sb float64, unit string) {
+	fmt.Printf("%-10s %14.0f %14.0f %7.2fx  (%s)\n", name, anchor, sb, sb/anchor, unit)
+}
+
+// loadRate drives url with the configured clients for the configured time and
+// returns successful requests per second.
+func loadRate(u, method string, body []byte, key string) float64 {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *clients * 2}, Timeout: 30 * time.Second}
+	var ok atomic.Int64
+	deadline := time.Now().Add(*dur)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range *clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				req, _ := http.NewRequest(method, u, bytes.NewReader(body))
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode < 300 {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds()
+}
+
+// bareHandlerRate is the ping anchor: the same JSON shape from a bare handler.
+func bareHandlerRate() float64 {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "data": map[string]any{"api": "ok", "accountId": "ws_x", "whatsappConnections": []any{}}})
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	return loadRate("http://"+ln.Addr().String()+"/v1/ping", "GET", nil, "")
+}
+
+// pgbenchRate is the schedule anchor: single-row INSERTs with the same clients.
+func pgbenchRate(dbURL string) float64 {
+	s, err := sql.Open("pgx", dbURL)
+	check(err)
+	defer s.Close()
+	_, err = s.Exec(`CREATE TABLE IF NOT EXISTS bench_rows (id bigserial primary key, body text, created_at timestamptz default now())`)
+	check(err)
+	script := filepath.Join(os.TempDir(), "sb-insert.sql")
+	check(os.WriteFile(script, []byte("INSERT INTO bench_rows (body) VALUES ('load test');\n"), 0o644))
+	out, err := exec.Command("pgbench", "-n", "-f", script, "-c", strconv.Itoa(*clients), "-j", "2",
+		"-T", strconv.Itoa(int(dur.Seconds())), dbURL).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pgbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	m := regexp.MustCompile(`tps = ([0-9.]+)`).FindSubmatch(out)
+	if m == nil {
+		fmt.Fprintf(os.Stderr, "pgbench said:\n%s", out)
+		os.Exit(1)
+	}
+	tps, _ := strconv.ParseFloat(string(m[1]), 64)
+	return tps
+}
+
+// receiver counts the POSTs it gets.
+type receiver struct {
+	*http.Server
+	url  string
+	hits atomic.Int64
+}
+
+func newReceiver() *receiver {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	rc := &receiver{url: "http://" + ln.Addr().String() + "/hook"}
+	rc.Server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		rc.hits.Add(1)
+	})}
+	go func() { _ = rc.Serve(ln) }()
+	return rc
+}
+
+func (rc *receiver) waitFor(n int64, limit time.Duration) time.Duration {
+	start := time.Now()
+	for rc.hits.Load() < n && time.Since(start) < limit {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// bareAsynqRate is the fan-out anchor: one asynq task per delivery that
+// HMAC-signs a 1 KB body and POSTs it.
+func bareAsynqRate(rdb *redis.Client) float64 {
+	check(rdb.FlushDB(context.Background()).Err())
+	rc := newReceiver()
+	defer rc.Close()
+	body := bytes.Repeat([]byte("x"), 1024)
+	httpc := &http.Client{Timeout: 10 * time.Second}
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{Concurrency: 20, LogLevel: asynq.ErrorLevel,
+		TaskCheckInterval: 100 * time.Millisecond})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc("deliver", func(ctx context.Context, t *asynq.Task) error {
+		mac := hmac.New(sha256.New, []byte("secret"))
+		mac.Write(t.Payload())
+		req, _ := http.NewRequestWithContext(ctx, "POST", rc.url, bytes.NewReader(t.Payload()))
+		req.Header.Set("webhook-signature", fmt.Sprintf("v1,%x", mac.Sum(nil)))
+		resp, err := httpc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	client := asynq.NewClientFromRedisClient(rdb)
+	start := time.Now()
+	for i := 0; i < *fanN; i++ {
+		_, err := client.Enqueue(asynq.NewTask("deliver", body))
+		check(err)
+	}
+	check(srv.Start(mux))
+	rc.waitFor(int64(*fanN), 2*time.Minute)
+	took := time.Since(start)
+	srv.Shutdown()
+	return float64(rc.hits.Load()) / took.Seconds()
+}
+
+// switchboardFanoutRate measures events to deliveries end to end: messages are
+// queued while one webhook listens to message.queued, and the rate is deliveries
+// received per second from the first request.
+func switchboardFanoutRate(s *server) float64 {
+	rc := newReceiver()
+	defer rc.Close()
+	body, _ := json.Marshal(map[string]any{"url": rc.url, "events": []string{"message.queued"}})
+	status, raw := s.call("POST", "/v1/webhooks", body)
+	if status != 201 {
+		fmt.Fprintf(os.Stderr, "create webhook: %d %s\n", status, raw)
+		os.Exit(1)
+	}
+	var id struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(raw, &id)
+	defer s.call("DELETE", "/v1/webhooks/"+id.Data.ID, nil)
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range *clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range next {
+				s.call("POST", "/v1/scheduled-messages/+15559871235", []byte(`{"type":"text","text":"fan out","sendAt":"`+
+					time.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`))
+			}
+		}()
+	}
+	for i := 0; i < *fanN; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rc.waitFor(int64(*fanN), 2*time.Minute)
+	return float64(rc.hits.Load()) / time.Since(start).Seconds()
+}
+
+// lateness queues lateN messages due at one sendAt and reports how late they
+// were confirmed.
+func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
+	at := time.Now().Add(time.Duration(*lateN/200+15) * time.Second).UTC().Truncate(time.Second)
+	body := []byte(`{"type":"text","text":"due together","secret":"lateness","sendAt":"` + at.Format(time.RFC3339) + `"}`)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range *clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s.call("POST", fmt.Sprintf("/v1/scheduled-messages/+1555%07d", 1000000+i), body)
+			}
+		}()
+	}
+	for i := 0; i < *lateN; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if time.Now().After(at) {
+		fmt.Fprintln(os.Stderr, "lateness: queueing took longer than the lead time; raise it")
+	}
+	db, err := sql.Open("pgx", dbURL)
+	check(err)
+	defer db.Close()
+	deadline := at.Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		var left int
+		check(db.QueryRow(`SELECT count(*) FROM messages WHERE secret = 'lateness' AND confirmed_at IS NULL`).Scan(&left))
+		if left == 0 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var p50, p99 float64
+	check(db.QueryRow(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at)),
+		percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at))
+		FROM messages WHERE secret = 'lateness'`).Scan(&p50, &p99))
+	return time.Duration(p50 * float64(time.Second)), time.Duration(p99 * float64(time.Second))
+}
+
+// server is the Switchboard under test.
+type server struct {
+	cmd  *exec.Cmd
+	base string
+	key  string
+}
+
+func startServer(dir, dbURL string) *server {
+	bin := filepath.Join(dir, "switchboard")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/switchboard")
+	build.Stderr = os.Stderr
+	check(build.Run())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--role", "all", "--addr", addr, "--database-url", dbURL, "--redis-url", *redisURL,
+		"--bootstrap-key", "--log-level", "warn", "--sandbox-ack-delay", "100ms")
+	cmd.Env = append(os.Environ(), "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true")
+	out, err := cmd.StdoutPipe()
+	check(err)
+	cmd.Stderr = os.Stderr
+	check(cmd.Start())
+	s := &server{cmd: cmd, base: "http://" + addr}
+	buf := make([]byte, 4096)
+	var got []byte
+	for !bytes.Contains(got, []byte("sb_live_")) || !bytes.HasSuffix(bytes.TrimRight(got, " "), []byte("\n")) {
+		n, err := out.Read(buf)
+		check(err)
+		got = append(got, buf[:n]...)
+	}
+	s.key = string(regexp.MustCompile(`sb_live_[0-9a-z]+`).Find(got))
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	for i := 0; i < 200; i++ {
+		if resp, err := http.Get(s.base + "/healthz"); err == nil {
+			resp.Body.Close()
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "server did not start")
+	os.Exit(1)
+	return nil
+}
+
+func (s *server) call(method, path string, body []byte) (int, []byte) {
+	req, _ := http.NewRequest(method, s.base+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	_ = s.cmd.Wait()
+}
+
+// rss and peakRSS read the server's resident set from /proc (VmRSS, VmHWM).
+func (s *server) rss() int64     { return procStatus(s.cmd.Process.Pid, "VmRSS:") }
+func (s *server) peakRSS() int64 { return procStatus(s.cmd.Process.Pid, "VmHWM:") }
+
+func procStatus(pid int, field string) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, field) {
+			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// freshDatabase creates a database for the run and returns its URL and a
+// function that drops it.
+func freshDatabase() (string, func()) {
+	admin, err := sql.Open("pgx", *pgURL)
+	check(err)
+	name := fmt.Sprintf("sb_compare_%d", time.Now().UnixNano())
+	_, err = admin.Exec("CREATE DATABASE " + name)
+	check(err)
+	u, err := url.Parse(*pgURL)
+	check(err)
+	u.Path = "/" + name
+	return u.String(), func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		admin.Close()
+	}
+}
+
+func redisClient() *redis.Client {
+	opt, err := redis.ParseURL(*redisURL)
+	check(err)
+	c := redis.NewClient(opt)
+	check(c.FlushDB(context.Background()).Err())
+	return c
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
