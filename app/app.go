@@ -209,9 +209,12 @@ func (a *App) Start(ctx context.Context) error {
 	a.goWork(func() { a.Jobs.RunInbox(work, 200*time.Millisecond) })
 	a.goWork(func() { a.Jobs.RunFanout(work, 100*time.Millisecond) })
 	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay)) })
-	if _, err := a.Jobs.ReconcileOnce(ctx, time.Now(), 0); err != nil {
-		a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
-	}
+	// What Redis lost while no worker ran is queued again at once, beside serving.
+	a.goWork(func() {
+		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
+			a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
+		}
+	})
 	return nil
 }
 

@@ -77,7 +77,9 @@ func TestFaults(t *testing.T) {
 	step := func(at int, what string, f func()) {
 		load.waitAccepted(at)
 		t.Logf("after %d accepted: %s", load.accepted.Load(), what)
+		start := time.Now()
 		f()
+		t.Logf("  done in %s", time.Since(start).Round(10*time.Millisecond))
 	}
 	step(80, "kill -9 the worker", func() { worker.kill(); worker.start() })
 	step(160, "kill -9 the server", func() { all.kill(); all.start() })
@@ -131,6 +133,9 @@ func newHarness(t *testing.T) *harness {
 		t.Skip("TEST_DATABASE_URL and TEST_REDIS_URL are not set")
 	}
 	h := &harness{t: t, dir: t.TempDir()}
+	if d := os.Getenv("FAULTS_LOGS"); d != "" { // keep the processes' logs there
+		h.dir = d
+	}
 	h.bin = filepath.Join(h.dir, "switchboard")
 	build := exec.Command("go", "build", "-o", h.bin, "./cmd/switchboard")
 	build.Dir = ".."

@@ -82,8 +82,10 @@ func (h *Handlers) RunInbox(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		for {
-			n, err := h.ApplyInboxOnce(ctx, time.Now())
+		for ctx.Err() == nil {
+			// A claimed batch is finished even when ctx ends meanwhile (a shutdown):
+			// it is bounded, and cutting it off would count failures that are none.
+			n, err := h.ApplyInboxOnce(context.WithoutCancel(ctx), time.Now())
 			if err != nil && ctx.Err() == nil {
 				slog.Error("inbox: claim failed", "err", err)
 			}

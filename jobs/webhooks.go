@@ -70,8 +70,8 @@ func (h *Handlers) RunFanout(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for {
-				n, err := h.FanOutOnce(ctx)
+			for ctx.Err() == nil {
+				n, err := h.FanOutOnce(context.WithoutCancel(ctx)) // a batch in hand is finished
 				if err != nil && ctx.Err() == nil {
 					slog.Error("webhook fan-out failed", "err", err)
 				}

@@ -64,8 +64,8 @@ func (n *Network) Run(ctx context.Context, every time.Duration) {
 				slog.Warn("sandbox: forgetting old wire ids failed", "err", err)
 			}
 		case <-t.C:
-			for {
-				reported, err := n.ReportDue(ctx, time.Now())
+			for ctx.Err() == nil {
+				reported, err := n.ReportDue(context.WithoutCancel(ctx), time.Now())
 				if err != nil && ctx.Err() == nil {
 					slog.Warn("sandbox: reporting events failed; retrying", "err", err)
 				}
