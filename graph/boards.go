@@ -574,6 +574,9 @@ func newItem(ctx context.Context, tx *ent.Tx, b *ent.Board, d itemDraft, via str
 // item and whether any field changed.
 func sight(ctx context.Context, tx *ent.Tx, it *ent.BoardItem, d itemDraft, now time.Time) (*ent.BoardItem, bool, error) {
 	d.text = nil // the same fact: the text it was first told with stays
+	if d.source != nil && it.Source != nil {
+		d.source = richer(*it.Source, *d.source)
+	}
 	u := tx.BoardItem.UpdateOne(it).SetLastSeenAt(now)
 	changed := d.apply(u.Mutation(), it)
 	meta := it.AiMeta
@@ -584,6 +587,21 @@ func sight(ctx context.Context, tx *ent.Tx, it *ent.BoardItem, d itemDraft, now 
 	}
 	it, err := u.SetAiMeta(meta).Save(ctx)
 	return it, len(changed) > 0, err
+}
+
+// richer is old with the non-empty fields of seen laid over it: a sighting that
+// knows less about the source does not forget what was known.
+func richer(old, seen switchboard.BoardSource) *switchboard.BoardSource {
+	for _, f := range []struct{ dst, src *string }{{&old.ChatID, &seen.ChatID}, {&old.ChatName, &seen.ChatName},
+		{&old.MessageKey, &seen.MessageKey}, {&old.Excerpt, &seen.Excerpt}} {
+		if *f.src != "" {
+			*f.dst = *f.src
+		}
+	}
+	if seen.ExtractedAt != 0 {
+		old.ExtractedAt = seen.ExtractedAt
+	}
+	return &old
 }
 
 // checkNewItem validates the input of a new item; paths start with prefix.

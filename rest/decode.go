@@ -143,6 +143,20 @@ func queryInt(r *http.Request, name string, p *switchboard.Problems) *int {
 	return &n
 }
 
+// queryBool parses an optional boolean query parameter (true, false, 1 or 0).
+func queryBool(r *http.Request, name string, p *switchboard.Problems) *bool {
+	raw, ok := r.URL.Query()[name]
+	if !ok {
+		return nil
+	}
+	b, err := strconv.ParseBool(raw[0])
+	if err != nil || len(raw) > 1 {
+		p.Add(name, "invalid_type", "%s must be true or false", name)
+		return nil
+	}
+	return &b
+}
+
 // queryString returns an optional string query parameter.
 func queryString(r *http.Request, name string) *string {
 	raw, ok := r.URL.Query()[name]
