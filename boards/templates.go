@@ -6,7 +6,6 @@ package boards
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/switchboardhq/switchboard"
 )
@@ -146,25 +145,12 @@ func cloneColumns(cols []switchboard.BoardColumn) []switchboard.BoardColumn {
 	return out
 }
 
-// Slug turns an entity kind into its slug: lower-case letters and digits, every
-// other run of characters one "-", at most MaxSlug long ("Follow-ups!" is
-// "follow-ups").
+// Slug turns an entity kind into its slug: its normalized form (see Normalize)
+// with dashes for spaces, at most MaxSlug long ("Follow-ups!" is "follow-ups").
 func Slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-		} else {
-			dash = true
-		}
-	}
-	if r := []rune(b.String()); len(r) > MaxSlug {
+	slug := strings.ReplaceAll(Normalize(s), " ", "-")
+	if r := []rune(slug); len(r) > MaxSlug {
 		return strings.TrimRight(string(r[:MaxSlug]), "-")
 	}
-	return b.String()
+	return slug
 }

@@ -165,35 +165,46 @@ func (r *Resolver) getBoard(ctx context.Context, id string) (*ent.Board, error) 
 	return b, err
 }
 
-// checkOrder validates an order argument: true for ascending.
-func checkOrder(order *string) (bool, error) {
-	if order == nil || *order == "desc" {
-		return false, nil
-	} else if *order == "asc" {
-		return true, nil
-	}
-	return false, &switchboard.Error{Code: switchboard.EINVALID, Message: "order must be asc or desc.",
-		Details: []switchboard.Detail{{Path: "order", Code: "invalid_enum_value", Message: "order must be asc or desc"}}}
+// listing is a checked page request: its bounds and its order by creation time.
+type listing struct {
+	limit, skip int
+	order       func(*sql.Selector)
 }
 
-// byCreation orders by creation time, then id.
-func byCreation(asc bool) func(*sql.Selector) {
-	if asc {
-		return ent.Asc("created_at", "id")
-	}
-	return ent.Desc("created_at", "id")
-}
-
-// listBoards is the use case behind boardList.
-func (r *Resolver) listBoards(ctx context.Context, f *model.BoardFilter, limit, skip *int) (*model.BoardPage, error) {
+// checkListing validates limit, skip and order (asc or desc, desc by default).
+func checkListing(limit, skip *int, order *string) (*listing, error) {
 	l, s, err := checkPage(limit, skip)
 	if err != nil {
 		return nil, err
 	}
+	out := &listing{limit: l, skip: s, order: ent.Desc("created_at", "id")}
+	switch {
+	case order == nil || *order == "desc":
+	case *order == "asc":
+		out.order = ent.Asc("created_at", "id")
+	default:
+		return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "order must be asc or desc.",
+			Details: []switchboard.Detail{{Path: "order", Code: "invalid_enum_value", Message: "order must be asc or desc"}}}
+	}
+	return out, nil
+}
+
+// find counts every match of a query and fetches one page of it.
+func find[T any](ctx context.Context, count func(context.Context) (int, error), page func(context.Context) ([]T, error)) ([]T, int, error) {
+	total, err := count(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	items, err := page(ctx)
+	return items, total, err
+}
+
+// listBoards is the use case behind boardList.
+func (r *Resolver) listBoards(ctx context.Context, f *model.BoardFilter, limit, skip *int) (*model.BoardPage, error) {
 	if f == nil {
 		f = &model.BoardFilter{}
 	}
-	asc, err := checkOrder(f.Order)
+	pg, err := checkListing(limit, skip, f.Order)
 	if err != nil {
 		return nil, err
 	}
@@ -207,15 +218,11 @@ func (r *Resolver) listBoards(ctx context.Context, f *model.BoardFilter, limit, 
 	if f.AgentManaged != nil {
 		q.Where(board.AgentManaged(*f.AgentManaged))
 	}
-	total, err := q.Clone().Count(ctx)
+	items, total, err := find(ctx, q.Clone().Count, q.Order(pg.order).Limit(pg.limit).Offset(pg.skip).All)
 	if err != nil {
 		return nil, err
 	}
-	items, err := q.Order(byCreation(asc)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.BoardPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return &model.BoardPage{Items: items, Limit: pg.limit, Skip: pg.skip, Total: total}, nil
 }
 
 // itemCount counts a board's items that are not soft-deleted.
@@ -292,14 +299,10 @@ func parseSince(raw string) (time.Time, error) {
 
 // listItems is the use case behind boardItems.
 func (r *Resolver) listItems(ctx context.Context, boardID string, f *model.BoardItemFilter, limit, skip *int) (*model.BoardItemPage, error) {
-	l, s, err := checkPage(limit, skip)
-	if err != nil {
-		return nil, err
-	}
 	if f == nil {
 		f = &model.BoardItemFilter{}
 	}
-	asc, err := checkOrder(f.Order)
+	pg, err := checkListing(limit, skip, f.Order)
 	if err != nil {
 		return nil, err
 	}
@@ -333,15 +336,11 @@ func (r *Resolver) listItems(ctx context.Context, boardID string, f *model.Board
 			q.Where(boarditem.Or(boarditem.StatusLabelIsNil(), boarditem.StatusLabelNotIn(t...)))
 		}
 	}
-	total, err := q.Clone().Count(ctx)
+	items, total, err := find(ctx, q.Clone().Count, q.Order(pg.order).Limit(pg.limit).Offset(pg.skip).All)
 	if err != nil {
 		return nil, err
 	}
-	items, err := q.Order(byCreation(asc)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.BoardItemPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return &model.BoardItemPage{Items: items, Limit: pg.limit, Skip: pg.skip, Total: total}, nil
 }
 
 // itemFields are the fields an item input and an item patch share.
