@@ -10,6 +10,7 @@ const (
 	ScopeChatsRead      = "chats:read"
 	ScopeGroupsRead     = "groups:read"
 	ScopeGroupsWrite    = "groups:write"
+	ScopeBoardsRead     = "boards:read"
 	ScopeBoardsWrite    = "boards:write"
 	ScopeAudiencesWrite = "audiences:write"
 	ScopeCampaignsWrite = "campaigns:write"
@@ -26,7 +27,7 @@ const (
 // KnownScopes lists every scope a key may be created with, besides ScopeAll.
 var KnownScopes = []string{
 	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead,
-	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsWrite, ScopeAudiencesWrite,
+	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesWrite,
 	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
 }
 

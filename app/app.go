@@ -104,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 	store := media.NewStore(client, cfg.PublicURL)
 	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
-		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate}
+		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
 	a.Keys = auth.NewKeys(client, cfg.KeyTTL)

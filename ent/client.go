@@ -16,6 +16,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -38,6 +40,10 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Board is the client for interacting with the Board builders.
+	Board *BoardClient
+	// BoardItem is the client for interacting with the BoardItem builders.
+	BoardItem *BoardItemClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
@@ -72,6 +78,8 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.Board = NewBoardClient(c.config)
+	c.BoardItem = NewBoardItemClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
@@ -176,6 +184,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:             ctx,
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
+		Board:           NewBoardClient(cfg),
+		BoardItem:       NewBoardItemClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
@@ -207,6 +217,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:             ctx,
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
+		Board:           NewBoardClient(cfg),
+		BoardItem:       NewBoardItemClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
@@ -247,9 +259,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey,
-		c.InboxEvent, c.Media, c.Message, c.SandboxEvent, c.SandboxSend, c.Webhook,
-		c.Workspace,
+		c.APIKey, c.Board, c.BoardItem, c.Delivery, c.DeliveryAttempt, c.Event,
+		c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.SandboxEvent,
+		c.SandboxSend, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -259,9 +271,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Delivery, c.DeliveryAttempt, c.Event, c.IdempotencyKey,
-		c.InboxEvent, c.Media, c.Message, c.SandboxEvent, c.SandboxSend, c.Webhook,
-		c.Workspace,
+		c.APIKey, c.Board, c.BoardItem, c.Delivery, c.DeliveryAttempt, c.Event,
+		c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.SandboxEvent,
+		c.SandboxSend, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -272,6 +284,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *BoardMutation:
+		return c.Board.mutate(ctx, m)
+	case *BoardItemMutation:
+		return c.BoardItem.mutate(ctx, m)
 	case *DeliveryMutation:
 		return c.Delivery.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
@@ -431,6 +447,308 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// BoardClient is a client for the Board schema.
+type BoardClient struct {
+	config
+}
+
+// NewBoardClient returns a client for the Board from the given config.
+func NewBoardClient(c config) *BoardClient {
+	return &BoardClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `board.Hooks(f(g(h())))`.
+func (c *BoardClient) Use(hooks ...Hook) {
+	c.hooks.Board = append(c.hooks.Board, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `board.Intercept(f(g(h())))`.
+func (c *BoardClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Board = append(c.inters.Board, interceptors...)
+}
+
+// Create returns a builder for creating a Board entity.
+func (c *BoardClient) Create() *BoardCreate {
+	mutation := newBoardMutation(c.config, OpCreate)
+	return &BoardCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Board entities.
+func (c *BoardClient) CreateBulk(builders ...*BoardCreate) *BoardCreateBulk {
+	return &BoardCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BoardClient) MapCreateBulk(slice any, setFunc func(*BoardCreate, int)) *BoardCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BoardCreateBulk{err: fmt.Errorf("calling to BoardClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BoardCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BoardCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Board.
+func (c *BoardClient) Update() *BoardUpdate {
+	mutation := newBoardMutation(c.config, OpUpdate)
+	return &BoardUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BoardClient) UpdateOne(_m *Board) *BoardUpdateOne {
+	mutation := newBoardMutation(c.config, OpUpdateOne, withBoard(_m))
+	return &BoardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BoardClient) UpdateOneID(id string) *BoardUpdateOne {
+	mutation := newBoardMutation(c.config, OpUpdateOne, withBoardID(id))
+	return &BoardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Board.
+func (c *BoardClient) Delete() *BoardDelete {
+	mutation := newBoardMutation(c.config, OpDelete)
+	return &BoardDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BoardClient) DeleteOne(_m *Board) *BoardDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BoardClient) DeleteOneID(id string) *BoardDeleteOne {
+	builder := c.Delete().Where(board.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BoardDeleteOne{builder}
+}
+
+// Query returns a query builder for Board.
+func (c *BoardClient) Query() *BoardQuery {
+	return &BoardQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBoard},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Board entity by its id.
+func (c *BoardClient) Get(ctx context.Context, id string) (*Board, error) {
+	return c.Query().Where(board.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BoardClient) GetX(ctx context.Context, id string) *Board {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryItems queries the items edge of a Board.
+func (c *BoardClient) QueryItems(_m *Board) *BoardItemQuery {
+	query := (&BoardItemClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(board.Table, board.FieldID, id),
+			sqlgraph.To(boarditem.Table, boarditem.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, board.ItemsTable, board.ItemsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *BoardClient) Hooks() []Hook {
+	hooks := c.hooks.Board
+	return append(hooks[:len(hooks):len(hooks)], board.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *BoardClient) Interceptors() []Interceptor {
+	inters := c.inters.Board
+	return append(inters[:len(inters):len(inters)], board.Interceptors[:]...)
+}
+
+func (c *BoardClient) mutate(ctx context.Context, m *BoardMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BoardCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BoardUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BoardUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BoardDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Board mutation op: %q", m.Op())
+	}
+}
+
+// BoardItemClient is a client for the BoardItem schema.
+type BoardItemClient struct {
+	config
+}
+
+// NewBoardItemClient returns a client for the BoardItem from the given config.
+func NewBoardItemClient(c config) *BoardItemClient {
+	return &BoardItemClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `boarditem.Hooks(f(g(h())))`.
+func (c *BoardItemClient) Use(hooks ...Hook) {
+	c.hooks.BoardItem = append(c.hooks.BoardItem, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `boarditem.Intercept(f(g(h())))`.
+func (c *BoardItemClient) Intercept(interceptors ...Interceptor) {
+	c.inters.BoardItem = append(c.inters.BoardItem, interceptors...)
+}
+
+// Create returns a builder for creating a BoardItem entity.
+func (c *BoardItemClient) Create() *BoardItemCreate {
+	mutation := newBoardItemMutation(c.config, OpCreate)
+	return &BoardItemCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of BoardItem entities.
+func (c *BoardItemClient) CreateBulk(builders ...*BoardItemCreate) *BoardItemCreateBulk {
+	return &BoardItemCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *BoardItemClient) MapCreateBulk(slice any, setFunc func(*BoardItemCreate, int)) *BoardItemCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &BoardItemCreateBulk{err: fmt.Errorf("calling to BoardItemClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*BoardItemCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &BoardItemCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for BoardItem.
+func (c *BoardItemClient) Update() *BoardItemUpdate {
+	mutation := newBoardItemMutation(c.config, OpUpdate)
+	return &BoardItemUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *BoardItemClient) UpdateOne(_m *BoardItem) *BoardItemUpdateOne {
+	mutation := newBoardItemMutation(c.config, OpUpdateOne, withBoardItem(_m))
+	return &BoardItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *BoardItemClient) UpdateOneID(id string) *BoardItemUpdateOne {
+	mutation := newBoardItemMutation(c.config, OpUpdateOne, withBoardItemID(id))
+	return &BoardItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for BoardItem.
+func (c *BoardItemClient) Delete() *BoardItemDelete {
+	mutation := newBoardItemMutation(c.config, OpDelete)
+	return &BoardItemDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *BoardItemClient) DeleteOne(_m *BoardItem) *BoardItemDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *BoardItemClient) DeleteOneID(id string) *BoardItemDeleteOne {
+	builder := c.Delete().Where(boarditem.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &BoardItemDeleteOne{builder}
+}
+
+// Query returns a query builder for BoardItem.
+func (c *BoardItemClient) Query() *BoardItemQuery {
+	return &BoardItemQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeBoardItem},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a BoardItem entity by its id.
+func (c *BoardItemClient) Get(ctx context.Context, id string) (*BoardItem, error) {
+	return c.Query().Where(boarditem.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *BoardItemClient) GetX(ctx context.Context, id string) *BoardItem {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryBoard queries the board edge of a BoardItem.
+func (c *BoardItemClient) QueryBoard(_m *BoardItem) *BoardQuery {
+	query := (&BoardClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(boarditem.Table, boarditem.FieldID, id),
+			sqlgraph.To(board.Table, board.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, boarditem.BoardTable, boarditem.BoardColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *BoardItemClient) Hooks() []Hook {
+	hooks := c.hooks.BoardItem
+	return append(hooks[:len(hooks):len(hooks)], boarditem.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *BoardItemClient) Interceptors() []Interceptor {
+	inters := c.inters.BoardItem
+	return append(inters[:len(inters):len(inters)], boarditem.Interceptors[:]...)
+}
+
+func (c *BoardItemClient) mutate(ctx context.Context, m *BoardItemMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&BoardItemCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&BoardItemUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&BoardItemUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&BoardItemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown BoardItem mutation op: %q", m.Op())
 	}
 }
 
@@ -1984,12 +2302,14 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, InboxEvent, Media,
-		Message, SandboxEvent, SandboxSend, Webhook, Workspace []ent.Hook
+		APIKey, Board, BoardItem, Delivery, DeliveryAttempt, Event, IdempotencyKey,
+		InboxEvent, Media, Message, SandboxEvent, SandboxSend, Webhook,
+		Workspace []ent.Hook
 	}
 	inters struct {
-		APIKey, Delivery, DeliveryAttempt, Event, IdempotencyKey, InboxEvent, Media,
-		Message, SandboxEvent, SandboxSend, Webhook, Workspace []ent.Interceptor
+		APIKey, Board, BoardItem, Delivery, DeliveryAttempt, Event, IdempotencyKey,
+		InboxEvent, Media, Message, SandboxEvent, SandboxSend, Webhook,
+		Workspace []ent.Interceptor
 	}
 )
 

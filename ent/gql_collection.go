@@ -10,12 +10,386 @@ import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *BoardQuery) CollectFields(ctx context.Context, satisfies ...string) (*BoardQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *BoardQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(board.Columns))
+		selectedFields = []string{board.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "items":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&BoardItemClient{config: _q.config}).Query()
+			)
+			args := newBoardItemPaginateArgs(fieldArgs(ctx, new(BoardItemWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newBoardItemPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Board) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"board_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(board.ItemsColumn), ids...))
+						})
+						if err := query.GroupBy(board.ItemsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Board) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Items)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, boarditemImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(board.ItemsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedItems(alias, func(wq *BoardItemQuery) {
+				*wq = *query
+			})
+		case "workspaceID":
+			if _, ok := fieldSeen[board.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, board.FieldWorkspaceID)
+				fieldSeen[board.FieldWorkspaceID] = struct{}{}
+			}
+		case "agentID":
+			if _, ok := fieldSeen[board.FieldAgentID]; !ok {
+				selectedFields = append(selectedFields, board.FieldAgentID)
+				fieldSeen[board.FieldAgentID] = struct{}{}
+			}
+		case "domain":
+			if _, ok := fieldSeen[board.FieldDomain]; !ok {
+				selectedFields = append(selectedFields, board.FieldDomain)
+				fieldSeen[board.FieldDomain] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[board.FieldName]; !ok {
+				selectedFields = append(selectedFields, board.FieldName)
+				fieldSeen[board.FieldName] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[board.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, board.FieldDescription)
+				fieldSeen[board.FieldDescription] = struct{}{}
+			}
+		case "agentManaged":
+			if _, ok := fieldSeen[board.FieldAgentManaged]; !ok {
+				selectedFields = append(selectedFields, board.FieldAgentManaged)
+				fieldSeen[board.FieldAgentManaged] = struct{}{}
+			}
+		case "memoryRetentionDays":
+			if _, ok := fieldSeen[board.FieldMemoryRetentionDays]; !ok {
+				selectedFields = append(selectedFields, board.FieldMemoryRetentionDays)
+				fieldSeen[board.FieldMemoryRetentionDays] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[board.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, board.FieldCreatedAt)
+				fieldSeen[board.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[board.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, board.FieldUpdatedAt)
+				fieldSeen[board.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type boardPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []BoardPaginateOption
+}
+
+func newBoardPaginateArgs(rv map[string]any) *boardPaginateArgs {
+	args := &boardPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &BoardOrder{Field: &BoardOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithBoardOrder(order))
+			}
+		case *BoardOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithBoardOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*BoardWhereInput); ok {
+		args.opts = append(args.opts, WithBoardFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *BoardItemQuery) CollectFields(ctx context.Context, satisfies ...string) (*BoardItemQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *BoardItemQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(boarditem.Columns))
+		selectedFields = []string{boarditem.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "board":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&BoardClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, boardImplementors)...); err != nil {
+				return err
+			}
+			_q.withBoard = query
+			if _, ok := fieldSeen[boarditem.FieldBoardID]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldBoardID)
+				fieldSeen[boarditem.FieldBoardID] = struct{}{}
+			}
+		case "workspaceID":
+			if _, ok := fieldSeen[boarditem.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldWorkspaceID)
+				fieldSeen[boarditem.FieldWorkspaceID] = struct{}{}
+			}
+		case "boardID":
+			if _, ok := fieldSeen[boarditem.FieldBoardID]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldBoardID)
+				fieldSeen[boarditem.FieldBoardID] = struct{}{}
+			}
+		case "text":
+			if _, ok := fieldSeen[boarditem.FieldText]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldText)
+				fieldSeen[boarditem.FieldText] = struct{}{}
+			}
+		case "statusLabel":
+			if _, ok := fieldSeen[boarditem.FieldStatusLabel]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldStatusLabel)
+				fieldSeen[boarditem.FieldStatusLabel] = struct{}{}
+			}
+		case "priorityLabel":
+			if _, ok := fieldSeen[boarditem.FieldPriorityLabel]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldPriorityLabel)
+				fieldSeen[boarditem.FieldPriorityLabel] = struct{}{}
+			}
+		case "dueDate":
+			if _, ok := fieldSeen[boarditem.FieldDueDate]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldDueDate)
+				fieldSeen[boarditem.FieldDueDate] = struct{}{}
+			}
+		case "confidence":
+			if _, ok := fieldSeen[boarditem.FieldConfidence]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldConfidence)
+				fieldSeen[boarditem.FieldConfidence] = struct{}{}
+			}
+		case "lastSeenAt":
+			if _, ok := fieldSeen[boarditem.FieldLastSeenAt]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldLastSeenAt)
+				fieldSeen[boarditem.FieldLastSeenAt] = struct{}{}
+			}
+		case "deletedAt":
+			if _, ok := fieldSeen[boarditem.FieldDeletedAt]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldDeletedAt)
+				fieldSeen[boarditem.FieldDeletedAt] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[boarditem.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldCreatedAt)
+				fieldSeen[boarditem.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[boarditem.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, boarditem.FieldUpdatedAt)
+				fieldSeen[boarditem.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type boarditemPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []BoardItemPaginateOption
+}
+
+func newBoardItemPaginateArgs(rv map[string]any) *boarditemPaginateArgs {
+	args := &boarditemPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &BoardItemOrder{Field: &BoardItemOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithBoardItemOrder(order))
+			}
+		case *BoardItemOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithBoardItemOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*BoardItemWhereInput); ok {
+		args.opts = append(args.opts, WithBoardItemFilter(v.Filter))
+	}
+	return args
+}
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *DeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*DeliveryQuery, error) {

@@ -8,6 +8,35 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+func (_m *Board) Items(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BoardItemOrder, where *BoardItemWhereInput,
+) (*BoardItemConnection, error) {
+	opts := []BoardItemPaginateOption{
+		WithBoardItemOrder(orderBy),
+		WithBoardItemFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedItems(alias); err == nil || hasTotalCount {
+		pager, err := newBoardItemPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &BoardItemConnection{Edges: []*BoardItemEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryItems().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *BoardItem) Board(ctx context.Context) (*Board, error) {
+	result, err := _m.Edges.BoardOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryBoard().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Delivery) Webhook(ctx context.Context) (*Webhook, error) {
 	result, err := _m.Edges.WebhookOrErr()
 	if IsNotLoaded(err) {

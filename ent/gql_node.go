@@ -9,6 +9,8 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/go-multierror"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -20,6 +22,16 @@ import (
 type Noder interface {
 	IsNode()
 }
+
+var boardImplementors = []string{"Board", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Board) IsNode() {}
+
+var boarditemImplementors = []string{"BoardItem", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*BoardItem) IsNode() {}
 
 var deliveryImplementors = []string{"Delivery", "Node"}
 
@@ -104,6 +116,24 @@ func (c *Client) Noder(ctx context.Context, id string, opts ...NodeOption) (_ No
 
 func (c *Client) noder(ctx context.Context, table string, id string) (Noder, error) {
 	switch table {
+	case board.Table:
+		query := c.Board.Query().
+			Where(board.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, boardImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case boarditem.Table:
+		query := c.BoardItem.Query().
+			Where(boarditem.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, boarditemImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case delivery.Table:
 		query := c.Delivery.Query().
 			Where(delivery.ID(id))
@@ -222,6 +252,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		idmap[id] = append(idmap[id], &noders[i])
 	}
 	switch table {
+	case board.Table:
+		query := c.Board.Query().
+			Where(board.IDIn(ids...))
+		query, err := query.CollectFields(ctx, boardImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case boarditem.Table:
+		query := c.BoardItem.Query().
+			Where(boarditem.IDIn(ids...))
+		query, err := query.CollectFields(ctx, boarditemImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case delivery.Table:
 		query := c.Delivery.Query().
 			Where(delivery.IDIn(ids...))

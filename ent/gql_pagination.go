@@ -14,6 +14,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -100,6 +102,652 @@ func paginateLimit(first, last *int) int {
 		limit = *last + 1
 	}
 	return limit
+}
+
+// BoardEdge is the edge representation of Board.
+type BoardEdge struct {
+	Node   *Board `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// BoardConnection is the connection containing edges to Board.
+type BoardConnection struct {
+	Edges      []*BoardEdge `json:"edges"`
+	PageInfo   PageInfo     `json:"pageInfo"`
+	TotalCount int          `json:"totalCount"`
+}
+
+func (c *BoardConnection) build(nodes []*Board, pager *boardPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Board
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Board {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Board {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*BoardEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &BoardEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// BoardPaginateOption enables pagination customization.
+type BoardPaginateOption func(*boardPager) error
+
+// WithBoardOrder configures pagination ordering.
+func WithBoardOrder(order *BoardOrder) BoardPaginateOption {
+	if order == nil {
+		order = DefaultBoardOrder
+	}
+	o := *order
+	return func(pager *boardPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultBoardOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithBoardFilter configures pagination filter.
+func WithBoardFilter(filter func(*BoardQuery) (*BoardQuery, error)) BoardPaginateOption {
+	return func(pager *boardPager) error {
+		if filter == nil {
+			return errors.New("BoardQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type boardPager struct {
+	reverse bool
+	order   *BoardOrder
+	filter  func(*BoardQuery) (*BoardQuery, error)
+}
+
+func newBoardPager(opts []BoardPaginateOption, reverse bool) (*boardPager, error) {
+	pager := &boardPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultBoardOrder
+	}
+	return pager, nil
+}
+
+func (p *boardPager) applyFilter(query *BoardQuery) (*BoardQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *boardPager) toCursor(_m *Board) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *boardPager) applyCursors(query *BoardQuery, after, before *Cursor) (*BoardQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultBoardOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *boardPager) applyOrder(query *BoardQuery) *BoardQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultBoardOrder.Field {
+		query = query.Order(DefaultBoardOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *boardPager) orderExpr(query *BoardQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultBoardOrder.Field {
+			b.Comma().Ident(DefaultBoardOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Board.
+func (_m *BoardQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...BoardPaginateOption,
+) (*BoardConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newBoardPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &BoardConnection{Edges: []*BoardEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// BoardOrderFieldCreatedAt orders Board by created_at.
+	BoardOrderFieldCreatedAt = &BoardOrderField{
+		Value: func(_m *Board) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: board.FieldCreatedAt,
+		toTerm: board.ByCreatedAt,
+		toCursor: func(_m *Board) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// BoardOrderFieldUpdatedAt orders Board by updated_at.
+	BoardOrderFieldUpdatedAt = &BoardOrderField{
+		Value: func(_m *Board) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: board.FieldUpdatedAt,
+		toTerm: board.ByUpdatedAt,
+		toCursor: func(_m *Board) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f BoardOrderField) String() string {
+	var str string
+	switch f.column {
+	case BoardOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case BoardOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f BoardOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *BoardOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("BoardOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *BoardOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *BoardOrderFieldUpdatedAt
+	default:
+		return fmt.Errorf("%s is not a valid BoardOrderField", str)
+	}
+	return nil
+}
+
+// BoardOrderField defines the ordering field of Board.
+type BoardOrderField struct {
+	// Value extracts the ordering value from the given Board.
+	Value    func(*Board) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) board.OrderOption
+	toCursor func(*Board) Cursor
+}
+
+// BoardOrder defines the ordering of Board.
+type BoardOrder struct {
+	Direction OrderDirection   `json:"direction"`
+	Field     *BoardOrderField `json:"field"`
+}
+
+// DefaultBoardOrder is the default ordering of Board.
+var DefaultBoardOrder = &BoardOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &BoardOrderField{
+		Value: func(_m *Board) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: board.FieldID,
+		toTerm: board.ByID,
+		toCursor: func(_m *Board) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Board into BoardEdge.
+func (_m *Board) ToEdge(order *BoardOrder) *BoardEdge {
+	if order == nil {
+		order = DefaultBoardOrder
+	}
+	return &BoardEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// BoardItemEdge is the edge representation of BoardItem.
+type BoardItemEdge struct {
+	Node   *BoardItem `json:"node"`
+	Cursor Cursor     `json:"cursor"`
+}
+
+// BoardItemConnection is the connection containing edges to BoardItem.
+type BoardItemConnection struct {
+	Edges      []*BoardItemEdge `json:"edges"`
+	PageInfo   PageInfo         `json:"pageInfo"`
+	TotalCount int              `json:"totalCount"`
+}
+
+func (c *BoardItemConnection) build(nodes []*BoardItem, pager *boarditemPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *BoardItem
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *BoardItem {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *BoardItem {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*BoardItemEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &BoardItemEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// BoardItemPaginateOption enables pagination customization.
+type BoardItemPaginateOption func(*boarditemPager) error
+
+// WithBoardItemOrder configures pagination ordering.
+func WithBoardItemOrder(order *BoardItemOrder) BoardItemPaginateOption {
+	if order == nil {
+		order = DefaultBoardItemOrder
+	}
+	o := *order
+	return func(pager *boarditemPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultBoardItemOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithBoardItemFilter configures pagination filter.
+func WithBoardItemFilter(filter func(*BoardItemQuery) (*BoardItemQuery, error)) BoardItemPaginateOption {
+	return func(pager *boarditemPager) error {
+		if filter == nil {
+			return errors.New("BoardItemQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type boarditemPager struct {
+	reverse bool
+	order   *BoardItemOrder
+	filter  func(*BoardItemQuery) (*BoardItemQuery, error)
+}
+
+func newBoardItemPager(opts []BoardItemPaginateOption, reverse bool) (*boarditemPager, error) {
+	pager := &boarditemPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultBoardItemOrder
+	}
+	return pager, nil
+}
+
+func (p *boarditemPager) applyFilter(query *BoardItemQuery) (*BoardItemQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *boarditemPager) toCursor(_m *BoardItem) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *boarditemPager) applyCursors(query *BoardItemQuery, after, before *Cursor) (*BoardItemQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultBoardItemOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *boarditemPager) applyOrder(query *BoardItemQuery) *BoardItemQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultBoardItemOrder.Field {
+		query = query.Order(DefaultBoardItemOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *boarditemPager) orderExpr(query *BoardItemQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultBoardItemOrder.Field {
+			b.Comma().Ident(DefaultBoardItemOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to BoardItem.
+func (_m *BoardItemQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...BoardItemPaginateOption,
+) (*BoardItemConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newBoardItemPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &BoardItemConnection{Edges: []*BoardItemEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// BoardItemOrderFieldLastSeenAt orders BoardItem by last_seen_at.
+	BoardItemOrderFieldLastSeenAt = &BoardItemOrderField{
+		Value: func(_m *BoardItem) (ent.Value, error) {
+			return _m.LastSeenAt, nil
+		},
+		column: boarditem.FieldLastSeenAt,
+		toTerm: boarditem.ByLastSeenAt,
+		toCursor: func(_m *BoardItem) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.LastSeenAt,
+			}
+		},
+	}
+	// BoardItemOrderFieldCreatedAt orders BoardItem by created_at.
+	BoardItemOrderFieldCreatedAt = &BoardItemOrderField{
+		Value: func(_m *BoardItem) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: boarditem.FieldCreatedAt,
+		toTerm: boarditem.ByCreatedAt,
+		toCursor: func(_m *BoardItem) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+	// BoardItemOrderFieldUpdatedAt orders BoardItem by updated_at.
+	BoardItemOrderFieldUpdatedAt = &BoardItemOrderField{
+		Value: func(_m *BoardItem) (ent.Value, error) {
+			return _m.UpdatedAt, nil
+		},
+		column: boarditem.FieldUpdatedAt,
+		toTerm: boarditem.ByUpdatedAt,
+		toCursor: func(_m *BoardItem) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.UpdatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f BoardItemOrderField) String() string {
+	var str string
+	switch f.column {
+	case BoardItemOrderFieldLastSeenAt.column:
+		str = "LAST_SEEN_AT"
+	case BoardItemOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	case BoardItemOrderFieldUpdatedAt.column:
+		str = "UPDATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f BoardItemOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *BoardItemOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("BoardItemOrderField %T must be a string", v)
+	}
+	switch str {
+	case "LAST_SEEN_AT":
+		*f = *BoardItemOrderFieldLastSeenAt
+	case "CREATED_AT":
+		*f = *BoardItemOrderFieldCreatedAt
+	case "UPDATED_AT":
+		*f = *BoardItemOrderFieldUpdatedAt
+	default:
+		return fmt.Errorf("%s is not a valid BoardItemOrderField", str)
+	}
+	return nil
+}
+
+// BoardItemOrderField defines the ordering field of BoardItem.
+type BoardItemOrderField struct {
+	// Value extracts the ordering value from the given BoardItem.
+	Value    func(*BoardItem) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) boarditem.OrderOption
+	toCursor func(*BoardItem) Cursor
+}
+
+// BoardItemOrder defines the ordering of BoardItem.
+type BoardItemOrder struct {
+	Direction OrderDirection       `json:"direction"`
+	Field     *BoardItemOrderField `json:"field"`
+}
+
+// DefaultBoardItemOrder is the default ordering of BoardItem.
+var DefaultBoardItemOrder = &BoardItemOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &BoardItemOrderField{
+		Value: func(_m *BoardItem) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: boarditem.FieldID,
+		toTerm: boarditem.ByID,
+		toCursor: func(_m *BoardItem) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts BoardItem into BoardItemEdge.
+func (_m *BoardItem) ToEdge(order *BoardItemOrder) *BoardItemEdge {
+	if order == nil {
+		order = DefaultBoardItemOrder
+	}
+	return &BoardItemEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
 }
 
 // DeliveryEdge is the edge representation of Delivery.

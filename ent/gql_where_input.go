@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -14,6 +16,1230 @@ import (
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// BoardWhereInput represents a where input for filtering Board queries.
+type BoardWhereInput struct {
+	Predicates []predicate.Board  `json:"-"`
+	Not        *BoardWhereInput   `json:"not,omitempty"`
+	Or         []*BoardWhereInput `json:"or,omitempty"`
+	And        []*BoardWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "agent_id" field predicates.
+	AgentID             *string  `json:"agentID,omitempty"`
+	AgentIDNEQ          *string  `json:"agentIDNEQ,omitempty"`
+	AgentIDIn           []string `json:"agentIDIn,omitempty"`
+	AgentIDNotIn        []string `json:"agentIDNotIn,omitempty"`
+	AgentIDGT           *string  `json:"agentIDGT,omitempty"`
+	AgentIDGTE          *string  `json:"agentIDGTE,omitempty"`
+	AgentIDLT           *string  `json:"agentIDLT,omitempty"`
+	AgentIDLTE          *string  `json:"agentIDLTE,omitempty"`
+	AgentIDContains     *string  `json:"agentIDContains,omitempty"`
+	AgentIDHasPrefix    *string  `json:"agentIDHasPrefix,omitempty"`
+	AgentIDHasSuffix    *string  `json:"agentIDHasSuffix,omitempty"`
+	AgentIDEqualFold    *string  `json:"agentIDEqualFold,omitempty"`
+	AgentIDContainsFold *string  `json:"agentIDContainsFold,omitempty"`
+
+	// "domain" field predicates.
+	Domain             *string  `json:"domain,omitempty"`
+	DomainNEQ          *string  `json:"domainNEQ,omitempty"`
+	DomainIn           []string `json:"domainIn,omitempty"`
+	DomainNotIn        []string `json:"domainNotIn,omitempty"`
+	DomainGT           *string  `json:"domainGT,omitempty"`
+	DomainGTE          *string  `json:"domainGTE,omitempty"`
+	DomainLT           *string  `json:"domainLT,omitempty"`
+	DomainLTE          *string  `json:"domainLTE,omitempty"`
+	DomainContains     *string  `json:"domainContains,omitempty"`
+	DomainHasPrefix    *string  `json:"domainHasPrefix,omitempty"`
+	DomainHasSuffix    *string  `json:"domainHasSuffix,omitempty"`
+	DomainEqualFold    *string  `json:"domainEqualFold,omitempty"`
+	DomainContainsFold *string  `json:"domainContainsFold,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "agent_managed" field predicates.
+	AgentManaged    *bool `json:"agentManaged,omitempty"`
+	AgentManagedNEQ *bool `json:"agentManagedNEQ,omitempty"`
+
+	// "memory_retention_days" field predicates.
+	MemoryRetentionDays      *int  `json:"memoryRetentionDays,omitempty"`
+	MemoryRetentionDaysNEQ   *int  `json:"memoryRetentionDaysNEQ,omitempty"`
+	MemoryRetentionDaysIn    []int `json:"memoryRetentionDaysIn,omitempty"`
+	MemoryRetentionDaysNotIn []int `json:"memoryRetentionDaysNotIn,omitempty"`
+	MemoryRetentionDaysGT    *int  `json:"memoryRetentionDaysGT,omitempty"`
+	MemoryRetentionDaysGTE   *int  `json:"memoryRetentionDaysGTE,omitempty"`
+	MemoryRetentionDaysLT    *int  `json:"memoryRetentionDaysLT,omitempty"`
+	MemoryRetentionDaysLTE   *int  `json:"memoryRetentionDaysLTE,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "items" edge predicates.
+	HasItems     *bool                  `json:"hasItems,omitempty"`
+	HasItemsWith []*BoardItemWhereInput `json:"hasItemsWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *BoardWhereInput) AddPredicates(predicates ...predicate.Board) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the BoardWhereInput filter on the BoardQuery builder.
+func (i *BoardWhereInput) Filter(q *BoardQuery) (*BoardQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyBoardWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyBoardWhereInput is returned in case the BoardWhereInput is empty.
+var ErrEmptyBoardWhereInput = errors.New("ent: empty predicate BoardWhereInput")
+
+// P returns a predicate for filtering boards.
+// An error is returned if the input is empty or invalid.
+func (i *BoardWhereInput) P() (predicate.Board, error) {
+	var predicates []predicate.Board
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, board.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Board, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, board.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Board, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, board.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, board.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, board.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, board.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, board.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, board.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, board.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, board.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, board.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, board.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, board.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, board.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, board.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, board.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, board.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, board.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, board.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, board.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, board.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, board.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, board.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, board.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, board.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, board.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.AgentID != nil {
+		predicates = append(predicates, board.AgentIDEQ(*i.AgentID))
+	}
+	if i.AgentIDNEQ != nil {
+		predicates = append(predicates, board.AgentIDNEQ(*i.AgentIDNEQ))
+	}
+	if len(i.AgentIDIn) > 0 {
+		predicates = append(predicates, board.AgentIDIn(i.AgentIDIn...))
+	}
+	if len(i.AgentIDNotIn) > 0 {
+		predicates = append(predicates, board.AgentIDNotIn(i.AgentIDNotIn...))
+	}
+	if i.AgentIDGT != nil {
+		predicates = append(predicates, board.AgentIDGT(*i.AgentIDGT))
+	}
+	if i.AgentIDGTE != nil {
+		predicates = append(predicates, board.AgentIDGTE(*i.AgentIDGTE))
+	}
+	if i.AgentIDLT != nil {
+		predicates = append(predicates, board.AgentIDLT(*i.AgentIDLT))
+	}
+	if i.AgentIDLTE != nil {
+		predicates = append(predicates, board.AgentIDLTE(*i.AgentIDLTE))
+	}
+	if i.AgentIDContains != nil {
+		predicates = append(predicates, board.AgentIDContains(*i.AgentIDContains))
+	}
+	if i.AgentIDHasPrefix != nil {
+		predicates = append(predicates, board.AgentIDHasPrefix(*i.AgentIDHasPrefix))
+	}
+	if i.AgentIDHasSuffix != nil {
+		predicates = append(predicates, board.AgentIDHasSuffix(*i.AgentIDHasSuffix))
+	}
+	if i.AgentIDEqualFold != nil {
+		predicates = append(predicates, board.AgentIDEqualFold(*i.AgentIDEqualFold))
+	}
+	if i.AgentIDContainsFold != nil {
+		predicates = append(predicates, board.AgentIDContainsFold(*i.AgentIDContainsFold))
+	}
+	if i.Domain != nil {
+		predicates = append(predicates, board.DomainEQ(*i.Domain))
+	}
+	if i.DomainNEQ != nil {
+		predicates = append(predicates, board.DomainNEQ(*i.DomainNEQ))
+	}
+	if len(i.DomainIn) > 0 {
+		predicates = append(predicates, board.DomainIn(i.DomainIn...))
+	}
+	if len(i.DomainNotIn) > 0 {
+		predicates = append(predicates, board.DomainNotIn(i.DomainNotIn...))
+	}
+	if i.DomainGT != nil {
+		predicates = append(predicates, board.DomainGT(*i.DomainGT))
+	}
+	if i.DomainGTE != nil {
+		predicates = append(predicates, board.DomainGTE(*i.DomainGTE))
+	}
+	if i.DomainLT != nil {
+		predicates = append(predicates, board.DomainLT(*i.DomainLT))
+	}
+	if i.DomainLTE != nil {
+		predicates = append(predicates, board.DomainLTE(*i.DomainLTE))
+	}
+	if i.DomainContains != nil {
+		predicates = append(predicates, board.DomainContains(*i.DomainContains))
+	}
+	if i.DomainHasPrefix != nil {
+		predicates = append(predicates, board.DomainHasPrefix(*i.DomainHasPrefix))
+	}
+	if i.DomainHasSuffix != nil {
+		predicates = append(predicates, board.DomainHasSuffix(*i.DomainHasSuffix))
+	}
+	if i.DomainEqualFold != nil {
+		predicates = append(predicates, board.DomainEqualFold(*i.DomainEqualFold))
+	}
+	if i.DomainContainsFold != nil {
+		predicates = append(predicates, board.DomainContainsFold(*i.DomainContainsFold))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, board.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, board.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, board.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, board.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, board.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, board.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, board.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, board.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, board.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, board.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, board.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, board.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, board.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, board.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, board.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, board.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, board.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, board.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, board.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, board.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, board.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, board.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, board.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, board.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, board.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, board.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.AgentManaged != nil {
+		predicates = append(predicates, board.AgentManagedEQ(*i.AgentManaged))
+	}
+	if i.AgentManagedNEQ != nil {
+		predicates = append(predicates, board.AgentManagedNEQ(*i.AgentManagedNEQ))
+	}
+	if i.MemoryRetentionDays != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysEQ(*i.MemoryRetentionDays))
+	}
+	if i.MemoryRetentionDaysNEQ != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysNEQ(*i.MemoryRetentionDaysNEQ))
+	}
+	if len(i.MemoryRetentionDaysIn) > 0 {
+		predicates = append(predicates, board.MemoryRetentionDaysIn(i.MemoryRetentionDaysIn...))
+	}
+	if len(i.MemoryRetentionDaysNotIn) > 0 {
+		predicates = append(predicates, board.MemoryRetentionDaysNotIn(i.MemoryRetentionDaysNotIn...))
+	}
+	if i.MemoryRetentionDaysGT != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysGT(*i.MemoryRetentionDaysGT))
+	}
+	if i.MemoryRetentionDaysGTE != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysGTE(*i.MemoryRetentionDaysGTE))
+	}
+	if i.MemoryRetentionDaysLT != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysLT(*i.MemoryRetentionDaysLT))
+	}
+	if i.MemoryRetentionDaysLTE != nil {
+		predicates = append(predicates, board.MemoryRetentionDaysLTE(*i.MemoryRetentionDaysLTE))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, board.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, board.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, board.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, board.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, board.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, board.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, board.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, board.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, board.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, board.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, board.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, board.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, board.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, board.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, board.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, board.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasItems != nil {
+		p := board.HasItems()
+		if !*i.HasItems {
+			p = board.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasItemsWith) > 0 {
+		with := make([]predicate.BoardItem, 0, len(i.HasItemsWith))
+		for _, w := range i.HasItemsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasItemsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, board.HasItemsWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyBoardWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return board.And(predicates...), nil
+	}
+}
+
+// BoardItemWhereInput represents a where input for filtering BoardItem queries.
+type BoardItemWhereInput struct {
+	Predicates []predicate.BoardItem  `json:"-"`
+	Not        *BoardItemWhereInput   `json:"not,omitempty"`
+	Or         []*BoardItemWhereInput `json:"or,omitempty"`
+	And        []*BoardItemWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "board_id" field predicates.
+	BoardID             *string  `json:"boardID,omitempty"`
+	BoardIDNEQ          *string  `json:"boardIDNEQ,omitempty"`
+	BoardIDIn           []string `json:"boardIDIn,omitempty"`
+	BoardIDNotIn        []string `json:"boardIDNotIn,omitempty"`
+	BoardIDGT           *string  `json:"boardIDGT,omitempty"`
+	BoardIDGTE          *string  `json:"boardIDGTE,omitempty"`
+	BoardIDLT           *string  `json:"boardIDLT,omitempty"`
+	BoardIDLTE          *string  `json:"boardIDLTE,omitempty"`
+	BoardIDContains     *string  `json:"boardIDContains,omitempty"`
+	BoardIDHasPrefix    *string  `json:"boardIDHasPrefix,omitempty"`
+	BoardIDHasSuffix    *string  `json:"boardIDHasSuffix,omitempty"`
+	BoardIDEqualFold    *string  `json:"boardIDEqualFold,omitempty"`
+	BoardIDContainsFold *string  `json:"boardIDContainsFold,omitempty"`
+
+	// "text" field predicates.
+	Text             *string  `json:"text,omitempty"`
+	TextNEQ          *string  `json:"textNEQ,omitempty"`
+	TextIn           []string `json:"textIn,omitempty"`
+	TextNotIn        []string `json:"textNotIn,omitempty"`
+	TextGT           *string  `json:"textGT,omitempty"`
+	TextGTE          *string  `json:"textGTE,omitempty"`
+	TextLT           *string  `json:"textLT,omitempty"`
+	TextLTE          *string  `json:"textLTE,omitempty"`
+	TextContains     *string  `json:"textContains,omitempty"`
+	TextHasPrefix    *string  `json:"textHasPrefix,omitempty"`
+	TextHasSuffix    *string  `json:"textHasSuffix,omitempty"`
+	TextEqualFold    *string  `json:"textEqualFold,omitempty"`
+	TextContainsFold *string  `json:"textContainsFold,omitempty"`
+
+	// "status_label" field predicates.
+	StatusLabel             *string  `json:"statusLabel,omitempty"`
+	StatusLabelNEQ          *string  `json:"statusLabelNEQ,omitempty"`
+	StatusLabelIn           []string `json:"statusLabelIn,omitempty"`
+	StatusLabelNotIn        []string `json:"statusLabelNotIn,omitempty"`
+	StatusLabelGT           *string  `json:"statusLabelGT,omitempty"`
+	StatusLabelGTE          *string  `json:"statusLabelGTE,omitempty"`
+	StatusLabelLT           *string  `json:"statusLabelLT,omitempty"`
+	StatusLabelLTE          *string  `json:"statusLabelLTE,omitempty"`
+	StatusLabelContains     *string  `json:"statusLabelContains,omitempty"`
+	StatusLabelHasPrefix    *string  `json:"statusLabelHasPrefix,omitempty"`
+	StatusLabelHasSuffix    *string  `json:"statusLabelHasSuffix,omitempty"`
+	StatusLabelIsNil        bool     `json:"statusLabelIsNil,omitempty"`
+	StatusLabelNotNil       bool     `json:"statusLabelNotNil,omitempty"`
+	StatusLabelEqualFold    *string  `json:"statusLabelEqualFold,omitempty"`
+	StatusLabelContainsFold *string  `json:"statusLabelContainsFold,omitempty"`
+
+	// "priority_label" field predicates.
+	PriorityLabel             *string  `json:"priorityLabel,omitempty"`
+	PriorityLabelNEQ          *string  `json:"priorityLabelNEQ,omitempty"`
+	PriorityLabelIn           []string `json:"priorityLabelIn,omitempty"`
+	PriorityLabelNotIn        []string `json:"priorityLabelNotIn,omitempty"`
+	PriorityLabelGT           *string  `json:"priorityLabelGT,omitempty"`
+	PriorityLabelGTE          *string  `json:"priorityLabelGTE,omitempty"`
+	PriorityLabelLT           *string  `json:"priorityLabelLT,omitempty"`
+	PriorityLabelLTE          *string  `json:"priorityLabelLTE,omitempty"`
+	PriorityLabelContains     *string  `json:"priorityLabelContains,omitempty"`
+	PriorityLabelHasPrefix    *string  `json:"priorityLabelHasPrefix,omitempty"`
+	PriorityLabelHasSuffix    *string  `json:"priorityLabelHasSuffix,omitempty"`
+	PriorityLabelIsNil        bool     `json:"priorityLabelIsNil,omitempty"`
+	PriorityLabelNotNil       bool     `json:"priorityLabelNotNil,omitempty"`
+	PriorityLabelEqualFold    *string  `json:"priorityLabelEqualFold,omitempty"`
+	PriorityLabelContainsFold *string  `json:"priorityLabelContainsFold,omitempty"`
+
+	// "due_date" field predicates.
+	DueDate             *string  `json:"dueDate,omitempty"`
+	DueDateNEQ          *string  `json:"dueDateNEQ,omitempty"`
+	DueDateIn           []string `json:"dueDateIn,omitempty"`
+	DueDateNotIn        []string `json:"dueDateNotIn,omitempty"`
+	DueDateGT           *string  `json:"dueDateGT,omitempty"`
+	DueDateGTE          *string  `json:"dueDateGTE,omitempty"`
+	DueDateLT           *string  `json:"dueDateLT,omitempty"`
+	DueDateLTE          *string  `json:"dueDateLTE,omitempty"`
+	DueDateContains     *string  `json:"dueDateContains,omitempty"`
+	DueDateHasPrefix    *string  `json:"dueDateHasPrefix,omitempty"`
+	DueDateHasSuffix    *string  `json:"dueDateHasSuffix,omitempty"`
+	DueDateIsNil        bool     `json:"dueDateIsNil,omitempty"`
+	DueDateNotNil       bool     `json:"dueDateNotNil,omitempty"`
+	DueDateEqualFold    *string  `json:"dueDateEqualFold,omitempty"`
+	DueDateContainsFold *string  `json:"dueDateContainsFold,omitempty"`
+
+	// "confidence" field predicates.
+	Confidence       *float64  `json:"confidence,omitempty"`
+	ConfidenceNEQ    *float64  `json:"confidenceNEQ,omitempty"`
+	ConfidenceIn     []float64 `json:"confidenceIn,omitempty"`
+	ConfidenceNotIn  []float64 `json:"confidenceNotIn,omitempty"`
+	ConfidenceGT     *float64  `json:"confidenceGT,omitempty"`
+	ConfidenceGTE    *float64  `json:"confidenceGTE,omitempty"`
+	ConfidenceLT     *float64  `json:"confidenceLT,omitempty"`
+	ConfidenceLTE    *float64  `json:"confidenceLTE,omitempty"`
+	ConfidenceIsNil  bool      `json:"confidenceIsNil,omitempty"`
+	ConfidenceNotNil bool      `json:"confidenceNotNil,omitempty"`
+
+	// "last_seen_at" field predicates.
+	LastSeenAt      *time.Time  `json:"lastSeenAt,omitempty"`
+	LastSeenAtNEQ   *time.Time  `json:"lastSeenAtNEQ,omitempty"`
+	LastSeenAtIn    []time.Time `json:"lastSeenAtIn,omitempty"`
+	LastSeenAtNotIn []time.Time `json:"lastSeenAtNotIn,omitempty"`
+	LastSeenAtGT    *time.Time  `json:"lastSeenAtGT,omitempty"`
+	LastSeenAtGTE   *time.Time  `json:"lastSeenAtGTE,omitempty"`
+	LastSeenAtLT    *time.Time  `json:"lastSeenAtLT,omitempty"`
+	LastSeenAtLTE   *time.Time  `json:"lastSeenAtLTE,omitempty"`
+
+	// "deleted_at" field predicates.
+	DeletedAt       *time.Time  `json:"deletedAt,omitempty"`
+	DeletedAtNEQ    *time.Time  `json:"deletedAtNEQ,omitempty"`
+	DeletedAtIn     []time.Time `json:"deletedAtIn,omitempty"`
+	DeletedAtNotIn  []time.Time `json:"deletedAtNotIn,omitempty"`
+	DeletedAtGT     *time.Time  `json:"deletedAtGT,omitempty"`
+	DeletedAtGTE    *time.Time  `json:"deletedAtGTE,omitempty"`
+	DeletedAtLT     *time.Time  `json:"deletedAtLT,omitempty"`
+	DeletedAtLTE    *time.Time  `json:"deletedAtLTE,omitempty"`
+	DeletedAtIsNil  bool        `json:"deletedAtIsNil,omitempty"`
+	DeletedAtNotNil bool        `json:"deletedAtNotNil,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "board" edge predicates.
+	HasBoard     *bool              `json:"hasBoard,omitempty"`
+	HasBoardWith []*BoardWhereInput `json:"hasBoardWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *BoardItemWhereInput) AddPredicates(predicates ...predicate.BoardItem) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the BoardItemWhereInput filter on the BoardItemQuery builder.
+func (i *BoardItemWhereInput) Filter(q *BoardItemQuery) (*BoardItemQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyBoardItemWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyBoardItemWhereInput is returned in case the BoardItemWhereInput is empty.
+var ErrEmptyBoardItemWhereInput = errors.New("ent: empty predicate BoardItemWhereInput")
+
+// P returns a predicate for filtering boarditems.
+// An error is returned if the input is empty or invalid.
+func (i *BoardItemWhereInput) P() (predicate.BoardItem, error) {
+	var predicates []predicate.BoardItem
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, boarditem.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.BoardItem, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, boarditem.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.BoardItem, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, boarditem.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, boarditem.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, boarditem.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, boarditem.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, boarditem.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, boarditem.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, boarditem.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, boarditem.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, boarditem.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, boarditem.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, boarditem.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, boarditem.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, boarditem.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, boarditem.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.BoardID != nil {
+		predicates = append(predicates, boarditem.BoardIDEQ(*i.BoardID))
+	}
+	if i.BoardIDNEQ != nil {
+		predicates = append(predicates, boarditem.BoardIDNEQ(*i.BoardIDNEQ))
+	}
+	if len(i.BoardIDIn) > 0 {
+		predicates = append(predicates, boarditem.BoardIDIn(i.BoardIDIn...))
+	}
+	if len(i.BoardIDNotIn) > 0 {
+		predicates = append(predicates, boarditem.BoardIDNotIn(i.BoardIDNotIn...))
+	}
+	if i.BoardIDGT != nil {
+		predicates = append(predicates, boarditem.BoardIDGT(*i.BoardIDGT))
+	}
+	if i.BoardIDGTE != nil {
+		predicates = append(predicates, boarditem.BoardIDGTE(*i.BoardIDGTE))
+	}
+	if i.BoardIDLT != nil {
+		predicates = append(predicates, boarditem.BoardIDLT(*i.BoardIDLT))
+	}
+	if i.BoardIDLTE != nil {
+		predicates = append(predicates, boarditem.BoardIDLTE(*i.BoardIDLTE))
+	}
+	if i.BoardIDContains != nil {
+		predicates = append(predicates, boarditem.BoardIDContains(*i.BoardIDContains))
+	}
+	if i.BoardIDHasPrefix != nil {
+		predicates = append(predicates, boarditem.BoardIDHasPrefix(*i.BoardIDHasPrefix))
+	}
+	if i.BoardIDHasSuffix != nil {
+		predicates = append(predicates, boarditem.BoardIDHasSuffix(*i.BoardIDHasSuffix))
+	}
+	if i.BoardIDEqualFold != nil {
+		predicates = append(predicates, boarditem.BoardIDEqualFold(*i.BoardIDEqualFold))
+	}
+	if i.BoardIDContainsFold != nil {
+		predicates = append(predicates, boarditem.BoardIDContainsFold(*i.BoardIDContainsFold))
+	}
+	if i.Text != nil {
+		predicates = append(predicates, boarditem.TextEQ(*i.Text))
+	}
+	if i.TextNEQ != nil {
+		predicates = append(predicates, boarditem.TextNEQ(*i.TextNEQ))
+	}
+	if len(i.TextIn) > 0 {
+		predicates = append(predicates, boarditem.TextIn(i.TextIn...))
+	}
+	if len(i.TextNotIn) > 0 {
+		predicates = append(predicates, boarditem.TextNotIn(i.TextNotIn...))
+	}
+	if i.TextGT != nil {
+		predicates = append(predicates, boarditem.TextGT(*i.TextGT))
+	}
+	if i.TextGTE != nil {
+		predicates = append(predicates, boarditem.TextGTE(*i.TextGTE))
+	}
+	if i.TextLT != nil {
+		predicates = append(predicates, boarditem.TextLT(*i.TextLT))
+	}
+	if i.TextLTE != nil {
+		predicates = append(predicates, boarditem.TextLTE(*i.TextLTE))
+	}
+	if i.TextContains != nil {
+		predicates = append(predicates, boarditem.TextContains(*i.TextContains))
+	}
+	if i.TextHasPrefix != nil {
+		predicates = append(predicates, boarditem.TextHasPrefix(*i.TextHasPrefix))
+	}
+	if i.TextHasSuffix != nil {
+		predicates = append(predicates, boarditem.TextHasSuffix(*i.TextHasSuffix))
+	}
+	if i.TextEqualFold != nil {
+		predicates = append(predicates, boarditem.TextEqualFold(*i.TextEqualFold))
+	}
+	if i.TextContainsFold != nil {
+		predicates = append(predicates, boarditem.TextContainsFold(*i.TextContainsFold))
+	}
+	if i.StatusLabel != nil {
+		predicates = append(predicates, boarditem.StatusLabelEQ(*i.StatusLabel))
+	}
+	if i.StatusLabelNEQ != nil {
+		predicates = append(predicates, boarditem.StatusLabelNEQ(*i.StatusLabelNEQ))
+	}
+	if len(i.StatusLabelIn) > 0 {
+		predicates = append(predicates, boarditem.StatusLabelIn(i.StatusLabelIn...))
+	}
+	if len(i.StatusLabelNotIn) > 0 {
+		predicates = append(predicates, boarditem.StatusLabelNotIn(i.StatusLabelNotIn...))
+	}
+	if i.StatusLabelGT != nil {
+		predicates = append(predicates, boarditem.StatusLabelGT(*i.StatusLabelGT))
+	}
+	if i.StatusLabelGTE != nil {
+		predicates = append(predicates, boarditem.StatusLabelGTE(*i.StatusLabelGTE))
+	}
+	if i.StatusLabelLT != nil {
+		predicates = append(predicates, boarditem.StatusLabelLT(*i.StatusLabelLT))
+	}
+	if i.StatusLabelLTE != nil {
+		predicates = append(predicates, boarditem.StatusLabelLTE(*i.StatusLabelLTE))
+	}
+	if i.StatusLabelContains != nil {
+		predicates = append(predicates, boarditem.StatusLabelContains(*i.StatusLabelContains))
+	}
+	if i.StatusLabelHasPrefix != nil {
+		predicates = append(predicates, boarditem.StatusLabelHasPrefix(*i.StatusLabelHasPrefix))
+	}
+	if i.StatusLabelHasSuffix != nil {
+		predicates = append(predicates, boarditem.StatusLabelHasSuffix(*i.StatusLabelHasSuffix))
+	}
+	if i.StatusLabelIsNil {
+		predicates = append(predicates, boarditem.StatusLabelIsNil())
+	}
+	if i.StatusLabelNotNil {
+		predicates = append(predicates, boarditem.StatusLabelNotNil())
+	}
+	if i.StatusLabelEqualFold != nil {
+		predicates = append(predicates, boarditem.StatusLabelEqualFold(*i.StatusLabelEqualFold))
+	}
+	if i.StatusLabelContainsFold != nil {
+		predicates = append(predicates, boarditem.StatusLabelContainsFold(*i.StatusLabelContainsFold))
+	}
+	if i.PriorityLabel != nil {
+		predicates = append(predicates, boarditem.PriorityLabelEQ(*i.PriorityLabel))
+	}
+	if i.PriorityLabelNEQ != nil {
+		predicates = append(predicates, boarditem.PriorityLabelNEQ(*i.PriorityLabelNEQ))
+	}
+	if len(i.PriorityLabelIn) > 0 {
+		predicates = append(predicates, boarditem.PriorityLabelIn(i.PriorityLabelIn...))
+	}
+	if len(i.PriorityLabelNotIn) > 0 {
+		predicates = append(predicates, boarditem.PriorityLabelNotIn(i.PriorityLabelNotIn...))
+	}
+	if i.PriorityLabelGT != nil {
+		predicates = append(predicates, boarditem.PriorityLabelGT(*i.PriorityLabelGT))
+	}
+	if i.PriorityLabelGTE != nil {
+		predicates = append(predicates, boarditem.PriorityLabelGTE(*i.PriorityLabelGTE))
+	}
+	if i.PriorityLabelLT != nil {
+		predicates = append(predicates, boarditem.PriorityLabelLT(*i.PriorityLabelLT))
+	}
+	if i.PriorityLabelLTE != nil {
+		predicates = append(predicates, boarditem.PriorityLabelLTE(*i.PriorityLabelLTE))
+	}
+	if i.PriorityLabelContains != nil {
+		predicates = append(predicates, boarditem.PriorityLabelContains(*i.PriorityLabelContains))
+	}
+	if i.PriorityLabelHasPrefix != nil {
+		predicates = append(predicates, boarditem.PriorityLabelHasPrefix(*i.PriorityLabelHasPrefix))
+	}
+	if i.PriorityLabelHasSuffix != nil {
+		predicates = append(predicates, boarditem.PriorityLabelHasSuffix(*i.PriorityLabelHasSuffix))
+	}
+	if i.PriorityLabelIsNil {
+		predicates = append(predicates, boarditem.PriorityLabelIsNil())
+	}
+	if i.PriorityLabelNotNil {
+		predicates = append(predicates, boarditem.PriorityLabelNotNil())
+	}
+	if i.PriorityLabelEqualFold != nil {
+		predicates = append(predicates, boarditem.PriorityLabelEqualFold(*i.PriorityLabelEqualFold))
+	}
+	if i.PriorityLabelContainsFold != nil {
+		predicates = append(predicates, boarditem.PriorityLabelContainsFold(*i.PriorityLabelContainsFold))
+	}
+	if i.DueDate != nil {
+		predicates = append(predicates, boarditem.DueDateEQ(*i.DueDate))
+	}
+	if i.DueDateNEQ != nil {
+		predicates = append(predicates, boarditem.DueDateNEQ(*i.DueDateNEQ))
+	}
+	if len(i.DueDateIn) > 0 {
+		predicates = append(predicates, boarditem.DueDateIn(i.DueDateIn...))
+	}
+	if len(i.DueDateNotIn) > 0 {
+		predicates = append(predicates, boarditem.DueDateNotIn(i.DueDateNotIn...))
+	}
+	if i.DueDateGT != nil {
+		predicates = append(predicates, boarditem.DueDateGT(*i.DueDateGT))
+	}
+	if i.DueDateGTE != nil {
+		predicates = append(predicates, boarditem.DueDateGTE(*i.DueDateGTE))
+	}
+	if i.DueDateLT != nil {
+		predicates = append(predicates, boarditem.DueDateLT(*i.DueDateLT))
+	}
+	if i.DueDateLTE != nil {
+		predicates = append(predicates, boarditem.DueDateLTE(*i.DueDateLTE))
+	}
+	if i.DueDateContains != nil {
+		predicates = append(predicates, boarditem.DueDateContains(*i.DueDateContains))
+	}
+	if i.DueDateHasPrefix != nil {
+		predicates = append(predicates, boarditem.DueDateHasPrefix(*i.DueDateHasPrefix))
+	}
+	if i.DueDateHasSuffix != nil {
+		predicates = append(predicates, boarditem.DueDateHasSuffix(*i.DueDateHasSuffix))
+	}
+	if i.DueDateIsNil {
+		predicates = append(predicates, boarditem.DueDateIsNil())
+	}
+	if i.DueDateNotNil {
+		predicates = append(predicates, boarditem.DueDateNotNil())
+	}
+	if i.DueDateEqualFold != nil {
+		predicates = append(predicates, boarditem.DueDateEqualFold(*i.DueDateEqualFold))
+	}
+	if i.DueDateContainsFold != nil {
+		predicates = append(predicates, boarditem.DueDateContainsFold(*i.DueDateContainsFold))
+	}
+	if i.Confidence != nil {
+		predicates = append(predicates, boarditem.ConfidenceEQ(*i.Confidence))
+	}
+	if i.ConfidenceNEQ != nil {
+		predicates = append(predicates, boarditem.ConfidenceNEQ(*i.ConfidenceNEQ))
+	}
+	if len(i.ConfidenceIn) > 0 {
+		predicates = append(predicates, boarditem.ConfidenceIn(i.ConfidenceIn...))
+	}
+	if len(i.ConfidenceNotIn) > 0 {
+		predicates = append(predicates, boarditem.ConfidenceNotIn(i.ConfidenceNotIn...))
+	}
+	if i.ConfidenceGT != nil {
+		predicates = append(predicates, boarditem.ConfidenceGT(*i.ConfidenceGT))
+	}
+	if i.ConfidenceGTE != nil {
+		predicates = append(predicates, boarditem.ConfidenceGTE(*i.ConfidenceGTE))
+	}
+	if i.ConfidenceLT != nil {
+		predicates = append(predicates, boarditem.ConfidenceLT(*i.ConfidenceLT))
+	}
+	if i.ConfidenceLTE != nil {
+		predicates = append(predicates, boarditem.ConfidenceLTE(*i.ConfidenceLTE))
+	}
+	if i.ConfidenceIsNil {
+		predicates = append(predicates, boarditem.ConfidenceIsNil())
+	}
+	if i.ConfidenceNotNil {
+		predicates = append(predicates, boarditem.ConfidenceNotNil())
+	}
+	if i.LastSeenAt != nil {
+		predicates = append(predicates, boarditem.LastSeenAtEQ(*i.LastSeenAt))
+	}
+	if i.LastSeenAtNEQ != nil {
+		predicates = append(predicates, boarditem.LastSeenAtNEQ(*i.LastSeenAtNEQ))
+	}
+	if len(i.LastSeenAtIn) > 0 {
+		predicates = append(predicates, boarditem.LastSeenAtIn(i.LastSeenAtIn...))
+	}
+	if len(i.LastSeenAtNotIn) > 0 {
+		predicates = append(predicates, boarditem.LastSeenAtNotIn(i.LastSeenAtNotIn...))
+	}
+	if i.LastSeenAtGT != nil {
+		predicates = append(predicates, boarditem.LastSeenAtGT(*i.LastSeenAtGT))
+	}
+	if i.LastSeenAtGTE != nil {
+		predicates = append(predicates, boarditem.LastSeenAtGTE(*i.LastSeenAtGTE))
+	}
+	if i.LastSeenAtLT != nil {
+		predicates = append(predicates, boarditem.LastSeenAtLT(*i.LastSeenAtLT))
+	}
+	if i.LastSeenAtLTE != nil {
+		predicates = append(predicates, boarditem.LastSeenAtLTE(*i.LastSeenAtLTE))
+	}
+	if i.DeletedAt != nil {
+		predicates = append(predicates, boarditem.DeletedAtEQ(*i.DeletedAt))
+	}
+	if i.DeletedAtNEQ != nil {
+		predicates = append(predicates, boarditem.DeletedAtNEQ(*i.DeletedAtNEQ))
+	}
+	if len(i.DeletedAtIn) > 0 {
+		predicates = append(predicates, boarditem.DeletedAtIn(i.DeletedAtIn...))
+	}
+	if len(i.DeletedAtNotIn) > 0 {
+		predicates = append(predicates, boarditem.DeletedAtNotIn(i.DeletedAtNotIn...))
+	}
+	if i.DeletedAtGT != nil {
+		predicates = append(predicates, boarditem.DeletedAtGT(*i.DeletedAtGT))
+	}
+	if i.DeletedAtGTE != nil {
+		predicates = append(predicates, boarditem.DeletedAtGTE(*i.DeletedAtGTE))
+	}
+	if i.DeletedAtLT != nil {
+		predicates = append(predicates, boarditem.DeletedAtLT(*i.DeletedAtLT))
+	}
+	if i.DeletedAtLTE != nil {
+		predicates = append(predicates, boarditem.DeletedAtLTE(*i.DeletedAtLTE))
+	}
+	if i.DeletedAtIsNil {
+		predicates = append(predicates, boarditem.DeletedAtIsNil())
+	}
+	if i.DeletedAtNotNil {
+		predicates = append(predicates, boarditem.DeletedAtNotNil())
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, boarditem.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, boarditem.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, boarditem.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, boarditem.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, boarditem.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, boarditem.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, boarditem.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, boarditem.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, boarditem.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, boarditem.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, boarditem.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, boarditem.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, boarditem.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, boarditem.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, boarditem.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, boarditem.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasBoard != nil {
+		p := boarditem.HasBoard()
+		if !*i.HasBoard {
+			p = boarditem.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasBoardWith) > 0 {
+		with := make([]predicate.Board, 0, len(i.HasBoardWith))
+		for _, w := range i.HasBoardWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasBoardWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, boarditem.HasBoardWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyBoardItemWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return boarditem.And(predicates...), nil
+	}
+}
 
 // DeliveryWhereInput represents a where input for filtering Delivery queries.
 type DeliveryWhereInput struct {

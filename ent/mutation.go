@@ -14,6 +14,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -38,6 +40,8 @@ const (
 
 	// Node types.
 	TypeAPIKey          = "APIKey"
+	TypeBoard           = "Board"
+	TypeBoardItem       = "BoardItem"
 	TypeDelivery        = "Delivery"
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeEvent           = "Event"
@@ -743,6 +747,2430 @@ func (m *APIKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *APIKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown APIKey edge %s", name)
+}
+
+// BoardMutation represents an operation that mutates the Board nodes in the graph.
+type BoardMutation struct {
+	config
+	op                       Op
+	typ                      string
+	id                       *string
+	workspace_id             *string
+	agent_id                 *string
+	domain                   *string
+	name                     *string
+	description              *string
+	agent_managed            *bool
+	memory_retention_days    *int
+	addmemory_retention_days *int
+	columns                  *[]switchboard.BoardColumn
+	appendcolumns            []switchboard.BoardColumn
+	created_at               *time.Time
+	updated_at               *time.Time
+	clearedFields            map[string]struct{}
+	items                    map[string]struct{}
+	removeditems             map[string]struct{}
+	cleareditems             bool
+	done                     bool
+	oldValue                 func(context.Context) (*Board, error)
+	predicates               []predicate.Board
+}
+
+var _ ent.Mutation = (*BoardMutation)(nil)
+
+// boardOption allows management of the mutation configuration using functional options.
+type boardOption func(*BoardMutation)
+
+// newBoardMutation creates new mutation for the Board entity.
+func newBoardMutation(c config, op Op, opts ...boardOption) *BoardMutation {
+	m := &BoardMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBoard,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBoardID sets the ID field of the mutation.
+func withBoardID(id string) boardOption {
+	return func(m *BoardMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Board
+		)
+		m.oldValue = func(ctx context.Context) (*Board, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Board.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBoard sets the old Board of the mutation.
+func withBoard(node *Board) boardOption {
+	return func(m *BoardMutation) {
+		m.oldValue = func(context.Context) (*Board, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BoardMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BoardMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Board entities.
+func (m *BoardMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BoardMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BoardMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Board.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *BoardMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *BoardMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *BoardMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetAgentID sets the "agent_id" field.
+func (m *BoardMutation) SetAgentID(s string) {
+	m.agent_id = &s
+}
+
+// AgentID returns the value of the "agent_id" field in the mutation.
+func (m *BoardMutation) AgentID() (r string, exists bool) {
+	v := m.agent_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentID returns the old "agent_id" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldAgentID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentID: %w", err)
+	}
+	return oldValue.AgentID, nil
+}
+
+// ResetAgentID resets all changes to the "agent_id" field.
+func (m *BoardMutation) ResetAgentID() {
+	m.agent_id = nil
+}
+
+// SetDomain sets the "domain" field.
+func (m *BoardMutation) SetDomain(s string) {
+	m.domain = &s
+}
+
+// Domain returns the value of the "domain" field in the mutation.
+func (m *BoardMutation) Domain() (r string, exists bool) {
+	v := m.domain
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDomain returns the old "domain" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldDomain(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDomain is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDomain requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDomain: %w", err)
+	}
+	return oldValue.Domain, nil
+}
+
+// ResetDomain resets all changes to the "domain" field.
+func (m *BoardMutation) ResetDomain() {
+	m.domain = nil
+}
+
+// SetName sets the "name" field.
+func (m *BoardMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *BoardMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *BoardMutation) ResetName() {
+	m.name = nil
+}
+
+// SetDescription sets the "description" field.
+func (m *BoardMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *BoardMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *BoardMutation) ResetDescription() {
+	m.description = nil
+}
+
+// SetAgentManaged sets the "agent_managed" field.
+func (m *BoardMutation) SetAgentManaged(b bool) {
+	m.agent_managed = &b
+}
+
+// AgentManaged returns the value of the "agent_managed" field in the mutation.
+func (m *BoardMutation) AgentManaged() (r bool, exists bool) {
+	v := m.agent_managed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAgentManaged returns the old "agent_managed" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldAgentManaged(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAgentManaged is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAgentManaged requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAgentManaged: %w", err)
+	}
+	return oldValue.AgentManaged, nil
+}
+
+// ResetAgentManaged resets all changes to the "agent_managed" field.
+func (m *BoardMutation) ResetAgentManaged() {
+	m.agent_managed = nil
+}
+
+// SetMemoryRetentionDays sets the "memory_retention_days" field.
+func (m *BoardMutation) SetMemoryRetentionDays(i int) {
+	m.memory_retention_days = &i
+	m.addmemory_retention_days = nil
+}
+
+// MemoryRetentionDays returns the value of the "memory_retention_days" field in the mutation.
+func (m *BoardMutation) MemoryRetentionDays() (r int, exists bool) {
+	v := m.memory_retention_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMemoryRetentionDays returns the old "memory_retention_days" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldMemoryRetentionDays(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMemoryRetentionDays is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMemoryRetentionDays requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMemoryRetentionDays: %w", err)
+	}
+	return oldValue.MemoryRetentionDays, nil
+}
+
+// AddMemoryRetentionDays adds i to the "memory_retention_days" field.
+func (m *BoardMutation) AddMemoryRetentionDays(i int) {
+	if m.addmemory_retention_days != nil {
+		*m.addmemory_retention_days += i
+	} else {
+		m.addmemory_retention_days = &i
+	}
+}
+
+// AddedMemoryRetentionDays returns the value that was added to the "memory_retention_days" field in this mutation.
+func (m *BoardMutation) AddedMemoryRetentionDays() (r int, exists bool) {
+	v := m.addmemory_retention_days
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMemoryRetentionDays resets all changes to the "memory_retention_days" field.
+func (m *BoardMutation) ResetMemoryRetentionDays() {
+	m.memory_retention_days = nil
+	m.addmemory_retention_days = nil
+}
+
+// SetColumns sets the "columns" field.
+func (m *BoardMutation) SetColumns(sc []switchboard.BoardColumn) {
+	m.columns = &sc
+	m.appendcolumns = nil
+}
+
+// Columns returns the value of the "columns" field in the mutation.
+func (m *BoardMutation) Columns() (r []switchboard.BoardColumn, exists bool) {
+	v := m.columns
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldColumns returns the old "columns" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldColumns(ctx context.Context) (v []switchboard.BoardColumn, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldColumns is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldColumns requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldColumns: %w", err)
+	}
+	return oldValue.Columns, nil
+}
+
+// AppendColumns adds sc to the "columns" field.
+func (m *BoardMutation) AppendColumns(sc []switchboard.BoardColumn) {
+	m.appendcolumns = append(m.appendcolumns, sc...)
+}
+
+// AppendedColumns returns the list of values that were appended to the "columns" field in this mutation.
+func (m *BoardMutation) AppendedColumns() ([]switchboard.BoardColumn, bool) {
+	if len(m.appendcolumns) == 0 {
+		return nil, false
+	}
+	return m.appendcolumns, true
+}
+
+// ResetColumns resets all changes to the "columns" field.
+func (m *BoardMutation) ResetColumns() {
+	m.columns = nil
+	m.appendcolumns = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *BoardMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *BoardMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *BoardMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *BoardMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *BoardMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Board entity.
+// If the Board object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *BoardMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// AddItemIDs adds the "items" edge to the BoardItem entity by ids.
+func (m *BoardMutation) AddItemIDs(ids ...string) {
+	if m.items == nil {
+		m.items = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.items[ids[i]] = struct{}{}
+	}
+}
+
+// ClearItems clears the "items" edge to the BoardItem entity.
+func (m *BoardMutation) ClearItems() {
+	m.cleareditems = true
+}
+
+// ItemsCleared reports if the "items" edge to the BoardItem entity was cleared.
+func (m *BoardMutation) ItemsCleared() bool {
+	return m.cleareditems
+}
+
+// RemoveItemIDs removes the "items" edge to the BoardItem entity by IDs.
+func (m *BoardMutation) RemoveItemIDs(ids ...string) {
+	if m.removeditems == nil {
+		m.removeditems = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.items, ids[i])
+		m.removeditems[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedItems returns the removed IDs of the "items" edge to the BoardItem entity.
+func (m *BoardMutation) RemovedItemsIDs() (ids []string) {
+	for id := range m.removeditems {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ItemsIDs returns the "items" edge IDs in the mutation.
+func (m *BoardMutation) ItemsIDs() (ids []string) {
+	for id := range m.items {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetItems resets all changes to the "items" edge.
+func (m *BoardMutation) ResetItems() {
+	m.items = nil
+	m.cleareditems = false
+	m.removeditems = nil
+}
+
+// Where appends a list predicates to the BoardMutation builder.
+func (m *BoardMutation) Where(ps ...predicate.Board) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BoardMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BoardMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Board, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BoardMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BoardMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Board).
+func (m *BoardMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BoardMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.workspace_id != nil {
+		fields = append(fields, board.FieldWorkspaceID)
+	}
+	if m.agent_id != nil {
+		fields = append(fields, board.FieldAgentID)
+	}
+	if m.domain != nil {
+		fields = append(fields, board.FieldDomain)
+	}
+	if m.name != nil {
+		fields = append(fields, board.FieldName)
+	}
+	if m.description != nil {
+		fields = append(fields, board.FieldDescription)
+	}
+	if m.agent_managed != nil {
+		fields = append(fields, board.FieldAgentManaged)
+	}
+	if m.memory_retention_days != nil {
+		fields = append(fields, board.FieldMemoryRetentionDays)
+	}
+	if m.columns != nil {
+		fields = append(fields, board.FieldColumns)
+	}
+	if m.created_at != nil {
+		fields = append(fields, board.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, board.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BoardMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case board.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case board.FieldAgentID:
+		return m.AgentID()
+	case board.FieldDomain:
+		return m.Domain()
+	case board.FieldName:
+		return m.Name()
+	case board.FieldDescription:
+		return m.Description()
+	case board.FieldAgentManaged:
+		return m.AgentManaged()
+	case board.FieldMemoryRetentionDays:
+		return m.MemoryRetentionDays()
+	case board.FieldColumns:
+		return m.Columns()
+	case board.FieldCreatedAt:
+		return m.CreatedAt()
+	case board.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BoardMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case board.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case board.FieldAgentID:
+		return m.OldAgentID(ctx)
+	case board.FieldDomain:
+		return m.OldDomain(ctx)
+	case board.FieldName:
+		return m.OldName(ctx)
+	case board.FieldDescription:
+		return m.OldDescription(ctx)
+	case board.FieldAgentManaged:
+		return m.OldAgentManaged(ctx)
+	case board.FieldMemoryRetentionDays:
+		return m.OldMemoryRetentionDays(ctx)
+	case board.FieldColumns:
+		return m.OldColumns(ctx)
+	case board.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case board.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Board field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case board.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case board.FieldAgentID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentID(v)
+		return nil
+	case board.FieldDomain:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDomain(v)
+		return nil
+	case board.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case board.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case board.FieldAgentManaged:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAgentManaged(v)
+		return nil
+	case board.FieldMemoryRetentionDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMemoryRetentionDays(v)
+		return nil
+	case board.FieldColumns:
+		v, ok := value.([]switchboard.BoardColumn)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetColumns(v)
+		return nil
+	case board.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case board.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Board field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BoardMutation) AddedFields() []string {
+	var fields []string
+	if m.addmemory_retention_days != nil {
+		fields = append(fields, board.FieldMemoryRetentionDays)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BoardMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case board.FieldMemoryRetentionDays:
+		return m.AddedMemoryRetentionDays()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case board.FieldMemoryRetentionDays:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMemoryRetentionDays(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Board numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BoardMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BoardMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BoardMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Board nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BoardMutation) ResetField(name string) error {
+	switch name {
+	case board.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case board.FieldAgentID:
+		m.ResetAgentID()
+		return nil
+	case board.FieldDomain:
+		m.ResetDomain()
+		return nil
+	case board.FieldName:
+		m.ResetName()
+		return nil
+	case board.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case board.FieldAgentManaged:
+		m.ResetAgentManaged()
+		return nil
+	case board.FieldMemoryRetentionDays:
+		m.ResetMemoryRetentionDays()
+		return nil
+	case board.FieldColumns:
+		m.ResetColumns()
+		return nil
+	case board.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case board.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Board field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BoardMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.items != nil {
+		edges = append(edges, board.EdgeItems)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BoardMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case board.EdgeItems:
+		ids := make([]ent.Value, 0, len(m.items))
+		for id := range m.items {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BoardMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removeditems != nil {
+		edges = append(edges, board.EdgeItems)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BoardMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case board.EdgeItems:
+		ids := make([]ent.Value, 0, len(m.removeditems))
+		for id := range m.removeditems {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BoardMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.cleareditems {
+		edges = append(edges, board.EdgeItems)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BoardMutation) EdgeCleared(name string) bool {
+	switch name {
+	case board.EdgeItems:
+		return m.cleareditems
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BoardMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Board unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BoardMutation) ResetEdge(name string) error {
+	switch name {
+	case board.EdgeItems:
+		m.ResetItems()
+		return nil
+	}
+	return fmt.Errorf("unknown Board edge %s", name)
+}
+
+// BoardItemMutation represents an operation that mutates the BoardItem nodes in the graph.
+type BoardItemMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	workspace_id   *string
+	text           *string
+	status_label   *string
+	status_color   *string
+	priority_label *string
+	priority_color *string
+	due_date       *string
+	cells          *map[string]string
+	source         **switchboard.BoardSource
+	confidence     *float64
+	addconfidence  *float64
+	fingerprint    *string
+	ai_meta        *switchboard.BoardItemMeta
+	last_seen_at   *time.Time
+	deleted_at     *time.Time
+	created_at     *time.Time
+	updated_at     *time.Time
+	clearedFields  map[string]struct{}
+	board          *string
+	clearedboard   bool
+	done           bool
+	oldValue       func(context.Context) (*BoardItem, error)
+	predicates     []predicate.BoardItem
+}
+
+var _ ent.Mutation = (*BoardItemMutation)(nil)
+
+// boarditemOption allows management of the mutation configuration using functional options.
+type boarditemOption func(*BoardItemMutation)
+
+// newBoardItemMutation creates new mutation for the BoardItem entity.
+func newBoardItemMutation(c config, op Op, opts ...boarditemOption) *BoardItemMutation {
+	m := &BoardItemMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeBoardItem,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withBoardItemID sets the ID field of the mutation.
+func withBoardItemID(id string) boarditemOption {
+	return func(m *BoardItemMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *BoardItem
+		)
+		m.oldValue = func(ctx context.Context) (*BoardItem, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().BoardItem.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withBoardItem sets the old BoardItem of the mutation.
+func withBoardItem(node *BoardItem) boarditemOption {
+	return func(m *BoardItemMutation) {
+		m.oldValue = func(context.Context) (*BoardItem, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m BoardItemMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m BoardItemMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of BoardItem entities.
+func (m *BoardItemMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *BoardItemMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *BoardItemMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().BoardItem.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *BoardItemMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *BoardItemMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *BoardItemMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetBoardID sets the "board_id" field.
+func (m *BoardItemMutation) SetBoardID(s string) {
+	m.board = &s
+}
+
+// BoardID returns the value of the "board_id" field in the mutation.
+func (m *BoardItemMutation) BoardID() (r string, exists bool) {
+	v := m.board
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBoardID returns the old "board_id" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldBoardID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBoardID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBoardID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBoardID: %w", err)
+	}
+	return oldValue.BoardID, nil
+}
+
+// ResetBoardID resets all changes to the "board_id" field.
+func (m *BoardItemMutation) ResetBoardID() {
+	m.board = nil
+}
+
+// SetText sets the "text" field.
+func (m *BoardItemMutation) SetText(s string) {
+	m.text = &s
+}
+
+// Text returns the value of the "text" field in the mutation.
+func (m *BoardItemMutation) Text() (r string, exists bool) {
+	v := m.text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldText returns the old "text" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldText(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldText: %w", err)
+	}
+	return oldValue.Text, nil
+}
+
+// ResetText resets all changes to the "text" field.
+func (m *BoardItemMutation) ResetText() {
+	m.text = nil
+}
+
+// SetStatusLabel sets the "status_label" field.
+func (m *BoardItemMutation) SetStatusLabel(s string) {
+	m.status_label = &s
+}
+
+// StatusLabel returns the value of the "status_label" field in the mutation.
+func (m *BoardItemMutation) StatusLabel() (r string, exists bool) {
+	v := m.status_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusLabel returns the old "status_label" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldStatusLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusLabel: %w", err)
+	}
+	return oldValue.StatusLabel, nil
+}
+
+// ClearStatusLabel clears the value of the "status_label" field.
+func (m *BoardItemMutation) ClearStatusLabel() {
+	m.status_label = nil
+	m.clearedFields[boarditem.FieldStatusLabel] = struct{}{}
+}
+
+// StatusLabelCleared returns if the "status_label" field was cleared in this mutation.
+func (m *BoardItemMutation) StatusLabelCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldStatusLabel]
+	return ok
+}
+
+// ResetStatusLabel resets all changes to the "status_label" field.
+func (m *BoardItemMutation) ResetStatusLabel() {
+	m.status_label = nil
+	delete(m.clearedFields, boarditem.FieldStatusLabel)
+}
+
+// SetStatusColor sets the "status_color" field.
+func (m *BoardItemMutation) SetStatusColor(s string) {
+	m.status_color = &s
+}
+
+// StatusColor returns the value of the "status_color" field in the mutation.
+func (m *BoardItemMutation) StatusColor() (r string, exists bool) {
+	v := m.status_color
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatusColor returns the old "status_color" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldStatusColor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatusColor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatusColor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatusColor: %w", err)
+	}
+	return oldValue.StatusColor, nil
+}
+
+// ClearStatusColor clears the value of the "status_color" field.
+func (m *BoardItemMutation) ClearStatusColor() {
+	m.status_color = nil
+	m.clearedFields[boarditem.FieldStatusColor] = struct{}{}
+}
+
+// StatusColorCleared returns if the "status_color" field was cleared in this mutation.
+func (m *BoardItemMutation) StatusColorCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldStatusColor]
+	return ok
+}
+
+// ResetStatusColor resets all changes to the "status_color" field.
+func (m *BoardItemMutation) ResetStatusColor() {
+	m.status_color = nil
+	delete(m.clearedFields, boarditem.FieldStatusColor)
+}
+
+// SetPriorityLabel sets the "priority_label" field.
+func (m *BoardItemMutation) SetPriorityLabel(s string) {
+	m.priority_label = &s
+}
+
+// PriorityLabel returns the value of the "priority_label" field in the mutation.
+func (m *BoardItemMutation) PriorityLabel() (r string, exists bool) {
+	v := m.priority_label
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPriorityLabel returns the old "priority_label" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldPriorityLabel(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPriorityLabel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPriorityLabel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPriorityLabel: %w", err)
+	}
+	return oldValue.PriorityLabel, nil
+}
+
+// ClearPriorityLabel clears the value of the "priority_label" field.
+func (m *BoardItemMutation) ClearPriorityLabel() {
+	m.priority_label = nil
+	m.clearedFields[boarditem.FieldPriorityLabel] = struct{}{}
+}
+
+// PriorityLabelCleared returns if the "priority_label" field was cleared in this mutation.
+func (m *BoardItemMutation) PriorityLabelCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldPriorityLabel]
+	return ok
+}
+
+// ResetPriorityLabel resets all changes to the "priority_label" field.
+func (m *BoardItemMutation) ResetPriorityLabel() {
+	m.priority_label = nil
+	delete(m.clearedFields, boarditem.FieldPriorityLabel)
+}
+
+// SetPriorityColor sets the "priority_color" field.
+func (m *BoardItemMutation) SetPriorityColor(s string) {
+	m.priority_color = &s
+}
+
+// PriorityColor returns the value of the "priority_color" field in the mutation.
+func (m *BoardItemMutation) PriorityColor() (r string, exists bool) {
+	v := m.priority_color
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPriorityColor returns the old "priority_color" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldPriorityColor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPriorityColor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPriorityColor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPriorityColor: %w", err)
+	}
+	return oldValue.PriorityColor, nil
+}
+
+// ClearPriorityColor clears the value of the "priority_color" field.
+func (m *BoardItemMutation) ClearPriorityColor() {
+	m.priority_color = nil
+	m.clearedFields[boarditem.FieldPriorityColor] = struct{}{}
+}
+
+// PriorityColorCleared returns if the "priority_color" field was cleared in this mutation.
+func (m *BoardItemMutation) PriorityColorCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldPriorityColor]
+	return ok
+}
+
+// ResetPriorityColor resets all changes to the "priority_color" field.
+func (m *BoardItemMutation) ResetPriorityColor() {
+	m.priority_color = nil
+	delete(m.clearedFields, boarditem.FieldPriorityColor)
+}
+
+// SetDueDate sets the "due_date" field.
+func (m *BoardItemMutation) SetDueDate(s string) {
+	m.due_date = &s
+}
+
+// DueDate returns the value of the "due_date" field in the mutation.
+func (m *BoardItemMutation) DueDate() (r string, exists bool) {
+	v := m.due_date
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDueDate returns the old "due_date" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldDueDate(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDueDate is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDueDate requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDueDate: %w", err)
+	}
+	return oldValue.DueDate, nil
+}
+
+// ClearDueDate clears the value of the "due_date" field.
+func (m *BoardItemMutation) ClearDueDate() {
+	m.due_date = nil
+	m.clearedFields[boarditem.FieldDueDate] = struct{}{}
+}
+
+// DueDateCleared returns if the "due_date" field was cleared in this mutation.
+func (m *BoardItemMutation) DueDateCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldDueDate]
+	return ok
+}
+
+// ResetDueDate resets all changes to the "due_date" field.
+func (m *BoardItemMutation) ResetDueDate() {
+	m.due_date = nil
+	delete(m.clearedFields, boarditem.FieldDueDate)
+}
+
+// SetCells sets the "cells" field.
+func (m *BoardItemMutation) SetCells(value map[string]string) {
+	m.cells = &value
+}
+
+// Cells returns the value of the "cells" field in the mutation.
+func (m *BoardItemMutation) Cells() (r map[string]string, exists bool) {
+	v := m.cells
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCells returns the old "cells" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldCells(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCells is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCells requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCells: %w", err)
+	}
+	return oldValue.Cells, nil
+}
+
+// ClearCells clears the value of the "cells" field.
+func (m *BoardItemMutation) ClearCells() {
+	m.cells = nil
+	m.clearedFields[boarditem.FieldCells] = struct{}{}
+}
+
+// CellsCleared returns if the "cells" field was cleared in this mutation.
+func (m *BoardItemMutation) CellsCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldCells]
+	return ok
+}
+
+// ResetCells resets all changes to the "cells" field.
+func (m *BoardItemMutation) ResetCells() {
+	m.cells = nil
+	delete(m.clearedFields, boarditem.FieldCells)
+}
+
+// SetSource sets the "source" field.
+func (m *BoardItemMutation) SetSource(ss *switchboard.BoardSource) {
+	m.source = &ss
+}
+
+// Source returns the value of the "source" field in the mutation.
+func (m *BoardItemMutation) Source() (r *switchboard.BoardSource, exists bool) {
+	v := m.source
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSource returns the old "source" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldSource(ctx context.Context) (v *switchboard.BoardSource, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSource is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSource requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSource: %w", err)
+	}
+	return oldValue.Source, nil
+}
+
+// ClearSource clears the value of the "source" field.
+func (m *BoardItemMutation) ClearSource() {
+	m.source = nil
+	m.clearedFields[boarditem.FieldSource] = struct{}{}
+}
+
+// SourceCleared returns if the "source" field was cleared in this mutation.
+func (m *BoardItemMutation) SourceCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldSource]
+	return ok
+}
+
+// ResetSource resets all changes to the "source" field.
+func (m *BoardItemMutation) ResetSource() {
+	m.source = nil
+	delete(m.clearedFields, boarditem.FieldSource)
+}
+
+// SetConfidence sets the "confidence" field.
+func (m *BoardItemMutation) SetConfidence(f float64) {
+	m.confidence = &f
+	m.addconfidence = nil
+}
+
+// Confidence returns the value of the "confidence" field in the mutation.
+func (m *BoardItemMutation) Confidence() (r float64, exists bool) {
+	v := m.confidence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConfidence returns the old "confidence" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldConfidence(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConfidence is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConfidence requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConfidence: %w", err)
+	}
+	return oldValue.Confidence, nil
+}
+
+// AddConfidence adds f to the "confidence" field.
+func (m *BoardItemMutation) AddConfidence(f float64) {
+	if m.addconfidence != nil {
+		*m.addconfidence += f
+	} else {
+		m.addconfidence = &f
+	}
+}
+
+// AddedConfidence returns the value that was added to the "confidence" field in this mutation.
+func (m *BoardItemMutation) AddedConfidence() (r float64, exists bool) {
+	v := m.addconfidence
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearConfidence clears the value of the "confidence" field.
+func (m *BoardItemMutation) ClearConfidence() {
+	m.confidence = nil
+	m.addconfidence = nil
+	m.clearedFields[boarditem.FieldConfidence] = struct{}{}
+}
+
+// ConfidenceCleared returns if the "confidence" field was cleared in this mutation.
+func (m *BoardItemMutation) ConfidenceCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldConfidence]
+	return ok
+}
+
+// ResetConfidence resets all changes to the "confidence" field.
+func (m *BoardItemMutation) ResetConfidence() {
+	m.confidence = nil
+	m.addconfidence = nil
+	delete(m.clearedFields, boarditem.FieldConfidence)
+}
+
+// SetFingerprint sets the "fingerprint" field.
+func (m *BoardItemMutation) SetFingerprint(s string) {
+	m.fingerprint = &s
+}
+
+// Fingerprint returns the value of the "fingerprint" field in the mutation.
+func (m *BoardItemMutation) Fingerprint() (r string, exists bool) {
+	v := m.fingerprint
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFingerprint returns the old "fingerprint" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldFingerprint(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFingerprint is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFingerprint requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFingerprint: %w", err)
+	}
+	return oldValue.Fingerprint, nil
+}
+
+// ResetFingerprint resets all changes to the "fingerprint" field.
+func (m *BoardItemMutation) ResetFingerprint() {
+	m.fingerprint = nil
+}
+
+// SetAiMeta sets the "ai_meta" field.
+func (m *BoardItemMutation) SetAiMeta(sim switchboard.BoardItemMeta) {
+	m.ai_meta = &sim
+}
+
+// AiMeta returns the value of the "ai_meta" field in the mutation.
+func (m *BoardItemMutation) AiMeta() (r switchboard.BoardItemMeta, exists bool) {
+	v := m.ai_meta
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAiMeta returns the old "ai_meta" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldAiMeta(ctx context.Context) (v switchboard.BoardItemMeta, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAiMeta is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAiMeta requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAiMeta: %w", err)
+	}
+	return oldValue.AiMeta, nil
+}
+
+// ResetAiMeta resets all changes to the "ai_meta" field.
+func (m *BoardItemMutation) ResetAiMeta() {
+	m.ai_meta = nil
+}
+
+// SetLastSeenAt sets the "last_seen_at" field.
+func (m *BoardItemMutation) SetLastSeenAt(t time.Time) {
+	m.last_seen_at = &t
+}
+
+// LastSeenAt returns the value of the "last_seen_at" field in the mutation.
+func (m *BoardItemMutation) LastSeenAt() (r time.Time, exists bool) {
+	v := m.last_seen_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastSeenAt returns the old "last_seen_at" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldLastSeenAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastSeenAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastSeenAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastSeenAt: %w", err)
+	}
+	return oldValue.LastSeenAt, nil
+}
+
+// ResetLastSeenAt resets all changes to the "last_seen_at" field.
+func (m *BoardItemMutation) ResetLastSeenAt() {
+	m.last_seen_at = nil
+}
+
+// SetDeletedAt sets the "deleted_at" field.
+func (m *BoardItemMutation) SetDeletedAt(t time.Time) {
+	m.deleted_at = &t
+}
+
+// DeletedAt returns the value of the "deleted_at" field in the mutation.
+func (m *BoardItemMutation) DeletedAt() (r time.Time, exists bool) {
+	v := m.deleted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeletedAt returns the old "deleted_at" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldDeletedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeletedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeletedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeletedAt: %w", err)
+	}
+	return oldValue.DeletedAt, nil
+}
+
+// ClearDeletedAt clears the value of the "deleted_at" field.
+func (m *BoardItemMutation) ClearDeletedAt() {
+	m.deleted_at = nil
+	m.clearedFields[boarditem.FieldDeletedAt] = struct{}{}
+}
+
+// DeletedAtCleared returns if the "deleted_at" field was cleared in this mutation.
+func (m *BoardItemMutation) DeletedAtCleared() bool {
+	_, ok := m.clearedFields[boarditem.FieldDeletedAt]
+	return ok
+}
+
+// ResetDeletedAt resets all changes to the "deleted_at" field.
+func (m *BoardItemMutation) ResetDeletedAt() {
+	m.deleted_at = nil
+	delete(m.clearedFields, boarditem.FieldDeletedAt)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *BoardItemMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *BoardItemMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *BoardItemMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *BoardItemMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *BoardItemMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the BoardItem entity.
+// If the BoardItem object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *BoardItemMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *BoardItemMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearBoard clears the "board" edge to the Board entity.
+func (m *BoardItemMutation) ClearBoard() {
+	m.clearedboard = true
+	m.clearedFields[boarditem.FieldBoardID] = struct{}{}
+}
+
+// BoardCleared reports if the "board" edge to the Board entity was cleared.
+func (m *BoardItemMutation) BoardCleared() bool {
+	return m.clearedboard
+}
+
+// BoardIDs returns the "board" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// BoardID instead. It exists only for internal usage by the builders.
+func (m *BoardItemMutation) BoardIDs() (ids []string) {
+	if id := m.board; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetBoard resets all changes to the "board" edge.
+func (m *BoardItemMutation) ResetBoard() {
+	m.board = nil
+	m.clearedboard = false
+}
+
+// Where appends a list predicates to the BoardItemMutation builder.
+func (m *BoardItemMutation) Where(ps ...predicate.BoardItem) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the BoardItemMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *BoardItemMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.BoardItem, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *BoardItemMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *BoardItemMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (BoardItem).
+func (m *BoardItemMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *BoardItemMutation) Fields() []string {
+	fields := make([]string, 0, 17)
+	if m.workspace_id != nil {
+		fields = append(fields, boarditem.FieldWorkspaceID)
+	}
+	if m.board != nil {
+		fields = append(fields, boarditem.FieldBoardID)
+	}
+	if m.text != nil {
+		fields = append(fields, boarditem.FieldText)
+	}
+	if m.status_label != nil {
+		fields = append(fields, boarditem.FieldStatusLabel)
+	}
+	if m.status_color != nil {
+		fields = append(fields, boarditem.FieldStatusColor)
+	}
+	if m.priority_label != nil {
+		fields = append(fields, boarditem.FieldPriorityLabel)
+	}
+	if m.priority_color != nil {
+		fields = append(fields, boarditem.FieldPriorityColor)
+	}
+	if m.due_date != nil {
+		fields = append(fields, boarditem.FieldDueDate)
+	}
+	if m.cells != nil {
+		fields = append(fields, boarditem.FieldCells)
+	}
+	if m.source != nil {
+		fields = append(fields, boarditem.FieldSource)
+	}
+	if m.confidence != nil {
+		fields = append(fields, boarditem.FieldConfidence)
+	}
+	if m.fingerprint != nil {
+		fields = append(fields, boarditem.FieldFingerprint)
+	}
+	if m.ai_meta != nil {
+		fields = append(fields, boarditem.FieldAiMeta)
+	}
+	if m.last_seen_at != nil {
+		fields = append(fields, boarditem.FieldLastSeenAt)
+	}
+	if m.deleted_at != nil {
+		fields = append(fields, boarditem.FieldDeletedAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, boarditem.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, boarditem.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *BoardItemMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case boarditem.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case boarditem.FieldBoardID:
+		return m.BoardID()
+	case boarditem.FieldText:
+		return m.Text()
+	case boarditem.FieldStatusLabel:
+		return m.StatusLabel()
+	case boarditem.FieldStatusColor:
+		return m.StatusColor()
+	case boarditem.FieldPriorityLabel:
+		return m.PriorityLabel()
+	case boarditem.FieldPriorityColor:
+		return m.PriorityColor()
+	case boarditem.FieldDueDate:
+		return m.DueDate()
+	case boarditem.FieldCells:
+		return m.Cells()
+	case boarditem.FieldSource:
+		return m.Source()
+	case boarditem.FieldConfidence:
+		return m.Confidence()
+	case boarditem.FieldFingerprint:
+		return m.Fingerprint()
+	case boarditem.FieldAiMeta:
+		return m.AiMeta()
+	case boarditem.FieldLastSeenAt:
+		return m.LastSeenAt()
+	case boarditem.FieldDeletedAt:
+		return m.DeletedAt()
+	case boarditem.FieldCreatedAt:
+		return m.CreatedAt()
+	case boarditem.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *BoardItemMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case boarditem.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case boarditem.FieldBoardID:
+		return m.OldBoardID(ctx)
+	case boarditem.FieldText:
+		return m.OldText(ctx)
+	case boarditem.FieldStatusLabel:
+		return m.OldStatusLabel(ctx)
+	case boarditem.FieldStatusColor:
+		return m.OldStatusColor(ctx)
+	case boarditem.FieldPriorityLabel:
+		return m.OldPriorityLabel(ctx)
+	case boarditem.FieldPriorityColor:
+		return m.OldPriorityColor(ctx)
+	case boarditem.FieldDueDate:
+		return m.OldDueDate(ctx)
+	case boarditem.FieldCells:
+		return m.OldCells(ctx)
+	case boarditem.FieldSource:
+		return m.OldSource(ctx)
+	case boarditem.FieldConfidence:
+		return m.OldConfidence(ctx)
+	case boarditem.FieldFingerprint:
+		return m.OldFingerprint(ctx)
+	case boarditem.FieldAiMeta:
+		return m.OldAiMeta(ctx)
+	case boarditem.FieldLastSeenAt:
+		return m.OldLastSeenAt(ctx)
+	case boarditem.FieldDeletedAt:
+		return m.OldDeletedAt(ctx)
+	case boarditem.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case boarditem.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown BoardItem field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardItemMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case boarditem.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case boarditem.FieldBoardID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBoardID(v)
+		return nil
+	case boarditem.FieldText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetText(v)
+		return nil
+	case boarditem.FieldStatusLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusLabel(v)
+		return nil
+	case boarditem.FieldStatusColor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatusColor(v)
+		return nil
+	case boarditem.FieldPriorityLabel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPriorityLabel(v)
+		return nil
+	case boarditem.FieldPriorityColor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPriorityColor(v)
+		return nil
+	case boarditem.FieldDueDate:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDueDate(v)
+		return nil
+	case boarditem.FieldCells:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCells(v)
+		return nil
+	case boarditem.FieldSource:
+		v, ok := value.(*switchboard.BoardSource)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSource(v)
+		return nil
+	case boarditem.FieldConfidence:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConfidence(v)
+		return nil
+	case boarditem.FieldFingerprint:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFingerprint(v)
+		return nil
+	case boarditem.FieldAiMeta:
+		v, ok := value.(switchboard.BoardItemMeta)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAiMeta(v)
+		return nil
+	case boarditem.FieldLastSeenAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastSeenAt(v)
+		return nil
+	case boarditem.FieldDeletedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeletedAt(v)
+		return nil
+	case boarditem.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case boarditem.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *BoardItemMutation) AddedFields() []string {
+	var fields []string
+	if m.addconfidence != nil {
+		fields = append(fields, boarditem.FieldConfidence)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *BoardItemMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case boarditem.FieldConfidence:
+		return m.AddedConfidence()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *BoardItemMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case boarditem.FieldConfidence:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddConfidence(v)
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *BoardItemMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(boarditem.FieldStatusLabel) {
+		fields = append(fields, boarditem.FieldStatusLabel)
+	}
+	if m.FieldCleared(boarditem.FieldStatusColor) {
+		fields = append(fields, boarditem.FieldStatusColor)
+	}
+	if m.FieldCleared(boarditem.FieldPriorityLabel) {
+		fields = append(fields, boarditem.FieldPriorityLabel)
+	}
+	if m.FieldCleared(boarditem.FieldPriorityColor) {
+		fields = append(fields, boarditem.FieldPriorityColor)
+	}
+	if m.FieldCleared(boarditem.FieldDueDate) {
+		fields = append(fields, boarditem.FieldDueDate)
+	}
+	if m.FieldCleared(boarditem.FieldCells) {
+		fields = append(fields, boarditem.FieldCells)
+	}
+	if m.FieldCleared(boarditem.FieldSource) {
+		fields = append(fields, boarditem.FieldSource)
+	}
+	if m.FieldCleared(boarditem.FieldConfidence) {
+		fields = append(fields, boarditem.FieldConfidence)
+	}
+	if m.FieldCleared(boarditem.FieldDeletedAt) {
+		fields = append(fields, boarditem.FieldDeletedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *BoardItemMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *BoardItemMutation) ClearField(name string) error {
+	switch name {
+	case boarditem.FieldStatusLabel:
+		m.ClearStatusLabel()
+		return nil
+	case boarditem.FieldStatusColor:
+		m.ClearStatusColor()
+		return nil
+	case boarditem.FieldPriorityLabel:
+		m.ClearPriorityLabel()
+		return nil
+	case boarditem.FieldPriorityColor:
+		m.ClearPriorityColor()
+		return nil
+	case boarditem.FieldDueDate:
+		m.ClearDueDate()
+		return nil
+	case boarditem.FieldCells:
+		m.ClearCells()
+		return nil
+	case boarditem.FieldSource:
+		m.ClearSource()
+		return nil
+	case boarditem.FieldConfidence:
+		m.ClearConfidence()
+		return nil
+	case boarditem.FieldDeletedAt:
+		m.ClearDeletedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *BoardItemMutation) ResetField(name string) error {
+	switch name {
+	case boarditem.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case boarditem.FieldBoardID:
+		m.ResetBoardID()
+		return nil
+	case boarditem.FieldText:
+		m.ResetText()
+		return nil
+	case boarditem.FieldStatusLabel:
+		m.ResetStatusLabel()
+		return nil
+	case boarditem.FieldStatusColor:
+		m.ResetStatusColor()
+		return nil
+	case boarditem.FieldPriorityLabel:
+		m.ResetPriorityLabel()
+		return nil
+	case boarditem.FieldPriorityColor:
+		m.ResetPriorityColor()
+		return nil
+	case boarditem.FieldDueDate:
+		m.ResetDueDate()
+		return nil
+	case boarditem.FieldCells:
+		m.ResetCells()
+		return nil
+	case boarditem.FieldSource:
+		m.ResetSource()
+		return nil
+	case boarditem.FieldConfidence:
+		m.ResetConfidence()
+		return nil
+	case boarditem.FieldFingerprint:
+		m.ResetFingerprint()
+		return nil
+	case boarditem.FieldAiMeta:
+		m.ResetAiMeta()
+		return nil
+	case boarditem.FieldLastSeenAt:
+		m.ResetLastSeenAt()
+		return nil
+	case boarditem.FieldDeletedAt:
+		m.ResetDeletedAt()
+		return nil
+	case boarditem.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case boarditem.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *BoardItemMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.board != nil {
+		edges = append(edges, boarditem.EdgeBoard)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *BoardItemMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case boarditem.EdgeBoard:
+		if id := m.board; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *BoardItemMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *BoardItemMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *BoardItemMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedboard {
+		edges = append(edges, boarditem.EdgeBoard)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *BoardItemMutation) EdgeCleared(name string) bool {
+	switch name {
+	case boarditem.EdgeBoard:
+		return m.clearedboard
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *BoardItemMutation) ClearEdge(name string) error {
+	switch name {
+	case boarditem.EdgeBoard:
+		m.ClearBoard()
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *BoardItemMutation) ResetEdge(name string) error {
+	switch name {
+	case boarditem.EdgeBoard:
+		m.ResetBoard()
+		return nil
+	}
+	return fmt.Errorf("unknown BoardItem edge %s", name)
 }
 
 // DeliveryMutation represents an operation that mutates the Delivery nodes in the graph.

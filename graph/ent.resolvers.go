@@ -39,6 +39,18 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 	return r.Client.Noders(ctx, ids, ent.WithNodeType(nodeType))
 }
 
+// Boards is the resolver for the boards field.
+func (r *queryResolver) Boards(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BoardOrder, where *ent.BoardWhereInput) (*ent.BoardConnection, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
+		return nil, err
+	}
+	if err := checkText("after", after, "before", before, "where", where); err != nil {
+		return nil, err
+	}
+	return r.Client.Board.Query().Paginate(ctx, after, first, before, last,
+		ent.WithBoardOrder(orderBy), ent.WithBoardFilter(where.Filter))
+}
+
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
@@ -62,6 +74,12 @@ func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[strin
 	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))
 }
 
+// Board returns BoardResolver implementation.
+func (r *Resolver) Board() BoardResolver { return &boardResolver{r} }
+
+// BoardItem returns BoardItemResolver implementation.
+func (r *Resolver) BoardItem() BoardItemResolver { return &boardItemResolver{r} }
+
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
@@ -69,6 +87,8 @@ func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	messageResolver struct{ *Resolver }
-	queryResolver   struct{ *Resolver }
+	boardResolver     struct{ *Resolver }
+	boardItemResolver struct{ *Resolver }
+	messageResolver   struct{ *Resolver }
+	queryResolver     struct{ *Resolver }
 )

@@ -128,6 +128,16 @@ func setComplexity(c *ComplexityRoot) {
 		return pageCost(child, limit, nil)
 	}
 	c.Query.WebhookList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.Boards = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.BoardOrder, _ *ent.BoardWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Board.Items = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.BoardItemOrder, _ *ent.BoardItemWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Query.BoardList = func(child int, _ *model.BoardFilter, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.BoardItems = func(child int, _ string, _ *model.BoardItemFilter, limit, _ *int) int {
+		return pageCost(child, limit, nil)
+	}
 	c.Query.WebhookDeliveries = func(child int, _ string, _ *string, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -33,6 +35,8 @@ type Resolver struct {
 	AllowPrivate bool
 	// MediaAllowPrivate lets a mediaUrl point at a private address.
 	MediaAllowPrivate bool
+	// PublicURL is the base of the links into Switchboard's own UI (a board's web_url).
+	PublicURL string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -66,6 +70,10 @@ func nodeType(ctx context.Context, id string) (string, error) {
 		table, scope = delivery.Table, switchboard.ScopeWebhooksRead
 	case "att":
 		table, scope = deliveryattempt.Table, switchboard.ScopeWebhooksRead
+	case "brd":
+		table, scope = board.Table, switchboard.ScopeBoardsRead
+	case "itm":
+		table, scope = boarditem.Table, switchboard.ScopeBoardsRead
 	case "ws":
 		if id == viewerWorkspace(ctx) { // workspaces are not tenant rows: only one's own
 			table, scope = workspace.Table, switchboard.ScopeAccountRead

@@ -131,16 +131,27 @@ func invalidBody(path, code, msg string) error {
 
 // queryInt parses an optional integer query parameter.
 func queryInt(r *http.Request, name string, p *switchboard.Problems) *int {
+	return queryParsed(r, name, p, strconv.Atoi, "an integer")
+}
+
+// queryBool parses an optional boolean query parameter (true, false, 1 or 0).
+func queryBool(r *http.Request, name string, p *switchboard.Problems) *bool {
+	return queryParsed(r, name, p, strconv.ParseBool, "true or false")
+}
+
+// queryParsed parses an optional query parameter given once; a bad value is a
+// problem saying what it must be.
+func queryParsed[T any](r *http.Request, name string, p *switchboard.Problems, parse func(string) (T, error), must string) *T {
 	raw, ok := r.URL.Query()[name]
 	if !ok {
 		return nil
 	}
-	n, err := strconv.Atoi(raw[0])
+	v, err := parse(raw[0])
 	if err != nil || len(raw) > 1 {
-		p.Add(name, "invalid_type", "%s must be an integer", name)
+		p.Add(name, "invalid_type", "%s must be %s", name, must)
 		return nil
 	}
-	return &n
+	return &v
 }
 
 // queryString returns an optional string query parameter.

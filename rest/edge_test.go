@@ -72,12 +72,12 @@ func TestHostileInputsOnEveryRoute(t *testing.T) {
 			continue
 		}
 		for _, h := range hostile {
-			target := strings.NewReplacer("{chatId}", h, "{id}", h, "{deliveryId}", h, "*", h).Replace(rt.path)
+			target := strings.NewReplacer("{chatId}", h, "{id}", h, "{deliveryId}", h, "{itemId}", h, "*", h).Replace(rt.path)
 			check(rt.method, target+"?chatId="+h+"&status="+h+"&searchToken="+h+"&order="+h+"&limit="+h, "")
 			n++
 		}
 		if rt.method == "POST" || rt.method == "PATCH" {
-			target := strings.NewReplacer("{chatId}", "+15551234567", "{id}", "msg_x", "{deliveryId}", "dlv_x").Replace(rt.path)
+			target := strings.NewReplacer("{chatId}", "+15551234567", "{id}", "msg_x", "{deliveryId}", "dlv_x", "{itemId}", "itm_x").Replace(rt.path)
 			for _, b := range hostileBodies {
 				check(rt.method, target, b, "Idempotency-Key", "k\xc0\xaf")
 				n++

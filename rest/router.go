@@ -42,6 +42,8 @@ type MediaServer interface {
 type server struct {
 	query    graph.QueryResolver
 	mutation graph.MutationResolver
+	board    graph.BoardResolver
+	item     graph.BoardItemResolver
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
@@ -51,7 +53,8 @@ func NewRouter(cfg Config) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation()}
+	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -96,6 +99,14 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/webhooks/{id}/rotate-secret", handlerFunc(s.rotateWebhookSecret))
 			r.Method(http.MethodGet, "/webhooks/{id}/deliveries", handlerFunc(s.listDeliveries))
 			r.Method(http.MethodPost, "/webhooks/{id}/deliveries/{deliveryId}/redeliver", handlerFunc(s.redeliver))
+			r.Method(http.MethodGet, "/boards", handlerFunc(s.listBoards))
+			r.Method(http.MethodPost, "/boards", handlerFunc(s.openBoard))
+			r.Method(http.MethodGet, "/boards/{id}", handlerFunc(s.getBoard))
+			r.Method(http.MethodGet, "/boards/{id}/items", handlerFunc(s.listBoardItems))
+			r.Method(http.MethodPost, "/boards/{id}/items", handlerFunc(s.createBoardItem))
+			r.Method(http.MethodPost, "/boards/{id}/items/bulk", handlerFunc(s.upsertBoardItems))
+			r.Method(http.MethodPost, "/boards/{id}/items/find-similar", handlerFunc(s.findSimilarBoardItems))
+			r.Method(http.MethodPatch, "/boards/{id}/items/{itemId}", handlerFunc(s.updateBoardItem))
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})

@@ -21,6 +21,30 @@ func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
 }
 
+// The BoardFunc type is an adapter to allow the use of ordinary
+// function as Board mutator.
+type BoardFunc func(context.Context, *ent.BoardMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BoardFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BoardMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BoardMutation", m)
+}
+
+// The BoardItemFunc type is an adapter to allow the use of ordinary
+// function as BoardItem mutator.
+type BoardItemFunc func(context.Context, *ent.BoardItemMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f BoardItemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.BoardItemMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BoardItemMutation", m)
+}
+
 // The DeliveryFunc type is an adapter to allow the use of ordinary
 // function as Delivery mutator.
 type DeliveryFunc func(context.Context, *ent.DeliveryMutation) (ent.Value, error)

@@ -9,6 +9,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -104,6 +106,60 @@ func (f TraverseAPIKey) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIKeyQuery", q)
+}
+
+// The BoardFunc type is an adapter to allow the use of ordinary function as a Querier.
+type BoardFunc func(context.Context, *ent.BoardQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f BoardFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.BoardQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.BoardQuery", q)
+}
+
+// The TraverseBoard type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseBoard func(context.Context, *ent.BoardQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseBoard) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseBoard) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.BoardQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.BoardQuery", q)
+}
+
+// The BoardItemFunc type is an adapter to allow the use of ordinary function as a Querier.
+type BoardItemFunc func(context.Context, *ent.BoardItemQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f BoardItemFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.BoardItemQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.BoardItemQuery", q)
+}
+
+// The TraverseBoardItem type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseBoardItem func(context.Context, *ent.BoardItemQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseBoardItem) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseBoardItem) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.BoardItemQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.BoardItemQuery", q)
 }
 
 // The DeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -408,6 +464,10 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
+	case *ent.BoardQuery:
+		return &query[*ent.BoardQuery, predicate.Board, board.OrderOption]{typ: ent.TypeBoard, tq: q}, nil
+	case *ent.BoardItemQuery:
+		return &query[*ent.BoardItemQuery, predicate.BoardItem, boarditem.OrderOption]{typ: ent.TypeBoardItem, tq: q}, nil
 	case *ent.DeliveryQuery:
 		return &query[*ent.DeliveryQuery, predicate.Delivery, delivery.OrderOption]{typ: ent.TypeDelivery, tq: q}, nil
 	case *ent.DeliveryAttemptQuery:

@@ -32,6 +32,90 @@ var (
 			},
 		},
 	}
+	// BoardsColumns holds the columns for the "boards" table.
+	BoardsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "agent_id", Type: field.TypeString},
+		{Name: "domain", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "description", Type: field.TypeString, Default: ""},
+		{Name: "agent_managed", Type: field.TypeBool, Default: true},
+		{Name: "memory_retention_days", Type: field.TypeInt, Default: 30},
+		{Name: "columns", Type: field.TypeJSON},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// BoardsTable holds the schema information for the "boards" table.
+	BoardsTable = &schema.Table{
+		Name:       "boards",
+		Columns:    BoardsColumns,
+		PrimaryKey: []*schema.Column{BoardsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "board_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{BoardsColumns[1]},
+			},
+			{
+				Name:    "board_workspace_id_agent_id_domain",
+				Unique:  true,
+				Columns: []*schema.Column{BoardsColumns[1], BoardsColumns[2], BoardsColumns[3]},
+			},
+		},
+	}
+	// BoardItemsColumns holds the columns for the "board_items" table.
+	BoardItemsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "text", Type: field.TypeString},
+		{Name: "status_label", Type: field.TypeString, Nullable: true},
+		{Name: "status_color", Type: field.TypeString, Nullable: true},
+		{Name: "priority_label", Type: field.TypeString, Nullable: true},
+		{Name: "priority_color", Type: field.TypeString, Nullable: true},
+		{Name: "due_date", Type: field.TypeString, Nullable: true},
+		{Name: "cells", Type: field.TypeJSON, Nullable: true},
+		{Name: "source", Type: field.TypeJSON, Nullable: true},
+		{Name: "confidence", Type: field.TypeFloat64, Nullable: true},
+		{Name: "fingerprint", Type: field.TypeString},
+		{Name: "ai_meta", Type: field.TypeJSON},
+		{Name: "last_seen_at", Type: field.TypeTime},
+		{Name: "deleted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "board_id", Type: field.TypeString},
+	}
+	// BoardItemsTable holds the schema information for the "board_items" table.
+	BoardItemsTable = &schema.Table{
+		Name:       "board_items",
+		Columns:    BoardItemsColumns,
+		PrimaryKey: []*schema.Column{BoardItemsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "board_items_boards_items",
+				Columns:    []*schema.Column{BoardItemsColumns[17]},
+				RefColumns: []*schema.Column{BoardsColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "boarditem_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{BoardItemsColumns[1]},
+			},
+			{
+				Name:    "boarditem_board_id_fingerprint",
+				Unique:  false,
+				Columns: []*schema.Column{BoardItemsColumns[17], BoardItemsColumns[11]},
+			},
+			{
+				Name:    "boarditem_board_id_last_seen_at",
+				Unique:  false,
+				Columns: []*schema.Column{BoardItemsColumns[17], BoardItemsColumns[13]},
+			},
+		},
+	}
 	// DeliveriesColumns holds the columns for the "deliveries" table.
 	DeliveriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -402,6 +486,8 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		BoardsTable,
+		BoardItemsTable,
 		DeliveriesTable,
 		DeliveryAttemptsTable,
 		EventsTable,
@@ -417,6 +503,7 @@ var (
 )
 
 func init() {
+	BoardItemsTable.ForeignKeys[0].RefTable = BoardsTable
 	DeliveriesTable.ForeignKeys[0].RefTable = WebhooksTable
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
 }

@@ -9,6 +9,12 @@ import (
 // APIKey is the predicate function for apikey builders.
 type APIKey func(*sql.Selector)
 
+// Board is the predicate function for board builders.
+type Board func(*sql.Selector)
+
+// BoardItem is the predicate function for boarditem builders.
+type BoardItem func(*sql.Selector)
+
 // Delivery is the predicate function for delivery builders.
 type Delivery func(*sql.Selector)
 

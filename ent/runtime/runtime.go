@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/board"
+	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -49,6 +51,86 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.
 	apikey.DefaultID = apikeyDescID.Default.(func() string)
+	boardMixin := schema.Board{}.Mixin()
+	boardMixinHooks0 := boardMixin[0].Hooks()
+	board.Hooks[0] = boardMixinHooks0[0]
+	boardMixinInters0 := boardMixin[0].Interceptors()
+	board.Interceptors[0] = boardMixinInters0[0]
+	boardMixinFields0 := boardMixin[0].Fields()
+	_ = boardMixinFields0
+	boardFields := schema.Board{}.Fields()
+	_ = boardFields
+	// boardDescWorkspaceID is the schema descriptor for workspace_id field.
+	boardDescWorkspaceID := boardMixinFields0[0].Descriptor()
+	// board.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	board.WorkspaceIDValidator = boardDescWorkspaceID.Validators[0].(func(string) error)
+	// boardDescAgentID is the schema descriptor for agent_id field.
+	boardDescAgentID := boardFields[1].Descriptor()
+	// board.AgentIDValidator is a validator for the "agent_id" field. It is called by the builders before save.
+	board.AgentIDValidator = boardDescAgentID.Validators[0].(func(string) error)
+	// boardDescDomain is the schema descriptor for domain field.
+	boardDescDomain := boardFields[2].Descriptor()
+	// board.DomainValidator is a validator for the "domain" field. It is called by the builders before save.
+	board.DomainValidator = boardDescDomain.Validators[0].(func(string) error)
+	// boardDescName is the schema descriptor for name field.
+	boardDescName := boardFields[3].Descriptor()
+	// board.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	board.NameValidator = boardDescName.Validators[0].(func(string) error)
+	// boardDescDescription is the schema descriptor for description field.
+	boardDescDescription := boardFields[4].Descriptor()
+	// board.DefaultDescription holds the default value on creation for the description field.
+	board.DefaultDescription = boardDescDescription.Default.(string)
+	// boardDescAgentManaged is the schema descriptor for agent_managed field.
+	boardDescAgentManaged := boardFields[5].Descriptor()
+	// board.DefaultAgentManaged holds the default value on creation for the agent_managed field.
+	board.DefaultAgentManaged = boardDescAgentManaged.Default.(bool)
+	// boardDescMemoryRetentionDays is the schema descriptor for memory_retention_days field.
+	boardDescMemoryRetentionDays := boardFields[6].Descriptor()
+	// board.DefaultMemoryRetentionDays holds the default value on creation for the memory_retention_days field.
+	board.DefaultMemoryRetentionDays = boardDescMemoryRetentionDays.Default.(int)
+	// boardDescCreatedAt is the schema descriptor for created_at field.
+	boardDescCreatedAt := boardFields[8].Descriptor()
+	// board.DefaultCreatedAt holds the default value on creation for the created_at field.
+	board.DefaultCreatedAt = boardDescCreatedAt.Default.(func() time.Time)
+	// boardDescUpdatedAt is the schema descriptor for updated_at field.
+	boardDescUpdatedAt := boardFields[9].Descriptor()
+	// board.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	board.DefaultUpdatedAt = boardDescUpdatedAt.Default.(func() time.Time)
+	// board.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	board.UpdateDefaultUpdatedAt = boardDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// boardDescID is the schema descriptor for id field.
+	boardDescID := boardFields[0].Descriptor()
+	// board.DefaultID holds the default value on creation for the id field.
+	board.DefaultID = boardDescID.Default.(func() string)
+	boarditemMixin := schema.BoardItem{}.Mixin()
+	boarditemMixinHooks0 := boarditemMixin[0].Hooks()
+	boarditem.Hooks[0] = boarditemMixinHooks0[0]
+	boarditemMixinInters0 := boarditemMixin[0].Interceptors()
+	boarditem.Interceptors[0] = boarditemMixinInters0[0]
+	boarditemMixinFields0 := boarditemMixin[0].Fields()
+	_ = boarditemMixinFields0
+	boarditemFields := schema.BoardItem{}.Fields()
+	_ = boarditemFields
+	// boarditemDescWorkspaceID is the schema descriptor for workspace_id field.
+	boarditemDescWorkspaceID := boarditemMixinFields0[0].Descriptor()
+	// boarditem.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	boarditem.WorkspaceIDValidator = boarditemDescWorkspaceID.Validators[0].(func(string) error)
+	// boarditemDescText is the schema descriptor for text field.
+	boarditemDescText := boarditemFields[2].Descriptor()
+	// boarditem.TextValidator is a validator for the "text" field. It is called by the builders before save.
+	boarditem.TextValidator = boarditemDescText.Validators[0].(func(string) error)
+	// boarditemDescCreatedAt is the schema descriptor for created_at field.
+	boarditemDescCreatedAt := boarditemFields[15].Descriptor()
+	// boarditem.DefaultCreatedAt holds the default value on creation for the created_at field.
+	boarditem.DefaultCreatedAt = boarditemDescCreatedAt.Default.(func() time.Time)
+	// boarditemDescUpdatedAt is the schema descriptor for updated_at field.
+	boarditemDescUpdatedAt := boarditemFields[16].Descriptor()
+	// boarditem.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	boarditem.DefaultUpdatedAt = boarditemDescUpdatedAt.Default.(func() time.Time)
+	// boarditemDescID is the schema descriptor for id field.
+	boarditemDescID := boarditemFields[0].Descriptor()
+	// boarditem.DefaultID holds the default value on creation for the id field.
+	boarditem.DefaultID = boarditemDescID.Default.(func() string)
 	deliveryMixin := schema.Delivery{}.Mixin()
 	deliveryMixinHooks0 := deliveryMixin[0].Hooks()
 	delivery.Hooks[0] = deliveryMixinHooks0[0]

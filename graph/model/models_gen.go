@@ -4,8 +4,115 @@ package model
 
 import (
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 )
+
+// A text to match against a board's items (1-2000 characters).
+type BoardCandidateInput struct {
+	Text string `json:"text"`
+}
+
+type BoardCell struct {
+	Column string `json:"column"`
+	Value  string `json:"value"`
+}
+
+// A cell value, keyed by the title of its column.
+type BoardCellInput struct {
+	Column string `json:"column"`
+	Value  string `json:"value"`
+}
+
+type BoardFilter struct {
+	Domain       *string `json:"domain,omitempty"`
+	AgentID      *string `json:"agent_id,omitempty"`
+	AgentManaged *bool   `json:"agent_managed,omitempty"`
+	// asc or desc by creation time; desc when omitted.
+	Order *string `json:"order,omitempty"`
+}
+
+type BoardInput struct {
+	// tasks, leads or invoices (or the custom:<slug> domain of an existing custom board).
+	Domain *string `json:"domain,omitempty"`
+	// The kind of entity a custom board tracks (1-40 characters), instead of domain.
+	EntityKind *string `json:"entity_kind,omitempty"`
+	// 1-120 characters; the domain's name by default.
+	Name *string `json:"name,omitempty"`
+	// 1-500 characters; required for a custom board.
+	Description *string `json:"description,omitempty"`
+	// The owning agent (at most 200 characters); user by default.
+	AgentID *string `json:"agent_id,omitempty"`
+	// 0-3650 days (0 keeps items forever); 30 by default.
+	MemoryRetentionDays *int `json:"memory_retention_days,omitempty"`
+}
+
+type BoardItemFilter struct {
+	ActiveOnly *bool `json:"active_only,omitempty"`
+	// A status label of the board (any case).
+	Status *string `json:"status,omitempty"`
+	// RFC 3339 date-time or epoch milliseconds: items changed at or after it.
+	UpdatedSince *string `json:"updated_since,omitempty"`
+	// asc or desc by creation time; desc when omitted.
+	Order *string `json:"order,omitempty"`
+}
+
+type BoardItemInput struct {
+	// 1-2000 characters.
+	Text     string  `json:"text"`
+	Status   *string `json:"status,omitempty"`
+	Priority *string `json:"priority,omitempty"`
+	// YYYY-MM-DD or an RFC 3339 date-time.
+	DueDate *string                  `json:"due_date,omitempty"`
+	Cells   []*BoardCellInput        `json:"cells,omitempty"`
+	Source  *switchboard.BoardSource `json:"source,omitempty"`
+	// 0 to 1.
+	Confidence     *float64 `json:"confidence,omitempty"`
+	AllowDuplicate *bool    `json:"allow_duplicate,omitempty"`
+}
+
+type BoardItemPage struct {
+	Items []*ent.BoardItem `json:"items"`
+	Limit int              `json:"limit"`
+	Skip  int              `json:"skip"`
+	Total int              `json:"total"`
+}
+
+// Changes to an item; omitted fields stay. An empty status, priority, due_date or cell value clears it.
+type BoardItemPatch struct {
+	Text       *string                  `json:"text,omitempty"`
+	Status     *string                  `json:"status,omitempty"`
+	Priority   *string                  `json:"priority,omitempty"`
+	DueDate    *string                  `json:"due_date,omitempty"`
+	Cells      []*BoardCellInput        `json:"cells,omitempty"`
+	Source     *switchboard.BoardSource `json:"source,omitempty"`
+	Confidence *float64                 `json:"confidence,omitempty"`
+	Deleted    *bool                    `json:"deleted,omitempty"`
+	// At most 500 characters, recorded in the item's history.
+	Note *string `json:"note,omitempty"`
+}
+
+type BoardItemPayload struct {
+	Item *ent.BoardItem `json:"item"`
+	// True when the item existed and took this sighting instead of a new item being created.
+	Merged bool `json:"merged"`
+}
+
+type BoardMergeReport struct {
+	Created []*ent.BoardItem `json:"created"`
+	// Matched items that changed.
+	Updated []*ent.BoardItem `json:"updated"`
+	// Matched items that only counted as seen again.
+	Unchanged int        `json:"unchanged"`
+	Board     *ent.Board `json:"board"`
+}
+
+type BoardPage struct {
+	Items []*ent.Board `json:"items"`
+	Limit int          `json:"limit"`
+	Skip  int          `json:"skip"`
+	Total int          `json:"total"`
+}
 
 type CreateWebhookPayload struct {
 	Webhook *ent.Webhook `json:"webhook"`
@@ -105,6 +212,19 @@ type ScheduledMessageFilter struct {
 	Status      *string `json:"status,omitempty"`
 	// asc or desc by creation time; desc when omitted.
 	Order *string `json:"order,omitempty"`
+}
+
+type SimilarItem struct {
+	CandidateIndex int     `json:"candidateIndex"`
+	ItemID         string  `json:"itemId"`
+	Text           string  `json:"text"`
+	Score          float64 `json:"score"`
+}
+
+type SimilarItems struct {
+	Matches []*SimilarItem `json:"matches"`
+	// Positions of the candidates that matched no item.
+	Misses []int `json:"misses"`
 }
 
 type WebhookInput struct {
