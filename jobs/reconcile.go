@@ -40,7 +40,7 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 		slog.Warn("reconciler: prune", "err", err)
 	} else if p != (Pruned{}) {
 		slog.Info("reconciler pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
-			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media)
+			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media, "board_items", p.BoardItems)
 	}
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {

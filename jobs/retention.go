@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/switchboardhq/switchboard/boards"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -26,11 +27,12 @@ const (
 
 // Pruned counts what Prune removed.
 type Pruned struct {
-	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents, Media int
+	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents, Media, BoardItems int
 }
 
 // Prune removes records past their retention as of now: idempotency keys,
-// fanned-out events, applied engine events, uploaded media past MediaRetention,
+// fanned-out events, applied engine events, board items past their board's
+// memory, uploaded media past MediaRetention,
 // and finished deliveries with their attempts. Pending work is
 // never removed.
 func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
@@ -55,6 +57,9 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 		return p, err
 	}
 	if p.Deliveries, err = h.Client.Delivery.Delete().Where(old).Exec(ctx); err != nil {
+		return p, err
+	}
+	if p.BoardItems, err = boards.Purge(ctx, h.Client, now); err != nil {
 		return p, err
 	}
 	if h.MediaRetention > 0 {
