@@ -44,7 +44,7 @@ import (
 
 var (
 	pgURL    = flag.String("pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL admin URL")
-	redisURL = flag.String("redis", "redis://127.0.0.1:6379/10", "Redis URL (its database is flushed)")
+	redisURL = flag.String("redis", "redis://127.0.0.1:6379/10", "Redis URL of the server (flushed); the anchors use the next database index")
 	clients  = flag.Int("c", 32, "concurrent clients")
 	dur      = flag.Duration("d", 10*time.Second, "duration of each throughput run")
 	fanN     = flag.Int("fanout", 2000, "deliveries in the fan-out runs")
@@ -281,7 +281,8 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				s.call("POST", fmt.Sprintf("/v1/scheduled-messages/+1555%07d", 1000000+i), body)
+				// Numbers never ending in 0000, which the sandbox rejects.
+				s.call("POST", fmt.Sprintf("/v1/scheduled-messages/+1555%03d%04d", i/9000, 1000+i%9000), body)
 			}
 		}()
 	}
@@ -410,9 +411,15 @@ func freshDatabase() (string, func()) {
 	}
 }
 
+// redisClient returns a client of the anchors' Redis database: the one after the
+// server's, flushed, so that the anchors never touch the server's queues.
 func redisClient() *redis.Client {
 	opt, err := redis.ParseURL(*redisURL)
 	check(err)
+	server := redis.NewClient(opt)
+	check(server.FlushDB(context.Background()).Err())
+	server.Close()
+	opt.DB++
 	c := redis.NewClient(opt)
 	check(c.FlushDB(context.Background()).Err())
 	return c
