@@ -206,9 +206,9 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
-	a.goWork(func() { a.Jobs.RunInbox(work, 200*time.Millisecond) })
-	a.goWork(func() { a.Jobs.RunFanout(work, 100*time.Millisecond) })
-	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay)) })
+	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Jobs.RunFanout(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
 	// What Redis lost while no worker ran is queued again at once, beside serving.
 	a.goWork(func() {
 		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
@@ -217,6 +217,10 @@ func (a *App) Start(ctx context.Context) error {
 	})
 	return nil
 }
+
+// idlePoll is how often the worker's loops look for work made by other processes
+// when there is none: the longest an event recorded elsewhere may wait.
+const idlePoll = time.Second
 
 // ShutdownTimeout bounds how long Close waits for running jobs.
 const ShutdownTimeout = 10 * time.Second

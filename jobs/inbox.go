@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -76,12 +77,12 @@ func (h *Handlers) wakeInbox() {
 }
 
 // RunInbox applies stored engine events until ctx is done: at once when one
-// arrives in this process, and every interval for the rest.
-func (h *Handlers) RunInbox(ctx context.Context, every time.Duration) {
+// arrives in this process, else polling every min while there is work and
+// backing off to max when there is none.
+func (h *Handlers) RunInbox(ctx context.Context, min, max time.Duration) {
 	h.inboxOnce.Do(func() { h.inboxWake = make(chan struct{}, 1) })
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
+	poll.Loop(ctx, min, max, h.inboxWake, func(ctx context.Context) bool {
+		found := false
 		for ctx.Err() == nil {
 			// A claimed batch is finished even when ctx ends meanwhile (a shutdown):
 			// it is bounded, and cutting it off would count failures that are none.
@@ -89,17 +90,13 @@ func (h *Handlers) RunInbox(ctx context.Context, every time.Duration) {
 			if err != nil && ctx.Err() == nil {
 				slog.Error("inbox: claim failed", "err", err)
 			}
+			found = found || n > 0
 			if n < inboxBatch || err != nil {
 				break
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-h.inboxWake:
-		}
-	}
+		return found
+	})
 }
 
 // ApplyInboxOnce claims up to one batch of due events and applies them in the

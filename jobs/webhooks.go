@@ -19,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
@@ -60,27 +61,24 @@ func RetryDelayFunc(n int, err error, t *asynq.Task) time.Duration {
 	return RetryDelay(n, err, t)
 }
 
-// RunFanout turns recorded events into webhook deliveries every interval until
-// ctx is done.
-func (h *Handlers) RunFanout(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for ctx.Err() == nil {
-				n, err := h.FanOutOnce(context.WithoutCancel(ctx)) // a batch in hand is finished
-				if err != nil && ctx.Err() == nil {
-					slog.Error("webhook fan-out failed", "err", err)
-				}
-				if n < fanoutBatch || err != nil {
-					break
-				}
+// RunFanout turns recorded events into webhook deliveries until ctx is done,
+// polling every min while there are events and backing off to max when there are
+// none.
+func (h *Handlers) RunFanout(ctx context.Context, min, max time.Duration) {
+	poll.Loop(ctx, min, max, nil, func(ctx context.Context) bool {
+		found := false
+		for ctx.Err() == nil {
+			n, err := h.FanOutOnce(context.WithoutCancel(ctx)) // a batch in hand is finished
+			if err != nil && ctx.Err() == nil {
+				slog.Error("webhook fan-out failed", "err", err)
+			}
+			found = found || n > 0
+			if n < fanoutBatch || err != nil {
+				break
 			}
 		}
-	}
+		return found
+	})
 }
 
 const fanoutBatch = 500

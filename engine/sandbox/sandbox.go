@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -20,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -29,6 +31,25 @@ type Network struct {
 	client *ent.Client
 	delay  time.Duration
 	sink   engine.Sink
+
+	wakeOnce  sync.Once
+	wake      chan struct{} // a send in this process scheduled events
+	busyUntil atomic.Int64  // unix nanos of the last event this process scheduled
+}
+
+// scheduled notes that this process scheduled events due until last.
+func (n *Network) scheduled(last time.Time) {
+	for {
+		cur := n.busyUntil.Load()
+		if last.UnixNano() <= cur || n.busyUntil.CompareAndSwap(cur, last.UnixNano()) {
+			break
+		}
+	}
+	n.wakeOnce.Do(func() { n.wake = make(chan struct{}, 1) })
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
 }
 
 // NewNetwork returns a sandbox network whose acks are spaced by delay and
@@ -48,33 +69,33 @@ const pumpBatch = 500
 // KeepWireIDs is how long the network remembers a wire id it carried.
 const KeepWireIDs = 7 * 24 * time.Hour
 
-// Run reports the network's due events every interval, and forgets old wire ids
-// hourly, until ctx is done.
-func (n *Network) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	forget := time.NewTicker(time.Hour)
-	defer forget.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-forget.C:
+// Run reports the network's due events until ctx is done, and forgets old wire
+// ids hourly. It polls every min while events come due and backs off to max when
+// none do; a send in this process starts it again from min.
+func (n *Network) Run(ctx context.Context, min, max time.Duration) {
+	n.wakeOnce.Do(func() { n.wake = make(chan struct{}, 1) })
+	lastForget := time.Now()
+	poll.Loop(ctx, min, max, n.wake, func(ctx context.Context) bool {
+		if time.Since(lastForget) > time.Hour {
+			lastForget = time.Now()
 			if _, err := n.Forget(ctx, time.Now().Add(-KeepWireIDs)); err != nil {
 				slog.Warn("sandbox: forgetting old wire ids failed", "err", err)
 			}
-		case <-t.C:
-			for ctx.Err() == nil {
-				reported, err := n.ReportDue(context.WithoutCancel(ctx), time.Now())
-				if err != nil && ctx.Err() == nil {
-					slog.Warn("sandbox: reporting events failed; retrying", "err", err)
-				}
-				if reported < pumpBatch || err != nil {
-					break
-				}
+		}
+		found := false
+		for ctx.Err() == nil {
+			reported, err := n.ReportDue(context.WithoutCancel(ctx), time.Now())
+			if err != nil && ctx.Err() == nil {
+				slog.Warn("sandbox: reporting events failed; retrying", "err", err)
+			}
+			found = found || reported > 0
+			if reported < pumpBatch || err != nil {
+				break
 			}
 		}
-	}
+		// Keep polling often until what this process scheduled has come due.
+		return found || time.Now().UnixNano() <= n.busyUntil.Load()
+	})
 }
 
 // ReportDue reports up to one batch of events due by now to the sink, oldest
@@ -202,7 +223,11 @@ func (e *Engine) Send(ctx context.Context, m engine.Outgoing) (engine.Key, error
 	if err := tx.SandboxEvent.CreateBulk(creates...).Exec(ctx); err != nil {
 		return engine.Key{}, err
 	}
-	return key, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return engine.Key{}, err
+	}
+	e.net.scheduled(now.Add(time.Duration(script[len(script)-1].factor * float64(e.net.delay))))
+	return key, nil
 }
 
 // step is an event the network reports factor times the ack delay after a send.

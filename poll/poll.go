@@ -1,0 +1,52 @@
+// Package poll paces the loops that look for work in the database: often while
+// there is work, rarely when there is none, at once when told that work arrived.
+package poll
+
+import (
+	"context"
+	"time"
+)
+
+// Loop calls work until ctx is done. After a call that found work it waits min;
+// after each call that found none the wait doubles, up to max. A signal on wake
+// (which may be nil) ends the wait at once and starts again from min.
+func Loop(ctx context.Context, min, max time.Duration, wake <-chan struct{}, work func(context.Context) (found bool)) {
+	wait := min
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-wake:
+			wait = min
+		}
+		if work(ctx) {
+			wait = min
+		} else {
+			wait = Next(wait, min, max)
+		}
+		t.Reset(wait)
+	}
+}
+
+// Next is the wait after an idle call that followed a wait of w: twice w, within
+// [min, max].
+func Next(w, min, max time.Duration) time.Duration {
+	return minDur(maxDur(2*w, min), max)
+}
+
+func minDur(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func maxDur(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
