@@ -103,69 +103,89 @@ func AckForStatus(status string) int {
 	return int(engine.AckPending)
 }
 
-// Change is an optional part of a transition.
-type Change func(*ent.MessageUpdateOne)
+// Change is an optional part of a transition: it sets fields both in the update
+// and in the copy of the message that Move returns.
+type Change func(u *ent.MessageUpdate, next *ent.Message)
 
 // WithReason sets the failure reason.
 func WithReason(reason string) Change {
-	return func(u *ent.MessageUpdateOne) { u.SetFailureReason(reason) }
+	return func(u *ent.MessageUpdate, next *ent.Message) {
+		u.SetFailureReason(reason)
+		next.FailureReason = reason
+	}
 }
 
 // WithKey records the network key of the message.
 func WithKey(k engine.Key) Change {
-	return func(u *ent.MessageUpdateOne) {
+	return func(u *ent.MessageUpdate, next *ent.Message) {
 		u.SetWaID(k.ID).SetWaParticipant(k.Participant).SetWaSerialized(k.Serialized())
+		next.WaID, next.WaParticipant, next.WaSerialized = k.ID, k.Participant, k.Serialized()
 	}
 }
 
 // Move moves m to status to at time at, inside tx, if m is still as it was read
 // (compare-and-set on its status, and on its claim token while it is sending: a
 // claim is taken back only by the one that holds it). Moving to sending takes a new
-// claim token. It fills the timestamps of every stage the move
-// proves (a read message was also confirmed and received) and records the events
-// the move causes. It returns the updated message and whether the move happened.
+// claim token. It fills the timestamps of every stage the move proves (a read
+// message was also confirmed and received) and records the events the move causes.
+// It returns the updated message and whether the move happened. The update is one
+// statement: the message returned is m with the same changes applied, not read
+// back.
 func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
 	if !CanMove(m.Status, to) {
 		return m, false, nil
 	}
-	u := tx.Message.UpdateOneID(m.ID).Where(message.Status(m.Status)).SetStatus(to)
+	now := time.Now()
+	next := *m
+	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(to).SetUpdatedAt(now)
+	next.Status, next.UpdatedAt = to, now
 	if m.Status == StatusSending {
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
+		next.ClaimToken = ""
+	}
+	stamp := func(field **time.Time, set func(time.Time) *ent.MessageUpdate) {
+		if *field == nil {
+			set(at)
+			*field = &at
+		}
 	}
 	r := rank[to]
-	if r >= rank[StatusConfirmed] && m.ConfirmedAt == nil {
-		u.SetConfirmedAt(at)
+	if r >= rank[StatusConfirmed] {
+		stamp(&next.ConfirmedAt, u.SetConfirmedAt)
 	}
-	if r >= rank[StatusReceived] && m.ReceivedAt == nil {
-		u.SetReceivedAt(at)
+	if r >= rank[StatusReceived] {
+		stamp(&next.ReceivedAt, u.SetReceivedAt)
 	}
-	if r >= rank[StatusRead] && m.ReadAt == nil {
-		u.SetReadAt(at)
+	if r >= rank[StatusRead] {
+		stamp(&next.ReadAt, u.SetReadAt)
 	}
-	if to == StatusPlayed && m.PlayedAt == nil {
-		u.SetPlayedAt(at)
+	if to == StatusPlayed {
+		stamp(&next.PlayedAt, u.SetPlayedAt)
 	}
 	if to == StatusFailed || to == StatusExpired {
 		u.SetFailedAt(at)
+		next.FailedAt = &at
 	}
 	if to == StatusSending {
-		u.AddDispatchAttempts(1).SetClaimToken(switchboard.RandomToken(10))
+		token := switchboard.RandomToken(10)
+		u.AddDispatchAttempts(1).SetClaimToken(token)
+		next.DispatchAttempts, next.ClaimToken = m.DispatchAttempts+1, token
 	}
 	for _, c := range changes {
-		c(u)
+		c(u, &next)
 	}
-	next, err := u.Save(ctx)
-	if ent.IsNotFound(err) {
-		return m, false, nil // someone else moved it first
-	} else if err != nil {
+	n, err := u.Save(ctx)
+	if err != nil {
 		return m, false, fmt.Errorf("messaging: move %s to %s: %w", m.ID, to, err)
+	} else if n == 0 {
+		return m, false, nil // someone else moved it first
 	}
 	for _, typ := range eventsFor(m.Status, to) {
-		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(next)); err != nil {
+		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(&next)); err != nil {
 			return m, false, err
 		}
 	}
-	return next, true, nil
+	return &next, true, nil
 }
 
 // eventsFor lists the webhook events a move causes.
