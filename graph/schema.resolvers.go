@@ -252,19 +252,7 @@ func (r *queryResolver) Message(ctx context.Context, key string, chatID *string)
 	if err := checkText("id", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
-	q := r.Client.Message.Query()
-	if _, ok := engine.ParseKey(key); ok {
-		q.Where(message.WaSerialized(key))
-	} else if chatID != nil {
-		q.Where(message.WaID(key), message.To(*chatID))
-	} else {
-		q.Where(message.WaID(key))
-	}
-	m, err := q.First(ctx)
-	if ent.IsNotFound(err) {
-		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No message with key %s.", quote(key))
-	}
-	return m, err
+	return r.storedMessage(ctx, key, chatID)
 }
 
 // Webhook is the resolver for the webhook field.

@@ -200,3 +200,20 @@ func urlSafeName(name string) string {
 	}
 	return b.String()
 }
+
+// Get returns the media behind a URL this store issued (ok false for any other
+// URL, or one whose media is gone).
+func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error) {
+	rest, found := strings.CutPrefix(rawURL, s.baseURL+"/media/")
+	if !found {
+		return nil, "", "", false, nil
+	}
+	token, _, _ := strings.Cut(rest, "/")
+	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, "", "", false, nil
+	} else if err != nil {
+		return nil, "", "", false, err
+	}
+	return m.Data, m.ContentType, m.Filename, true, nil
+}

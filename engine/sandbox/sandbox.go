@@ -29,12 +29,16 @@ type Network struct {
 	client *ent.Client
 	delay  time.Duration
 	sink   engine.Sink
+
+	mu     sync.Mutex
+	worlds map[string]*world // by workspace, built on first use
+	synced map[string]bool   // workspaces whose history was reported
 }
 
 // NewNetwork returns a sandbox network whose acks are spaced by delay and
 // reported to sink.
 func NewNetwork(client *ent.Client, delay time.Duration, sink engine.Sink) *Network {
-	return &Network{client: client, delay: delay, sink: sink}
+	return &Network{client: client, delay: delay, sink: sink, worlds: map[string]*world{}, synced: map[string]bool{}}
 }
 
 // Engine returns a new engine session of the network for a workspace.
