@@ -253,8 +253,9 @@ func (r *Resolver) chatList(ctx context.Context, f *model.ChatFilter, limit, ski
 		kind, ok := map[string]string{"groups": engine.ChatGroup, "contacts": engine.ChatContact, "newsletters": engine.ChatNewsletter}[*f.Filter]
 		if !ok {
 			p.Add("filter", "invalid_enum_value", "filter must be one of groups, contacts, newsletters")
+		} else {
+			kinds = append(kinds, kind)
 		}
-		kinds = append(kinds, kind)
 	}
 	if f.Kinds != nil && len(f.Kinds) == 0 {
 		p.Add("kinds", "too_small", "kinds must name at least one kind")
@@ -853,4 +854,24 @@ func (r *Resolver) newsletter(ctx context.Context, id string) (*ent.Chat, error)
 		return nil, err
 	}
 	return r.chatByID(ctx, "id", id)
+}
+
+// Quoted returns the stored messages that msgs reply to, by serialized key, in one
+// query, for rendering quotedMessage.
+func (r *Resolver) Quoted(ctx context.Context, msgs []*ent.Message) (map[string]*ent.Message, error) {
+	var keys []string
+	for _, m := range msgs {
+		if m.ReplyTo != "" {
+			keys = append(keys, m.ReplyTo)
+		}
+	}
+	out := map[string]*ent.Message{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	found, err := r.Client.Message.Query().Where(message.WaSerializedIn(keys...)).All(ctx)
+	for _, m := range found {
+		out[m.WaSerialized] = m
+	}
+	return out, err
 }
