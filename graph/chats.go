@@ -427,15 +427,7 @@ func (r *Resolver) storedMessages(ctx context.Context, f *model.StoredMessageFil
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return messagePage(ctx, q, order, l, s)
 }
 
 // messageAcks is the use case behind messageAcks.
@@ -874,4 +866,17 @@ func (r *Resolver) Quoted(ctx context.Context, msgs []*ent.Message) (map[string]
 		out[m.WaSerialized] = m
 	}
 	return out, err
+}
+
+// messagePage is one page of q by time in order, with the exact total.
+func messagePage(ctx context.Context, q *ent.MessageQuery, order func(...string) func(*sql.Selector), l, s int) (*model.MessagePage, error) {
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }

@@ -222,15 +222,7 @@ func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.Sch
 			return nil, err
 		}
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return messagePage(ctx, q, order, l, s)
 }
 
 // ScheduledMessage is the resolver for the scheduledMessage field.
