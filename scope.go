@@ -3,21 +3,25 @@ package switchboard
 // Scopes an API key can hold (spec "Authentication"). ScopeAll grants every scope
 // of a workspace; ScopeOperator is not one of them (see Grants).
 const (
-	ScopeAll            = "*"
-	ScopeAccountRead    = "account:read"
-	ScopeMessagesRead   = "messages:read"
-	ScopeMessagesWrite  = "messages:write"
-	ScopeChatsRead      = "chats:read"
-	ScopeGroupsRead     = "groups:read"
-	ScopeGroupsWrite    = "groups:write"
-	ScopeBoardsRead     = "boards:read"
-	ScopeBoardsWrite    = "boards:write"
-	ScopeAudiencesWrite = "audiences:write"
-	ScopeCampaignsWrite = "campaigns:write"
-	ScopeMusicWrite     = "music:write"
-	ScopeWebhooksRead   = "webhooks:read"
-	ScopeWebhooksWrite  = "webhooks:write"
-	ScopeAdmin          = "admin"
+	ScopeAll              = "*"
+	ScopeAccountRead      = "account:read"
+	ScopeMessagesRead     = "messages:read"
+	ScopeMessagesWrite    = "messages:write"
+	ScopeChatsRead        = "chats:read"
+	ScopeChatsWrite       = "chats:write"
+	ScopeContactsRead     = "contacts:read"
+	ScopeNewslettersRead  = "newsletters:read"
+	ScopeNewslettersWrite = "newsletters:write"
+	ScopeGroupsRead       = "groups:read"
+	ScopeGroupsWrite      = "groups:write"
+	ScopeBoardsRead       = "boards:read"
+	ScopeBoardsWrite      = "boards:write"
+	ScopeAudiencesWrite   = "audiences:write"
+	ScopeCampaignsWrite   = "campaigns:write"
+	ScopeMusicWrite       = "music:write"
+	ScopeWebhooksRead     = "webhooks:read"
+	ScopeWebhooksWrite    = "webhooks:write"
+	ScopeAdmin            = "admin"
 	// ScopeOperator is the right to operate the server (the /monitoring queue
 	// dashboard, read-only): it sees every workspace, so only a key created with it
 	// explicitly holds it, never "*".
@@ -26,7 +30,8 @@ const (
 
 // KnownScopes lists every scope a key may be created with, besides ScopeAll.
 var KnownScopes = []string{
-	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead,
+	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead, ScopeChatsWrite, ScopeContactsRead,
+	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesWrite,
 	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
 }

@@ -142,6 +142,12 @@ type Event struct {
 	Reaction    string       `json:"reaction,omitempty"`
 	Votes       []string     `json:"votes,omitempty"`
 	Group       *GroupChange `json:"group,omitempty"`
+	// History is the slice of history of an EventHistory.
+	History *History `json:"history,omitempty"`
+	// Chat is the chat an EventChat changes.
+	Chat *ChatState `json:"chat,omitempty"`
+	// Pinned is how long an EventPin pins Key for; 0 unpins.
+	Pinned time.Duration `json:"pinned,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -171,6 +177,12 @@ func (ev Event) Subject() string {
 	switch {
 	case ev.Type == EventGroup && ev.Group != nil:
 		return "group:" + ev.Group.GroupID
+	case ev.Type == EventChat && ev.Chat != nil:
+		return "chat:" + ev.Chat.ID
+	case ev.Type == EventHistory && ev.History != nil && len(ev.History.Coverage) == 1:
+		return "chat:" + ev.History.Coverage[0].ChatID
+	case ev.Type == EventHistory:
+		return "history:" + ev.WorkspaceID
 	case ev.Type == EventConnected || ev.Type == EventGone:
 		return "engine:" + ev.EngineID
 	case ev.Type == EventMessage && ev.Message != nil:

@@ -18,6 +18,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -27,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 
@@ -44,6 +48,12 @@ type Client struct {
 	Board *BoardClient
 	// BoardItem is the client for interacting with the BoardItem builders.
 	BoardItem *BoardItemClient
+	// Chat is the client for interacting with the Chat builders.
+	Chat *ChatClient
+	// ChatMember is the client for interacting with the ChatMember builders.
+	ChatMember *ChatMemberClient
+	// Contact is the client for interacting with the Contact builders.
+	Contact *ContactClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
@@ -62,6 +72,8 @@ type Client struct {
 	SandboxEvent *SandboxEventClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
 	SandboxSend *SandboxSendClient
+	// SandboxWorld is the client for interacting with the SandboxWorld builders.
+	SandboxWorld *SandboxWorldClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -80,6 +92,9 @@ func (c *Client) init() {
 	c.APIKey = NewAPIKeyClient(c.config)
 	c.Board = NewBoardClient(c.config)
 	c.BoardItem = NewBoardItemClient(c.config)
+	c.Chat = NewChatClient(c.config)
+	c.ChatMember = NewChatMemberClient(c.config)
+	c.Contact = NewContactClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
 	c.Event = NewEventClient(c.config)
@@ -89,6 +104,7 @@ func (c *Client) init() {
 	c.Message = NewMessageClient(c.config)
 	c.SandboxEvent = NewSandboxEventClient(c.config)
 	c.SandboxSend = NewSandboxSendClient(c.config)
+	c.SandboxWorld = NewSandboxWorldClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
 	c.Workspace = NewWorkspaceClient(c.config)
 }
@@ -186,6 +202,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		APIKey:          NewAPIKeyClient(cfg),
 		Board:           NewBoardClient(cfg),
 		BoardItem:       NewBoardItemClient(cfg),
+		Chat:            NewChatClient(cfg),
+		ChatMember:      NewChatMemberClient(cfg),
+		Contact:         NewContactClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
@@ -195,6 +214,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Message:         NewMessageClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
+		SandboxWorld:    NewSandboxWorldClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -219,6 +239,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		APIKey:          NewAPIKeyClient(cfg),
 		Board:           NewBoardClient(cfg),
 		BoardItem:       NewBoardItemClient(cfg),
+		Chat:            NewChatClient(cfg),
+		ChatMember:      NewChatMemberClient(cfg),
+		Contact:         NewContactClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
 		Event:           NewEventClient(cfg),
@@ -228,6 +251,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Message:         NewMessageClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
+		SandboxWorld:    NewSandboxWorldClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -259,9 +283,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Board, c.BoardItem, c.Delivery, c.DeliveryAttempt, c.Event,
-		c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.SandboxEvent,
-		c.SandboxSend, c.Webhook, c.Workspace,
+		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
+		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
+		c.SandboxEvent, c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -271,9 +295,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Board, c.BoardItem, c.Delivery, c.DeliveryAttempt, c.Event,
-		c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.SandboxEvent,
-		c.SandboxSend, c.Webhook, c.Workspace,
+		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
+		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
+		c.SandboxEvent, c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -288,6 +312,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Board.mutate(ctx, m)
 	case *BoardItemMutation:
 		return c.BoardItem.mutate(ctx, m)
+	case *ChatMutation:
+		return c.Chat.mutate(ctx, m)
+	case *ChatMemberMutation:
+		return c.ChatMember.mutate(ctx, m)
+	case *ContactMutation:
+		return c.Contact.mutate(ctx, m)
 	case *DeliveryMutation:
 		return c.Delivery.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
@@ -306,6 +336,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SandboxEvent.mutate(ctx, m)
 	case *SandboxSendMutation:
 		return c.SandboxSend.mutate(ctx, m)
+	case *SandboxWorldMutation:
+		return c.SandboxWorld.mutate(ctx, m)
 	case *WebhookMutation:
 		return c.Webhook.mutate(ctx, m)
 	case *WorkspaceMutation:
@@ -749,6 +781,411 @@ func (c *BoardItemClient) mutate(ctx context.Context, m *BoardItemMutation) (Val
 		return (&BoardItemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown BoardItem mutation op: %q", m.Op())
+	}
+}
+
+// ChatClient is a client for the Chat schema.
+type ChatClient struct {
+	config
+}
+
+// NewChatClient returns a client for the Chat from the given config.
+func NewChatClient(c config) *ChatClient {
+	return &ChatClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `chat.Hooks(f(g(h())))`.
+func (c *ChatClient) Use(hooks ...Hook) {
+	c.hooks.Chat = append(c.hooks.Chat, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `chat.Intercept(f(g(h())))`.
+func (c *ChatClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Chat = append(c.inters.Chat, interceptors...)
+}
+
+// Create returns a builder for creating a Chat entity.
+func (c *ChatClient) Create() *ChatCreate {
+	mutation := newChatMutation(c.config, OpCreate)
+	return &ChatCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Chat entities.
+func (c *ChatClient) CreateBulk(builders ...*ChatCreate) *ChatCreateBulk {
+	return &ChatCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChatClient) MapCreateBulk(slice any, setFunc func(*ChatCreate, int)) *ChatCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChatCreateBulk{err: fmt.Errorf("calling to ChatClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChatCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChatCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Chat.
+func (c *ChatClient) Update() *ChatUpdate {
+	mutation := newChatMutation(c.config, OpUpdate)
+	return &ChatUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChatClient) UpdateOne(_m *Chat) *ChatUpdateOne {
+	mutation := newChatMutation(c.config, OpUpdateOne, withChat(_m))
+	return &ChatUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChatClient) UpdateOneID(id string) *ChatUpdateOne {
+	mutation := newChatMutation(c.config, OpUpdateOne, withChatID(id))
+	return &ChatUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Chat.
+func (c *ChatClient) Delete() *ChatDelete {
+	mutation := newChatMutation(c.config, OpDelete)
+	return &ChatDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChatClient) DeleteOne(_m *Chat) *ChatDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChatClient) DeleteOneID(id string) *ChatDeleteOne {
+	builder := c.Delete().Where(chat.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChatDeleteOne{builder}
+}
+
+// Query returns a query builder for Chat.
+func (c *ChatClient) Query() *ChatQuery {
+	return &ChatQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChat},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Chat entity by its id.
+func (c *ChatClient) Get(ctx context.Context, id string) (*Chat, error) {
+	return c.Query().Where(chat.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChatClient) GetX(ctx context.Context, id string) *Chat {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChatClient) Hooks() []Hook {
+	hooks := c.hooks.Chat
+	return append(hooks[:len(hooks):len(hooks)], chat.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChatClient) Interceptors() []Interceptor {
+	inters := c.inters.Chat
+	return append(inters[:len(inters):len(inters)], chat.Interceptors[:]...)
+}
+
+func (c *ChatClient) mutate(ctx context.Context, m *ChatMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChatCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChatUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChatUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChatDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Chat mutation op: %q", m.Op())
+	}
+}
+
+// ChatMemberClient is a client for the ChatMember schema.
+type ChatMemberClient struct {
+	config
+}
+
+// NewChatMemberClient returns a client for the ChatMember from the given config.
+func NewChatMemberClient(c config) *ChatMemberClient {
+	return &ChatMemberClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `chatmember.Hooks(f(g(h())))`.
+func (c *ChatMemberClient) Use(hooks ...Hook) {
+	c.hooks.ChatMember = append(c.hooks.ChatMember, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `chatmember.Intercept(f(g(h())))`.
+func (c *ChatMemberClient) Intercept(interceptors ...Interceptor) {
+	c.inters.ChatMember = append(c.inters.ChatMember, interceptors...)
+}
+
+// Create returns a builder for creating a ChatMember entity.
+func (c *ChatMemberClient) Create() *ChatMemberCreate {
+	mutation := newChatMemberMutation(c.config, OpCreate)
+	return &ChatMemberCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of ChatMember entities.
+func (c *ChatMemberClient) CreateBulk(builders ...*ChatMemberCreate) *ChatMemberCreateBulk {
+	return &ChatMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ChatMemberClient) MapCreateBulk(slice any, setFunc func(*ChatMemberCreate, int)) *ChatMemberCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ChatMemberCreateBulk{err: fmt.Errorf("calling to ChatMemberClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ChatMemberCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ChatMemberCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for ChatMember.
+func (c *ChatMemberClient) Update() *ChatMemberUpdate {
+	mutation := newChatMemberMutation(c.config, OpUpdate)
+	return &ChatMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ChatMemberClient) UpdateOne(_m *ChatMember) *ChatMemberUpdateOne {
+	mutation := newChatMemberMutation(c.config, OpUpdateOne, withChatMember(_m))
+	return &ChatMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ChatMemberClient) UpdateOneID(id string) *ChatMemberUpdateOne {
+	mutation := newChatMemberMutation(c.config, OpUpdateOne, withChatMemberID(id))
+	return &ChatMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for ChatMember.
+func (c *ChatMemberClient) Delete() *ChatMemberDelete {
+	mutation := newChatMemberMutation(c.config, OpDelete)
+	return &ChatMemberDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ChatMemberClient) DeleteOne(_m *ChatMember) *ChatMemberDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ChatMemberClient) DeleteOneID(id string) *ChatMemberDeleteOne {
+	builder := c.Delete().Where(chatmember.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ChatMemberDeleteOne{builder}
+}
+
+// Query returns a query builder for ChatMember.
+func (c *ChatMemberClient) Query() *ChatMemberQuery {
+	return &ChatMemberQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeChatMember},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a ChatMember entity by its id.
+func (c *ChatMemberClient) Get(ctx context.Context, id string) (*ChatMember, error) {
+	return c.Query().Where(chatmember.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ChatMemberClient) GetX(ctx context.Context, id string) *ChatMember {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ChatMemberClient) Hooks() []Hook {
+	hooks := c.hooks.ChatMember
+	return append(hooks[:len(hooks):len(hooks)], chatmember.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ChatMemberClient) Interceptors() []Interceptor {
+	inters := c.inters.ChatMember
+	return append(inters[:len(inters):len(inters)], chatmember.Interceptors[:]...)
+}
+
+func (c *ChatMemberClient) mutate(ctx context.Context, m *ChatMemberMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ChatMemberCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ChatMemberUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ChatMemberUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ChatMemberDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown ChatMember mutation op: %q", m.Op())
+	}
+}
+
+// ContactClient is a client for the Contact schema.
+type ContactClient struct {
+	config
+}
+
+// NewContactClient returns a client for the Contact from the given config.
+func NewContactClient(c config) *ContactClient {
+	return &ContactClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `contact.Hooks(f(g(h())))`.
+func (c *ContactClient) Use(hooks ...Hook) {
+	c.hooks.Contact = append(c.hooks.Contact, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `contact.Intercept(f(g(h())))`.
+func (c *ContactClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Contact = append(c.inters.Contact, interceptors...)
+}
+
+// Create returns a builder for creating a Contact entity.
+func (c *ContactClient) Create() *ContactCreate {
+	mutation := newContactMutation(c.config, OpCreate)
+	return &ContactCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Contact entities.
+func (c *ContactClient) CreateBulk(builders ...*ContactCreate) *ContactCreateBulk {
+	return &ContactCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *ContactClient) MapCreateBulk(slice any, setFunc func(*ContactCreate, int)) *ContactCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &ContactCreateBulk{err: fmt.Errorf("calling to ContactClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*ContactCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &ContactCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Contact.
+func (c *ContactClient) Update() *ContactUpdate {
+	mutation := newContactMutation(c.config, OpUpdate)
+	return &ContactUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *ContactClient) UpdateOne(_m *Contact) *ContactUpdateOne {
+	mutation := newContactMutation(c.config, OpUpdateOne, withContact(_m))
+	return &ContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *ContactClient) UpdateOneID(id string) *ContactUpdateOne {
+	mutation := newContactMutation(c.config, OpUpdateOne, withContactID(id))
+	return &ContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Contact.
+func (c *ContactClient) Delete() *ContactDelete {
+	mutation := newContactMutation(c.config, OpDelete)
+	return &ContactDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *ContactClient) DeleteOne(_m *Contact) *ContactDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *ContactClient) DeleteOneID(id string) *ContactDeleteOne {
+	builder := c.Delete().Where(contact.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &ContactDeleteOne{builder}
+}
+
+// Query returns a query builder for Contact.
+func (c *ContactClient) Query() *ContactQuery {
+	return &ContactQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeContact},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Contact entity by its id.
+func (c *ContactClient) Get(ctx context.Context, id string) (*Contact, error) {
+	return c.Query().Where(contact.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *ContactClient) GetX(ctx context.Context, id string) *Contact {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *ContactClient) Hooks() []Hook {
+	hooks := c.hooks.Contact
+	return append(hooks[:len(hooks):len(hooks)], contact.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *ContactClient) Interceptors() []Interceptor {
+	inters := c.inters.Contact
+	return append(inters[:len(inters):len(inters)], contact.Interceptors[:]...)
+}
+
+func (c *ContactClient) mutate(ctx context.Context, m *ContactMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&ContactCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&ContactUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&ContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&ContactDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Contact mutation op: %q", m.Op())
 	}
 }
 
@@ -2015,6 +2452,141 @@ func (c *SandboxSendClient) mutate(ctx context.Context, m *SandboxSendMutation) 
 	}
 }
 
+// SandboxWorldClient is a client for the SandboxWorld schema.
+type SandboxWorldClient struct {
+	config
+}
+
+// NewSandboxWorldClient returns a client for the SandboxWorld from the given config.
+func NewSandboxWorldClient(c config) *SandboxWorldClient {
+	return &SandboxWorldClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxworld.Hooks(f(g(h())))`.
+func (c *SandboxWorldClient) Use(hooks ...Hook) {
+	c.hooks.SandboxWorld = append(c.hooks.SandboxWorld, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxworld.Intercept(f(g(h())))`.
+func (c *SandboxWorldClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxWorld = append(c.inters.SandboxWorld, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxWorld entity.
+func (c *SandboxWorldClient) Create() *SandboxWorldCreate {
+	mutation := newSandboxWorldMutation(c.config, OpCreate)
+	return &SandboxWorldCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxWorld entities.
+func (c *SandboxWorldClient) CreateBulk(builders ...*SandboxWorldCreate) *SandboxWorldCreateBulk {
+	return &SandboxWorldCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxWorldClient) MapCreateBulk(slice any, setFunc func(*SandboxWorldCreate, int)) *SandboxWorldCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxWorldCreateBulk{err: fmt.Errorf("calling to SandboxWorldClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxWorldCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxWorldCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxWorld.
+func (c *SandboxWorldClient) Update() *SandboxWorldUpdate {
+	mutation := newSandboxWorldMutation(c.config, OpUpdate)
+	return &SandboxWorldUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxWorldClient) UpdateOne(_m *SandboxWorld) *SandboxWorldUpdateOne {
+	mutation := newSandboxWorldMutation(c.config, OpUpdateOne, withSandboxWorld(_m))
+	return &SandboxWorldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxWorldClient) UpdateOneID(id string) *SandboxWorldUpdateOne {
+	mutation := newSandboxWorldMutation(c.config, OpUpdateOne, withSandboxWorldID(id))
+	return &SandboxWorldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxWorld.
+func (c *SandboxWorldClient) Delete() *SandboxWorldDelete {
+	mutation := newSandboxWorldMutation(c.config, OpDelete)
+	return &SandboxWorldDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxWorldClient) DeleteOne(_m *SandboxWorld) *SandboxWorldDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxWorldClient) DeleteOneID(id string) *SandboxWorldDeleteOne {
+	builder := c.Delete().Where(sandboxworld.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxWorldDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxWorld.
+func (c *SandboxWorldClient) Query() *SandboxWorldQuery {
+	return &SandboxWorldQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxWorld},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxWorld entity by its id.
+func (c *SandboxWorldClient) Get(ctx context.Context, id string) (*SandboxWorld, error) {
+	return c.Query().Where(sandboxworld.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxWorldClient) GetX(ctx context.Context, id string) *SandboxWorld {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxWorldClient) Hooks() []Hook {
+	hooks := c.hooks.SandboxWorld
+	return append(hooks[:len(hooks):len(hooks)], sandboxworld.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxWorldClient) Interceptors() []Interceptor {
+	inters := c.inters.SandboxWorld
+	return append(inters[:len(inters):len(inters)], sandboxworld.Interceptors[:]...)
+}
+
+func (c *SandboxWorldClient) mutate(ctx context.Context, m *SandboxWorldMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxWorldCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxWorldUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxWorldUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxWorldDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxWorld mutation op: %q", m.Op())
+	}
+}
+
 // WebhookClient is a client for the Webhook schema.
 type WebhookClient struct {
 	config
@@ -2302,14 +2874,14 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Board, BoardItem, Delivery, DeliveryAttempt, Event, IdempotencyKey,
-		InboxEvent, Media, Message, SandboxEvent, SandboxSend, Webhook,
-		Workspace []ent.Hook
+		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
+		Event, IdempotencyKey, InboxEvent, Media, Message, SandboxEvent, SandboxSend,
+		SandboxWorld, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
-		APIKey, Board, BoardItem, Delivery, DeliveryAttempt, Event, IdempotencyKey,
-		InboxEvent, Media, Message, SandboxEvent, SandboxSend, Webhook,
-		Workspace []ent.Interceptor
+		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
+		Event, IdempotencyKey, InboxEvent, Media, Message, SandboxEvent, SandboxSend,
+		SandboxWorld, Webhook, Workspace []ent.Interceptor
 	}
 )
 

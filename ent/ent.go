@@ -15,6 +15,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -24,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -89,6 +93,9 @@ func checkColumn(t, c string) error {
 			apikey.Table:          apikey.ValidColumn,
 			board.Table:           board.ValidColumn,
 			boarditem.Table:       boarditem.ValidColumn,
+			chat.Table:            chat.ValidColumn,
+			chatmember.Table:      chatmember.ValidColumn,
+			contact.Table:         contact.ValidColumn,
 			delivery.Table:        delivery.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
 			event.Table:           event.ValidColumn,
@@ -98,6 +105,7 @@ func checkColumn(t, c string) error {
 			message.Table:         message.ValidColumn,
 			sandboxevent.Table:    sandboxevent.ValidColumn,
 			sandboxsend.Table:     sandboxsend.ValidColumn,
+			sandboxworld.Table:    sandboxworld.ValidColumn,
 			webhook.Table:         webhook.ValidColumn,
 			workspace.Table:       workspace.ValidColumn,
 		})

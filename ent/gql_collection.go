@@ -12,6 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -392,6 +394,302 @@ func newBoardItemPaginateArgs(rv map[string]any) *boarditemPaginateArgs {
 }
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ChatQuery) CollectFields(ctx context.Context, satisfies ...string) (*ChatQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ChatQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(chat.Columns))
+		selectedFields = []string{chat.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "workspaceID":
+			if _, ok := fieldSeen[chat.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, chat.FieldWorkspaceID)
+				fieldSeen[chat.FieldWorkspaceID] = struct{}{}
+			}
+		case "jid":
+			if _, ok := fieldSeen[chat.FieldJid]; !ok {
+				selectedFields = append(selectedFields, chat.FieldJid)
+				fieldSeen[chat.FieldJid] = struct{}{}
+			}
+		case "kind":
+			if _, ok := fieldSeen[chat.FieldKind]; !ok {
+				selectedFields = append(selectedFields, chat.FieldKind)
+				fieldSeen[chat.FieldKind] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[chat.FieldName]; !ok {
+				selectedFields = append(selectedFields, chat.FieldName)
+				fieldSeen[chat.FieldName] = struct{}{}
+			}
+		case "pinned":
+			if _, ok := fieldSeen[chat.FieldPinned]; !ok {
+				selectedFields = append(selectedFields, chat.FieldPinned)
+				fieldSeen[chat.FieldPinned] = struct{}{}
+			}
+		case "archived":
+			if _, ok := fieldSeen[chat.FieldArchived]; !ok {
+				selectedFields = append(selectedFields, chat.FieldArchived)
+				fieldSeen[chat.FieldArchived] = struct{}{}
+			}
+		case "markedUnread":
+			if _, ok := fieldSeen[chat.FieldMarkedUnread]; !ok {
+				selectedFields = append(selectedFields, chat.FieldMarkedUnread)
+				fieldSeen[chat.FieldMarkedUnread] = struct{}{}
+			}
+		case "unreadCount":
+			if _, ok := fieldSeen[chat.FieldUnreadCount]; !ok {
+				selectedFields = append(selectedFields, chat.FieldUnreadCount)
+				fieldSeen[chat.FieldUnreadCount] = struct{}{}
+			}
+		case "lastMessageAt":
+			if _, ok := fieldSeen[chat.FieldLastMessageAt]; !ok {
+				selectedFields = append(selectedFields, chat.FieldLastMessageAt)
+				fieldSeen[chat.FieldLastMessageAt] = struct{}{}
+			}
+		case "lastMessageText":
+			if _, ok := fieldSeen[chat.FieldLastMessageText]; !ok {
+				selectedFields = append(selectedFields, chat.FieldLastMessageText)
+				fieldSeen[chat.FieldLastMessageText] = struct{}{}
+			}
+		case "lastMessageFromMe":
+			if _, ok := fieldSeen[chat.FieldLastMessageFromMe]; !ok {
+				selectedFields = append(selectedFields, chat.FieldLastMessageFromMe)
+				fieldSeen[chat.FieldLastMessageFromMe] = struct{}{}
+			}
+		case "owner":
+			if _, ok := fieldSeen[chat.FieldOwner]; !ok {
+				selectedFields = append(selectedFields, chat.FieldOwner)
+				fieldSeen[chat.FieldOwner] = struct{}{}
+			}
+		case "description":
+			if _, ok := fieldSeen[chat.FieldDescription]; !ok {
+				selectedFields = append(selectedFields, chat.FieldDescription)
+				fieldSeen[chat.FieldDescription] = struct{}{}
+			}
+		case "restrict":
+			if _, ok := fieldSeen[chat.FieldRestrict]; !ok {
+				selectedFields = append(selectedFields, chat.FieldRestrict)
+				fieldSeen[chat.FieldRestrict] = struct{}{}
+			}
+		case "announce":
+			if _, ok := fieldSeen[chat.FieldAnnounce]; !ok {
+				selectedFields = append(selectedFields, chat.FieldAnnounce)
+				fieldSeen[chat.FieldAnnounce] = struct{}{}
+			}
+		case "participantCount":
+			if _, ok := fieldSeen[chat.FieldParticipantCount]; !ok {
+				selectedFields = append(selectedFields, chat.FieldParticipantCount)
+				fieldSeen[chat.FieldParticipantCount] = struct{}{}
+			}
+		case "subscribers":
+			if _, ok := fieldSeen[chat.FieldSubscribers]; !ok {
+				selectedFields = append(selectedFields, chat.FieldSubscribers)
+				fieldSeen[chat.FieldSubscribers] = struct{}{}
+			}
+		case "invite":
+			if _, ok := fieldSeen[chat.FieldInvite]; !ok {
+				selectedFields = append(selectedFields, chat.FieldInvite)
+				fieldSeen[chat.FieldInvite] = struct{}{}
+			}
+		case "verification":
+			if _, ok := fieldSeen[chat.FieldVerification]; !ok {
+				selectedFields = append(selectedFields, chat.FieldVerification)
+				fieldSeen[chat.FieldVerification] = struct{}{}
+			}
+		case "oldestLoadedAt":
+			if _, ok := fieldSeen[chat.FieldOldestLoadedAt]; !ok {
+				selectedFields = append(selectedFields, chat.FieldOldestLoadedAt)
+				fieldSeen[chat.FieldOldestLoadedAt] = struct{}{}
+			}
+		case "historyComplete":
+			if _, ok := fieldSeen[chat.FieldHistoryComplete]; !ok {
+				selectedFields = append(selectedFields, chat.FieldHistoryComplete)
+				fieldSeen[chat.FieldHistoryComplete] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[chat.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, chat.FieldCreatedAt)
+				fieldSeen[chat.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[chat.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, chat.FieldUpdatedAt)
+				fieldSeen[chat.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type chatPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ChatPaginateOption
+}
+
+func newChatPaginateArgs(rv map[string]any) *chatPaginateArgs {
+	args := &chatPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &ChatOrder{Field: &ChatOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithChatOrder(order))
+			}
+		case *ChatOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithChatOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*ChatWhereInput); ok {
+		args.opts = append(args.opts, WithChatFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *ContactQuery) CollectFields(ctx context.Context, satisfies ...string) (*ContactQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *ContactQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(contact.Columns))
+		selectedFields = []string{contact.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+		case "workspaceID":
+			if _, ok := fieldSeen[contact.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, contact.FieldWorkspaceID)
+				fieldSeen[contact.FieldWorkspaceID] = struct{}{}
+			}
+		case "jid":
+			if _, ok := fieldSeen[contact.FieldJid]; !ok {
+				selectedFields = append(selectedFields, contact.FieldJid)
+				fieldSeen[contact.FieldJid] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[contact.FieldName]; !ok {
+				selectedFields = append(selectedFields, contact.FieldName)
+				fieldSeen[contact.FieldName] = struct{}{}
+			}
+		case "pushName":
+			if _, ok := fieldSeen[contact.FieldPushName]; !ok {
+				selectedFields = append(selectedFields, contact.FieldPushName)
+				fieldSeen[contact.FieldPushName] = struct{}{}
+			}
+		case "isBusiness":
+			if _, ok := fieldSeen[contact.FieldIsBusiness]; !ok {
+				selectedFields = append(selectedFields, contact.FieldIsBusiness)
+				fieldSeen[contact.FieldIsBusiness] = struct{}{}
+			}
+		case "saved":
+			if _, ok := fieldSeen[contact.FieldSaved]; !ok {
+				selectedFields = append(selectedFields, contact.FieldSaved)
+				fieldSeen[contact.FieldSaved] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[contact.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, contact.FieldCreatedAt)
+				fieldSeen[contact.FieldCreatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type contactPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []ContactPaginateOption
+}
+
+func newContactPaginateArgs(rv map[string]any) *contactPaginateArgs {
+	args := &contactPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[whereField].(*ContactWhereInput); ok {
+		args.opts = append(args.opts, WithContactFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *DeliveryQuery) CollectFields(ctx context.Context, satisfies ...string) (*DeliveryQuery, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -734,6 +1032,16 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, message.FieldMediaFilename)
 				fieldSeen[message.FieldMediaFilename] = struct{}{}
 			}
+		case "mediaMime":
+			if _, ok := fieldSeen[message.FieldMediaMime]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaMime)
+				fieldSeen[message.FieldMediaMime] = struct{}{}
+			}
+		case "wireType":
+			if _, ok := fieldSeen[message.FieldWireType]; !ok {
+				selectedFields = append(selectedFields, message.FieldWireType)
+				fieldSeen[message.FieldWireType] = struct{}{}
+			}
 		case "pollQuestion":
 			if _, ok := fieldSeen[message.FieldPollQuestion]; !ok {
 				selectedFields = append(selectedFields, message.FieldPollQuestion)
@@ -758,6 +1066,16 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[message.FieldReplyTo]; !ok {
 				selectedFields = append(selectedFields, message.FieldReplyTo)
 				fieldSeen[message.FieldReplyTo] = struct{}{}
+			}
+		case "reaction":
+			if _, ok := fieldSeen[message.FieldReaction]; !ok {
+				selectedFields = append(selectedFields, message.FieldReaction)
+				fieldSeen[message.FieldReaction] = struct{}{}
+			}
+		case "pinnedUntil":
+			if _, ok := fieldSeen[message.FieldPinnedUntil]; !ok {
+				selectedFields = append(selectedFields, message.FieldPinnedUntil)
+				fieldSeen[message.FieldPinnedUntil] = struct{}{}
 			}
 		case "secret":
 			if _, ok := fieldSeen[message.FieldSecret]; !ok {

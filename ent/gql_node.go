@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/go-multierror"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -32,6 +34,16 @@ var boarditemImplementors = []string{"BoardItem", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*BoardItem) IsNode() {}
+
+var chatImplementors = []string{"Chat", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Chat) IsNode() {}
+
+var contactImplementors = []string{"Contact", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Contact) IsNode() {}
 
 var deliveryImplementors = []string{"Delivery", "Node"}
 
@@ -130,6 +142,24 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(boarditem.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, boarditemImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case chat.Table:
+		query := c.Chat.Query().
+			Where(chat.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, chatImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case contact.Table:
+		query := c.Contact.Query().
+			Where(contact.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, contactImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -272,6 +302,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.BoardItem.Query().
 			Where(boarditem.IDIn(ids...))
 		query, err := query.CollectFields(ctx, boarditemImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case chat.Table:
+		query := c.Chat.Query().
+			Where(chat.IDIn(ids...))
+		query, err := query.CollectFields(ctx, chatImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case contact.Table:
+		query := c.Contact.Query().
+			Where(contact.IDIn(ids...))
+		query, err := query.CollectFields(ctx, contactImplementors...)
 		if err != nil {
 			return nil, err
 		}

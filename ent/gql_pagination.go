@@ -16,6 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -745,6 +747,551 @@ func (_m *BoardItem) ToEdge(order *BoardItemOrder) *BoardItemEdge {
 		order = DefaultBoardItemOrder
 	}
 	return &BoardItemEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ChatEdge is the edge representation of Chat.
+type ChatEdge struct {
+	Node   *Chat  `json:"node"`
+	Cursor Cursor `json:"cursor"`
+}
+
+// ChatConnection is the connection containing edges to Chat.
+type ChatConnection struct {
+	Edges      []*ChatEdge `json:"edges"`
+	PageInfo   PageInfo    `json:"pageInfo"`
+	TotalCount int         `json:"totalCount"`
+}
+
+func (c *ChatConnection) build(nodes []*Chat, pager *chatPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Chat
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Chat {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Chat {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ChatEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ChatEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ChatPaginateOption enables pagination customization.
+type ChatPaginateOption func(*chatPager) error
+
+// WithChatOrder configures pagination ordering.
+func WithChatOrder(order *ChatOrder) ChatPaginateOption {
+	if order == nil {
+		order = DefaultChatOrder
+	}
+	o := *order
+	return func(pager *chatPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultChatOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithChatFilter configures pagination filter.
+func WithChatFilter(filter func(*ChatQuery) (*ChatQuery, error)) ChatPaginateOption {
+	return func(pager *chatPager) error {
+		if filter == nil {
+			return errors.New("ChatQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type chatPager struct {
+	reverse bool
+	order   *ChatOrder
+	filter  func(*ChatQuery) (*ChatQuery, error)
+}
+
+func newChatPager(opts []ChatPaginateOption, reverse bool) (*chatPager, error) {
+	pager := &chatPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultChatOrder
+	}
+	return pager, nil
+}
+
+func (p *chatPager) applyFilter(query *ChatQuery) (*ChatQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *chatPager) toCursor(_m *Chat) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *chatPager) applyCursors(query *ChatQuery, after, before *Cursor) (*ChatQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultChatOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *chatPager) applyOrder(query *ChatQuery) *ChatQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultChatOrder.Field {
+		query = query.Order(DefaultChatOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *chatPager) orderExpr(query *ChatQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultChatOrder.Field {
+			b.Comma().Ident(DefaultChatOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Chat.
+func (_m *ChatQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ChatPaginateOption,
+) (*ChatConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newChatPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ChatConnection{Edges: []*ChatEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// ChatOrderFieldLastMessageAt orders Chat by last_message_at.
+	ChatOrderFieldLastMessageAt = &ChatOrderField{
+		Value: func(_m *Chat) (ent.Value, error) {
+			return _m.LastMessageAt, nil
+		},
+		column: chat.FieldLastMessageAt,
+		toTerm: chat.ByLastMessageAt,
+		toCursor: func(_m *Chat) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.LastMessageAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f ChatOrderField) String() string {
+	var str string
+	switch f.column {
+	case ChatOrderFieldLastMessageAt.column:
+		str = "LAST_MESSAGE_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f ChatOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *ChatOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("ChatOrderField %T must be a string", v)
+	}
+	switch str {
+	case "LAST_MESSAGE_AT":
+		*f = *ChatOrderFieldLastMessageAt
+	default:
+		return fmt.Errorf("%s is not a valid ChatOrderField", str)
+	}
+	return nil
+}
+
+// ChatOrderField defines the ordering field of Chat.
+type ChatOrderField struct {
+	// Value extracts the ordering value from the given Chat.
+	Value    func(*Chat) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) chat.OrderOption
+	toCursor func(*Chat) Cursor
+}
+
+// ChatOrder defines the ordering of Chat.
+type ChatOrder struct {
+	Direction OrderDirection  `json:"direction"`
+	Field     *ChatOrderField `json:"field"`
+}
+
+// DefaultChatOrder is the default ordering of Chat.
+var DefaultChatOrder = &ChatOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ChatOrderField{
+		Value: func(_m *Chat) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: chat.FieldID,
+		toTerm: chat.ByID,
+		toCursor: func(_m *Chat) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Chat into ChatEdge.
+func (_m *Chat) ToEdge(order *ChatOrder) *ChatEdge {
+	if order == nil {
+		order = DefaultChatOrder
+	}
+	return &ChatEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// ContactEdge is the edge representation of Contact.
+type ContactEdge struct {
+	Node   *Contact `json:"node"`
+	Cursor Cursor   `json:"cursor"`
+}
+
+// ContactConnection is the connection containing edges to Contact.
+type ContactConnection struct {
+	Edges      []*ContactEdge `json:"edges"`
+	PageInfo   PageInfo       `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+func (c *ContactConnection) build(nodes []*Contact, pager *contactPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Contact
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Contact {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Contact {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*ContactEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &ContactEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// ContactPaginateOption enables pagination customization.
+type ContactPaginateOption func(*contactPager) error
+
+// WithContactOrder configures pagination ordering.
+func WithContactOrder(order *ContactOrder) ContactPaginateOption {
+	if order == nil {
+		order = DefaultContactOrder
+	}
+	o := *order
+	return func(pager *contactPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultContactOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithContactFilter configures pagination filter.
+func WithContactFilter(filter func(*ContactQuery) (*ContactQuery, error)) ContactPaginateOption {
+	return func(pager *contactPager) error {
+		if filter == nil {
+			return errors.New("ContactQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type contactPager struct {
+	reverse bool
+	order   *ContactOrder
+	filter  func(*ContactQuery) (*ContactQuery, error)
+}
+
+func newContactPager(opts []ContactPaginateOption, reverse bool) (*contactPager, error) {
+	pager := &contactPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultContactOrder
+	}
+	return pager, nil
+}
+
+func (p *contactPager) applyFilter(query *ContactQuery) (*ContactQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *contactPager) toCursor(_m *Contact) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *contactPager) applyCursors(query *ContactQuery, after, before *Cursor) (*ContactQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultContactOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *contactPager) applyOrder(query *ContactQuery) *ContactQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultContactOrder.Field {
+		query = query.Order(DefaultContactOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *contactPager) orderExpr(query *ContactQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultContactOrder.Field {
+			b.Comma().Ident(DefaultContactOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Contact.
+func (_m *ContactQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...ContactPaginateOption,
+) (*ContactConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newContactPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &ContactConnection{Edges: []*ContactEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+// ContactOrderField defines the ordering field of Contact.
+type ContactOrderField struct {
+	// Value extracts the ordering value from the given Contact.
+	Value    func(*Contact) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) contact.OrderOption
+	toCursor func(*Contact) Cursor
+}
+
+// ContactOrder defines the ordering of Contact.
+type ContactOrder struct {
+	Direction OrderDirection     `json:"direction"`
+	Field     *ContactOrderField `json:"field"`
+}
+
+// DefaultContactOrder is the default ordering of Contact.
+var DefaultContactOrder = &ContactOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &ContactOrderField{
+		Value: func(_m *Contact) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: contact.FieldID,
+		toTerm: contact.ByID,
+		toCursor: func(_m *Contact) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Contact into ContactEdge.
+func (_m *Contact) ToEdge(order *ContactOrder) *ContactEdge {
+	if order == nil {
+		order = DefaultContactOrder
+	}
+	return &ContactEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -1238,6 +1240,1378 @@ func (i *BoardItemWhereInput) P() (predicate.BoardItem, error) {
 		return predicates[0], nil
 	default:
 		return boarditem.And(predicates...), nil
+	}
+}
+
+// ChatWhereInput represents a where input for filtering Chat queries.
+type ChatWhereInput struct {
+	Predicates []predicate.Chat  `json:"-"`
+	Not        *ChatWhereInput   `json:"not,omitempty"`
+	Or         []*ChatWhereInput `json:"or,omitempty"`
+	And        []*ChatWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "jid" field predicates.
+	Jid             *string  `json:"jid,omitempty"`
+	JidNEQ          *string  `json:"jidNEQ,omitempty"`
+	JidIn           []string `json:"jidIn,omitempty"`
+	JidNotIn        []string `json:"jidNotIn,omitempty"`
+	JidGT           *string  `json:"jidGT,omitempty"`
+	JidGTE          *string  `json:"jidGTE,omitempty"`
+	JidLT           *string  `json:"jidLT,omitempty"`
+	JidLTE          *string  `json:"jidLTE,omitempty"`
+	JidContains     *string  `json:"jidContains,omitempty"`
+	JidHasPrefix    *string  `json:"jidHasPrefix,omitempty"`
+	JidHasSuffix    *string  `json:"jidHasSuffix,omitempty"`
+	JidEqualFold    *string  `json:"jidEqualFold,omitempty"`
+	JidContainsFold *string  `json:"jidContainsFold,omitempty"`
+
+	// "kind" field predicates.
+	Kind      *chat.Kind  `json:"kind,omitempty"`
+	KindNEQ   *chat.Kind  `json:"kindNEQ,omitempty"`
+	KindIn    []chat.Kind `json:"kindIn,omitempty"`
+	KindNotIn []chat.Kind `json:"kindNotIn,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameIsNil        bool     `json:"nameIsNil,omitempty"`
+	NameNotNil       bool     `json:"nameNotNil,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "pinned" field predicates.
+	Pinned    *bool `json:"pinned,omitempty"`
+	PinnedNEQ *bool `json:"pinnedNEQ,omitempty"`
+
+	// "archived" field predicates.
+	Archived    *bool `json:"archived,omitempty"`
+	ArchivedNEQ *bool `json:"archivedNEQ,omitempty"`
+
+	// "marked_unread" field predicates.
+	MarkedUnread    *bool `json:"markedUnread,omitempty"`
+	MarkedUnreadNEQ *bool `json:"markedUnreadNEQ,omitempty"`
+
+	// "unread_count" field predicates.
+	UnreadCount      *int  `json:"unreadCount,omitempty"`
+	UnreadCountNEQ   *int  `json:"unreadCountNEQ,omitempty"`
+	UnreadCountIn    []int `json:"unreadCountIn,omitempty"`
+	UnreadCountNotIn []int `json:"unreadCountNotIn,omitempty"`
+	UnreadCountGT    *int  `json:"unreadCountGT,omitempty"`
+	UnreadCountGTE   *int  `json:"unreadCountGTE,omitempty"`
+	UnreadCountLT    *int  `json:"unreadCountLT,omitempty"`
+	UnreadCountLTE   *int  `json:"unreadCountLTE,omitempty"`
+
+	// "last_message_at" field predicates.
+	LastMessageAt       *time.Time  `json:"lastMessageAt,omitempty"`
+	LastMessageAtNEQ    *time.Time  `json:"lastMessageAtNEQ,omitempty"`
+	LastMessageAtIn     []time.Time `json:"lastMessageAtIn,omitempty"`
+	LastMessageAtNotIn  []time.Time `json:"lastMessageAtNotIn,omitempty"`
+	LastMessageAtGT     *time.Time  `json:"lastMessageAtGT,omitempty"`
+	LastMessageAtGTE    *time.Time  `json:"lastMessageAtGTE,omitempty"`
+	LastMessageAtLT     *time.Time  `json:"lastMessageAtLT,omitempty"`
+	LastMessageAtLTE    *time.Time  `json:"lastMessageAtLTE,omitempty"`
+	LastMessageAtIsNil  bool        `json:"lastMessageAtIsNil,omitempty"`
+	LastMessageAtNotNil bool        `json:"lastMessageAtNotNil,omitempty"`
+
+	// "last_message_text" field predicates.
+	LastMessageText             *string  `json:"lastMessageText,omitempty"`
+	LastMessageTextNEQ          *string  `json:"lastMessageTextNEQ,omitempty"`
+	LastMessageTextIn           []string `json:"lastMessageTextIn,omitempty"`
+	LastMessageTextNotIn        []string `json:"lastMessageTextNotIn,omitempty"`
+	LastMessageTextGT           *string  `json:"lastMessageTextGT,omitempty"`
+	LastMessageTextGTE          *string  `json:"lastMessageTextGTE,omitempty"`
+	LastMessageTextLT           *string  `json:"lastMessageTextLT,omitempty"`
+	LastMessageTextLTE          *string  `json:"lastMessageTextLTE,omitempty"`
+	LastMessageTextContains     *string  `json:"lastMessageTextContains,omitempty"`
+	LastMessageTextHasPrefix    *string  `json:"lastMessageTextHasPrefix,omitempty"`
+	LastMessageTextHasSuffix    *string  `json:"lastMessageTextHasSuffix,omitempty"`
+	LastMessageTextIsNil        bool     `json:"lastMessageTextIsNil,omitempty"`
+	LastMessageTextNotNil       bool     `json:"lastMessageTextNotNil,omitempty"`
+	LastMessageTextEqualFold    *string  `json:"lastMessageTextEqualFold,omitempty"`
+	LastMessageTextContainsFold *string  `json:"lastMessageTextContainsFold,omitempty"`
+
+	// "last_message_from_me" field predicates.
+	LastMessageFromMe    *bool `json:"lastMessageFromMe,omitempty"`
+	LastMessageFromMeNEQ *bool `json:"lastMessageFromMeNEQ,omitempty"`
+
+	// "owner" field predicates.
+	Owner             *string  `json:"owner,omitempty"`
+	OwnerNEQ          *string  `json:"ownerNEQ,omitempty"`
+	OwnerIn           []string `json:"ownerIn,omitempty"`
+	OwnerNotIn        []string `json:"ownerNotIn,omitempty"`
+	OwnerGT           *string  `json:"ownerGT,omitempty"`
+	OwnerGTE          *string  `json:"ownerGTE,omitempty"`
+	OwnerLT           *string  `json:"ownerLT,omitempty"`
+	OwnerLTE          *string  `json:"ownerLTE,omitempty"`
+	OwnerContains     *string  `json:"ownerContains,omitempty"`
+	OwnerHasPrefix    *string  `json:"ownerHasPrefix,omitempty"`
+	OwnerHasSuffix    *string  `json:"ownerHasSuffix,omitempty"`
+	OwnerIsNil        bool     `json:"ownerIsNil,omitempty"`
+	OwnerNotNil       bool     `json:"ownerNotNil,omitempty"`
+	OwnerEqualFold    *string  `json:"ownerEqualFold,omitempty"`
+	OwnerContainsFold *string  `json:"ownerContainsFold,omitempty"`
+
+	// "description" field predicates.
+	Description             *string  `json:"description,omitempty"`
+	DescriptionNEQ          *string  `json:"descriptionNEQ,omitempty"`
+	DescriptionIn           []string `json:"descriptionIn,omitempty"`
+	DescriptionNotIn        []string `json:"descriptionNotIn,omitempty"`
+	DescriptionGT           *string  `json:"descriptionGT,omitempty"`
+	DescriptionGTE          *string  `json:"descriptionGTE,omitempty"`
+	DescriptionLT           *string  `json:"descriptionLT,omitempty"`
+	DescriptionLTE          *string  `json:"descriptionLTE,omitempty"`
+	DescriptionContains     *string  `json:"descriptionContains,omitempty"`
+	DescriptionHasPrefix    *string  `json:"descriptionHasPrefix,omitempty"`
+	DescriptionHasSuffix    *string  `json:"descriptionHasSuffix,omitempty"`
+	DescriptionIsNil        bool     `json:"descriptionIsNil,omitempty"`
+	DescriptionNotNil       bool     `json:"descriptionNotNil,omitempty"`
+	DescriptionEqualFold    *string  `json:"descriptionEqualFold,omitempty"`
+	DescriptionContainsFold *string  `json:"descriptionContainsFold,omitempty"`
+
+	// "restrict" field predicates.
+	Restrict    *bool `json:"restrict,omitempty"`
+	RestrictNEQ *bool `json:"restrictNEQ,omitempty"`
+
+	// "announce" field predicates.
+	Announce    *bool `json:"announce,omitempty"`
+	AnnounceNEQ *bool `json:"announceNEQ,omitempty"`
+
+	// "participant_count" field predicates.
+	ParticipantCount      *int  `json:"participantCount,omitempty"`
+	ParticipantCountNEQ   *int  `json:"participantCountNEQ,omitempty"`
+	ParticipantCountIn    []int `json:"participantCountIn,omitempty"`
+	ParticipantCountNotIn []int `json:"participantCountNotIn,omitempty"`
+	ParticipantCountGT    *int  `json:"participantCountGT,omitempty"`
+	ParticipantCountGTE   *int  `json:"participantCountGTE,omitempty"`
+	ParticipantCountLT    *int  `json:"participantCountLT,omitempty"`
+	ParticipantCountLTE   *int  `json:"participantCountLTE,omitempty"`
+
+	// "subscribers" field predicates.
+	Subscribers      *int  `json:"subscribers,omitempty"`
+	SubscribersNEQ   *int  `json:"subscribersNEQ,omitempty"`
+	SubscribersIn    []int `json:"subscribersIn,omitempty"`
+	SubscribersNotIn []int `json:"subscribersNotIn,omitempty"`
+	SubscribersGT    *int  `json:"subscribersGT,omitempty"`
+	SubscribersGTE   *int  `json:"subscribersGTE,omitempty"`
+	SubscribersLT    *int  `json:"subscribersLT,omitempty"`
+	SubscribersLTE   *int  `json:"subscribersLTE,omitempty"`
+
+	// "invite" field predicates.
+	Invite             *string  `json:"invite,omitempty"`
+	InviteNEQ          *string  `json:"inviteNEQ,omitempty"`
+	InviteIn           []string `json:"inviteIn,omitempty"`
+	InviteNotIn        []string `json:"inviteNotIn,omitempty"`
+	InviteGT           *string  `json:"inviteGT,omitempty"`
+	InviteGTE          *string  `json:"inviteGTE,omitempty"`
+	InviteLT           *string  `json:"inviteLT,omitempty"`
+	InviteLTE          *string  `json:"inviteLTE,omitempty"`
+	InviteContains     *string  `json:"inviteContains,omitempty"`
+	InviteHasPrefix    *string  `json:"inviteHasPrefix,omitempty"`
+	InviteHasSuffix    *string  `json:"inviteHasSuffix,omitempty"`
+	InviteIsNil        bool     `json:"inviteIsNil,omitempty"`
+	InviteNotNil       bool     `json:"inviteNotNil,omitempty"`
+	InviteEqualFold    *string  `json:"inviteEqualFold,omitempty"`
+	InviteContainsFold *string  `json:"inviteContainsFold,omitempty"`
+
+	// "verification" field predicates.
+	Verification             *string  `json:"verification,omitempty"`
+	VerificationNEQ          *string  `json:"verificationNEQ,omitempty"`
+	VerificationIn           []string `json:"verificationIn,omitempty"`
+	VerificationNotIn        []string `json:"verificationNotIn,omitempty"`
+	VerificationGT           *string  `json:"verificationGT,omitempty"`
+	VerificationGTE          *string  `json:"verificationGTE,omitempty"`
+	VerificationLT           *string  `json:"verificationLT,omitempty"`
+	VerificationLTE          *string  `json:"verificationLTE,omitempty"`
+	VerificationContains     *string  `json:"verificationContains,omitempty"`
+	VerificationHasPrefix    *string  `json:"verificationHasPrefix,omitempty"`
+	VerificationHasSuffix    *string  `json:"verificationHasSuffix,omitempty"`
+	VerificationIsNil        bool     `json:"verificationIsNil,omitempty"`
+	VerificationNotNil       bool     `json:"verificationNotNil,omitempty"`
+	VerificationEqualFold    *string  `json:"verificationEqualFold,omitempty"`
+	VerificationContainsFold *string  `json:"verificationContainsFold,omitempty"`
+
+	// "oldest_loaded_at" field predicates.
+	OldestLoadedAt       *time.Time  `json:"oldestLoadedAt,omitempty"`
+	OldestLoadedAtNEQ    *time.Time  `json:"oldestLoadedAtNEQ,omitempty"`
+	OldestLoadedAtIn     []time.Time `json:"oldestLoadedAtIn,omitempty"`
+	OldestLoadedAtNotIn  []time.Time `json:"oldestLoadedAtNotIn,omitempty"`
+	OldestLoadedAtGT     *time.Time  `json:"oldestLoadedAtGT,omitempty"`
+	OldestLoadedAtGTE    *time.Time  `json:"oldestLoadedAtGTE,omitempty"`
+	OldestLoadedAtLT     *time.Time  `json:"oldestLoadedAtLT,omitempty"`
+	OldestLoadedAtLTE    *time.Time  `json:"oldestLoadedAtLTE,omitempty"`
+	OldestLoadedAtIsNil  bool        `json:"oldestLoadedAtIsNil,omitempty"`
+	OldestLoadedAtNotNil bool        `json:"oldestLoadedAtNotNil,omitempty"`
+
+	// "history_complete" field predicates.
+	HistoryComplete    *bool `json:"historyComplete,omitempty"`
+	HistoryCompleteNEQ *bool `json:"historyCompleteNEQ,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ChatWhereInput) AddPredicates(predicates ...predicate.Chat) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ChatWhereInput filter on the ChatQuery builder.
+func (i *ChatWhereInput) Filter(q *ChatQuery) (*ChatQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyChatWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyChatWhereInput is returned in case the ChatWhereInput is empty.
+var ErrEmptyChatWhereInput = errors.New("ent: empty predicate ChatWhereInput")
+
+// P returns a predicate for filtering chats.
+// An error is returned if the input is empty or invalid.
+func (i *ChatWhereInput) P() (predicate.Chat, error) {
+	var predicates []predicate.Chat
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, chat.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Chat, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, chat.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Chat, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, chat.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, chat.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, chat.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, chat.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, chat.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, chat.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, chat.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, chat.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, chat.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, chat.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, chat.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, chat.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, chat.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, chat.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, chat.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, chat.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, chat.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, chat.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, chat.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, chat.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, chat.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, chat.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, chat.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, chat.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.Jid != nil {
+		predicates = append(predicates, chat.JidEQ(*i.Jid))
+	}
+	if i.JidNEQ != nil {
+		predicates = append(predicates, chat.JidNEQ(*i.JidNEQ))
+	}
+	if len(i.JidIn) > 0 {
+		predicates = append(predicates, chat.JidIn(i.JidIn...))
+	}
+	if len(i.JidNotIn) > 0 {
+		predicates = append(predicates, chat.JidNotIn(i.JidNotIn...))
+	}
+	if i.JidGT != nil {
+		predicates = append(predicates, chat.JidGT(*i.JidGT))
+	}
+	if i.JidGTE != nil {
+		predicates = append(predicates, chat.JidGTE(*i.JidGTE))
+	}
+	if i.JidLT != nil {
+		predicates = append(predicates, chat.JidLT(*i.JidLT))
+	}
+	if i.JidLTE != nil {
+		predicates = append(predicates, chat.JidLTE(*i.JidLTE))
+	}
+	if i.JidContains != nil {
+		predicates = append(predicates, chat.JidContains(*i.JidContains))
+	}
+	if i.JidHasPrefix != nil {
+		predicates = append(predicates, chat.JidHasPrefix(*i.JidHasPrefix))
+	}
+	if i.JidHasSuffix != nil {
+		predicates = append(predicates, chat.JidHasSuffix(*i.JidHasSuffix))
+	}
+	if i.JidEqualFold != nil {
+		predicates = append(predicates, chat.JidEqualFold(*i.JidEqualFold))
+	}
+	if i.JidContainsFold != nil {
+		predicates = append(predicates, chat.JidContainsFold(*i.JidContainsFold))
+	}
+	if i.Kind != nil {
+		predicates = append(predicates, chat.KindEQ(*i.Kind))
+	}
+	if i.KindNEQ != nil {
+		predicates = append(predicates, chat.KindNEQ(*i.KindNEQ))
+	}
+	if len(i.KindIn) > 0 {
+		predicates = append(predicates, chat.KindIn(i.KindIn...))
+	}
+	if len(i.KindNotIn) > 0 {
+		predicates = append(predicates, chat.KindNotIn(i.KindNotIn...))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, chat.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, chat.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, chat.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, chat.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, chat.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, chat.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, chat.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, chat.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, chat.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, chat.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, chat.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameIsNil {
+		predicates = append(predicates, chat.NameIsNil())
+	}
+	if i.NameNotNil {
+		predicates = append(predicates, chat.NameNotNil())
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, chat.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, chat.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.Pinned != nil {
+		predicates = append(predicates, chat.PinnedEQ(*i.Pinned))
+	}
+	if i.PinnedNEQ != nil {
+		predicates = append(predicates, chat.PinnedNEQ(*i.PinnedNEQ))
+	}
+	if i.Archived != nil {
+		predicates = append(predicates, chat.ArchivedEQ(*i.Archived))
+	}
+	if i.ArchivedNEQ != nil {
+		predicates = append(predicates, chat.ArchivedNEQ(*i.ArchivedNEQ))
+	}
+	if i.MarkedUnread != nil {
+		predicates = append(predicates, chat.MarkedUnreadEQ(*i.MarkedUnread))
+	}
+	if i.MarkedUnreadNEQ != nil {
+		predicates = append(predicates, chat.MarkedUnreadNEQ(*i.MarkedUnreadNEQ))
+	}
+	if i.UnreadCount != nil {
+		predicates = append(predicates, chat.UnreadCountEQ(*i.UnreadCount))
+	}
+	if i.UnreadCountNEQ != nil {
+		predicates = append(predicates, chat.UnreadCountNEQ(*i.UnreadCountNEQ))
+	}
+	if len(i.UnreadCountIn) > 0 {
+		predicates = append(predicates, chat.UnreadCountIn(i.UnreadCountIn...))
+	}
+	if len(i.UnreadCountNotIn) > 0 {
+		predicates = append(predicates, chat.UnreadCountNotIn(i.UnreadCountNotIn...))
+	}
+	if i.UnreadCountGT != nil {
+		predicates = append(predicates, chat.UnreadCountGT(*i.UnreadCountGT))
+	}
+	if i.UnreadCountGTE != nil {
+		predicates = append(predicates, chat.UnreadCountGTE(*i.UnreadCountGTE))
+	}
+	if i.UnreadCountLT != nil {
+		predicates = append(predicates, chat.UnreadCountLT(*i.UnreadCountLT))
+	}
+	if i.UnreadCountLTE != nil {
+		predicates = append(predicates, chat.UnreadCountLTE(*i.UnreadCountLTE))
+	}
+	if i.LastMessageAt != nil {
+		predicates = append(predicates, chat.LastMessageAtEQ(*i.LastMessageAt))
+	}
+	if i.LastMessageAtNEQ != nil {
+		predicates = append(predicates, chat.LastMessageAtNEQ(*i.LastMessageAtNEQ))
+	}
+	if len(i.LastMessageAtIn) > 0 {
+		predicates = append(predicates, chat.LastMessageAtIn(i.LastMessageAtIn...))
+	}
+	if len(i.LastMessageAtNotIn) > 0 {
+		predicates = append(predicates, chat.LastMessageAtNotIn(i.LastMessageAtNotIn...))
+	}
+	if i.LastMessageAtGT != nil {
+		predicates = append(predicates, chat.LastMessageAtGT(*i.LastMessageAtGT))
+	}
+	if i.LastMessageAtGTE != nil {
+		predicates = append(predicates, chat.LastMessageAtGTE(*i.LastMessageAtGTE))
+	}
+	if i.LastMessageAtLT != nil {
+		predicates = append(predicates, chat.LastMessageAtLT(*i.LastMessageAtLT))
+	}
+	if i.LastMessageAtLTE != nil {
+		predicates = append(predicates, chat.LastMessageAtLTE(*i.LastMessageAtLTE))
+	}
+	if i.LastMessageAtIsNil {
+		predicates = append(predicates, chat.LastMessageAtIsNil())
+	}
+	if i.LastMessageAtNotNil {
+		predicates = append(predicates, chat.LastMessageAtNotNil())
+	}
+	if i.LastMessageText != nil {
+		predicates = append(predicates, chat.LastMessageTextEQ(*i.LastMessageText))
+	}
+	if i.LastMessageTextNEQ != nil {
+		predicates = append(predicates, chat.LastMessageTextNEQ(*i.LastMessageTextNEQ))
+	}
+	if len(i.LastMessageTextIn) > 0 {
+		predicates = append(predicates, chat.LastMessageTextIn(i.LastMessageTextIn...))
+	}
+	if len(i.LastMessageTextNotIn) > 0 {
+		predicates = append(predicates, chat.LastMessageTextNotIn(i.LastMessageTextNotIn...))
+	}
+	if i.LastMessageTextGT != nil {
+		predicates = append(predicates, chat.LastMessageTextGT(*i.LastMessageTextGT))
+	}
+	if i.LastMessageTextGTE != nil {
+		predicates = append(predicates, chat.LastMessageTextGTE(*i.LastMessageTextGTE))
+	}
+	if i.LastMessageTextLT != nil {
+		predicates = append(predicates, chat.LastMessageTextLT(*i.LastMessageTextLT))
+	}
+	if i.LastMessageTextLTE != nil {
+		predicates = append(predicates, chat.LastMessageTextLTE(*i.LastMessageTextLTE))
+	}
+	if i.LastMessageTextContains != nil {
+		predicates = append(predicates, chat.LastMessageTextContains(*i.LastMessageTextContains))
+	}
+	if i.LastMessageTextHasPrefix != nil {
+		predicates = append(predicates, chat.LastMessageTextHasPrefix(*i.LastMessageTextHasPrefix))
+	}
+	if i.LastMessageTextHasSuffix != nil {
+		predicates = append(predicates, chat.LastMessageTextHasSuffix(*i.LastMessageTextHasSuffix))
+	}
+	if i.LastMessageTextIsNil {
+		predicates = append(predicates, chat.LastMessageTextIsNil())
+	}
+	if i.LastMessageTextNotNil {
+		predicates = append(predicates, chat.LastMessageTextNotNil())
+	}
+	if i.LastMessageTextEqualFold != nil {
+		predicates = append(predicates, chat.LastMessageTextEqualFold(*i.LastMessageTextEqualFold))
+	}
+	if i.LastMessageTextContainsFold != nil {
+		predicates = append(predicates, chat.LastMessageTextContainsFold(*i.LastMessageTextContainsFold))
+	}
+	if i.LastMessageFromMe != nil {
+		predicates = append(predicates, chat.LastMessageFromMeEQ(*i.LastMessageFromMe))
+	}
+	if i.LastMessageFromMeNEQ != nil {
+		predicates = append(predicates, chat.LastMessageFromMeNEQ(*i.LastMessageFromMeNEQ))
+	}
+	if i.Owner != nil {
+		predicates = append(predicates, chat.OwnerEQ(*i.Owner))
+	}
+	if i.OwnerNEQ != nil {
+		predicates = append(predicates, chat.OwnerNEQ(*i.OwnerNEQ))
+	}
+	if len(i.OwnerIn) > 0 {
+		predicates = append(predicates, chat.OwnerIn(i.OwnerIn...))
+	}
+	if len(i.OwnerNotIn) > 0 {
+		predicates = append(predicates, chat.OwnerNotIn(i.OwnerNotIn...))
+	}
+	if i.OwnerGT != nil {
+		predicates = append(predicates, chat.OwnerGT(*i.OwnerGT))
+	}
+	if i.OwnerGTE != nil {
+		predicates = append(predicates, chat.OwnerGTE(*i.OwnerGTE))
+	}
+	if i.OwnerLT != nil {
+		predicates = append(predicates, chat.OwnerLT(*i.OwnerLT))
+	}
+	if i.OwnerLTE != nil {
+		predicates = append(predicates, chat.OwnerLTE(*i.OwnerLTE))
+	}
+	if i.OwnerContains != nil {
+		predicates = append(predicates, chat.OwnerContains(*i.OwnerContains))
+	}
+	if i.OwnerHasPrefix != nil {
+		predicates = append(predicates, chat.OwnerHasPrefix(*i.OwnerHasPrefix))
+	}
+	if i.OwnerHasSuffix != nil {
+		predicates = append(predicates, chat.OwnerHasSuffix(*i.OwnerHasSuffix))
+	}
+	if i.OwnerIsNil {
+		predicates = append(predicates, chat.OwnerIsNil())
+	}
+	if i.OwnerNotNil {
+		predicates = append(predicates, chat.OwnerNotNil())
+	}
+	if i.OwnerEqualFold != nil {
+		predicates = append(predicates, chat.OwnerEqualFold(*i.OwnerEqualFold))
+	}
+	if i.OwnerContainsFold != nil {
+		predicates = append(predicates, chat.OwnerContainsFold(*i.OwnerContainsFold))
+	}
+	if i.Description != nil {
+		predicates = append(predicates, chat.DescriptionEQ(*i.Description))
+	}
+	if i.DescriptionNEQ != nil {
+		predicates = append(predicates, chat.DescriptionNEQ(*i.DescriptionNEQ))
+	}
+	if len(i.DescriptionIn) > 0 {
+		predicates = append(predicates, chat.DescriptionIn(i.DescriptionIn...))
+	}
+	if len(i.DescriptionNotIn) > 0 {
+		predicates = append(predicates, chat.DescriptionNotIn(i.DescriptionNotIn...))
+	}
+	if i.DescriptionGT != nil {
+		predicates = append(predicates, chat.DescriptionGT(*i.DescriptionGT))
+	}
+	if i.DescriptionGTE != nil {
+		predicates = append(predicates, chat.DescriptionGTE(*i.DescriptionGTE))
+	}
+	if i.DescriptionLT != nil {
+		predicates = append(predicates, chat.DescriptionLT(*i.DescriptionLT))
+	}
+	if i.DescriptionLTE != nil {
+		predicates = append(predicates, chat.DescriptionLTE(*i.DescriptionLTE))
+	}
+	if i.DescriptionContains != nil {
+		predicates = append(predicates, chat.DescriptionContains(*i.DescriptionContains))
+	}
+	if i.DescriptionHasPrefix != nil {
+		predicates = append(predicates, chat.DescriptionHasPrefix(*i.DescriptionHasPrefix))
+	}
+	if i.DescriptionHasSuffix != nil {
+		predicates = append(predicates, chat.DescriptionHasSuffix(*i.DescriptionHasSuffix))
+	}
+	if i.DescriptionIsNil {
+		predicates = append(predicates, chat.DescriptionIsNil())
+	}
+	if i.DescriptionNotNil {
+		predicates = append(predicates, chat.DescriptionNotNil())
+	}
+	if i.DescriptionEqualFold != nil {
+		predicates = append(predicates, chat.DescriptionEqualFold(*i.DescriptionEqualFold))
+	}
+	if i.DescriptionContainsFold != nil {
+		predicates = append(predicates, chat.DescriptionContainsFold(*i.DescriptionContainsFold))
+	}
+	if i.Restrict != nil {
+		predicates = append(predicates, chat.RestrictEQ(*i.Restrict))
+	}
+	if i.RestrictNEQ != nil {
+		predicates = append(predicates, chat.RestrictNEQ(*i.RestrictNEQ))
+	}
+	if i.Announce != nil {
+		predicates = append(predicates, chat.AnnounceEQ(*i.Announce))
+	}
+	if i.AnnounceNEQ != nil {
+		predicates = append(predicates, chat.AnnounceNEQ(*i.AnnounceNEQ))
+	}
+	if i.ParticipantCount != nil {
+		predicates = append(predicates, chat.ParticipantCountEQ(*i.ParticipantCount))
+	}
+	if i.ParticipantCountNEQ != nil {
+		predicates = append(predicates, chat.ParticipantCountNEQ(*i.ParticipantCountNEQ))
+	}
+	if len(i.ParticipantCountIn) > 0 {
+		predicates = append(predicates, chat.ParticipantCountIn(i.ParticipantCountIn...))
+	}
+	if len(i.ParticipantCountNotIn) > 0 {
+		predicates = append(predicates, chat.ParticipantCountNotIn(i.ParticipantCountNotIn...))
+	}
+	if i.ParticipantCountGT != nil {
+		predicates = append(predicates, chat.ParticipantCountGT(*i.ParticipantCountGT))
+	}
+	if i.ParticipantCountGTE != nil {
+		predicates = append(predicates, chat.ParticipantCountGTE(*i.ParticipantCountGTE))
+	}
+	if i.ParticipantCountLT != nil {
+		predicates = append(predicates, chat.ParticipantCountLT(*i.ParticipantCountLT))
+	}
+	if i.ParticipantCountLTE != nil {
+		predicates = append(predicates, chat.ParticipantCountLTE(*i.ParticipantCountLTE))
+	}
+	if i.Subscribers != nil {
+		predicates = append(predicates, chat.SubscribersEQ(*i.Subscribers))
+	}
+	if i.SubscribersNEQ != nil {
+		predicates = append(predicates, chat.SubscribersNEQ(*i.SubscribersNEQ))
+	}
+	if len(i.SubscribersIn) > 0 {
+		predicates = append(predicates, chat.SubscribersIn(i.SubscribersIn...))
+	}
+	if len(i.SubscribersNotIn) > 0 {
+		predicates = append(predicates, chat.SubscribersNotIn(i.SubscribersNotIn...))
+	}
+	if i.SubscribersGT != nil {
+		predicates = append(predicates, chat.SubscribersGT(*i.SubscribersGT))
+	}
+	if i.SubscribersGTE != nil {
+		predicates = append(predicates, chat.SubscribersGTE(*i.SubscribersGTE))
+	}
+	if i.SubscribersLT != nil {
+		predicates = append(predicates, chat.SubscribersLT(*i.SubscribersLT))
+	}
+	if i.SubscribersLTE != nil {
+		predicates = append(predicates, chat.SubscribersLTE(*i.SubscribersLTE))
+	}
+	if i.Invite != nil {
+		predicates = append(predicates, chat.InviteEQ(*i.Invite))
+	}
+	if i.InviteNEQ != nil {
+		predicates = append(predicates, chat.InviteNEQ(*i.InviteNEQ))
+	}
+	if len(i.InviteIn) > 0 {
+		predicates = append(predicates, chat.InviteIn(i.InviteIn...))
+	}
+	if len(i.InviteNotIn) > 0 {
+		predicates = append(predicates, chat.InviteNotIn(i.InviteNotIn...))
+	}
+	if i.InviteGT != nil {
+		predicates = append(predicates, chat.InviteGT(*i.InviteGT))
+	}
+	if i.InviteGTE != nil {
+		predicates = append(predicates, chat.InviteGTE(*i.InviteGTE))
+	}
+	if i.InviteLT != nil {
+		predicates = append(predicates, chat.InviteLT(*i.InviteLT))
+	}
+	if i.InviteLTE != nil {
+		predicates = append(predicates, chat.InviteLTE(*i.InviteLTE))
+	}
+	if i.InviteContains != nil {
+		predicates = append(predicates, chat.InviteContains(*i.InviteContains))
+	}
+	if i.InviteHasPrefix != nil {
+		predicates = append(predicates, chat.InviteHasPrefix(*i.InviteHasPrefix))
+	}
+	if i.InviteHasSuffix != nil {
+		predicates = append(predicates, chat.InviteHasSuffix(*i.InviteHasSuffix))
+	}
+	if i.InviteIsNil {
+		predicates = append(predicates, chat.InviteIsNil())
+	}
+	if i.InviteNotNil {
+		predicates = append(predicates, chat.InviteNotNil())
+	}
+	if i.InviteEqualFold != nil {
+		predicates = append(predicates, chat.InviteEqualFold(*i.InviteEqualFold))
+	}
+	if i.InviteContainsFold != nil {
+		predicates = append(predicates, chat.InviteContainsFold(*i.InviteContainsFold))
+	}
+	if i.Verification != nil {
+		predicates = append(predicates, chat.VerificationEQ(*i.Verification))
+	}
+	if i.VerificationNEQ != nil {
+		predicates = append(predicates, chat.VerificationNEQ(*i.VerificationNEQ))
+	}
+	if len(i.VerificationIn) > 0 {
+		predicates = append(predicates, chat.VerificationIn(i.VerificationIn...))
+	}
+	if len(i.VerificationNotIn) > 0 {
+		predicates = append(predicates, chat.VerificationNotIn(i.VerificationNotIn...))
+	}
+	if i.VerificationGT != nil {
+		predicates = append(predicates, chat.VerificationGT(*i.VerificationGT))
+	}
+	if i.VerificationGTE != nil {
+		predicates = append(predicates, chat.VerificationGTE(*i.VerificationGTE))
+	}
+	if i.VerificationLT != nil {
+		predicates = append(predicates, chat.VerificationLT(*i.VerificationLT))
+	}
+	if i.VerificationLTE != nil {
+		predicates = append(predicates, chat.VerificationLTE(*i.VerificationLTE))
+	}
+	if i.VerificationContains != nil {
+		predicates = append(predicates, chat.VerificationContains(*i.VerificationContains))
+	}
+	if i.VerificationHasPrefix != nil {
+		predicates = append(predicates, chat.VerificationHasPrefix(*i.VerificationHasPrefix))
+	}
+	if i.VerificationHasSuffix != nil {
+		predicates = append(predicates, chat.VerificationHasSuffix(*i.VerificationHasSuffix))
+	}
+	if i.VerificationIsNil {
+		predicates = append(predicates, chat.VerificationIsNil())
+	}
+	if i.VerificationNotNil {
+		predicates = append(predicates, chat.VerificationNotNil())
+	}
+	if i.VerificationEqualFold != nil {
+		predicates = append(predicates, chat.VerificationEqualFold(*i.VerificationEqualFold))
+	}
+	if i.VerificationContainsFold != nil {
+		predicates = append(predicates, chat.VerificationContainsFold(*i.VerificationContainsFold))
+	}
+	if i.OldestLoadedAt != nil {
+		predicates = append(predicates, chat.OldestLoadedAtEQ(*i.OldestLoadedAt))
+	}
+	if i.OldestLoadedAtNEQ != nil {
+		predicates = append(predicates, chat.OldestLoadedAtNEQ(*i.OldestLoadedAtNEQ))
+	}
+	if len(i.OldestLoadedAtIn) > 0 {
+		predicates = append(predicates, chat.OldestLoadedAtIn(i.OldestLoadedAtIn...))
+	}
+	if len(i.OldestLoadedAtNotIn) > 0 {
+		predicates = append(predicates, chat.OldestLoadedAtNotIn(i.OldestLoadedAtNotIn...))
+	}
+	if i.OldestLoadedAtGT != nil {
+		predicates = append(predicates, chat.OldestLoadedAtGT(*i.OldestLoadedAtGT))
+	}
+	if i.OldestLoadedAtGTE != nil {
+		predicates = append(predicates, chat.OldestLoadedAtGTE(*i.OldestLoadedAtGTE))
+	}
+	if i.OldestLoadedAtLT != nil {
+		predicates = append(predicates, chat.OldestLoadedAtLT(*i.OldestLoadedAtLT))
+	}
+	if i.OldestLoadedAtLTE != nil {
+		predicates = append(predicates, chat.OldestLoadedAtLTE(*i.OldestLoadedAtLTE))
+	}
+	if i.OldestLoadedAtIsNil {
+		predicates = append(predicates, chat.OldestLoadedAtIsNil())
+	}
+	if i.OldestLoadedAtNotNil {
+		predicates = append(predicates, chat.OldestLoadedAtNotNil())
+	}
+	if i.HistoryComplete != nil {
+		predicates = append(predicates, chat.HistoryCompleteEQ(*i.HistoryComplete))
+	}
+	if i.HistoryCompleteNEQ != nil {
+		predicates = append(predicates, chat.HistoryCompleteNEQ(*i.HistoryCompleteNEQ))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, chat.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, chat.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, chat.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, chat.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, chat.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, chat.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, chat.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, chat.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, chat.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, chat.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, chat.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, chat.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, chat.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, chat.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, chat.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, chat.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyChatWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return chat.And(predicates...), nil
+	}
+}
+
+// ContactWhereInput represents a where input for filtering Contact queries.
+type ContactWhereInput struct {
+	Predicates []predicate.Contact  `json:"-"`
+	Not        *ContactWhereInput   `json:"not,omitempty"`
+	Or         []*ContactWhereInput `json:"or,omitempty"`
+	And        []*ContactWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "jid" field predicates.
+	Jid             *string  `json:"jid,omitempty"`
+	JidNEQ          *string  `json:"jidNEQ,omitempty"`
+	JidIn           []string `json:"jidIn,omitempty"`
+	JidNotIn        []string `json:"jidNotIn,omitempty"`
+	JidGT           *string  `json:"jidGT,omitempty"`
+	JidGTE          *string  `json:"jidGTE,omitempty"`
+	JidLT           *string  `json:"jidLT,omitempty"`
+	JidLTE          *string  `json:"jidLTE,omitempty"`
+	JidContains     *string  `json:"jidContains,omitempty"`
+	JidHasPrefix    *string  `json:"jidHasPrefix,omitempty"`
+	JidHasSuffix    *string  `json:"jidHasSuffix,omitempty"`
+	JidEqualFold    *string  `json:"jidEqualFold,omitempty"`
+	JidContainsFold *string  `json:"jidContainsFold,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameIsNil        bool     `json:"nameIsNil,omitempty"`
+	NameNotNil       bool     `json:"nameNotNil,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "push_name" field predicates.
+	PushName             *string  `json:"pushName,omitempty"`
+	PushNameNEQ          *string  `json:"pushNameNEQ,omitempty"`
+	PushNameIn           []string `json:"pushNameIn,omitempty"`
+	PushNameNotIn        []string `json:"pushNameNotIn,omitempty"`
+	PushNameGT           *string  `json:"pushNameGT,omitempty"`
+	PushNameGTE          *string  `json:"pushNameGTE,omitempty"`
+	PushNameLT           *string  `json:"pushNameLT,omitempty"`
+	PushNameLTE          *string  `json:"pushNameLTE,omitempty"`
+	PushNameContains     *string  `json:"pushNameContains,omitempty"`
+	PushNameHasPrefix    *string  `json:"pushNameHasPrefix,omitempty"`
+	PushNameHasSuffix    *string  `json:"pushNameHasSuffix,omitempty"`
+	PushNameIsNil        bool     `json:"pushNameIsNil,omitempty"`
+	PushNameNotNil       bool     `json:"pushNameNotNil,omitempty"`
+	PushNameEqualFold    *string  `json:"pushNameEqualFold,omitempty"`
+	PushNameContainsFold *string  `json:"pushNameContainsFold,omitempty"`
+
+	// "is_business" field predicates.
+	IsBusiness    *bool `json:"isBusiness,omitempty"`
+	IsBusinessNEQ *bool `json:"isBusinessNEQ,omitempty"`
+
+	// "saved" field predicates.
+	Saved    *bool `json:"saved,omitempty"`
+	SavedNEQ *bool `json:"savedNEQ,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *ContactWhereInput) AddPredicates(predicates ...predicate.Contact) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the ContactWhereInput filter on the ContactQuery builder.
+func (i *ContactWhereInput) Filter(q *ContactQuery) (*ContactQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyContactWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyContactWhereInput is returned in case the ContactWhereInput is empty.
+var ErrEmptyContactWhereInput = errors.New("ent: empty predicate ContactWhereInput")
+
+// P returns a predicate for filtering contacts.
+// An error is returned if the input is empty or invalid.
+func (i *ContactWhereInput) P() (predicate.Contact, error) {
+	var predicates []predicate.Contact
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, contact.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Contact, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, contact.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Contact, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, contact.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, contact.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, contact.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, contact.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, contact.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, contact.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, contact.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, contact.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, contact.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, contact.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, contact.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, contact.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, contact.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, contact.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, contact.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, contact.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, contact.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, contact.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, contact.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, contact.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, contact.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, contact.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, contact.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, contact.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.Jid != nil {
+		predicates = append(predicates, contact.JidEQ(*i.Jid))
+	}
+	if i.JidNEQ != nil {
+		predicates = append(predicates, contact.JidNEQ(*i.JidNEQ))
+	}
+	if len(i.JidIn) > 0 {
+		predicates = append(predicates, contact.JidIn(i.JidIn...))
+	}
+	if len(i.JidNotIn) > 0 {
+		predicates = append(predicates, contact.JidNotIn(i.JidNotIn...))
+	}
+	if i.JidGT != nil {
+		predicates = append(predicates, contact.JidGT(*i.JidGT))
+	}
+	if i.JidGTE != nil {
+		predicates = append(predicates, contact.JidGTE(*i.JidGTE))
+	}
+	if i.JidLT != nil {
+		predicates = append(predicates, contact.JidLT(*i.JidLT))
+	}
+	if i.JidLTE != nil {
+		predicates = append(predicates, contact.JidLTE(*i.JidLTE))
+	}
+	if i.JidContains != nil {
+		predicates = append(predicates, contact.JidContains(*i.JidContains))
+	}
+	if i.JidHasPrefix != nil {
+		predicates = append(predicates, contact.JidHasPrefix(*i.JidHasPrefix))
+	}
+	if i.JidHasSuffix != nil {
+		predicates = append(predicates, contact.JidHasSuffix(*i.JidHasSuffix))
+	}
+	if i.JidEqualFold != nil {
+		predicates = append(predicates, contact.JidEqualFold(*i.JidEqualFold))
+	}
+	if i.JidContainsFold != nil {
+		predicates = append(predicates, contact.JidContainsFold(*i.JidContainsFold))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, contact.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, contact.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, contact.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, contact.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, contact.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, contact.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, contact.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, contact.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, contact.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, contact.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, contact.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameIsNil {
+		predicates = append(predicates, contact.NameIsNil())
+	}
+	if i.NameNotNil {
+		predicates = append(predicates, contact.NameNotNil())
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, contact.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, contact.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.PushName != nil {
+		predicates = append(predicates, contact.PushNameEQ(*i.PushName))
+	}
+	if i.PushNameNEQ != nil {
+		predicates = append(predicates, contact.PushNameNEQ(*i.PushNameNEQ))
+	}
+	if len(i.PushNameIn) > 0 {
+		predicates = append(predicates, contact.PushNameIn(i.PushNameIn...))
+	}
+	if len(i.PushNameNotIn) > 0 {
+		predicates = append(predicates, contact.PushNameNotIn(i.PushNameNotIn...))
+	}
+	if i.PushNameGT != nil {
+		predicates = append(predicates, contact.PushNameGT(*i.PushNameGT))
+	}
+	if i.PushNameGTE != nil {
+		predicates = append(predicates, contact.PushNameGTE(*i.PushNameGTE))
+	}
+	if i.PushNameLT != nil {
+		predicates = append(predicates, contact.PushNameLT(*i.PushNameLT))
+	}
+	if i.PushNameLTE != nil {
+		predicates = append(predicates, contact.PushNameLTE(*i.PushNameLTE))
+	}
+	if i.PushNameContains != nil {
+		predicates = append(predicates, contact.PushNameContains(*i.PushNameContains))
+	}
+	if i.PushNameHasPrefix != nil {
+		predicates = append(predicates, contact.PushNameHasPrefix(*i.PushNameHasPrefix))
+	}
+	if i.PushNameHasSuffix != nil {
+		predicates = append(predicates, contact.PushNameHasSuffix(*i.PushNameHasSuffix))
+	}
+	if i.PushNameIsNil {
+		predicates = append(predicates, contact.PushNameIsNil())
+	}
+	if i.PushNameNotNil {
+		predicates = append(predicates, contact.PushNameNotNil())
+	}
+	if i.PushNameEqualFold != nil {
+		predicates = append(predicates, contact.PushNameEqualFold(*i.PushNameEqualFold))
+	}
+	if i.PushNameContainsFold != nil {
+		predicates = append(predicates, contact.PushNameContainsFold(*i.PushNameContainsFold))
+	}
+	if i.IsBusiness != nil {
+		predicates = append(predicates, contact.IsBusinessEQ(*i.IsBusiness))
+	}
+	if i.IsBusinessNEQ != nil {
+		predicates = append(predicates, contact.IsBusinessNEQ(*i.IsBusinessNEQ))
+	}
+	if i.Saved != nil {
+		predicates = append(predicates, contact.SavedEQ(*i.Saved))
+	}
+	if i.SavedNEQ != nil {
+		predicates = append(predicates, contact.SavedNEQ(*i.SavedNEQ))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, contact.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, contact.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, contact.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, contact.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, contact.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, contact.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, contact.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, contact.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyContactWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return contact.And(predicates...), nil
 	}
 }
 
@@ -2671,6 +4045,40 @@ type MessageWhereInput struct {
 	MediaFilenameEqualFold    *string  `json:"mediaFilenameEqualFold,omitempty"`
 	MediaFilenameContainsFold *string  `json:"mediaFilenameContainsFold,omitempty"`
 
+	// "media_mime" field predicates.
+	MediaMime             *string  `json:"mediaMime,omitempty"`
+	MediaMimeNEQ          *string  `json:"mediaMimeNEQ,omitempty"`
+	MediaMimeIn           []string `json:"mediaMimeIn,omitempty"`
+	MediaMimeNotIn        []string `json:"mediaMimeNotIn,omitempty"`
+	MediaMimeGT           *string  `json:"mediaMimeGT,omitempty"`
+	MediaMimeGTE          *string  `json:"mediaMimeGTE,omitempty"`
+	MediaMimeLT           *string  `json:"mediaMimeLT,omitempty"`
+	MediaMimeLTE          *string  `json:"mediaMimeLTE,omitempty"`
+	MediaMimeContains     *string  `json:"mediaMimeContains,omitempty"`
+	MediaMimeHasPrefix    *string  `json:"mediaMimeHasPrefix,omitempty"`
+	MediaMimeHasSuffix    *string  `json:"mediaMimeHasSuffix,omitempty"`
+	MediaMimeIsNil        bool     `json:"mediaMimeIsNil,omitempty"`
+	MediaMimeNotNil       bool     `json:"mediaMimeNotNil,omitempty"`
+	MediaMimeEqualFold    *string  `json:"mediaMimeEqualFold,omitempty"`
+	MediaMimeContainsFold *string  `json:"mediaMimeContainsFold,omitempty"`
+
+	// "wire_type" field predicates.
+	WireType             *string  `json:"wireType,omitempty"`
+	WireTypeNEQ          *string  `json:"wireTypeNEQ,omitempty"`
+	WireTypeIn           []string `json:"wireTypeIn,omitempty"`
+	WireTypeNotIn        []string `json:"wireTypeNotIn,omitempty"`
+	WireTypeGT           *string  `json:"wireTypeGT,omitempty"`
+	WireTypeGTE          *string  `json:"wireTypeGTE,omitempty"`
+	WireTypeLT           *string  `json:"wireTypeLT,omitempty"`
+	WireTypeLTE          *string  `json:"wireTypeLTE,omitempty"`
+	WireTypeContains     *string  `json:"wireTypeContains,omitempty"`
+	WireTypeHasPrefix    *string  `json:"wireTypeHasPrefix,omitempty"`
+	WireTypeHasSuffix    *string  `json:"wireTypeHasSuffix,omitempty"`
+	WireTypeIsNil        bool     `json:"wireTypeIsNil,omitempty"`
+	WireTypeNotNil       bool     `json:"wireTypeNotNil,omitempty"`
+	WireTypeEqualFold    *string  `json:"wireTypeEqualFold,omitempty"`
+	WireTypeContainsFold *string  `json:"wireTypeContainsFold,omitempty"`
+
 	// "poll_question" field predicates.
 	PollQuestion             *string  `json:"pollQuestion,omitempty"`
 	PollQuestionNEQ          *string  `json:"pollQuestionNEQ,omitempty"`
@@ -2710,6 +4118,35 @@ type MessageWhereInput struct {
 	ReplyToNotNil       bool     `json:"replyToNotNil,omitempty"`
 	ReplyToEqualFold    *string  `json:"replyToEqualFold,omitempty"`
 	ReplyToContainsFold *string  `json:"replyToContainsFold,omitempty"`
+
+	// "reaction" field predicates.
+	Reaction             *string  `json:"reaction,omitempty"`
+	ReactionNEQ          *string  `json:"reactionNEQ,omitempty"`
+	ReactionIn           []string `json:"reactionIn,omitempty"`
+	ReactionNotIn        []string `json:"reactionNotIn,omitempty"`
+	ReactionGT           *string  `json:"reactionGT,omitempty"`
+	ReactionGTE          *string  `json:"reactionGTE,omitempty"`
+	ReactionLT           *string  `json:"reactionLT,omitempty"`
+	ReactionLTE          *string  `json:"reactionLTE,omitempty"`
+	ReactionContains     *string  `json:"reactionContains,omitempty"`
+	ReactionHasPrefix    *string  `json:"reactionHasPrefix,omitempty"`
+	ReactionHasSuffix    *string  `json:"reactionHasSuffix,omitempty"`
+	ReactionIsNil        bool     `json:"reactionIsNil,omitempty"`
+	ReactionNotNil       bool     `json:"reactionNotNil,omitempty"`
+	ReactionEqualFold    *string  `json:"reactionEqualFold,omitempty"`
+	ReactionContainsFold *string  `json:"reactionContainsFold,omitempty"`
+
+	// "pinned_until" field predicates.
+	PinnedUntil       *time.Time  `json:"pinnedUntil,omitempty"`
+	PinnedUntilNEQ    *time.Time  `json:"pinnedUntilNEQ,omitempty"`
+	PinnedUntilIn     []time.Time `json:"pinnedUntilIn,omitempty"`
+	PinnedUntilNotIn  []time.Time `json:"pinnedUntilNotIn,omitempty"`
+	PinnedUntilGT     *time.Time  `json:"pinnedUntilGT,omitempty"`
+	PinnedUntilGTE    *time.Time  `json:"pinnedUntilGTE,omitempty"`
+	PinnedUntilLT     *time.Time  `json:"pinnedUntilLT,omitempty"`
+	PinnedUntilLTE    *time.Time  `json:"pinnedUntilLTE,omitempty"`
+	PinnedUntilIsNil  bool        `json:"pinnedUntilIsNil,omitempty"`
+	PinnedUntilNotNil bool        `json:"pinnedUntilNotNil,omitempty"`
 
 	// "secret" field predicates.
 	Secret             *string  `json:"secret,omitempty"`
@@ -3396,6 +4833,96 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	if i.MediaFilenameContainsFold != nil {
 		predicates = append(predicates, message.MediaFilenameContainsFold(*i.MediaFilenameContainsFold))
 	}
+	if i.MediaMime != nil {
+		predicates = append(predicates, message.MediaMimeEQ(*i.MediaMime))
+	}
+	if i.MediaMimeNEQ != nil {
+		predicates = append(predicates, message.MediaMimeNEQ(*i.MediaMimeNEQ))
+	}
+	if len(i.MediaMimeIn) > 0 {
+		predicates = append(predicates, message.MediaMimeIn(i.MediaMimeIn...))
+	}
+	if len(i.MediaMimeNotIn) > 0 {
+		predicates = append(predicates, message.MediaMimeNotIn(i.MediaMimeNotIn...))
+	}
+	if i.MediaMimeGT != nil {
+		predicates = append(predicates, message.MediaMimeGT(*i.MediaMimeGT))
+	}
+	if i.MediaMimeGTE != nil {
+		predicates = append(predicates, message.MediaMimeGTE(*i.MediaMimeGTE))
+	}
+	if i.MediaMimeLT != nil {
+		predicates = append(predicates, message.MediaMimeLT(*i.MediaMimeLT))
+	}
+	if i.MediaMimeLTE != nil {
+		predicates = append(predicates, message.MediaMimeLTE(*i.MediaMimeLTE))
+	}
+	if i.MediaMimeContains != nil {
+		predicates = append(predicates, message.MediaMimeContains(*i.MediaMimeContains))
+	}
+	if i.MediaMimeHasPrefix != nil {
+		predicates = append(predicates, message.MediaMimeHasPrefix(*i.MediaMimeHasPrefix))
+	}
+	if i.MediaMimeHasSuffix != nil {
+		predicates = append(predicates, message.MediaMimeHasSuffix(*i.MediaMimeHasSuffix))
+	}
+	if i.MediaMimeIsNil {
+		predicates = append(predicates, message.MediaMimeIsNil())
+	}
+	if i.MediaMimeNotNil {
+		predicates = append(predicates, message.MediaMimeNotNil())
+	}
+	if i.MediaMimeEqualFold != nil {
+		predicates = append(predicates, message.MediaMimeEqualFold(*i.MediaMimeEqualFold))
+	}
+	if i.MediaMimeContainsFold != nil {
+		predicates = append(predicates, message.MediaMimeContainsFold(*i.MediaMimeContainsFold))
+	}
+	if i.WireType != nil {
+		predicates = append(predicates, message.WireTypeEQ(*i.WireType))
+	}
+	if i.WireTypeNEQ != nil {
+		predicates = append(predicates, message.WireTypeNEQ(*i.WireTypeNEQ))
+	}
+	if len(i.WireTypeIn) > 0 {
+		predicates = append(predicates, message.WireTypeIn(i.WireTypeIn...))
+	}
+	if len(i.WireTypeNotIn) > 0 {
+		predicates = append(predicates, message.WireTypeNotIn(i.WireTypeNotIn...))
+	}
+	if i.WireTypeGT != nil {
+		predicates = append(predicates, message.WireTypeGT(*i.WireTypeGT))
+	}
+	if i.WireTypeGTE != nil {
+		predicates = append(predicates, message.WireTypeGTE(*i.WireTypeGTE))
+	}
+	if i.WireTypeLT != nil {
+		predicates = append(predicates, message.WireTypeLT(*i.WireTypeLT))
+	}
+	if i.WireTypeLTE != nil {
+		predicates = append(predicates, message.WireTypeLTE(*i.WireTypeLTE))
+	}
+	if i.WireTypeContains != nil {
+		predicates = append(predicates, message.WireTypeContains(*i.WireTypeContains))
+	}
+	if i.WireTypeHasPrefix != nil {
+		predicates = append(predicates, message.WireTypeHasPrefix(*i.WireTypeHasPrefix))
+	}
+	if i.WireTypeHasSuffix != nil {
+		predicates = append(predicates, message.WireTypeHasSuffix(*i.WireTypeHasSuffix))
+	}
+	if i.WireTypeIsNil {
+		predicates = append(predicates, message.WireTypeIsNil())
+	}
+	if i.WireTypeNotNil {
+		predicates = append(predicates, message.WireTypeNotNil())
+	}
+	if i.WireTypeEqualFold != nil {
+		predicates = append(predicates, message.WireTypeEqualFold(*i.WireTypeEqualFold))
+	}
+	if i.WireTypeContainsFold != nil {
+		predicates = append(predicates, message.WireTypeContainsFold(*i.WireTypeContainsFold))
+	}
 	if i.PollQuestion != nil {
 		predicates = append(predicates, message.PollQuestionEQ(*i.PollQuestion))
 	}
@@ -3497,6 +5024,81 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	}
 	if i.ReplyToContainsFold != nil {
 		predicates = append(predicates, message.ReplyToContainsFold(*i.ReplyToContainsFold))
+	}
+	if i.Reaction != nil {
+		predicates = append(predicates, message.ReactionEQ(*i.Reaction))
+	}
+	if i.ReactionNEQ != nil {
+		predicates = append(predicates, message.ReactionNEQ(*i.ReactionNEQ))
+	}
+	if len(i.ReactionIn) > 0 {
+		predicates = append(predicates, message.ReactionIn(i.ReactionIn...))
+	}
+	if len(i.ReactionNotIn) > 0 {
+		predicates = append(predicates, message.ReactionNotIn(i.ReactionNotIn...))
+	}
+	if i.ReactionGT != nil {
+		predicates = append(predicates, message.ReactionGT(*i.ReactionGT))
+	}
+	if i.ReactionGTE != nil {
+		predicates = append(predicates, message.ReactionGTE(*i.ReactionGTE))
+	}
+	if i.ReactionLT != nil {
+		predicates = append(predicates, message.ReactionLT(*i.ReactionLT))
+	}
+	if i.ReactionLTE != nil {
+		predicates = append(predicates, message.ReactionLTE(*i.ReactionLTE))
+	}
+	if i.ReactionContains != nil {
+		predicates = append(predicates, message.ReactionContains(*i.ReactionContains))
+	}
+	if i.ReactionHasPrefix != nil {
+		predicates = append(predicates, message.ReactionHasPrefix(*i.ReactionHasPrefix))
+	}
+	if i.ReactionHasSuffix != nil {
+		predicates = append(predicates, message.ReactionHasSuffix(*i.ReactionHasSuffix))
+	}
+	if i.ReactionIsNil {
+		predicates = append(predicates, message.ReactionIsNil())
+	}
+	if i.ReactionNotNil {
+		predicates = append(predicates, message.ReactionNotNil())
+	}
+	if i.ReactionEqualFold != nil {
+		predicates = append(predicates, message.ReactionEqualFold(*i.ReactionEqualFold))
+	}
+	if i.ReactionContainsFold != nil {
+		predicates = append(predicates, message.ReactionContainsFold(*i.ReactionContainsFold))
+	}
+	if i.PinnedUntil != nil {
+		predicates = append(predicates, message.PinnedUntilEQ(*i.PinnedUntil))
+	}
+	if i.PinnedUntilNEQ != nil {
+		predicates = append(predicates, message.PinnedUntilNEQ(*i.PinnedUntilNEQ))
+	}
+	if len(i.PinnedUntilIn) > 0 {
+		predicates = append(predicates, message.PinnedUntilIn(i.PinnedUntilIn...))
+	}
+	if len(i.PinnedUntilNotIn) > 0 {
+		predicates = append(predicates, message.PinnedUntilNotIn(i.PinnedUntilNotIn...))
+	}
+	if i.PinnedUntilGT != nil {
+		predicates = append(predicates, message.PinnedUntilGT(*i.PinnedUntilGT))
+	}
+	if i.PinnedUntilGTE != nil {
+		predicates = append(predicates, message.PinnedUntilGTE(*i.PinnedUntilGTE))
+	}
+	if i.PinnedUntilLT != nil {
+		predicates = append(predicates, message.PinnedUntilLT(*i.PinnedUntilLT))
+	}
+	if i.PinnedUntilLTE != nil {
+		predicates = append(predicates, message.PinnedUntilLTE(*i.PinnedUntilLTE))
+	}
+	if i.PinnedUntilIsNil {
+		predicates = append(predicates, message.PinnedUntilIsNil())
+	}
+	if i.PinnedUntilNotNil {
+		predicates = append(predicates, message.PinnedUntilNotNil())
 	}
 	if i.Secret != nil {
 		predicates = append(predicates, message.SecretEQ(*i.Secret))

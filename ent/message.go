@@ -39,6 +39,10 @@ type Message struct {
 	MediaKind string `json:"media_kind,omitempty"`
 	// MediaFilename holds the value of the "media_filename" field.
 	MediaFilename string `json:"media_filename,omitempty"`
+	// the content type of the media on the network
+	MediaMime string `json:"media_mime,omitempty"`
+	// the network's message type: chat, image, video, document, audio, ptt, sticker, gif, ptv, poll_creation, location, vcard, revoked
+	WireType string `json:"wire_type,omitempty"`
 	// PollQuestion holds the value of the "poll_question" field.
 	PollQuestion string `json:"poll_question,omitempty"`
 	// PollOptions holds the value of the "poll_options" field.
@@ -49,6 +53,10 @@ type Message struct {
 	Mentions []string `json:"mentions,omitempty"`
 	// ReplyTo holds the value of the "reply_to" field.
 	ReplyTo string `json:"reply_to,omitempty"`
+	// the account's own reaction to the message
+	Reaction string `json:"reaction,omitempty"`
+	// set while the message is pinned in its chat
+	PinnedUntil *time.Time `json:"pinned_until,omitempty"`
 	// Secret holds the value of the "secret" field.
 	Secret string `json:"secret,omitempty"`
 	// LinkPreview holds the value of the "link_preview" field.
@@ -99,9 +107,9 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldPollQuestion, message.FieldReplyTo, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken:
 			values[i] = new(sql.NullString)
-		case message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
+		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -184,6 +192,18 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.MediaFilename = value.String
 			}
+		case message.FieldMediaMime:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field media_mime", values[i])
+			} else if value.Valid {
+				_m.MediaMime = value.String
+			}
+		case message.FieldWireType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field wire_type", values[i])
+			} else if value.Valid {
+				_m.WireType = value.String
+			}
 		case message.FieldPollQuestion:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field poll_question", values[i])
@@ -218,6 +238,19 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field reply_to", values[i])
 			} else if value.Valid {
 				_m.ReplyTo = value.String
+			}
+		case message.FieldReaction:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reaction", values[i])
+			} else if value.Valid {
+				_m.Reaction = value.String
+			}
+		case message.FieldPinnedUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field pinned_until", values[i])
+			} else if value.Valid {
+				_m.PinnedUntil = new(time.Time)
+				*_m.PinnedUntil = value.Time
 			}
 		case message.FieldSecret:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -401,6 +434,12 @@ func (_m *Message) String() string {
 	builder.WriteString("media_filename=")
 	builder.WriteString(_m.MediaFilename)
 	builder.WriteString(", ")
+	builder.WriteString("media_mime=")
+	builder.WriteString(_m.MediaMime)
+	builder.WriteString(", ")
+	builder.WriteString("wire_type=")
+	builder.WriteString(_m.WireType)
+	builder.WriteString(", ")
 	builder.WriteString("poll_question=")
 	builder.WriteString(_m.PollQuestion)
 	builder.WriteString(", ")
@@ -417,6 +456,14 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("reply_to=")
 	builder.WriteString(_m.ReplyTo)
+	builder.WriteString(", ")
+	builder.WriteString("reaction=")
+	builder.WriteString(_m.Reaction)
+	builder.WriteString(", ")
+	if v := _m.PinnedUntil; v != nil {
+		builder.WriteString("pinned_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("secret=")
 	builder.WriteString(_m.Secret)

@@ -132,6 +132,34 @@ func (_c *MessageCreate) SetNillableMediaFilename(v *string) *MessageCreate {
 	return _c
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (_c *MessageCreate) SetMediaMime(v string) *MessageCreate {
+	_c.mutation.SetMediaMime(v)
+	return _c
+}
+
+// SetNillableMediaMime sets the "media_mime" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaMime(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetMediaMime(*v)
+	}
+	return _c
+}
+
+// SetWireType sets the "wire_type" field.
+func (_c *MessageCreate) SetWireType(v string) *MessageCreate {
+	_c.mutation.SetWireType(v)
+	return _c
+}
+
+// SetNillableWireType sets the "wire_type" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableWireType(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetWireType(*v)
+	}
+	return _c
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (_c *MessageCreate) SetPollQuestion(v string) *MessageCreate {
 	_c.mutation.SetPollQuestion(v)
@@ -182,6 +210,34 @@ func (_c *MessageCreate) SetReplyTo(v string) *MessageCreate {
 func (_c *MessageCreate) SetNillableReplyTo(v *string) *MessageCreate {
 	if v != nil {
 		_c.SetReplyTo(*v)
+	}
+	return _c
+}
+
+// SetReaction sets the "reaction" field.
+func (_c *MessageCreate) SetReaction(v string) *MessageCreate {
+	_c.mutation.SetReaction(v)
+	return _c
+}
+
+// SetNillableReaction sets the "reaction" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableReaction(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetReaction(*v)
+	}
+	return _c
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (_c *MessageCreate) SetPinnedUntil(v time.Time) *MessageCreate {
+	_c.mutation.SetPinnedUntil(v)
+	return _c
+}
+
+// SetNillablePinnedUntil sets the "pinned_until" field if the given value is not nil.
+func (_c *MessageCreate) SetNillablePinnedUntil(v *time.Time) *MessageCreate {
+	if v != nil {
+		_c.SetPinnedUntil(*v)
 	}
 	return _c
 }
@@ -642,6 +698,14 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_spec.SetField(message.FieldMediaFilename, field.TypeString, value)
 		_node.MediaFilename = value
 	}
+	if value, ok := _c.mutation.MediaMime(); ok {
+		_spec.SetField(message.FieldMediaMime, field.TypeString, value)
+		_node.MediaMime = value
+	}
+	if value, ok := _c.mutation.WireType(); ok {
+		_spec.SetField(message.FieldWireType, field.TypeString, value)
+		_node.WireType = value
+	}
 	if value, ok := _c.mutation.PollQuestion(); ok {
 		_spec.SetField(message.FieldPollQuestion, field.TypeString, value)
 		_node.PollQuestion = value
@@ -661,6 +725,14 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ReplyTo(); ok {
 		_spec.SetField(message.FieldReplyTo, field.TypeString, value)
 		_node.ReplyTo = value
+	}
+	if value, ok := _c.mutation.Reaction(); ok {
+		_spec.SetField(message.FieldReaction, field.TypeString, value)
+		_node.Reaction = value
+	}
+	if value, ok := _c.mutation.PinnedUntil(); ok {
+		_spec.SetField(message.FieldPinnedUntil, field.TypeTime, value)
+		_node.PinnedUntil = &value
 	}
 	if value, ok := _c.mutation.Secret(); ok {
 		_spec.SetField(message.FieldSecret, field.TypeString, value)
@@ -918,6 +990,42 @@ func (u *MessageUpsert) ClearMediaFilename() *MessageUpsert {
 	return u
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (u *MessageUpsert) SetMediaMime(v string) *MessageUpsert {
+	u.Set(message.FieldMediaMime, v)
+	return u
+}
+
+// UpdateMediaMime sets the "media_mime" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaMime() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaMime)
+	return u
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (u *MessageUpsert) ClearMediaMime() *MessageUpsert {
+	u.SetNull(message.FieldMediaMime)
+	return u
+}
+
+// SetWireType sets the "wire_type" field.
+func (u *MessageUpsert) SetWireType(v string) *MessageUpsert {
+	u.Set(message.FieldWireType, v)
+	return u
+}
+
+// UpdateWireType sets the "wire_type" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateWireType() *MessageUpsert {
+	u.SetExcluded(message.FieldWireType)
+	return u
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (u *MessageUpsert) ClearWireType() *MessageUpsert {
+	u.SetNull(message.FieldWireType)
+	return u
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (u *MessageUpsert) SetPollQuestion(v string) *MessageUpsert {
 	u.Set(message.FieldPollQuestion, v)
@@ -1005,6 +1113,42 @@ func (u *MessageUpsert) UpdateReplyTo() *MessageUpsert {
 // ClearReplyTo clears the value of the "reply_to" field.
 func (u *MessageUpsert) ClearReplyTo() *MessageUpsert {
 	u.SetNull(message.FieldReplyTo)
+	return u
+}
+
+// SetReaction sets the "reaction" field.
+func (u *MessageUpsert) SetReaction(v string) *MessageUpsert {
+	u.Set(message.FieldReaction, v)
+	return u
+}
+
+// UpdateReaction sets the "reaction" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateReaction() *MessageUpsert {
+	u.SetExcluded(message.FieldReaction)
+	return u
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (u *MessageUpsert) ClearReaction() *MessageUpsert {
+	u.SetNull(message.FieldReaction)
+	return u
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (u *MessageUpsert) SetPinnedUntil(v time.Time) *MessageUpsert {
+	u.Set(message.FieldPinnedUntil, v)
+	return u
+}
+
+// UpdatePinnedUntil sets the "pinned_until" field to the value that was provided on create.
+func (u *MessageUpsert) UpdatePinnedUntil() *MessageUpsert {
+	u.SetExcluded(message.FieldPinnedUntil)
+	return u
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (u *MessageUpsert) ClearPinnedUntil() *MessageUpsert {
+	u.SetNull(message.FieldPinnedUntil)
 	return u
 }
 
@@ -1507,6 +1651,48 @@ func (u *MessageUpsertOne) ClearMediaFilename() *MessageUpsertOne {
 	})
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (u *MessageUpsertOne) SetMediaMime(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaMime(v)
+	})
+}
+
+// UpdateMediaMime sets the "media_mime" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaMime() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaMime()
+	})
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (u *MessageUpsertOne) ClearMediaMime() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaMime()
+	})
+}
+
+// SetWireType sets the "wire_type" field.
+func (u *MessageUpsertOne) SetWireType(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetWireType(v)
+	})
+}
+
+// UpdateWireType sets the "wire_type" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateWireType() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateWireType()
+	})
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (u *MessageUpsertOne) ClearWireType() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearWireType()
+	})
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (u *MessageUpsertOne) SetPollQuestion(v string) *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
@@ -1609,6 +1795,48 @@ func (u *MessageUpsertOne) UpdateReplyTo() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearReplyTo() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReplyTo()
+	})
+}
+
+// SetReaction sets the "reaction" field.
+func (u *MessageUpsertOne) SetReaction(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReaction(v)
+	})
+}
+
+// UpdateReaction sets the "reaction" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateReaction() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReaction()
+	})
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (u *MessageUpsertOne) ClearReaction() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReaction()
+	})
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (u *MessageUpsertOne) SetPinnedUntil(v time.Time) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetPinnedUntil(v)
+	})
+}
+
+// UpdatePinnedUntil sets the "pinned_until" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdatePinnedUntil() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdatePinnedUntil()
+	})
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (u *MessageUpsertOne) ClearPinnedUntil() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearPinnedUntil()
 	})
 }
 
@@ -2326,6 +2554,48 @@ func (u *MessageUpsertBulk) ClearMediaFilename() *MessageUpsertBulk {
 	})
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (u *MessageUpsertBulk) SetMediaMime(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaMime(v)
+	})
+}
+
+// UpdateMediaMime sets the "media_mime" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaMime() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaMime()
+	})
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (u *MessageUpsertBulk) ClearMediaMime() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaMime()
+	})
+}
+
+// SetWireType sets the "wire_type" field.
+func (u *MessageUpsertBulk) SetWireType(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetWireType(v)
+	})
+}
+
+// UpdateWireType sets the "wire_type" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateWireType() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateWireType()
+	})
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (u *MessageUpsertBulk) ClearWireType() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearWireType()
+	})
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (u *MessageUpsertBulk) SetPollQuestion(v string) *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
@@ -2428,6 +2698,48 @@ func (u *MessageUpsertBulk) UpdateReplyTo() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearReplyTo() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReplyTo()
+	})
+}
+
+// SetReaction sets the "reaction" field.
+func (u *MessageUpsertBulk) SetReaction(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetReaction(v)
+	})
+}
+
+// UpdateReaction sets the "reaction" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateReaction() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateReaction()
+	})
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (u *MessageUpsertBulk) ClearReaction() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearReaction()
+	})
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (u *MessageUpsertBulk) SetPinnedUntil(v time.Time) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetPinnedUntil(v)
+	})
+}
+
+// UpdatePinnedUntil sets the "pinned_until" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdatePinnedUntil() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdatePinnedUntil()
+	})
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (u *MessageUpsertBulk) ClearPinnedUntil() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearPinnedUntil()
 	})
 }
 

@@ -179,6 +179,46 @@ func (_u *MessageUpdate) ClearMediaFilename() *MessageUpdate {
 	return _u
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (_u *MessageUpdate) SetMediaMime(v string) *MessageUpdate {
+	_u.mutation.SetMediaMime(v)
+	return _u
+}
+
+// SetNillableMediaMime sets the "media_mime" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaMime(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaMime(*v)
+	}
+	return _u
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (_u *MessageUpdate) ClearMediaMime() *MessageUpdate {
+	_u.mutation.ClearMediaMime()
+	return _u
+}
+
+// SetWireType sets the "wire_type" field.
+func (_u *MessageUpdate) SetWireType(v string) *MessageUpdate {
+	_u.mutation.SetWireType(v)
+	return _u
+}
+
+// SetNillableWireType sets the "wire_type" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableWireType(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetWireType(*v)
+	}
+	return _u
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (_u *MessageUpdate) ClearWireType() *MessageUpdate {
+	_u.mutation.ClearWireType()
+	return _u
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (_u *MessageUpdate) SetPollQuestion(v string) *MessageUpdate {
 	_u.mutation.SetPollQuestion(v)
@@ -272,6 +312,46 @@ func (_u *MessageUpdate) SetNillableReplyTo(v *string) *MessageUpdate {
 // ClearReplyTo clears the value of the "reply_to" field.
 func (_u *MessageUpdate) ClearReplyTo() *MessageUpdate {
 	_u.mutation.ClearReplyTo()
+	return _u
+}
+
+// SetReaction sets the "reaction" field.
+func (_u *MessageUpdate) SetReaction(v string) *MessageUpdate {
+	_u.mutation.SetReaction(v)
+	return _u
+}
+
+// SetNillableReaction sets the "reaction" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableReaction(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetReaction(*v)
+	}
+	return _u
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (_u *MessageUpdate) ClearReaction() *MessageUpdate {
+	_u.mutation.ClearReaction()
+	return _u
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (_u *MessageUpdate) SetPinnedUntil(v time.Time) *MessageUpdate {
+	_u.mutation.SetPinnedUntil(v)
+	return _u
+}
+
+// SetNillablePinnedUntil sets the "pinned_until" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillablePinnedUntil(v *time.Time) *MessageUpdate {
+	if v != nil {
+		_u.SetPinnedUntil(*v)
+	}
+	return _u
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (_u *MessageUpdate) ClearPinnedUntil() *MessageUpdate {
+	_u.mutation.ClearPinnedUntil()
 	return _u
 }
 
@@ -704,6 +784,18 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.MediaFilenameCleared() {
 		_spec.ClearField(message.FieldMediaFilename, field.TypeString)
 	}
+	if value, ok := _u.mutation.MediaMime(); ok {
+		_spec.SetField(message.FieldMediaMime, field.TypeString, value)
+	}
+	if _u.mutation.MediaMimeCleared() {
+		_spec.ClearField(message.FieldMediaMime, field.TypeString)
+	}
+	if value, ok := _u.mutation.WireType(); ok {
+		_spec.SetField(message.FieldWireType, field.TypeString, value)
+	}
+	if _u.mutation.WireTypeCleared() {
+		_spec.ClearField(message.FieldWireType, field.TypeString)
+	}
 	if value, ok := _u.mutation.PollQuestion(); ok {
 		_spec.SetField(message.FieldPollQuestion, field.TypeString, value)
 	}
@@ -743,6 +835,18 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
+	}
+	if value, ok := _u.mutation.Reaction(); ok {
+		_spec.SetField(message.FieldReaction, field.TypeString, value)
+	}
+	if _u.mutation.ReactionCleared() {
+		_spec.ClearField(message.FieldReaction, field.TypeString)
+	}
+	if value, ok := _u.mutation.PinnedUntil(); ok {
+		_spec.SetField(message.FieldPinnedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PinnedUntilCleared() {
+		_spec.ClearField(message.FieldPinnedUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Secret(); ok {
 		_spec.SetField(message.FieldSecret, field.TypeString, value)
@@ -1007,6 +1111,46 @@ func (_u *MessageUpdateOne) ClearMediaFilename() *MessageUpdateOne {
 	return _u
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (_u *MessageUpdateOne) SetMediaMime(v string) *MessageUpdateOne {
+	_u.mutation.SetMediaMime(v)
+	return _u
+}
+
+// SetNillableMediaMime sets the "media_mime" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaMime(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaMime(*v)
+	}
+	return _u
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (_u *MessageUpdateOne) ClearMediaMime() *MessageUpdateOne {
+	_u.mutation.ClearMediaMime()
+	return _u
+}
+
+// SetWireType sets the "wire_type" field.
+func (_u *MessageUpdateOne) SetWireType(v string) *MessageUpdateOne {
+	_u.mutation.SetWireType(v)
+	return _u
+}
+
+// SetNillableWireType sets the "wire_type" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableWireType(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetWireType(*v)
+	}
+	return _u
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (_u *MessageUpdateOne) ClearWireType() *MessageUpdateOne {
+	_u.mutation.ClearWireType()
+	return _u
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (_u *MessageUpdateOne) SetPollQuestion(v string) *MessageUpdateOne {
 	_u.mutation.SetPollQuestion(v)
@@ -1100,6 +1244,46 @@ func (_u *MessageUpdateOne) SetNillableReplyTo(v *string) *MessageUpdateOne {
 // ClearReplyTo clears the value of the "reply_to" field.
 func (_u *MessageUpdateOne) ClearReplyTo() *MessageUpdateOne {
 	_u.mutation.ClearReplyTo()
+	return _u
+}
+
+// SetReaction sets the "reaction" field.
+func (_u *MessageUpdateOne) SetReaction(v string) *MessageUpdateOne {
+	_u.mutation.SetReaction(v)
+	return _u
+}
+
+// SetNillableReaction sets the "reaction" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableReaction(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetReaction(*v)
+	}
+	return _u
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (_u *MessageUpdateOne) ClearReaction() *MessageUpdateOne {
+	_u.mutation.ClearReaction()
+	return _u
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (_u *MessageUpdateOne) SetPinnedUntil(v time.Time) *MessageUpdateOne {
+	_u.mutation.SetPinnedUntil(v)
+	return _u
+}
+
+// SetNillablePinnedUntil sets the "pinned_until" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillablePinnedUntil(v *time.Time) *MessageUpdateOne {
+	if v != nil {
+		_u.SetPinnedUntil(*v)
+	}
+	return _u
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (_u *MessageUpdateOne) ClearPinnedUntil() *MessageUpdateOne {
+	_u.mutation.ClearPinnedUntil()
 	return _u
 }
 
@@ -1562,6 +1746,18 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	if _u.mutation.MediaFilenameCleared() {
 		_spec.ClearField(message.FieldMediaFilename, field.TypeString)
 	}
+	if value, ok := _u.mutation.MediaMime(); ok {
+		_spec.SetField(message.FieldMediaMime, field.TypeString, value)
+	}
+	if _u.mutation.MediaMimeCleared() {
+		_spec.ClearField(message.FieldMediaMime, field.TypeString)
+	}
+	if value, ok := _u.mutation.WireType(); ok {
+		_spec.SetField(message.FieldWireType, field.TypeString, value)
+	}
+	if _u.mutation.WireTypeCleared() {
+		_spec.ClearField(message.FieldWireType, field.TypeString)
+	}
 	if value, ok := _u.mutation.PollQuestion(); ok {
 		_spec.SetField(message.FieldPollQuestion, field.TypeString, value)
 	}
@@ -1601,6 +1797,18 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
+	}
+	if value, ok := _u.mutation.Reaction(); ok {
+		_spec.SetField(message.FieldReaction, field.TypeString, value)
+	}
+	if _u.mutation.ReactionCleared() {
+		_spec.ClearField(message.FieldReaction, field.TypeString)
+	}
+	if value, ok := _u.mutation.PinnedUntil(); ok {
+		_spec.SetField(message.FieldPinnedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.PinnedUntilCleared() {
+		_spec.ClearField(message.FieldPinnedUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.Secret(); ok {
 		_spec.SetField(message.FieldSecret, field.TypeString, value)

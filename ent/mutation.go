@@ -16,6 +16,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -26,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -42,6 +46,9 @@ const (
 	TypeAPIKey          = "APIKey"
 	TypeBoard           = "Board"
 	TypeBoardItem       = "BoardItem"
+	TypeChat            = "Chat"
+	TypeChatMember      = "ChatMember"
+	TypeContact         = "Contact"
 	TypeDelivery        = "Delivery"
 	TypeDeliveryAttempt = "DeliveryAttempt"
 	TypeEvent           = "Event"
@@ -51,6 +58,7 @@ const (
 	TypeMessage         = "Message"
 	TypeSandboxEvent    = "SandboxEvent"
 	TypeSandboxSend     = "SandboxSend"
+	TypeSandboxWorld    = "SandboxWorld"
 	TypeWebhook         = "Webhook"
 	TypeWorkspace       = "Workspace"
 )
@@ -3171,6 +3179,3028 @@ func (m *BoardItemMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown BoardItem edge %s", name)
+}
+
+// ChatMutation represents an operation that mutates the Chat nodes in the graph.
+type ChatMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *string
+	workspace_id         *string
+	jid                  *string
+	kind                 *chat.Kind
+	name                 *string
+	pinned               *bool
+	archived             *bool
+	marked_unread        *bool
+	unread_count         *int
+	addunread_count      *int
+	last_message_at      *time.Time
+	last_message_text    *string
+	last_message_from_me *bool
+	owner                *string
+	description          *string
+	restrict             *bool
+	announce             *bool
+	participant_count    *int
+	addparticipant_count *int
+	subscribers          *int
+	addsubscribers       *int
+	invite               *string
+	verification         *string
+	oldest_loaded_at     *time.Time
+	history_complete     *bool
+	created_at           *time.Time
+	updated_at           *time.Time
+	clearedFields        map[string]struct{}
+	done                 bool
+	oldValue             func(context.Context) (*Chat, error)
+	predicates           []predicate.Chat
+}
+
+var _ ent.Mutation = (*ChatMutation)(nil)
+
+// chatOption allows management of the mutation configuration using functional options.
+type chatOption func(*ChatMutation)
+
+// newChatMutation creates new mutation for the Chat entity.
+func newChatMutation(c config, op Op, opts ...chatOption) *ChatMutation {
+	m := &ChatMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChat,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChatID sets the ID field of the mutation.
+func withChatID(id string) chatOption {
+	return func(m *ChatMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Chat
+		)
+		m.oldValue = func(ctx context.Context) (*Chat, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Chat.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChat sets the old Chat of the mutation.
+func withChat(node *Chat) chatOption {
+	return func(m *ChatMutation) {
+		m.oldValue = func(context.Context) (*Chat, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChatMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChatMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Chat entities.
+func (m *ChatMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChatMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChatMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Chat.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ChatMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ChatMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ChatMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetJid sets the "jid" field.
+func (m *ChatMutation) SetJid(s string) {
+	m.jid = &s
+}
+
+// Jid returns the value of the "jid" field in the mutation.
+func (m *ChatMutation) Jid() (r string, exists bool) {
+	v := m.jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJid returns the old "jid" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJid: %w", err)
+	}
+	return oldValue.Jid, nil
+}
+
+// ResetJid resets all changes to the "jid" field.
+func (m *ChatMutation) ResetJid() {
+	m.jid = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *ChatMutation) SetKind(c chat.Kind) {
+	m.kind = &c
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *ChatMutation) Kind() (r chat.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldKind(ctx context.Context) (v chat.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *ChatMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetName sets the "name" field.
+func (m *ChatMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ChatMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ClearName clears the value of the "name" field.
+func (m *ChatMutation) ClearName() {
+	m.name = nil
+	m.clearedFields[chat.FieldName] = struct{}{}
+}
+
+// NameCleared returns if the "name" field was cleared in this mutation.
+func (m *ChatMutation) NameCleared() bool {
+	_, ok := m.clearedFields[chat.FieldName]
+	return ok
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ChatMutation) ResetName() {
+	m.name = nil
+	delete(m.clearedFields, chat.FieldName)
+}
+
+// SetPinned sets the "pinned" field.
+func (m *ChatMutation) SetPinned(b bool) {
+	m.pinned = &b
+}
+
+// Pinned returns the value of the "pinned" field in the mutation.
+func (m *ChatMutation) Pinned() (r bool, exists bool) {
+	v := m.pinned
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPinned returns the old "pinned" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldPinned(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPinned is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPinned requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPinned: %w", err)
+	}
+	return oldValue.Pinned, nil
+}
+
+// ResetPinned resets all changes to the "pinned" field.
+func (m *ChatMutation) ResetPinned() {
+	m.pinned = nil
+}
+
+// SetArchived sets the "archived" field.
+func (m *ChatMutation) SetArchived(b bool) {
+	m.archived = &b
+}
+
+// Archived returns the value of the "archived" field in the mutation.
+func (m *ChatMutation) Archived() (r bool, exists bool) {
+	v := m.archived
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldArchived returns the old "archived" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldArchived(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldArchived is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldArchived requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldArchived: %w", err)
+	}
+	return oldValue.Archived, nil
+}
+
+// ResetArchived resets all changes to the "archived" field.
+func (m *ChatMutation) ResetArchived() {
+	m.archived = nil
+}
+
+// SetMarkedUnread sets the "marked_unread" field.
+func (m *ChatMutation) SetMarkedUnread(b bool) {
+	m.marked_unread = &b
+}
+
+// MarkedUnread returns the value of the "marked_unread" field in the mutation.
+func (m *ChatMutation) MarkedUnread() (r bool, exists bool) {
+	v := m.marked_unread
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMarkedUnread returns the old "marked_unread" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldMarkedUnread(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMarkedUnread is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMarkedUnread requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMarkedUnread: %w", err)
+	}
+	return oldValue.MarkedUnread, nil
+}
+
+// ResetMarkedUnread resets all changes to the "marked_unread" field.
+func (m *ChatMutation) ResetMarkedUnread() {
+	m.marked_unread = nil
+}
+
+// SetUnreadCount sets the "unread_count" field.
+func (m *ChatMutation) SetUnreadCount(i int) {
+	m.unread_count = &i
+	m.addunread_count = nil
+}
+
+// UnreadCount returns the value of the "unread_count" field in the mutation.
+func (m *ChatMutation) UnreadCount() (r int, exists bool) {
+	v := m.unread_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUnreadCount returns the old "unread_count" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldUnreadCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUnreadCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUnreadCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUnreadCount: %w", err)
+	}
+	return oldValue.UnreadCount, nil
+}
+
+// AddUnreadCount adds i to the "unread_count" field.
+func (m *ChatMutation) AddUnreadCount(i int) {
+	if m.addunread_count != nil {
+		*m.addunread_count += i
+	} else {
+		m.addunread_count = &i
+	}
+}
+
+// AddedUnreadCount returns the value that was added to the "unread_count" field in this mutation.
+func (m *ChatMutation) AddedUnreadCount() (r int, exists bool) {
+	v := m.addunread_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetUnreadCount resets all changes to the "unread_count" field.
+func (m *ChatMutation) ResetUnreadCount() {
+	m.unread_count = nil
+	m.addunread_count = nil
+}
+
+// SetLastMessageAt sets the "last_message_at" field.
+func (m *ChatMutation) SetLastMessageAt(t time.Time) {
+	m.last_message_at = &t
+}
+
+// LastMessageAt returns the value of the "last_message_at" field in the mutation.
+func (m *ChatMutation) LastMessageAt() (r time.Time, exists bool) {
+	v := m.last_message_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastMessageAt returns the old "last_message_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLastMessageAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastMessageAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastMessageAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastMessageAt: %w", err)
+	}
+	return oldValue.LastMessageAt, nil
+}
+
+// ClearLastMessageAt clears the value of the "last_message_at" field.
+func (m *ChatMutation) ClearLastMessageAt() {
+	m.last_message_at = nil
+	m.clearedFields[chat.FieldLastMessageAt] = struct{}{}
+}
+
+// LastMessageAtCleared returns if the "last_message_at" field was cleared in this mutation.
+func (m *ChatMutation) LastMessageAtCleared() bool {
+	_, ok := m.clearedFields[chat.FieldLastMessageAt]
+	return ok
+}
+
+// ResetLastMessageAt resets all changes to the "last_message_at" field.
+func (m *ChatMutation) ResetLastMessageAt() {
+	m.last_message_at = nil
+	delete(m.clearedFields, chat.FieldLastMessageAt)
+}
+
+// SetLastMessageText sets the "last_message_text" field.
+func (m *ChatMutation) SetLastMessageText(s string) {
+	m.last_message_text = &s
+}
+
+// LastMessageText returns the value of the "last_message_text" field in the mutation.
+func (m *ChatMutation) LastMessageText() (r string, exists bool) {
+	v := m.last_message_text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastMessageText returns the old "last_message_text" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLastMessageText(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastMessageText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastMessageText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastMessageText: %w", err)
+	}
+	return oldValue.LastMessageText, nil
+}
+
+// ClearLastMessageText clears the value of the "last_message_text" field.
+func (m *ChatMutation) ClearLastMessageText() {
+	m.last_message_text = nil
+	m.clearedFields[chat.FieldLastMessageText] = struct{}{}
+}
+
+// LastMessageTextCleared returns if the "last_message_text" field was cleared in this mutation.
+func (m *ChatMutation) LastMessageTextCleared() bool {
+	_, ok := m.clearedFields[chat.FieldLastMessageText]
+	return ok
+}
+
+// ResetLastMessageText resets all changes to the "last_message_text" field.
+func (m *ChatMutation) ResetLastMessageText() {
+	m.last_message_text = nil
+	delete(m.clearedFields, chat.FieldLastMessageText)
+}
+
+// SetLastMessageFromMe sets the "last_message_from_me" field.
+func (m *ChatMutation) SetLastMessageFromMe(b bool) {
+	m.last_message_from_me = &b
+}
+
+// LastMessageFromMe returns the value of the "last_message_from_me" field in the mutation.
+func (m *ChatMutation) LastMessageFromMe() (r bool, exists bool) {
+	v := m.last_message_from_me
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastMessageFromMe returns the old "last_message_from_me" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldLastMessageFromMe(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastMessageFromMe is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastMessageFromMe requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastMessageFromMe: %w", err)
+	}
+	return oldValue.LastMessageFromMe, nil
+}
+
+// ResetLastMessageFromMe resets all changes to the "last_message_from_me" field.
+func (m *ChatMutation) ResetLastMessageFromMe() {
+	m.last_message_from_me = nil
+}
+
+// SetOwner sets the "owner" field.
+func (m *ChatMutation) SetOwner(s string) {
+	m.owner = &s
+}
+
+// Owner returns the value of the "owner" field in the mutation.
+func (m *ChatMutation) Owner() (r string, exists bool) {
+	v := m.owner
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOwner returns the old "owner" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldOwner(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOwner is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOwner requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOwner: %w", err)
+	}
+	return oldValue.Owner, nil
+}
+
+// ClearOwner clears the value of the "owner" field.
+func (m *ChatMutation) ClearOwner() {
+	m.owner = nil
+	m.clearedFields[chat.FieldOwner] = struct{}{}
+}
+
+// OwnerCleared returns if the "owner" field was cleared in this mutation.
+func (m *ChatMutation) OwnerCleared() bool {
+	_, ok := m.clearedFields[chat.FieldOwner]
+	return ok
+}
+
+// ResetOwner resets all changes to the "owner" field.
+func (m *ChatMutation) ResetOwner() {
+	m.owner = nil
+	delete(m.clearedFields, chat.FieldOwner)
+}
+
+// SetDescription sets the "description" field.
+func (m *ChatMutation) SetDescription(s string) {
+	m.description = &s
+}
+
+// Description returns the value of the "description" field in the mutation.
+func (m *ChatMutation) Description() (r string, exists bool) {
+	v := m.description
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDescription returns the old "description" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldDescription(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDescription is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDescription requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDescription: %w", err)
+	}
+	return oldValue.Description, nil
+}
+
+// ClearDescription clears the value of the "description" field.
+func (m *ChatMutation) ClearDescription() {
+	m.description = nil
+	m.clearedFields[chat.FieldDescription] = struct{}{}
+}
+
+// DescriptionCleared returns if the "description" field was cleared in this mutation.
+func (m *ChatMutation) DescriptionCleared() bool {
+	_, ok := m.clearedFields[chat.FieldDescription]
+	return ok
+}
+
+// ResetDescription resets all changes to the "description" field.
+func (m *ChatMutation) ResetDescription() {
+	m.description = nil
+	delete(m.clearedFields, chat.FieldDescription)
+}
+
+// SetRestrict sets the "restrict" field.
+func (m *ChatMutation) SetRestrict(b bool) {
+	m.restrict = &b
+}
+
+// Restrict returns the value of the "restrict" field in the mutation.
+func (m *ChatMutation) Restrict() (r bool, exists bool) {
+	v := m.restrict
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRestrict returns the old "restrict" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldRestrict(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRestrict is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRestrict requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRestrict: %w", err)
+	}
+	return oldValue.Restrict, nil
+}
+
+// ResetRestrict resets all changes to the "restrict" field.
+func (m *ChatMutation) ResetRestrict() {
+	m.restrict = nil
+}
+
+// SetAnnounce sets the "announce" field.
+func (m *ChatMutation) SetAnnounce(b bool) {
+	m.announce = &b
+}
+
+// Announce returns the value of the "announce" field in the mutation.
+func (m *ChatMutation) Announce() (r bool, exists bool) {
+	v := m.announce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnnounce returns the old "announce" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldAnnounce(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnnounce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnnounce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnnounce: %w", err)
+	}
+	return oldValue.Announce, nil
+}
+
+// ResetAnnounce resets all changes to the "announce" field.
+func (m *ChatMutation) ResetAnnounce() {
+	m.announce = nil
+}
+
+// SetParticipantCount sets the "participant_count" field.
+func (m *ChatMutation) SetParticipantCount(i int) {
+	m.participant_count = &i
+	m.addparticipant_count = nil
+}
+
+// ParticipantCount returns the value of the "participant_count" field in the mutation.
+func (m *ChatMutation) ParticipantCount() (r int, exists bool) {
+	v := m.participant_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldParticipantCount returns the old "participant_count" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldParticipantCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldParticipantCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldParticipantCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldParticipantCount: %w", err)
+	}
+	return oldValue.ParticipantCount, nil
+}
+
+// AddParticipantCount adds i to the "participant_count" field.
+func (m *ChatMutation) AddParticipantCount(i int) {
+	if m.addparticipant_count != nil {
+		*m.addparticipant_count += i
+	} else {
+		m.addparticipant_count = &i
+	}
+}
+
+// AddedParticipantCount returns the value that was added to the "participant_count" field in this mutation.
+func (m *ChatMutation) AddedParticipantCount() (r int, exists bool) {
+	v := m.addparticipant_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetParticipantCount resets all changes to the "participant_count" field.
+func (m *ChatMutation) ResetParticipantCount() {
+	m.participant_count = nil
+	m.addparticipant_count = nil
+}
+
+// SetSubscribers sets the "subscribers" field.
+func (m *ChatMutation) SetSubscribers(i int) {
+	m.subscribers = &i
+	m.addsubscribers = nil
+}
+
+// Subscribers returns the value of the "subscribers" field in the mutation.
+func (m *ChatMutation) Subscribers() (r int, exists bool) {
+	v := m.subscribers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSubscribers returns the old "subscribers" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldSubscribers(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSubscribers is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSubscribers requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSubscribers: %w", err)
+	}
+	return oldValue.Subscribers, nil
+}
+
+// AddSubscribers adds i to the "subscribers" field.
+func (m *ChatMutation) AddSubscribers(i int) {
+	if m.addsubscribers != nil {
+		*m.addsubscribers += i
+	} else {
+		m.addsubscribers = &i
+	}
+}
+
+// AddedSubscribers returns the value that was added to the "subscribers" field in this mutation.
+func (m *ChatMutation) AddedSubscribers() (r int, exists bool) {
+	v := m.addsubscribers
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSubscribers resets all changes to the "subscribers" field.
+func (m *ChatMutation) ResetSubscribers() {
+	m.subscribers = nil
+	m.addsubscribers = nil
+}
+
+// SetInvite sets the "invite" field.
+func (m *ChatMutation) SetInvite(s string) {
+	m.invite = &s
+}
+
+// Invite returns the value of the "invite" field in the mutation.
+func (m *ChatMutation) Invite() (r string, exists bool) {
+	v := m.invite
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldInvite returns the old "invite" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldInvite(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldInvite is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldInvite requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldInvite: %w", err)
+	}
+	return oldValue.Invite, nil
+}
+
+// ClearInvite clears the value of the "invite" field.
+func (m *ChatMutation) ClearInvite() {
+	m.invite = nil
+	m.clearedFields[chat.FieldInvite] = struct{}{}
+}
+
+// InviteCleared returns if the "invite" field was cleared in this mutation.
+func (m *ChatMutation) InviteCleared() bool {
+	_, ok := m.clearedFields[chat.FieldInvite]
+	return ok
+}
+
+// ResetInvite resets all changes to the "invite" field.
+func (m *ChatMutation) ResetInvite() {
+	m.invite = nil
+	delete(m.clearedFields, chat.FieldInvite)
+}
+
+// SetVerification sets the "verification" field.
+func (m *ChatMutation) SetVerification(s string) {
+	m.verification = &s
+}
+
+// Verification returns the value of the "verification" field in the mutation.
+func (m *ChatMutation) Verification() (r string, exists bool) {
+	v := m.verification
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVerification returns the old "verification" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldVerification(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVerification is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVerification requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVerification: %w", err)
+	}
+	return oldValue.Verification, nil
+}
+
+// ClearVerification clears the value of the "verification" field.
+func (m *ChatMutation) ClearVerification() {
+	m.verification = nil
+	m.clearedFields[chat.FieldVerification] = struct{}{}
+}
+
+// VerificationCleared returns if the "verification" field was cleared in this mutation.
+func (m *ChatMutation) VerificationCleared() bool {
+	_, ok := m.clearedFields[chat.FieldVerification]
+	return ok
+}
+
+// ResetVerification resets all changes to the "verification" field.
+func (m *ChatMutation) ResetVerification() {
+	m.verification = nil
+	delete(m.clearedFields, chat.FieldVerification)
+}
+
+// SetOldestLoadedAt sets the "oldest_loaded_at" field.
+func (m *ChatMutation) SetOldestLoadedAt(t time.Time) {
+	m.oldest_loaded_at = &t
+}
+
+// OldestLoadedAt returns the value of the "oldest_loaded_at" field in the mutation.
+func (m *ChatMutation) OldestLoadedAt() (r time.Time, exists bool) {
+	v := m.oldest_loaded_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOldestLoadedAt returns the old "oldest_loaded_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldOldestLoadedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOldestLoadedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOldestLoadedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOldestLoadedAt: %w", err)
+	}
+	return oldValue.OldestLoadedAt, nil
+}
+
+// ClearOldestLoadedAt clears the value of the "oldest_loaded_at" field.
+func (m *ChatMutation) ClearOldestLoadedAt() {
+	m.oldest_loaded_at = nil
+	m.clearedFields[chat.FieldOldestLoadedAt] = struct{}{}
+}
+
+// OldestLoadedAtCleared returns if the "oldest_loaded_at" field was cleared in this mutation.
+func (m *ChatMutation) OldestLoadedAtCleared() bool {
+	_, ok := m.clearedFields[chat.FieldOldestLoadedAt]
+	return ok
+}
+
+// ResetOldestLoadedAt resets all changes to the "oldest_loaded_at" field.
+func (m *ChatMutation) ResetOldestLoadedAt() {
+	m.oldest_loaded_at = nil
+	delete(m.clearedFields, chat.FieldOldestLoadedAt)
+}
+
+// SetHistoryComplete sets the "history_complete" field.
+func (m *ChatMutation) SetHistoryComplete(b bool) {
+	m.history_complete = &b
+}
+
+// HistoryComplete returns the value of the "history_complete" field in the mutation.
+func (m *ChatMutation) HistoryComplete() (r bool, exists bool) {
+	v := m.history_complete
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHistoryComplete returns the old "history_complete" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldHistoryComplete(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHistoryComplete is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHistoryComplete requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHistoryComplete: %w", err)
+	}
+	return oldValue.HistoryComplete, nil
+}
+
+// ResetHistoryComplete resets all changes to the "history_complete" field.
+func (m *ChatMutation) ResetHistoryComplete() {
+	m.history_complete = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ChatMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ChatMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ChatMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *ChatMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *ChatMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *ChatMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the ChatMutation builder.
+func (m *ChatMutation) Where(ps ...predicate.Chat) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChatMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChatMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Chat, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChatMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChatMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Chat).
+func (m *ChatMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChatMutation) Fields() []string {
+	fields := make([]string, 0, 23)
+	if m.workspace_id != nil {
+		fields = append(fields, chat.FieldWorkspaceID)
+	}
+	if m.jid != nil {
+		fields = append(fields, chat.FieldJid)
+	}
+	if m.kind != nil {
+		fields = append(fields, chat.FieldKind)
+	}
+	if m.name != nil {
+		fields = append(fields, chat.FieldName)
+	}
+	if m.pinned != nil {
+		fields = append(fields, chat.FieldPinned)
+	}
+	if m.archived != nil {
+		fields = append(fields, chat.FieldArchived)
+	}
+	if m.marked_unread != nil {
+		fields = append(fields, chat.FieldMarkedUnread)
+	}
+	if m.unread_count != nil {
+		fields = append(fields, chat.FieldUnreadCount)
+	}
+	if m.last_message_at != nil {
+		fields = append(fields, chat.FieldLastMessageAt)
+	}
+	if m.last_message_text != nil {
+		fields = append(fields, chat.FieldLastMessageText)
+	}
+	if m.last_message_from_me != nil {
+		fields = append(fields, chat.FieldLastMessageFromMe)
+	}
+	if m.owner != nil {
+		fields = append(fields, chat.FieldOwner)
+	}
+	if m.description != nil {
+		fields = append(fields, chat.FieldDescription)
+	}
+	if m.restrict != nil {
+		fields = append(fields, chat.FieldRestrict)
+	}
+	if m.announce != nil {
+		fields = append(fields, chat.FieldAnnounce)
+	}
+	if m.participant_count != nil {
+		fields = append(fields, chat.FieldParticipantCount)
+	}
+	if m.subscribers != nil {
+		fields = append(fields, chat.FieldSubscribers)
+	}
+	if m.invite != nil {
+		fields = append(fields, chat.FieldInvite)
+	}
+	if m.verification != nil {
+		fields = append(fields, chat.FieldVerification)
+	}
+	if m.oldest_loaded_at != nil {
+		fields = append(fields, chat.FieldOldestLoadedAt)
+	}
+	if m.history_complete != nil {
+		fields = append(fields, chat.FieldHistoryComplete)
+	}
+	if m.created_at != nil {
+		fields = append(fields, chat.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, chat.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChatMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chat.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case chat.FieldJid:
+		return m.Jid()
+	case chat.FieldKind:
+		return m.Kind()
+	case chat.FieldName:
+		return m.Name()
+	case chat.FieldPinned:
+		return m.Pinned()
+	case chat.FieldArchived:
+		return m.Archived()
+	case chat.FieldMarkedUnread:
+		return m.MarkedUnread()
+	case chat.FieldUnreadCount:
+		return m.UnreadCount()
+	case chat.FieldLastMessageAt:
+		return m.LastMessageAt()
+	case chat.FieldLastMessageText:
+		return m.LastMessageText()
+	case chat.FieldLastMessageFromMe:
+		return m.LastMessageFromMe()
+	case chat.FieldOwner:
+		return m.Owner()
+	case chat.FieldDescription:
+		return m.Description()
+	case chat.FieldRestrict:
+		return m.Restrict()
+	case chat.FieldAnnounce:
+		return m.Announce()
+	case chat.FieldParticipantCount:
+		return m.ParticipantCount()
+	case chat.FieldSubscribers:
+		return m.Subscribers()
+	case chat.FieldInvite:
+		return m.Invite()
+	case chat.FieldVerification:
+		return m.Verification()
+	case chat.FieldOldestLoadedAt:
+		return m.OldestLoadedAt()
+	case chat.FieldHistoryComplete:
+		return m.HistoryComplete()
+	case chat.FieldCreatedAt:
+		return m.CreatedAt()
+	case chat.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChatMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chat.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case chat.FieldJid:
+		return m.OldJid(ctx)
+	case chat.FieldKind:
+		return m.OldKind(ctx)
+	case chat.FieldName:
+		return m.OldName(ctx)
+	case chat.FieldPinned:
+		return m.OldPinned(ctx)
+	case chat.FieldArchived:
+		return m.OldArchived(ctx)
+	case chat.FieldMarkedUnread:
+		return m.OldMarkedUnread(ctx)
+	case chat.FieldUnreadCount:
+		return m.OldUnreadCount(ctx)
+	case chat.FieldLastMessageAt:
+		return m.OldLastMessageAt(ctx)
+	case chat.FieldLastMessageText:
+		return m.OldLastMessageText(ctx)
+	case chat.FieldLastMessageFromMe:
+		return m.OldLastMessageFromMe(ctx)
+	case chat.FieldOwner:
+		return m.OldOwner(ctx)
+	case chat.FieldDescription:
+		return m.OldDescription(ctx)
+	case chat.FieldRestrict:
+		return m.OldRestrict(ctx)
+	case chat.FieldAnnounce:
+		return m.OldAnnounce(ctx)
+	case chat.FieldParticipantCount:
+		return m.OldParticipantCount(ctx)
+	case chat.FieldSubscribers:
+		return m.OldSubscribers(ctx)
+	case chat.FieldInvite:
+		return m.OldInvite(ctx)
+	case chat.FieldVerification:
+		return m.OldVerification(ctx)
+	case chat.FieldOldestLoadedAt:
+		return m.OldOldestLoadedAt(ctx)
+	case chat.FieldHistoryComplete:
+		return m.OldHistoryComplete(ctx)
+	case chat.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case chat.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Chat field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chat.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case chat.FieldJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJid(v)
+		return nil
+	case chat.FieldKind:
+		v, ok := value.(chat.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case chat.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case chat.FieldPinned:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPinned(v)
+		return nil
+	case chat.FieldArchived:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetArchived(v)
+		return nil
+	case chat.FieldMarkedUnread:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMarkedUnread(v)
+		return nil
+	case chat.FieldUnreadCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUnreadCount(v)
+		return nil
+	case chat.FieldLastMessageAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastMessageAt(v)
+		return nil
+	case chat.FieldLastMessageText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastMessageText(v)
+		return nil
+	case chat.FieldLastMessageFromMe:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastMessageFromMe(v)
+		return nil
+	case chat.FieldOwner:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOwner(v)
+		return nil
+	case chat.FieldDescription:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDescription(v)
+		return nil
+	case chat.FieldRestrict:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRestrict(v)
+		return nil
+	case chat.FieldAnnounce:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnnounce(v)
+		return nil
+	case chat.FieldParticipantCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetParticipantCount(v)
+		return nil
+	case chat.FieldSubscribers:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSubscribers(v)
+		return nil
+	case chat.FieldInvite:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetInvite(v)
+		return nil
+	case chat.FieldVerification:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVerification(v)
+		return nil
+	case chat.FieldOldestLoadedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOldestLoadedAt(v)
+		return nil
+	case chat.FieldHistoryComplete:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHistoryComplete(v)
+		return nil
+	case chat.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case chat.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chat field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChatMutation) AddedFields() []string {
+	var fields []string
+	if m.addunread_count != nil {
+		fields = append(fields, chat.FieldUnreadCount)
+	}
+	if m.addparticipant_count != nil {
+		fields = append(fields, chat.FieldParticipantCount)
+	}
+	if m.addsubscribers != nil {
+		fields = append(fields, chat.FieldSubscribers)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChatMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case chat.FieldUnreadCount:
+		return m.AddedUnreadCount()
+	case chat.FieldParticipantCount:
+		return m.AddedParticipantCount()
+	case chat.FieldSubscribers:
+		return m.AddedSubscribers()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case chat.FieldUnreadCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddUnreadCount(v)
+		return nil
+	case chat.FieldParticipantCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddParticipantCount(v)
+		return nil
+	case chat.FieldSubscribers:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSubscribers(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Chat numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChatMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(chat.FieldName) {
+		fields = append(fields, chat.FieldName)
+	}
+	if m.FieldCleared(chat.FieldLastMessageAt) {
+		fields = append(fields, chat.FieldLastMessageAt)
+	}
+	if m.FieldCleared(chat.FieldLastMessageText) {
+		fields = append(fields, chat.FieldLastMessageText)
+	}
+	if m.FieldCleared(chat.FieldOwner) {
+		fields = append(fields, chat.FieldOwner)
+	}
+	if m.FieldCleared(chat.FieldDescription) {
+		fields = append(fields, chat.FieldDescription)
+	}
+	if m.FieldCleared(chat.FieldInvite) {
+		fields = append(fields, chat.FieldInvite)
+	}
+	if m.FieldCleared(chat.FieldVerification) {
+		fields = append(fields, chat.FieldVerification)
+	}
+	if m.FieldCleared(chat.FieldOldestLoadedAt) {
+		fields = append(fields, chat.FieldOldestLoadedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChatMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChatMutation) ClearField(name string) error {
+	switch name {
+	case chat.FieldName:
+		m.ClearName()
+		return nil
+	case chat.FieldLastMessageAt:
+		m.ClearLastMessageAt()
+		return nil
+	case chat.FieldLastMessageText:
+		m.ClearLastMessageText()
+		return nil
+	case chat.FieldOwner:
+		m.ClearOwner()
+		return nil
+	case chat.FieldDescription:
+		m.ClearDescription()
+		return nil
+	case chat.FieldInvite:
+		m.ClearInvite()
+		return nil
+	case chat.FieldVerification:
+		m.ClearVerification()
+		return nil
+	case chat.FieldOldestLoadedAt:
+		m.ClearOldestLoadedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChatMutation) ResetField(name string) error {
+	switch name {
+	case chat.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case chat.FieldJid:
+		m.ResetJid()
+		return nil
+	case chat.FieldKind:
+		m.ResetKind()
+		return nil
+	case chat.FieldName:
+		m.ResetName()
+		return nil
+	case chat.FieldPinned:
+		m.ResetPinned()
+		return nil
+	case chat.FieldArchived:
+		m.ResetArchived()
+		return nil
+	case chat.FieldMarkedUnread:
+		m.ResetMarkedUnread()
+		return nil
+	case chat.FieldUnreadCount:
+		m.ResetUnreadCount()
+		return nil
+	case chat.FieldLastMessageAt:
+		m.ResetLastMessageAt()
+		return nil
+	case chat.FieldLastMessageText:
+		m.ResetLastMessageText()
+		return nil
+	case chat.FieldLastMessageFromMe:
+		m.ResetLastMessageFromMe()
+		return nil
+	case chat.FieldOwner:
+		m.ResetOwner()
+		return nil
+	case chat.FieldDescription:
+		m.ResetDescription()
+		return nil
+	case chat.FieldRestrict:
+		m.ResetRestrict()
+		return nil
+	case chat.FieldAnnounce:
+		m.ResetAnnounce()
+		return nil
+	case chat.FieldParticipantCount:
+		m.ResetParticipantCount()
+		return nil
+	case chat.FieldSubscribers:
+		m.ResetSubscribers()
+		return nil
+	case chat.FieldInvite:
+		m.ResetInvite()
+		return nil
+	case chat.FieldVerification:
+		m.ResetVerification()
+		return nil
+	case chat.FieldOldestLoadedAt:
+		m.ResetOldestLoadedAt()
+		return nil
+	case chat.FieldHistoryComplete:
+		m.ResetHistoryComplete()
+		return nil
+	case chat.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case chat.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Chat field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChatMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChatMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChatMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChatMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChatMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChatMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChatMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Chat unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChatMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Chat edge %s", name)
+}
+
+// ChatMemberMutation represents an operation that mutates the ChatMember nodes in the graph.
+type ChatMemberMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *string
+	workspace_id   *string
+	chat_jid       *string
+	member_jid     *string
+	is_admin       *bool
+	is_super_admin *bool
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*ChatMember, error)
+	predicates     []predicate.ChatMember
+}
+
+var _ ent.Mutation = (*ChatMemberMutation)(nil)
+
+// chatmemberOption allows management of the mutation configuration using functional options.
+type chatmemberOption func(*ChatMemberMutation)
+
+// newChatMemberMutation creates new mutation for the ChatMember entity.
+func newChatMemberMutation(c config, op Op, opts ...chatmemberOption) *ChatMemberMutation {
+	m := &ChatMemberMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeChatMember,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withChatMemberID sets the ID field of the mutation.
+func withChatMemberID(id string) chatmemberOption {
+	return func(m *ChatMemberMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *ChatMember
+		)
+		m.oldValue = func(ctx context.Context) (*ChatMember, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().ChatMember.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withChatMember sets the old ChatMember of the mutation.
+func withChatMember(node *ChatMember) chatmemberOption {
+	return func(m *ChatMemberMutation) {
+		m.oldValue = func(context.Context) (*ChatMember, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ChatMemberMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ChatMemberMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of ChatMember entities.
+func (m *ChatMemberMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ChatMemberMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ChatMemberMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().ChatMember.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ChatMemberMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ChatMemberMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ChatMemberMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetChatJid sets the "chat_jid" field.
+func (m *ChatMemberMutation) SetChatJid(s string) {
+	m.chat_jid = &s
+}
+
+// ChatJid returns the value of the "chat_jid" field in the mutation.
+func (m *ChatMemberMutation) ChatJid() (r string, exists bool) {
+	v := m.chat_jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldChatJid returns the old "chat_jid" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldChatJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldChatJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldChatJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldChatJid: %w", err)
+	}
+	return oldValue.ChatJid, nil
+}
+
+// ResetChatJid resets all changes to the "chat_jid" field.
+func (m *ChatMemberMutation) ResetChatJid() {
+	m.chat_jid = nil
+}
+
+// SetMemberJid sets the "member_jid" field.
+func (m *ChatMemberMutation) SetMemberJid(s string) {
+	m.member_jid = &s
+}
+
+// MemberJid returns the value of the "member_jid" field in the mutation.
+func (m *ChatMemberMutation) MemberJid() (r string, exists bool) {
+	v := m.member_jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMemberJid returns the old "member_jid" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldMemberJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMemberJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMemberJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMemberJid: %w", err)
+	}
+	return oldValue.MemberJid, nil
+}
+
+// ResetMemberJid resets all changes to the "member_jid" field.
+func (m *ChatMemberMutation) ResetMemberJid() {
+	m.member_jid = nil
+}
+
+// SetIsAdmin sets the "is_admin" field.
+func (m *ChatMemberMutation) SetIsAdmin(b bool) {
+	m.is_admin = &b
+}
+
+// IsAdmin returns the value of the "is_admin" field in the mutation.
+func (m *ChatMemberMutation) IsAdmin() (r bool, exists bool) {
+	v := m.is_admin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsAdmin returns the old "is_admin" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldIsAdmin(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsAdmin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsAdmin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsAdmin: %w", err)
+	}
+	return oldValue.IsAdmin, nil
+}
+
+// ResetIsAdmin resets all changes to the "is_admin" field.
+func (m *ChatMemberMutation) ResetIsAdmin() {
+	m.is_admin = nil
+}
+
+// SetIsSuperAdmin sets the "is_super_admin" field.
+func (m *ChatMemberMutation) SetIsSuperAdmin(b bool) {
+	m.is_super_admin = &b
+}
+
+// IsSuperAdmin returns the value of the "is_super_admin" field in the mutation.
+func (m *ChatMemberMutation) IsSuperAdmin() (r bool, exists bool) {
+	v := m.is_super_admin
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsSuperAdmin returns the old "is_super_admin" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldIsSuperAdmin(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsSuperAdmin is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsSuperAdmin requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsSuperAdmin: %w", err)
+	}
+	return oldValue.IsSuperAdmin, nil
+}
+
+// ResetIsSuperAdmin resets all changes to the "is_super_admin" field.
+func (m *ChatMemberMutation) ResetIsSuperAdmin() {
+	m.is_super_admin = nil
+}
+
+// Where appends a list predicates to the ChatMemberMutation builder.
+func (m *ChatMemberMutation) Where(ps ...predicate.ChatMember) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ChatMemberMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ChatMemberMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.ChatMember, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ChatMemberMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ChatMemberMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (ChatMember).
+func (m *ChatMemberMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ChatMemberMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.workspace_id != nil {
+		fields = append(fields, chatmember.FieldWorkspaceID)
+	}
+	if m.chat_jid != nil {
+		fields = append(fields, chatmember.FieldChatJid)
+	}
+	if m.member_jid != nil {
+		fields = append(fields, chatmember.FieldMemberJid)
+	}
+	if m.is_admin != nil {
+		fields = append(fields, chatmember.FieldIsAdmin)
+	}
+	if m.is_super_admin != nil {
+		fields = append(fields, chatmember.FieldIsSuperAdmin)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ChatMemberMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case chatmember.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case chatmember.FieldChatJid:
+		return m.ChatJid()
+	case chatmember.FieldMemberJid:
+		return m.MemberJid()
+	case chatmember.FieldIsAdmin:
+		return m.IsAdmin()
+	case chatmember.FieldIsSuperAdmin:
+		return m.IsSuperAdmin()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ChatMemberMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case chatmember.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case chatmember.FieldChatJid:
+		return m.OldChatJid(ctx)
+	case chatmember.FieldMemberJid:
+		return m.OldMemberJid(ctx)
+	case chatmember.FieldIsAdmin:
+		return m.OldIsAdmin(ctx)
+	case chatmember.FieldIsSuperAdmin:
+		return m.OldIsSuperAdmin(ctx)
+	}
+	return nil, fmt.Errorf("unknown ChatMember field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMemberMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case chatmember.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case chatmember.FieldChatJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetChatJid(v)
+		return nil
+	case chatmember.FieldMemberJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMemberJid(v)
+		return nil
+	case chatmember.FieldIsAdmin:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsAdmin(v)
+		return nil
+	case chatmember.FieldIsSuperAdmin:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsSuperAdmin(v)
+		return nil
+	}
+	return fmt.Errorf("unknown ChatMember field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ChatMemberMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ChatMemberMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ChatMemberMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown ChatMember numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ChatMemberMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ChatMemberMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ChatMemberMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown ChatMember nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ChatMemberMutation) ResetField(name string) error {
+	switch name {
+	case chatmember.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case chatmember.FieldChatJid:
+		m.ResetChatJid()
+		return nil
+	case chatmember.FieldMemberJid:
+		m.ResetMemberJid()
+		return nil
+	case chatmember.FieldIsAdmin:
+		m.ResetIsAdmin()
+		return nil
+	case chatmember.FieldIsSuperAdmin:
+		m.ResetIsSuperAdmin()
+		return nil
+	}
+	return fmt.Errorf("unknown ChatMember field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ChatMemberMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ChatMemberMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ChatMemberMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ChatMemberMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ChatMemberMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ChatMemberMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ChatMemberMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown ChatMember unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ChatMemberMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown ChatMember edge %s", name)
+}
+
+// ContactMutation represents an operation that mutates the Contact nodes in the graph.
+type ContactMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	jid           *string
+	name          *string
+	push_name     *string
+	is_business   *bool
+	saved         *bool
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*Contact, error)
+	predicates    []predicate.Contact
+}
+
+var _ ent.Mutation = (*ContactMutation)(nil)
+
+// contactOption allows management of the mutation configuration using functional options.
+type contactOption func(*ContactMutation)
+
+// newContactMutation creates new mutation for the Contact entity.
+func newContactMutation(c config, op Op, opts ...contactOption) *ContactMutation {
+	m := &ContactMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeContact,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withContactID sets the ID field of the mutation.
+func withContactID(id string) contactOption {
+	return func(m *ContactMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Contact
+		)
+		m.oldValue = func(ctx context.Context) (*Contact, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Contact.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withContact sets the old Contact of the mutation.
+func withContact(node *Contact) contactOption {
+	return func(m *ContactMutation) {
+		m.oldValue = func(context.Context) (*Contact, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m ContactMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m ContactMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Contact entities.
+func (m *ContactMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *ContactMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *ContactMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Contact.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *ContactMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *ContactMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *ContactMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetJid sets the "jid" field.
+func (m *ContactMutation) SetJid(s string) {
+	m.jid = &s
+}
+
+// Jid returns the value of the "jid" field in the mutation.
+func (m *ContactMutation) Jid() (r string, exists bool) {
+	v := m.jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJid returns the old "jid" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJid: %w", err)
+	}
+	return oldValue.Jid, nil
+}
+
+// ResetJid resets all changes to the "jid" field.
+func (m *ContactMutation) ResetJid() {
+	m.jid = nil
+}
+
+// SetName sets the "name" field.
+func (m *ContactMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *ContactMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ClearName clears the value of the "name" field.
+func (m *ContactMutation) ClearName() {
+	m.name = nil
+	m.clearedFields[contact.FieldName] = struct{}{}
+}
+
+// NameCleared returns if the "name" field was cleared in this mutation.
+func (m *ContactMutation) NameCleared() bool {
+	_, ok := m.clearedFields[contact.FieldName]
+	return ok
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *ContactMutation) ResetName() {
+	m.name = nil
+	delete(m.clearedFields, contact.FieldName)
+}
+
+// SetPushName sets the "push_name" field.
+func (m *ContactMutation) SetPushName(s string) {
+	m.push_name = &s
+}
+
+// PushName returns the value of the "push_name" field in the mutation.
+func (m *ContactMutation) PushName() (r string, exists bool) {
+	v := m.push_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushName returns the old "push_name" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldPushName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushName: %w", err)
+	}
+	return oldValue.PushName, nil
+}
+
+// ClearPushName clears the value of the "push_name" field.
+func (m *ContactMutation) ClearPushName() {
+	m.push_name = nil
+	m.clearedFields[contact.FieldPushName] = struct{}{}
+}
+
+// PushNameCleared returns if the "push_name" field was cleared in this mutation.
+func (m *ContactMutation) PushNameCleared() bool {
+	_, ok := m.clearedFields[contact.FieldPushName]
+	return ok
+}
+
+// ResetPushName resets all changes to the "push_name" field.
+func (m *ContactMutation) ResetPushName() {
+	m.push_name = nil
+	delete(m.clearedFields, contact.FieldPushName)
+}
+
+// SetIsBusiness sets the "is_business" field.
+func (m *ContactMutation) SetIsBusiness(b bool) {
+	m.is_business = &b
+}
+
+// IsBusiness returns the value of the "is_business" field in the mutation.
+func (m *ContactMutation) IsBusiness() (r bool, exists bool) {
+	v := m.is_business
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsBusiness returns the old "is_business" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldIsBusiness(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsBusiness is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsBusiness requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsBusiness: %w", err)
+	}
+	return oldValue.IsBusiness, nil
+}
+
+// ResetIsBusiness resets all changes to the "is_business" field.
+func (m *ContactMutation) ResetIsBusiness() {
+	m.is_business = nil
+}
+
+// SetSaved sets the "saved" field.
+func (m *ContactMutation) SetSaved(b bool) {
+	m.saved = &b
+}
+
+// Saved returns the value of the "saved" field in the mutation.
+func (m *ContactMutation) Saved() (r bool, exists bool) {
+	v := m.saved
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSaved returns the old "saved" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldSaved(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSaved is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSaved requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSaved: %w", err)
+	}
+	return oldValue.Saved, nil
+}
+
+// ResetSaved resets all changes to the "saved" field.
+func (m *ContactMutation) ResetSaved() {
+	m.saved = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *ContactMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *ContactMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *ContactMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the ContactMutation builder.
+func (m *ContactMutation) Where(ps ...predicate.Contact) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the ContactMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *ContactMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Contact, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *ContactMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *ContactMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Contact).
+func (m *ContactMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *ContactMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.workspace_id != nil {
+		fields = append(fields, contact.FieldWorkspaceID)
+	}
+	if m.jid != nil {
+		fields = append(fields, contact.FieldJid)
+	}
+	if m.name != nil {
+		fields = append(fields, contact.FieldName)
+	}
+	if m.push_name != nil {
+		fields = append(fields, contact.FieldPushName)
+	}
+	if m.is_business != nil {
+		fields = append(fields, contact.FieldIsBusiness)
+	}
+	if m.saved != nil {
+		fields = append(fields, contact.FieldSaved)
+	}
+	if m.created_at != nil {
+		fields = append(fields, contact.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *ContactMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case contact.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case contact.FieldJid:
+		return m.Jid()
+	case contact.FieldName:
+		return m.Name()
+	case contact.FieldPushName:
+		return m.PushName()
+	case contact.FieldIsBusiness:
+		return m.IsBusiness()
+	case contact.FieldSaved:
+		return m.Saved()
+	case contact.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *ContactMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case contact.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case contact.FieldJid:
+		return m.OldJid(ctx)
+	case contact.FieldName:
+		return m.OldName(ctx)
+	case contact.FieldPushName:
+		return m.OldPushName(ctx)
+	case contact.FieldIsBusiness:
+		return m.OldIsBusiness(ctx)
+	case contact.FieldSaved:
+		return m.OldSaved(ctx)
+	case contact.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Contact field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContactMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case contact.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case contact.FieldJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJid(v)
+		return nil
+	case contact.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case contact.FieldPushName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushName(v)
+		return nil
+	case contact.FieldIsBusiness:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsBusiness(v)
+		return nil
+	case contact.FieldSaved:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSaved(v)
+		return nil
+	case contact.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Contact field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *ContactMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *ContactMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *ContactMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Contact numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *ContactMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(contact.FieldName) {
+		fields = append(fields, contact.FieldName)
+	}
+	if m.FieldCleared(contact.FieldPushName) {
+		fields = append(fields, contact.FieldPushName)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *ContactMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *ContactMutation) ClearField(name string) error {
+	switch name {
+	case contact.FieldName:
+		m.ClearName()
+		return nil
+	case contact.FieldPushName:
+		m.ClearPushName()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *ContactMutation) ResetField(name string) error {
+	switch name {
+	case contact.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case contact.FieldJid:
+		m.ResetJid()
+		return nil
+	case contact.FieldName:
+		m.ResetName()
+		return nil
+	case contact.FieldPushName:
+		m.ResetPushName()
+		return nil
+	case contact.FieldIsBusiness:
+		m.ResetIsBusiness()
+		return nil
+	case contact.FieldSaved:
+		m.ResetSaved()
+		return nil
+	case contact.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Contact field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *ContactMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *ContactMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *ContactMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *ContactMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *ContactMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *ContactMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *ContactMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Contact unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *ContactMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Contact edge %s", name)
 }
 
 // DeliveryMutation represents an operation that mutates the Delivery nodes in the graph.
@@ -8398,6 +11428,8 @@ type MessageMutation struct {
 	media_url            *string
 	media_kind           *string
 	media_filename       *string
+	media_mime           *string
+	wire_type            *string
 	poll_question        *string
 	poll_options         *[]string
 	appendpoll_options   []string
@@ -8405,6 +11437,8 @@ type MessageMutation struct {
 	mentions             *[]string
 	appendmentions       []string
 	reply_to             *string
+	reaction             *string
+	pinned_until         *time.Time
 	secret               *string
 	link_preview         **switchboard.LinkPreview
 	status               *string
@@ -8972,6 +12006,104 @@ func (m *MessageMutation) ResetMediaFilename() {
 	delete(m.clearedFields, message.FieldMediaFilename)
 }
 
+// SetMediaMime sets the "media_mime" field.
+func (m *MessageMutation) SetMediaMime(s string) {
+	m.media_mime = &s
+}
+
+// MediaMime returns the value of the "media_mime" field in the mutation.
+func (m *MessageMutation) MediaMime() (r string, exists bool) {
+	v := m.media_mime
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaMime returns the old "media_mime" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaMime(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaMime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaMime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaMime: %w", err)
+	}
+	return oldValue.MediaMime, nil
+}
+
+// ClearMediaMime clears the value of the "media_mime" field.
+func (m *MessageMutation) ClearMediaMime() {
+	m.media_mime = nil
+	m.clearedFields[message.FieldMediaMime] = struct{}{}
+}
+
+// MediaMimeCleared returns if the "media_mime" field was cleared in this mutation.
+func (m *MessageMutation) MediaMimeCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaMime]
+	return ok
+}
+
+// ResetMediaMime resets all changes to the "media_mime" field.
+func (m *MessageMutation) ResetMediaMime() {
+	m.media_mime = nil
+	delete(m.clearedFields, message.FieldMediaMime)
+}
+
+// SetWireType sets the "wire_type" field.
+func (m *MessageMutation) SetWireType(s string) {
+	m.wire_type = &s
+}
+
+// WireType returns the value of the "wire_type" field in the mutation.
+func (m *MessageMutation) WireType() (r string, exists bool) {
+	v := m.wire_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWireType returns the old "wire_type" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldWireType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWireType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWireType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWireType: %w", err)
+	}
+	return oldValue.WireType, nil
+}
+
+// ClearWireType clears the value of the "wire_type" field.
+func (m *MessageMutation) ClearWireType() {
+	m.wire_type = nil
+	m.clearedFields[message.FieldWireType] = struct{}{}
+}
+
+// WireTypeCleared returns if the "wire_type" field was cleared in this mutation.
+func (m *MessageMutation) WireTypeCleared() bool {
+	_, ok := m.clearedFields[message.FieldWireType]
+	return ok
+}
+
+// ResetWireType resets all changes to the "wire_type" field.
+func (m *MessageMutation) ResetWireType() {
+	m.wire_type = nil
+	delete(m.clearedFields, message.FieldWireType)
+}
+
 // SetPollQuestion sets the "poll_question" field.
 func (m *MessageMutation) SetPollQuestion(s string) {
 	m.poll_question = &s
@@ -9247,6 +12379,104 @@ func (m *MessageMutation) ReplyToCleared() bool {
 func (m *MessageMutation) ResetReplyTo() {
 	m.reply_to = nil
 	delete(m.clearedFields, message.FieldReplyTo)
+}
+
+// SetReaction sets the "reaction" field.
+func (m *MessageMutation) SetReaction(s string) {
+	m.reaction = &s
+}
+
+// Reaction returns the value of the "reaction" field in the mutation.
+func (m *MessageMutation) Reaction() (r string, exists bool) {
+	v := m.reaction
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReaction returns the old "reaction" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldReaction(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReaction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReaction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReaction: %w", err)
+	}
+	return oldValue.Reaction, nil
+}
+
+// ClearReaction clears the value of the "reaction" field.
+func (m *MessageMutation) ClearReaction() {
+	m.reaction = nil
+	m.clearedFields[message.FieldReaction] = struct{}{}
+}
+
+// ReactionCleared returns if the "reaction" field was cleared in this mutation.
+func (m *MessageMutation) ReactionCleared() bool {
+	_, ok := m.clearedFields[message.FieldReaction]
+	return ok
+}
+
+// ResetReaction resets all changes to the "reaction" field.
+func (m *MessageMutation) ResetReaction() {
+	m.reaction = nil
+	delete(m.clearedFields, message.FieldReaction)
+}
+
+// SetPinnedUntil sets the "pinned_until" field.
+func (m *MessageMutation) SetPinnedUntil(t time.Time) {
+	m.pinned_until = &t
+}
+
+// PinnedUntil returns the value of the "pinned_until" field in the mutation.
+func (m *MessageMutation) PinnedUntil() (r time.Time, exists bool) {
+	v := m.pinned_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPinnedUntil returns the old "pinned_until" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldPinnedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPinnedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPinnedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPinnedUntil: %w", err)
+	}
+	return oldValue.PinnedUntil, nil
+}
+
+// ClearPinnedUntil clears the value of the "pinned_until" field.
+func (m *MessageMutation) ClearPinnedUntil() {
+	m.pinned_until = nil
+	m.clearedFields[message.FieldPinnedUntil] = struct{}{}
+}
+
+// PinnedUntilCleared returns if the "pinned_until" field was cleared in this mutation.
+func (m *MessageMutation) PinnedUntilCleared() bool {
+	_, ok := m.clearedFields[message.FieldPinnedUntil]
+	return ok
+}
+
+// ResetPinnedUntil resets all changes to the "pinned_until" field.
+func (m *MessageMutation) ResetPinnedUntil() {
+	m.pinned_until = nil
+	delete(m.clearedFields, message.FieldPinnedUntil)
 }
 
 // SetSecret sets the "secret" field.
@@ -10120,7 +13350,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 33)
+	fields := make([]string, 0, 37)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -10151,6 +13381,12 @@ func (m *MessageMutation) Fields() []string {
 	if m.media_filename != nil {
 		fields = append(fields, message.FieldMediaFilename)
 	}
+	if m.media_mime != nil {
+		fields = append(fields, message.FieldMediaMime)
+	}
+	if m.wire_type != nil {
+		fields = append(fields, message.FieldWireType)
+	}
 	if m.poll_question != nil {
 		fields = append(fields, message.FieldPollQuestion)
 	}
@@ -10165,6 +13401,12 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.reply_to != nil {
 		fields = append(fields, message.FieldReplyTo)
+	}
+	if m.reaction != nil {
+		fields = append(fields, message.FieldReaction)
+	}
+	if m.pinned_until != nil {
+		fields = append(fields, message.FieldPinnedUntil)
 	}
 	if m.secret != nil {
 		fields = append(fields, message.FieldSecret)
@@ -10248,6 +13490,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.MediaKind()
 	case message.FieldMediaFilename:
 		return m.MediaFilename()
+	case message.FieldMediaMime:
+		return m.MediaMime()
+	case message.FieldWireType:
+		return m.WireType()
 	case message.FieldPollQuestion:
 		return m.PollQuestion()
 	case message.FieldPollOptions:
@@ -10258,6 +13504,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Mentions()
 	case message.FieldReplyTo:
 		return m.ReplyTo()
+	case message.FieldReaction:
+		return m.Reaction()
+	case message.FieldPinnedUntil:
+		return m.PinnedUntil()
 	case message.FieldSecret:
 		return m.Secret()
 	case message.FieldLinkPreview:
@@ -10323,6 +13573,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMediaKind(ctx)
 	case message.FieldMediaFilename:
 		return m.OldMediaFilename(ctx)
+	case message.FieldMediaMime:
+		return m.OldMediaMime(ctx)
+	case message.FieldWireType:
+		return m.OldWireType(ctx)
 	case message.FieldPollQuestion:
 		return m.OldPollQuestion(ctx)
 	case message.FieldPollOptions:
@@ -10333,6 +13587,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMentions(ctx)
 	case message.FieldReplyTo:
 		return m.OldReplyTo(ctx)
+	case message.FieldReaction:
+		return m.OldReaction(ctx)
+	case message.FieldPinnedUntil:
+		return m.OldPinnedUntil(ctx)
 	case message.FieldSecret:
 		return m.OldSecret(ctx)
 	case message.FieldLinkPreview:
@@ -10448,6 +13706,20 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetMediaFilename(v)
 		return nil
+	case message.FieldMediaMime:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaMime(v)
+		return nil
+	case message.FieldWireType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWireType(v)
+		return nil
 	case message.FieldPollQuestion:
 		v, ok := value.(string)
 		if !ok {
@@ -10482,6 +13754,20 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetReplyTo(v)
+		return nil
+	case message.FieldReaction:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReaction(v)
+		return nil
+	case message.FieldPinnedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPinnedUntil(v)
 		return nil
 	case message.FieldSecret:
 		v, ok := value.(string)
@@ -10672,6 +13958,12 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldMediaFilename) {
 		fields = append(fields, message.FieldMediaFilename)
 	}
+	if m.FieldCleared(message.FieldMediaMime) {
+		fields = append(fields, message.FieldMediaMime)
+	}
+	if m.FieldCleared(message.FieldWireType) {
+		fields = append(fields, message.FieldWireType)
+	}
 	if m.FieldCleared(message.FieldPollQuestion) {
 		fields = append(fields, message.FieldPollQuestion)
 	}
@@ -10686,6 +13978,12 @@ func (m *MessageMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(message.FieldReplyTo) {
 		fields = append(fields, message.FieldReplyTo)
+	}
+	if m.FieldCleared(message.FieldReaction) {
+		fields = append(fields, message.FieldReaction)
+	}
+	if m.FieldCleared(message.FieldPinnedUntil) {
+		fields = append(fields, message.FieldPinnedUntil)
 	}
 	if m.FieldCleared(message.FieldSecret) {
 		fields = append(fields, message.FieldSecret)
@@ -10758,6 +14056,12 @@ func (m *MessageMutation) ClearField(name string) error {
 	case message.FieldMediaFilename:
 		m.ClearMediaFilename()
 		return nil
+	case message.FieldMediaMime:
+		m.ClearMediaMime()
+		return nil
+	case message.FieldWireType:
+		m.ClearWireType()
+		return nil
 	case message.FieldPollQuestion:
 		m.ClearPollQuestion()
 		return nil
@@ -10772,6 +14076,12 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldReplyTo:
 		m.ClearReplyTo()
+		return nil
+	case message.FieldReaction:
+		m.ClearReaction()
+		return nil
+	case message.FieldPinnedUntil:
+		m.ClearPinnedUntil()
 		return nil
 	case message.FieldSecret:
 		m.ClearSecret()
@@ -10850,6 +14160,12 @@ func (m *MessageMutation) ResetField(name string) error {
 	case message.FieldMediaFilename:
 		m.ResetMediaFilename()
 		return nil
+	case message.FieldMediaMime:
+		m.ResetMediaMime()
+		return nil
+	case message.FieldWireType:
+		m.ResetWireType()
+		return nil
 	case message.FieldPollQuestion:
 		m.ResetPollQuestion()
 		return nil
@@ -10864,6 +14180,12 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldReplyTo:
 		m.ResetReplyTo()
+		return nil
+	case message.FieldReaction:
+		m.ResetReaction()
+		return nil
+	case message.FieldPinnedUntil:
+		m.ResetPinnedUntil()
 		return nil
 	case message.FieldSecret:
 		m.ResetSecret()
@@ -12009,6 +15331,446 @@ func (m *SandboxSendMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SandboxSendMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SandboxSend edge %s", name)
+}
+
+// SandboxWorldMutation represents an operation that mutates the SandboxWorld nodes in the graph.
+type SandboxWorldMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	anchor        *time.Time
+	synced        *bool
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxWorld, error)
+	predicates    []predicate.SandboxWorld
+}
+
+var _ ent.Mutation = (*SandboxWorldMutation)(nil)
+
+// sandboxworldOption allows management of the mutation configuration using functional options.
+type sandboxworldOption func(*SandboxWorldMutation)
+
+// newSandboxWorldMutation creates new mutation for the SandboxWorld entity.
+func newSandboxWorldMutation(c config, op Op, opts ...sandboxworldOption) *SandboxWorldMutation {
+	m := &SandboxWorldMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxWorld,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxWorldID sets the ID field of the mutation.
+func withSandboxWorldID(id string) sandboxworldOption {
+	return func(m *SandboxWorldMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxWorld
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxWorld, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxWorld.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxWorld sets the old SandboxWorld of the mutation.
+func withSandboxWorld(node *SandboxWorld) sandboxworldOption {
+	return func(m *SandboxWorldMutation) {
+		m.oldValue = func(context.Context) (*SandboxWorld, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxWorldMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxWorldMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SandboxWorld entities.
+func (m *SandboxWorldMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxWorldMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxWorldMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxWorld.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *SandboxWorldMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *SandboxWorldMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the SandboxWorld entity.
+// If the SandboxWorld object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxWorldMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *SandboxWorldMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetAnchor sets the "anchor" field.
+func (m *SandboxWorldMutation) SetAnchor(t time.Time) {
+	m.anchor = &t
+}
+
+// Anchor returns the value of the "anchor" field in the mutation.
+func (m *SandboxWorldMutation) Anchor() (r time.Time, exists bool) {
+	v := m.anchor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAnchor returns the old "anchor" field's value of the SandboxWorld entity.
+// If the SandboxWorld object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxWorldMutation) OldAnchor(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAnchor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAnchor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAnchor: %w", err)
+	}
+	return oldValue.Anchor, nil
+}
+
+// ResetAnchor resets all changes to the "anchor" field.
+func (m *SandboxWorldMutation) ResetAnchor() {
+	m.anchor = nil
+}
+
+// SetSynced sets the "synced" field.
+func (m *SandboxWorldMutation) SetSynced(b bool) {
+	m.synced = &b
+}
+
+// Synced returns the value of the "synced" field in the mutation.
+func (m *SandboxWorldMutation) Synced() (r bool, exists bool) {
+	v := m.synced
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSynced returns the old "synced" field's value of the SandboxWorld entity.
+// If the SandboxWorld object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxWorldMutation) OldSynced(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSynced is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSynced requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSynced: %w", err)
+	}
+	return oldValue.Synced, nil
+}
+
+// ResetSynced resets all changes to the "synced" field.
+func (m *SandboxWorldMutation) ResetSynced() {
+	m.synced = nil
+}
+
+// Where appends a list predicates to the SandboxWorldMutation builder.
+func (m *SandboxWorldMutation) Where(ps ...predicate.SandboxWorld) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxWorldMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxWorldMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxWorld, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxWorldMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxWorldMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxWorld).
+func (m *SandboxWorldMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxWorldMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.workspace_id != nil {
+		fields = append(fields, sandboxworld.FieldWorkspaceID)
+	}
+	if m.anchor != nil {
+		fields = append(fields, sandboxworld.FieldAnchor)
+	}
+	if m.synced != nil {
+		fields = append(fields, sandboxworld.FieldSynced)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxWorldMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxworld.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case sandboxworld.FieldAnchor:
+		return m.Anchor()
+	case sandboxworld.FieldSynced:
+		return m.Synced()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxWorldMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxworld.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case sandboxworld.FieldAnchor:
+		return m.OldAnchor(ctx)
+	case sandboxworld.FieldSynced:
+		return m.OldSynced(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxWorld field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxWorldMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxworld.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case sandboxworld.FieldAnchor:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAnchor(v)
+		return nil
+	case sandboxworld.FieldSynced:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSynced(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxWorld field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxWorldMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxWorldMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxWorldMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown SandboxWorld numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxWorldMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxWorldMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxWorldMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SandboxWorld nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxWorldMutation) ResetField(name string) error {
+	switch name {
+	case sandboxworld.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case sandboxworld.FieldAnchor:
+		m.ResetAnchor()
+		return nil
+	case sandboxworld.FieldSynced:
+		m.ResetSynced()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxWorld field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxWorldMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxWorldMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxWorldMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxWorldMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxWorldMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxWorldMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxWorldMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxWorld unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxWorldMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxWorld edge %s", name)
 }
 
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.

@@ -20,6 +20,12 @@ type Tx struct {
 	Board *BoardClient
 	// BoardItem is the client for interacting with the BoardItem builders.
 	BoardItem *BoardItemClient
+	// Chat is the client for interacting with the Chat builders.
+	Chat *ChatClient
+	// ChatMember is the client for interacting with the ChatMember builders.
+	ChatMember *ChatMemberClient
+	// Contact is the client for interacting with the Contact builders.
+	Contact *ContactClient
 	// Delivery is the client for interacting with the Delivery builders.
 	Delivery *DeliveryClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
@@ -38,6 +44,8 @@ type Tx struct {
 	SandboxEvent *SandboxEventClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
 	SandboxSend *SandboxSendClient
+	// SandboxWorld is the client for interacting with the SandboxWorld builders.
+	SandboxWorld *SandboxWorldClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -176,6 +184,9 @@ func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
 	tx.Board = NewBoardClient(tx.config)
 	tx.BoardItem = NewBoardItemClient(tx.config)
+	tx.Chat = NewChatClient(tx.config)
+	tx.ChatMember = NewChatMemberClient(tx.config)
+	tx.Contact = NewContactClient(tx.config)
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
@@ -185,6 +196,7 @@ func (tx *Tx) init() {
 	tx.Message = NewMessageClient(tx.config)
 	tx.SandboxEvent = NewSandboxEventClient(tx.config)
 	tx.SandboxSend = NewSandboxSendClient(tx.config)
+	tx.SandboxWorld = NewSandboxWorldClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)
 	tx.Workspace = NewWorkspaceClient(tx.config)
 }

@@ -51,6 +51,29 @@ func (r *queryResolver) Boards(ctx context.Context, after *entgql.Cursor[string]
 		ent.WithBoardOrder(orderBy), ent.WithBoardFilter(where.Filter))
 }
 
+// ChatConnection is the resolver for the chatConnection field.
+func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) (*ent.ChatConnection, error) {
+	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
+		return nil, err
+	}
+	if err := checkText("after", after, "before", before, "where", where); err != nil {
+		return nil, err
+	}
+	return r.Client.Chat.Query().Paginate(ctx, after, first, before, last,
+		ent.WithChatOrder(orderBy), ent.WithChatFilter(where.Filter))
+}
+
+// ContactConnection is the resolver for the contactConnection field.
+func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) (*ent.ContactConnection, error) {
+	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
+		return nil, err
+	}
+	if err := checkText("after", after, "before", before, "where", where); err != nil {
+		return nil, err
+	}
+	return r.Client.Contact.Query().Paginate(ctx, after, first, before, last, ent.WithContactFilter(where.Filter))
+}
+
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
@@ -80,6 +103,9 @@ func (r *Resolver) Board() BoardResolver { return &boardResolver{r} }
 // BoardItem returns BoardItemResolver implementation.
 func (r *Resolver) BoardItem() BoardItemResolver { return &boardItemResolver{r} }
 
+// Chat returns ChatResolver implementation.
+func (r *Resolver) Chat() ChatResolver { return &chatResolver{r} }
+
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
@@ -89,6 +115,7 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 type (
 	boardResolver     struct{ *Resolver }
 	boardItemResolver struct{ *Resolver }
+	chatResolver      struct{ *Resolver }
 	messageResolver   struct{ *Resolver }
 	queryResolver     struct{ *Resolver }
 )

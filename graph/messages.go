@@ -39,6 +39,7 @@ func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin mess
 		SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
 		SetNillablePollAllowMultiple(d.PollAllowMultiple).SetNillableSendAt(d.SendAt).
 		SetReplyTo(d.ReplyTo).SetSecret(d.Secret).SetStatus(messaging.StatusPending).
+		SetWireType(engine.WireType(d.Type, d.MediaKind)).SetMediaMime(d.MediaContentType).
 		SetCreatedAt(r.now())
 	if d.PollOptions != nil {
 		c.SetPollOptions(d.PollOptions)

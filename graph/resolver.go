@@ -37,6 +37,9 @@ type Resolver struct {
 	MediaAllowPrivate bool
 	// PublicURL is the base of the links into Switchboard's own UI (a board's web_url).
 	PublicURL string
+	// LoadOlderPace is the wait between two pages of one load-older call;
+	// DefaultLoadOlderPace when nil.
+	LoadOlderPace *time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }

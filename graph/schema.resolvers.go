@@ -222,15 +222,7 @@ func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.Sch
 			return nil, err
 		}
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return messagePage(ctx, q, order, l, s)
 }
 
 // ScheduledMessage is the resolver for the scheduledMessage field.
@@ -252,19 +244,7 @@ func (r *queryResolver) Message(ctx context.Context, key string, chatID *string)
 	if err := checkText("id", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
-	q := r.Client.Message.Query()
-	if _, ok := engine.ParseKey(key); ok {
-		q.Where(message.WaSerialized(key))
-	} else if chatID != nil {
-		q.Where(message.WaID(key), message.To(*chatID))
-	} else {
-		q.Where(message.WaID(key))
-	}
-	m, err := q.First(ctx)
-	if ent.IsNotFound(err) {
-		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No message with key %s.", quote(key))
-	}
-	return m, err
+	return r.storedMessage(ctx, key, chatID)
 }
 
 // Webhook is the resolver for the webhook field.

@@ -21,8 +21,19 @@ func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event) error
 		return applyAck(ctx, tx, ev)
 	case engine.EventMessage:
 		return applyIncoming(ctx, tx, ev)
-	case engine.EventReaction, engine.EventPollVote, engine.EventEdited, engine.EventRevoked:
+	case engine.EventReaction:
+		if ev.Message == nil { // the account's own reaction
+			return applyOwnReaction(ctx, tx, ev)
+		}
 		return applyMessageChange(ctx, tx, ev)
+	case engine.EventPollVote, engine.EventEdited, engine.EventRevoked:
+		return applyMessageChange(ctx, tx, ev)
+	case engine.EventHistory:
+		return applyHistory(ctx, tx, ev)
+	case engine.EventChat:
+		return applyChat(ctx, tx, ev)
+	case engine.EventPin:
+		return applyPin(ctx, tx, ev)
 	case engine.EventGroup:
 		return applyGroupChange(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
@@ -51,8 +62,10 @@ func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if to == messaging.StatusFailed {
 		changes = append(changes, messaging.WithReason(ev.Reason))
 	}
-	_, _, err = messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...)
-	return err
+	if _, _, err = messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...); err != nil {
+		return err
+	}
+	return touchChat(ctx, tx, m.To, false)
 }
 
 // applyIncoming stores a message someone sent the account. One row per network
@@ -73,9 +86,15 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
 		SetReplyTo(in.QuotedKey).SetStatus(messaging.StatusReceived).SetFromMe(false).
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
-		SetCreatedAt(ev.At).SetReceivedAt(ev.At).
+		SetWireType(engine.WireType(in.Type, "")).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
 		Save(ctx)
 	if err != nil {
+		return err
+	}
+	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: in.From, PushName: in.SenderName}); err != nil {
+		return err
+	}
+	if err := touchChat(ctx, tx, in.Key.Remote, true); err != nil {
 		return err
 	}
 	data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
@@ -131,7 +150,11 @@ func applyMessageChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error 
 		if ev.Type == engine.EventRevoked {
 			text = ""
 		}
-		if _, err := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text).Save(ctx); err != nil {
+		u := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text)
+		if ev.Type == engine.EventRevoked {
+			u.SetWireType("revoked")
+		}
+		if _, err := u.Save(ctx); err != nil {
 			return err
 		}
 	}

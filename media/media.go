@@ -73,25 +73,30 @@ func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("Content-Type", m.ContentType)
-	h.Set("Content-Length", strconv.FormatInt(m.Size, 10))
-	h.Set("Cache-Control", "private, max-age=86400")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	disposition := "attachment"
-	if InlineSafe(m.ContentType) {
-		disposition = "inline"
-	}
-	if m.Filename != "" {
-		disposition += `; filename="` + urlSafeName(m.Filename) + `"`
-	}
-	h.Set("Content-Disposition", disposition)
+	SetHeaders(w.Header(), m.ContentType, m.Filename, m.Size)
+	w.Header().Set("Cache-Control", "private, max-age=86400")
 	if r.Method == http.MethodHead {
 		return nil
 	}
 	_, _ = w.Write(m.Data)
 	return nil
+}
+
+// SetHeaders sets the headers of served media: its type and length, nosniff, a
+// sandbox CSP, and a download (attachment) unless the type is InlineSafe.
+func SetHeaders(h http.Header, contentType, filename string, size int64) {
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	disposition := "attachment"
+	if InlineSafe(contentType) {
+		disposition = "inline"
+	}
+	if filename != "" {
+		disposition += `; filename="` + urlSafeName(filename) + `"`
+	}
+	h.Set("Content-Disposition", disposition)
 }
 
 var errNoMedia = switchboard.Errorf(switchboard.ENOTFOUND, "No such media.")
@@ -199,4 +204,21 @@ func urlSafeName(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// Get returns the media behind a URL this store issued (ok false for any other
+// URL, or one whose media is gone).
+func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error) {
+	rest, found := strings.CutPrefix(rawURL, s.baseURL+"/media/")
+	if !found {
+		return nil, "", "", false, nil
+	}
+	token, _, _ := strings.Cut(rest, "/")
+	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, "", "", false, nil
+	} else if err != nil {
+		return nil, "", "", false, err
+	}
+	return m.Data, m.ContentType, m.Filename, true, nil
 }

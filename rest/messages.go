@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -230,4 +232,167 @@ func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
 
 func chatMessage(m *ent.Message) view.ChatMessage {
 	return view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+}
+
+// listStoredMessages serves GET /v1/messages.
+func (s *server) listStoredMessages(w http.ResponseWriter, r *http.Request) error {
+	var p switchboard.Problems
+	limit, skip := queryInt(r, "limit", &p), queryInt(r, "skip", &p)
+	f := &model.StoredMessageFilter{ChatID: queryString(r, "chatId"), SearchToken: queryString(r, "searchToken"),
+		Order: queryString(r, "order"), Since: queryString(r, "since"), Until: queryString(r, "until"),
+		MessageTypes: queryList(r, "messageTypes"), Mime: queryString(r, "mime"),
+		FilenameContains: queryString(r, "filenameContains"), HasMedia: queryBool(r, "hasMedia", &p),
+		Sender: queryString(r, "sender")}
+	if q, ok := r.URL.Query()["queryAny"]; ok {
+		f.QueryAny = q
+	}
+	_, _ = queryBool(r, "loadFromPhoneIfNeeded", &p), queryBool(r, "includeMediaContent", &p)
+	if err := p.Err(switchboard.EINVALID); err != nil {
+		return err
+	}
+	page, err := s.query.StoredMessages(r.Context(), f, limit, skip)
+	if err != nil {
+		return err
+	}
+	out, err := s.chatMessages(r.Context(), page.Items)
+	if err != nil {
+		return err
+	}
+	return writeList(w, out, page.Limit, page.Skip, page.Total)
+}
+
+// getMessageAck serves GET /v1/messages/ack/{waMessageKey}.
+func (s *server) getMessageAck(w http.ResponseWriter, r *http.Request) error {
+	ack, err := s.query.MessageAck(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, map[string]int{"ack": ack})
+}
+
+// getMessageAcks serves POST /v1/messages/acks.
+func (s *server) getMessageAcks(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		MessageKeys []string `json:"messageKeys"`
+		ChatID      *string  `json:"chatId"`
+	}
+	if err := decodeJSON(w, r, &b, false); err != nil {
+		return err
+	}
+	acks, err := s.query.MessageAcks(r.Context(), b.MessageKeys, b.ChatID)
+	if err != nil {
+		return err
+	}
+	return writeList(w, acks, len(acks), 0, len(acks))
+}
+
+// loadOlder serves POST /v1/messages/load_older/{chatId} (spec endpoint 6).
+func (s *server) loadOlder(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Pages     *int             `json:"pages"`
+		UntilDate *json.RawMessage `json:"until_date"`
+	}
+	if err := decodeJSON(w, r, &b, true); err != nil {
+		return err
+	}
+	var until *string
+	if b.UntilDate != nil {
+		var v any
+		_ = json.Unmarshal(*b.UntilDate, &v)
+		switch t := v.(type) {
+		case string:
+			until = &t
+		case float64:
+			u := strconv.FormatFloat(t, 'f', -1, 64)
+			until = &u
+		default:
+			return invalidBody("until_date", "invalid_type", "until_date must be a date-time string or a Unix time number.")
+		}
+	}
+	res, err := s.mutation.LoadOlderMessages(r.Context(), chi.URLParam(r, "chatId"), b.Pages, until)
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, res)
+}
+
+// getMessageMedia serves GET /v1/messages/media/{waMessageKey}: the bytes, with
+// the headers of safely served media (an attachment unless an inline-safe type).
+func (s *server) getMessageMedia(w http.ResponseWriter, r *http.Request) error {
+	var p switchboard.Problems
+	if n := queryInt(r, "maxAttempts", &p); n != nil && (*n < 1 || *n > 10) {
+		p.Add("maxAttempts", "too_big", "maxAttempts must be between 1 and 10")
+	}
+	if err := p.Err(switchboard.EINVALID); err != nil {
+		return err
+	}
+	m, err := s.query.MessageMedia(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"))
+	if err != nil {
+		return err
+	}
+	media.SetHeaders(w.Header(), m.MimeType, m.Filename, int64(len(m.Data)))
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(m.Data)
+	return nil
+}
+
+// reactToMessage serves POST /v1/messages/reactions/{waMessageKey}.
+func (s *server) reactToMessage(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Emoji *string `json:"emoji"`
+	}
+	if err := decodeJSON(w, r, &b, false); err != nil {
+		return err
+	}
+	if b.Emoji == nil {
+		return &switchboard.Error{Code: switchboard.EVALIDATION, Message: "emoji is required (\"\" removes the reaction).",
+			Details: []switchboard.Detail{{Path: "emoji", Code: "invalid_type", Message: "Required"}}}
+	}
+	if _, err := s.mutation.ReactToMessage(r.Context(), chi.URLParam(r, "waMessageKey"), *b.Emoji, queryString(r, "chatId")); err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, okBody)
+}
+
+// pinMessage serves POST /v1/messages/pin/{waMessageKey}.
+func (s *server) pinMessage(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Duration *int `json:"duration"`
+	}
+	if err := decodeJSON(w, r, &b, true); err != nil {
+		return err
+	}
+	if _, err := s.mutation.PinMessage(r.Context(), chi.URLParam(r, "waMessageKey"), b.Duration, queryString(r, "chatId")); err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, okBody)
+}
+
+// unpinMessage serves POST /v1/messages/unpin/{waMessageKey}.
+func (s *server) unpinMessage(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.mutation.UnpinMessage(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId")); err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, okBody)
+}
+
+// pinnedMessage is the reference's pinned-message item.
+type pinnedMessage struct {
+	Key    string `json:"key"`
+	ChatID string `json:"chatId"`
+	Text   string `json:"text,omitempty"`
+}
+
+// listPinnedMessages serves GET /v1/messages/pinned/{chatId}.
+func (s *server) listPinnedMessages(w http.ResponseWriter, r *http.Request) error {
+	page, err := s.query.PinnedMessages(r.Context(), chi.URLParam(r, "chatId"))
+	if err != nil {
+		return err
+	}
+	out := make([]pinnedMessage, len(page.Items))
+	for i, m := range page.Items {
+		out[i] = pinnedMessage{Key: m.WaSerialized, ChatID: m.To, Text: m.Text}
+	}
+	return writeList(w, out, page.Limit, page.Skip, page.Total)
 }

@@ -40,6 +40,7 @@ type MediaServer interface {
 }
 
 type server struct {
+	core     *graph.Resolver
 	query    graph.QueryResolver
 	mutation graph.MutationResolver
 	board    graph.BoardResolver
@@ -53,7 +54,7 @@ func NewRouter(cfg Config) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
+	s := &server{core: cfg.Resolver, query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
 		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
@@ -90,6 +91,27 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPatch, "/scheduled-messages/{id}", handlerFunc(s.updateScheduledMessage))
 			r.Method(http.MethodDelete, "/scheduled-messages/{id}", handlerFunc(s.cancelScheduledMessage))
 			r.Method(http.MethodPost, "/messages/{chatId}", handlerFunc(s.sendMessage))
+			r.Method(http.MethodGet, "/messages", handlerFunc(s.listStoredMessages))
+			r.Method(http.MethodGet, "/messages/ack/{waMessageKey}", handlerFunc(s.getMessageAck))
+			r.Method(http.MethodPost, "/messages/acks", handlerFunc(s.getMessageAcks))
+			r.Method(http.MethodPost, "/messages/load_older/{chatId}", handlerFunc(s.loadOlder))
+			r.Method(http.MethodGet, "/messages/media/{waMessageKey}", handlerFunc(s.getMessageMedia))
+			r.Method(http.MethodPost, "/messages/reactions/{waMessageKey}", handlerFunc(s.reactToMessage))
+			r.Method(http.MethodPost, "/messages/pin/{waMessageKey}", handlerFunc(s.pinMessage))
+			r.Method(http.MethodPost, "/messages/unpin/{waMessageKey}", handlerFunc(s.unpinMessage))
+			r.Method(http.MethodGet, "/messages/pinned/{chatId}", handlerFunc(s.listPinnedMessages))
+			r.Method(http.MethodGet, "/latest-chats", handlerFunc(s.latestChats))
+			r.Method(http.MethodGet, "/chats", handlerFunc(s.listChats))
+			r.Method(http.MethodGet, "/chats/{id}", handlerFunc(s.getChat))
+			r.Method(http.MethodGet, "/chats/{chatId}/participants", handlerFunc(s.listParticipants))
+			r.Method(http.MethodPost, "/chats/{chatId}/mark_read", handlerFunc(s.markChatRead))
+			r.Method(http.MethodPost, "/chats/{chatId}/archive", s.archiveChat(true))
+			r.Method(http.MethodPost, "/chats/{chatId}/unarchive", s.archiveChat(false))
+			r.Method(http.MethodGet, "/contacts", handlerFunc(s.listContacts))
+			r.Method(http.MethodGet, "/contacts/{id}/common_groups", handlerFunc(s.commonGroups))
+			r.Method(http.MethodGet, "/newsletters", handlerFunc(s.listNewsletters))
+			r.Method(http.MethodPost, "/newsletters", handlerFunc(s.createNewsletter))
+			r.Method(http.MethodGet, "/newsletters/{id}", handlerFunc(s.getNewsletter))
 			r.Method(http.MethodGet, "/messages/{id}", handlerFunc(s.getMessage))
 			r.Method(http.MethodPost, "/webhooks", handlerFunc(s.createWebhook))
 			r.Method(http.MethodGet, "/webhooks", handlerFunc(s.listWebhooks))

@@ -86,19 +86,47 @@ func NewMessage(m *ent.Message) Message {
 
 // ChatMessage is the spec's chat message shape (GET /v1/messages/{id}, latest chats).
 type ChatMessage struct {
-	WaMessageKey Key                      `json:"waMessageKey"`
-	ChatID       string                   `json:"chatId"`
-	From         string                   `json:"from"`
-	Author       string                   `json:"author,omitempty"`
-	SenderName   string                   `json:"senderName,omitempty"`
-	Timestamp    time.Time                `json:"timestamp"`
-	Text         string                   `json:"text,omitempty"`
-	Type         string                   `json:"type"`
-	FromMe       bool                     `json:"fromMe"`
-	Ack          int                      `json:"ack"`
-	MediaURL     string                   `json:"mediaUrl,omitempty"`
-	Filename     string                   `json:"filename,omitempty"`
-	LinkPreview  *switchboard.LinkPreview `json:"linkPreview,omitempty"`
+	WaMessageKey  Key                      `json:"waMessageKey"`
+	ChatID        string                   `json:"chatId"`
+	From          string                   `json:"from"`
+	Author        string                   `json:"author,omitempty"`
+	SenderName    string                   `json:"senderName,omitempty"`
+	Timestamp     time.Time                `json:"timestamp"`
+	Text          string                   `json:"text,omitempty"`
+	Type          string                   `json:"type"`
+	FromMe        bool                     `json:"fromMe"`
+	Ack           int                      `json:"ack"`
+	MediaURL      string                   `json:"mediaUrl,omitempty"`
+	Filename      string                   `json:"filename,omitempty"`
+	LinkPreview   *switchboard.LinkPreview `json:"linkPreview,omitempty"`
+	QuotedMessage *QuotedMessage           `json:"quotedMessage,omitempty"`
+}
+
+// QuotedMessage is the message a chat message replies to.
+type QuotedMessage struct {
+	WaMessageKey Key    `json:"waMessageKey"`
+	Text         string `json:"text,omitempty"`
+	Type         string `json:"type,omitempty"`
+	Author       string `json:"author,omitempty"`
+}
+
+// NewQuotedMessage renders the message a reply quotes: its key, and what the store
+// holds of it (q may be nil when the store does not hold it).
+func NewQuotedMessage(key string, q *ent.Message) *QuotedMessage {
+	k, ok := engine.ParseKey(key)
+	if !ok {
+		return nil
+	}
+	v := &QuotedMessage{WaMessageKey: Key{FromMe: k.FromMe, Remote: k.Remote, ID: k.ID, Serialized: key, Participant: k.Participant}}
+	if q != nil {
+		v.Text, v.Type, v.Author = q.Text, q.Type, q.WaParticipant
+		if q.FromMe {
+			v.Author = "me"
+		} else if v.Author == "" {
+			v.Author = q.From
+		}
+	}
+	return v
 }
 
 // NewChatMessage renders m as the spec's chat message. ack is the network ack.

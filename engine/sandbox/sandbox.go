@@ -35,6 +35,10 @@ type Network struct {
 	wakeOnce  sync.Once
 	wake      chan struct{} // a send in this process scheduled events
 	busyUntil atomic.Int64  // unix nanos of the last event this process scheduled
+
+	mu     sync.Mutex
+	worlds map[string]*world // by workspace, built on first use
+	synced map[string]bool   // workspaces whose history was reported
 }
 
 // scheduled notes that this process scheduled events due until last.
@@ -55,7 +59,7 @@ func (n *Network) scheduled(last time.Time) {
 // NewNetwork returns a sandbox network whose acks are spaced by delay and
 // reported to sink.
 func NewNetwork(client *ent.Client, delay time.Duration, sink engine.Sink) *Network {
-	return &Network{client: client, delay: delay, sink: sink}
+	return &Network{client: client, delay: delay, sink: sink, worlds: map[string]*world{}, synced: map[string]bool{}}
 }
 
 // Engine returns a new engine session of the network for a workspace.

@@ -45,6 +45,42 @@ func (f BoardItemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BoardItemMutation", m)
 }
 
+// The ChatFunc type is an adapter to allow the use of ordinary
+// function as Chat mutator.
+type ChatFunc func(context.Context, *ent.ChatMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChatFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChatMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChatMutation", m)
+}
+
+// The ChatMemberFunc type is an adapter to allow the use of ordinary
+// function as ChatMember mutator.
+type ChatMemberFunc func(context.Context, *ent.ChatMemberMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ChatMemberFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ChatMemberMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ChatMemberMutation", m)
+}
+
+// The ContactFunc type is an adapter to allow the use of ordinary
+// function as Contact mutator.
+type ContactFunc func(context.Context, *ent.ContactMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f ContactFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.ContactMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ContactMutation", m)
+}
+
 // The DeliveryFunc type is an adapter to allow the use of ordinary
 // function as Delivery mutator.
 type DeliveryFunc func(context.Context, *ent.DeliveryMutation) (ent.Value, error)
@@ -151,6 +187,18 @@ func (f SandboxSendFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxSendMutation", m)
+}
+
+// The SandboxWorldFunc type is an adapter to allow the use of ordinary
+// function as SandboxWorld mutator.
+type SandboxWorldFunc func(context.Context, *ent.SandboxWorldMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxWorldFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxWorldMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxWorldMutation", m)
 }
 
 // The WebhookFunc type is an adapter to allow the use of ordinary

@@ -11,6 +11,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -21,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -160,6 +164,87 @@ func (f TraverseBoardItem) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.BoardItemQuery", q)
+}
+
+// The ChatFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ChatFunc func(context.Context, *ent.ChatQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ChatFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ChatQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ChatQuery", q)
+}
+
+// The TraverseChat type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseChat func(context.Context, *ent.ChatQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseChat) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseChat) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChatQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ChatQuery", q)
+}
+
+// The ChatMemberFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ChatMemberFunc func(context.Context, *ent.ChatMemberQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ChatMemberFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ChatMemberQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ChatMemberQuery", q)
+}
+
+// The TraverseChatMember type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseChatMember func(context.Context, *ent.ChatMemberQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseChatMember) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseChatMember) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ChatMemberQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ChatMemberQuery", q)
+}
+
+// The ContactFunc type is an adapter to allow the use of ordinary function as a Querier.
+type ContactFunc func(context.Context, *ent.ContactQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f ContactFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.ContactQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.ContactQuery", q)
+}
+
+// The TraverseContact type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseContact func(context.Context, *ent.ContactQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseContact) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseContact) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.ContactQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.ContactQuery", q)
 }
 
 // The DeliveryFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -405,6 +490,33 @@ func (f TraverseSandboxSend) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxSendQuery", q)
 }
 
+// The SandboxWorldFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SandboxWorldFunc func(context.Context, *ent.SandboxWorldQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SandboxWorldFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SandboxWorldQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SandboxWorldQuery", q)
+}
+
+// The TraverseSandboxWorld type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSandboxWorld func(context.Context, *ent.SandboxWorldQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSandboxWorld) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSandboxWorld) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SandboxWorldQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxWorldQuery", q)
+}
+
 // The WebhookFunc type is an adapter to allow the use of ordinary function as a Querier.
 type WebhookFunc func(context.Context, *ent.WebhookQuery) (ent.Value, error)
 
@@ -468,6 +580,12 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.BoardQuery, predicate.Board, board.OrderOption]{typ: ent.TypeBoard, tq: q}, nil
 	case *ent.BoardItemQuery:
 		return &query[*ent.BoardItemQuery, predicate.BoardItem, boarditem.OrderOption]{typ: ent.TypeBoardItem, tq: q}, nil
+	case *ent.ChatQuery:
+		return &query[*ent.ChatQuery, predicate.Chat, chat.OrderOption]{typ: ent.TypeChat, tq: q}, nil
+	case *ent.ChatMemberQuery:
+		return &query[*ent.ChatMemberQuery, predicate.ChatMember, chatmember.OrderOption]{typ: ent.TypeChatMember, tq: q}, nil
+	case *ent.ContactQuery:
+		return &query[*ent.ContactQuery, predicate.Contact, contact.OrderOption]{typ: ent.TypeContact, tq: q}, nil
 	case *ent.DeliveryQuery:
 		return &query[*ent.DeliveryQuery, predicate.Delivery, delivery.OrderOption]{typ: ent.TypeDelivery, tq: q}, nil
 	case *ent.DeliveryAttemptQuery:
@@ -486,6 +604,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.SandboxEventQuery, predicate.SandboxEvent, sandboxevent.OrderOption]{typ: ent.TypeSandboxEvent, tq: q}, nil
 	case *ent.SandboxSendQuery:
 		return &query[*ent.SandboxSendQuery, predicate.SandboxSend, sandboxsend.OrderOption]{typ: ent.TypeSandboxSend, tq: q}, nil
+	case *ent.SandboxWorldQuery:
+		return &query[*ent.SandboxWorldQuery, predicate.SandboxWorld, sandboxworld.OrderOption]{typ: ent.TypeSandboxWorld, tq: q}, nil
 	case *ent.WebhookQuery:
 		return &query[*ent.WebhookQuery, predicate.Webhook, webhook.OrderOption]{typ: ent.TypeWebhook, tq: q}, nil
 	case *ent.WorkspaceQuery:

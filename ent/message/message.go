@@ -37,6 +37,10 @@ const (
 	FieldMediaKind = "media_kind"
 	// FieldMediaFilename holds the string denoting the media_filename field in the database.
 	FieldMediaFilename = "media_filename"
+	// FieldMediaMime holds the string denoting the media_mime field in the database.
+	FieldMediaMime = "media_mime"
+	// FieldWireType holds the string denoting the wire_type field in the database.
+	FieldWireType = "wire_type"
 	// FieldPollQuestion holds the string denoting the poll_question field in the database.
 	FieldPollQuestion = "poll_question"
 	// FieldPollOptions holds the string denoting the poll_options field in the database.
@@ -47,6 +51,10 @@ const (
 	FieldMentions = "mentions"
 	// FieldReplyTo holds the string denoting the reply_to field in the database.
 	FieldReplyTo = "reply_to"
+	// FieldReaction holds the string denoting the reaction field in the database.
+	FieldReaction = "reaction"
+	// FieldPinnedUntil holds the string denoting the pinned_until field in the database.
+	FieldPinnedUntil = "pinned_until"
 	// FieldSecret holds the string denoting the secret field in the database.
 	FieldSecret = "secret"
 	// FieldLinkPreview holds the string denoting the link_preview field in the database.
@@ -100,11 +108,15 @@ var Columns = []string{
 	FieldMediaURL,
 	FieldMediaKind,
 	FieldMediaFilename,
+	FieldMediaMime,
+	FieldWireType,
 	FieldPollQuestion,
 	FieldPollOptions,
 	FieldPollAllowMultiple,
 	FieldMentions,
 	FieldReplyTo,
+	FieldReaction,
+	FieldPinnedUntil,
 	FieldSecret,
 	FieldLinkPreview,
 	FieldStatus,
@@ -173,6 +185,7 @@ const (
 	OriginScheduled Origin = "scheduled"
 	OriginDirect    Origin = "direct"
 	OriginIncoming  Origin = "incoming"
+	OriginHistory   Origin = "history"
 )
 
 func (o Origin) String() string {
@@ -182,7 +195,7 @@ func (o Origin) String() string {
 // OriginValidator is a validator for the "origin" field enum values. It is called by the builders before save.
 func OriginValidator(o Origin) error {
 	switch o {
-	case OriginScheduled, OriginDirect, OriginIncoming:
+	case OriginScheduled, OriginDirect, OriginIncoming, OriginHistory:
 		return nil
 	default:
 		return fmt.Errorf("message: invalid enum value for origin field: %q", o)
@@ -247,6 +260,16 @@ func ByMediaFilename(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMediaFilename, opts...).ToFunc()
 }
 
+// ByMediaMime orders the results by the media_mime field.
+func ByMediaMime(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaMime, opts...).ToFunc()
+}
+
+// ByWireType orders the results by the wire_type field.
+func ByWireType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWireType, opts...).ToFunc()
+}
+
 // ByPollQuestion orders the results by the poll_question field.
 func ByPollQuestion(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPollQuestion, opts...).ToFunc()
@@ -260,6 +283,16 @@ func ByPollAllowMultiple(opts ...sql.OrderTermOption) OrderOption {
 // ByReplyTo orders the results by the reply_to field.
 func ByReplyTo(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReplyTo, opts...).ToFunc()
+}
+
+// ByReaction orders the results by the reaction field.
+func ByReaction(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReaction, opts...).ToFunc()
+}
+
+// ByPinnedUntil orders the results by the pinned_until field.
+func ByPinnedUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPinnedUntil, opts...).ToFunc()
 }
 
 // BySecret orders the results by the secret field.

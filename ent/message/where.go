@@ -109,6 +109,16 @@ func MediaFilename(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldMediaFilename, v))
 }
 
+// MediaMime applies equality check predicate on the "media_mime" field. It's identical to MediaMimeEQ.
+func MediaMime(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaMime, v))
+}
+
+// WireType applies equality check predicate on the "wire_type" field. It's identical to WireTypeEQ.
+func WireType(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldWireType, v))
+}
+
 // PollQuestion applies equality check predicate on the "poll_question" field. It's identical to PollQuestionEQ.
 func PollQuestion(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldPollQuestion, v))
@@ -122,6 +132,16 @@ func PollAllowMultiple(v bool) predicate.Message {
 // ReplyTo applies equality check predicate on the "reply_to" field. It's identical to ReplyToEQ.
 func ReplyTo(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldReplyTo, v))
+}
+
+// Reaction applies equality check predicate on the "reaction" field. It's identical to ReactionEQ.
+func Reaction(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldReaction, v))
+}
+
+// PinnedUntil applies equality check predicate on the "pinned_until" field. It's identical to PinnedUntilEQ.
+func PinnedUntil(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldPinnedUntil, v))
 }
 
 // Secret applies equality check predicate on the "secret" field. It's identical to SecretEQ.
@@ -874,6 +894,156 @@ func MediaFilenameContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldMediaFilename, v))
 }
 
+// MediaMimeEQ applies the EQ predicate on the "media_mime" field.
+func MediaMimeEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaMime, v))
+}
+
+// MediaMimeNEQ applies the NEQ predicate on the "media_mime" field.
+func MediaMimeNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaMime, v))
+}
+
+// MediaMimeIn applies the In predicate on the "media_mime" field.
+func MediaMimeIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaMime, vs...))
+}
+
+// MediaMimeNotIn applies the NotIn predicate on the "media_mime" field.
+func MediaMimeNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaMime, vs...))
+}
+
+// MediaMimeGT applies the GT predicate on the "media_mime" field.
+func MediaMimeGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaMime, v))
+}
+
+// MediaMimeGTE applies the GTE predicate on the "media_mime" field.
+func MediaMimeGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaMime, v))
+}
+
+// MediaMimeLT applies the LT predicate on the "media_mime" field.
+func MediaMimeLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaMime, v))
+}
+
+// MediaMimeLTE applies the LTE predicate on the "media_mime" field.
+func MediaMimeLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaMime, v))
+}
+
+// MediaMimeContains applies the Contains predicate on the "media_mime" field.
+func MediaMimeContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldMediaMime, v))
+}
+
+// MediaMimeHasPrefix applies the HasPrefix predicate on the "media_mime" field.
+func MediaMimeHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldMediaMime, v))
+}
+
+// MediaMimeHasSuffix applies the HasSuffix predicate on the "media_mime" field.
+func MediaMimeHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldMediaMime, v))
+}
+
+// MediaMimeIsNil applies the IsNil predicate on the "media_mime" field.
+func MediaMimeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaMime))
+}
+
+// MediaMimeNotNil applies the NotNil predicate on the "media_mime" field.
+func MediaMimeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaMime))
+}
+
+// MediaMimeEqualFold applies the EqualFold predicate on the "media_mime" field.
+func MediaMimeEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldMediaMime, v))
+}
+
+// MediaMimeContainsFold applies the ContainsFold predicate on the "media_mime" field.
+func MediaMimeContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldMediaMime, v))
+}
+
+// WireTypeEQ applies the EQ predicate on the "wire_type" field.
+func WireTypeEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldWireType, v))
+}
+
+// WireTypeNEQ applies the NEQ predicate on the "wire_type" field.
+func WireTypeNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldWireType, v))
+}
+
+// WireTypeIn applies the In predicate on the "wire_type" field.
+func WireTypeIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldWireType, vs...))
+}
+
+// WireTypeNotIn applies the NotIn predicate on the "wire_type" field.
+func WireTypeNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldWireType, vs...))
+}
+
+// WireTypeGT applies the GT predicate on the "wire_type" field.
+func WireTypeGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldWireType, v))
+}
+
+// WireTypeGTE applies the GTE predicate on the "wire_type" field.
+func WireTypeGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldWireType, v))
+}
+
+// WireTypeLT applies the LT predicate on the "wire_type" field.
+func WireTypeLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldWireType, v))
+}
+
+// WireTypeLTE applies the LTE predicate on the "wire_type" field.
+func WireTypeLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldWireType, v))
+}
+
+// WireTypeContains applies the Contains predicate on the "wire_type" field.
+func WireTypeContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldWireType, v))
+}
+
+// WireTypeHasPrefix applies the HasPrefix predicate on the "wire_type" field.
+func WireTypeHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldWireType, v))
+}
+
+// WireTypeHasSuffix applies the HasSuffix predicate on the "wire_type" field.
+func WireTypeHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldWireType, v))
+}
+
+// WireTypeIsNil applies the IsNil predicate on the "wire_type" field.
+func WireTypeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldWireType))
+}
+
+// WireTypeNotNil applies the NotNil predicate on the "wire_type" field.
+func WireTypeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldWireType))
+}
+
+// WireTypeEqualFold applies the EqualFold predicate on the "wire_type" field.
+func WireTypeEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldWireType, v))
+}
+
+// WireTypeContainsFold applies the ContainsFold predicate on the "wire_type" field.
+func WireTypeContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldWireType, v))
+}
+
 // PollQuestionEQ applies the EQ predicate on the "poll_question" field.
 func PollQuestionEQ(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldPollQuestion, v))
@@ -1062,6 +1232,131 @@ func ReplyToEqualFold(v string) predicate.Message {
 // ReplyToContainsFold applies the ContainsFold predicate on the "reply_to" field.
 func ReplyToContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldReplyTo, v))
+}
+
+// ReactionEQ applies the EQ predicate on the "reaction" field.
+func ReactionEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldReaction, v))
+}
+
+// ReactionNEQ applies the NEQ predicate on the "reaction" field.
+func ReactionNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldReaction, v))
+}
+
+// ReactionIn applies the In predicate on the "reaction" field.
+func ReactionIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldReaction, vs...))
+}
+
+// ReactionNotIn applies the NotIn predicate on the "reaction" field.
+func ReactionNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldReaction, vs...))
+}
+
+// ReactionGT applies the GT predicate on the "reaction" field.
+func ReactionGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldReaction, v))
+}
+
+// ReactionGTE applies the GTE predicate on the "reaction" field.
+func ReactionGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldReaction, v))
+}
+
+// ReactionLT applies the LT predicate on the "reaction" field.
+func ReactionLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldReaction, v))
+}
+
+// ReactionLTE applies the LTE predicate on the "reaction" field.
+func ReactionLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldReaction, v))
+}
+
+// ReactionContains applies the Contains predicate on the "reaction" field.
+func ReactionContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldReaction, v))
+}
+
+// ReactionHasPrefix applies the HasPrefix predicate on the "reaction" field.
+func ReactionHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldReaction, v))
+}
+
+// ReactionHasSuffix applies the HasSuffix predicate on the "reaction" field.
+func ReactionHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldReaction, v))
+}
+
+// ReactionIsNil applies the IsNil predicate on the "reaction" field.
+func ReactionIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldReaction))
+}
+
+// ReactionNotNil applies the NotNil predicate on the "reaction" field.
+func ReactionNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldReaction))
+}
+
+// ReactionEqualFold applies the EqualFold predicate on the "reaction" field.
+func ReactionEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldReaction, v))
+}
+
+// ReactionContainsFold applies the ContainsFold predicate on the "reaction" field.
+func ReactionContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldReaction, v))
+}
+
+// PinnedUntilEQ applies the EQ predicate on the "pinned_until" field.
+func PinnedUntilEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldPinnedUntil, v))
+}
+
+// PinnedUntilNEQ applies the NEQ predicate on the "pinned_until" field.
+func PinnedUntilNEQ(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldPinnedUntil, v))
+}
+
+// PinnedUntilIn applies the In predicate on the "pinned_until" field.
+func PinnedUntilIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldPinnedUntil, vs...))
+}
+
+// PinnedUntilNotIn applies the NotIn predicate on the "pinned_until" field.
+func PinnedUntilNotIn(vs ...time.Time) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldPinnedUntil, vs...))
+}
+
+// PinnedUntilGT applies the GT predicate on the "pinned_until" field.
+func PinnedUntilGT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldPinnedUntil, v))
+}
+
+// PinnedUntilGTE applies the GTE predicate on the "pinned_until" field.
+func PinnedUntilGTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldPinnedUntil, v))
+}
+
+// PinnedUntilLT applies the LT predicate on the "pinned_until" field.
+func PinnedUntilLT(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldPinnedUntil, v))
+}
+
+// PinnedUntilLTE applies the LTE predicate on the "pinned_until" field.
+func PinnedUntilLTE(v time.Time) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldPinnedUntil, v))
+}
+
+// PinnedUntilIsNil applies the IsNil predicate on the "pinned_until" field.
+func PinnedUntilIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldPinnedUntil))
+}
+
+// PinnedUntilNotNil applies the NotNil predicate on the "pinned_until" field.
+func PinnedUntilNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldPinnedUntil))
 }
 
 // SecretEQ applies the EQ predicate on the "secret" field.

@@ -116,6 +116,122 @@ var (
 			},
 		},
 	}
+	// ChatsColumns holds the columns for the "chats" table.
+	ChatsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "jid", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"contact", "group", "newsletter"}},
+		{Name: "name", Type: field.TypeString, Nullable: true},
+		{Name: "pinned", Type: field.TypeBool, Default: false},
+		{Name: "archived", Type: field.TypeBool, Default: false},
+		{Name: "marked_unread", Type: field.TypeBool, Default: false},
+		{Name: "unread_count", Type: field.TypeInt, Default: 0},
+		{Name: "last_message_at", Type: field.TypeTime, Nullable: true},
+		{Name: "last_message_text", Type: field.TypeString, Nullable: true},
+		{Name: "last_message_from_me", Type: field.TypeBool, Default: false},
+		{Name: "owner", Type: field.TypeString, Nullable: true},
+		{Name: "description", Type: field.TypeString, Nullable: true},
+		{Name: "restrict", Type: field.TypeBool, Default: false},
+		{Name: "announce", Type: field.TypeBool, Default: false},
+		{Name: "participant_count", Type: field.TypeInt, Default: 0},
+		{Name: "subscribers", Type: field.TypeInt, Default: 0},
+		{Name: "invite", Type: field.TypeString, Nullable: true},
+		{Name: "verification", Type: field.TypeString, Nullable: true},
+		{Name: "oldest_loaded_at", Type: field.TypeTime, Nullable: true},
+		{Name: "history_complete", Type: field.TypeBool, Default: false},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// ChatsTable holds the schema information for the "chats" table.
+	ChatsTable = &schema.Table{
+		Name:       "chats",
+		Columns:    ChatsColumns,
+		PrimaryKey: []*schema.Column{ChatsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "chat_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[1]},
+			},
+			{
+				Name:    "chat_workspace_id_jid",
+				Unique:  true,
+				Columns: []*schema.Column{ChatsColumns[1], ChatsColumns[2]},
+			},
+			{
+				Name:    "chat_workspace_id_archived_pinned_last_message_at",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[1], ChatsColumns[6], ChatsColumns[5], ChatsColumns[9]},
+			},
+			{
+				Name:    "chat_workspace_id_kind_last_message_at",
+				Unique:  false,
+				Columns: []*schema.Column{ChatsColumns[1], ChatsColumns[3], ChatsColumns[9]},
+			},
+		},
+	}
+	// ChatMembersColumns holds the columns for the "chat_members" table.
+	ChatMembersColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "chat_jid", Type: field.TypeString},
+		{Name: "member_jid", Type: field.TypeString},
+		{Name: "is_admin", Type: field.TypeBool, Default: false},
+		{Name: "is_super_admin", Type: field.TypeBool, Default: false},
+	}
+	// ChatMembersTable holds the schema information for the "chat_members" table.
+	ChatMembersTable = &schema.Table{
+		Name:       "chat_members",
+		Columns:    ChatMembersColumns,
+		PrimaryKey: []*schema.Column{ChatMembersColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "chatmember_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{ChatMembersColumns[1]},
+			},
+			{
+				Name:    "chatmember_workspace_id_chat_jid_member_jid",
+				Unique:  true,
+				Columns: []*schema.Column{ChatMembersColumns[1], ChatMembersColumns[2], ChatMembersColumns[3]},
+			},
+			{
+				Name:    "chatmember_workspace_id_member_jid",
+				Unique:  false,
+				Columns: []*schema.Column{ChatMembersColumns[1], ChatMembersColumns[3]},
+			},
+		},
+	}
+	// ContactsColumns holds the columns for the "contacts" table.
+	ContactsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "jid", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString, Nullable: true},
+		{Name: "push_name", Type: field.TypeString, Nullable: true},
+		{Name: "is_business", Type: field.TypeBool, Default: false},
+		{Name: "saved", Type: field.TypeBool, Default: false},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// ContactsTable holds the schema information for the "contacts" table.
+	ContactsTable = &schema.Table{
+		Name:       "contacts",
+		Columns:    ContactsColumns,
+		PrimaryKey: []*schema.Column{ContactsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "contact_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{ContactsColumns[1]},
+			},
+			{
+				Name:    "contact_workspace_id_jid",
+				Unique:  true,
+				Columns: []*schema.Column{ContactsColumns[1], ContactsColumns[2]},
+			},
+		},
+	}
 	// DeliveriesColumns holds the columns for the "deliveries" table.
 	DeliveriesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -327,7 +443,7 @@ var (
 	MessagesColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
 		{Name: "workspace_id", Type: field.TypeString},
-		{Name: "origin", Type: field.TypeEnum, Enums: []string{"scheduled", "direct", "incoming"}},
+		{Name: "origin", Type: field.TypeEnum, Enums: []string{"scheduled", "direct", "incoming", "history"}},
 		{Name: "to", Type: field.TypeString},
 		{Name: "from", Type: field.TypeString, Nullable: true},
 		{Name: "sender_name", Type: field.TypeString, Nullable: true},
@@ -336,11 +452,15 @@ var (
 		{Name: "media_url", Type: field.TypeString, Nullable: true},
 		{Name: "media_kind", Type: field.TypeString, Nullable: true},
 		{Name: "media_filename", Type: field.TypeString, Nullable: true},
+		{Name: "media_mime", Type: field.TypeString, Nullable: true},
+		{Name: "wire_type", Type: field.TypeString, Nullable: true},
 		{Name: "poll_question", Type: field.TypeString, Nullable: true},
 		{Name: "poll_options", Type: field.TypeJSON, Nullable: true},
 		{Name: "poll_allow_multiple", Type: field.TypeBool, Nullable: true},
 		{Name: "mentions", Type: field.TypeJSON, Nullable: true},
 		{Name: "reply_to", Type: field.TypeString, Nullable: true},
+		{Name: "reaction", Type: field.TypeString, Nullable: true},
+		{Name: "pinned_until", Type: field.TypeTime, Nullable: true},
 		{Name: "secret", Type: field.TypeString, Nullable: true},
 		{Name: "link_preview", Type: field.TypeJSON, Nullable: true},
 		{Name: "status", Type: field.TypeString, Default: "pending"},
@@ -374,17 +494,32 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[30]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[34]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[20]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[24]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[18], MessagesColumns[19]},
+				Columns: []*schema.Column{MessagesColumns[22], MessagesColumns[23]},
+			},
+			{
+				Name:    "message_workspace_id_to_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[24]},
+			},
+			{
+				Name:    "message_workspace_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[24]},
+			},
+			{
+				Name:    "message_workspace_id_to_pinned_until",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
 			},
 		},
 	}
@@ -440,6 +575,26 @@ var (
 			},
 		},
 	}
+	// SandboxWorldsColumns holds the columns for the "sandbox_worlds" table.
+	SandboxWorldsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "anchor", Type: field.TypeTime},
+		{Name: "synced", Type: field.TypeBool, Default: false},
+	}
+	// SandboxWorldsTable holds the schema information for the "sandbox_worlds" table.
+	SandboxWorldsTable = &schema.Table{
+		Name:       "sandbox_worlds",
+		Columns:    SandboxWorldsColumns,
+		PrimaryKey: []*schema.Column{SandboxWorldsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxworld_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxWorldsColumns[1]},
+			},
+		},
+	}
 	// WebhooksColumns holds the columns for the "webhooks" table.
 	WebhooksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -488,6 +643,9 @@ var (
 		APIKeysTable,
 		BoardsTable,
 		BoardItemsTable,
+		ChatsTable,
+		ChatMembersTable,
+		ContactsTable,
 		DeliveriesTable,
 		DeliveryAttemptsTable,
 		EventsTable,
@@ -497,6 +655,7 @@ var (
 		MessagesTable,
 		SandboxEventsTable,
 		SandboxSendsTable,
+		SandboxWorldsTable,
 		WebhooksTable,
 		WorkspacesTable,
 	}

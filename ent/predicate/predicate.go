@@ -15,6 +15,15 @@ type Board func(*sql.Selector)
 // BoardItem is the predicate function for boarditem builders.
 type BoardItem func(*sql.Selector)
 
+// Chat is the predicate function for chat builders.
+type Chat func(*sql.Selector)
+
+// ChatMember is the predicate function for chatmember builders.
+type ChatMember func(*sql.Selector)
+
+// Contact is the predicate function for contact builders.
+type Contact func(*sql.Selector)
+
 // Delivery is the predicate function for delivery builders.
 type Delivery func(*sql.Selector)
 
@@ -41,6 +50,9 @@ type SandboxEvent func(*sql.Selector)
 
 // SandboxSend is the predicate function for sandboxsend builders.
 type SandboxSend func(*sql.Selector)
+
+// SandboxWorld is the predicate function for sandboxworld builders.
+type SandboxWorld func(*sql.Selector)
 
 // Webhook is the predicate function for webhook builders.
 type Webhook func(*sql.Selector)

@@ -8,6 +8,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/apikey"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
@@ -17,6 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
+	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/schema"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
@@ -131,6 +135,145 @@ func init() {
 	boarditemDescID := boarditemFields[0].Descriptor()
 	// boarditem.DefaultID holds the default value on creation for the id field.
 	boarditem.DefaultID = boarditemDescID.Default.(func() string)
+	chatMixin := schema.Chat{}.Mixin()
+	chatMixinHooks0 := chatMixin[0].Hooks()
+	chat.Hooks[0] = chatMixinHooks0[0]
+	chatMixinInters0 := chatMixin[0].Interceptors()
+	chat.Interceptors[0] = chatMixinInters0[0]
+	chatMixinFields0 := chatMixin[0].Fields()
+	_ = chatMixinFields0
+	chatFields := schema.Chat{}.Fields()
+	_ = chatFields
+	// chatDescWorkspaceID is the schema descriptor for workspace_id field.
+	chatDescWorkspaceID := chatMixinFields0[0].Descriptor()
+	// chat.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	chat.WorkspaceIDValidator = chatDescWorkspaceID.Validators[0].(func(string) error)
+	// chatDescJid is the schema descriptor for jid field.
+	chatDescJid := chatFields[1].Descriptor()
+	// chat.JidValidator is a validator for the "jid" field. It is called by the builders before save.
+	chat.JidValidator = chatDescJid.Validators[0].(func(string) error)
+	// chatDescPinned is the schema descriptor for pinned field.
+	chatDescPinned := chatFields[4].Descriptor()
+	// chat.DefaultPinned holds the default value on creation for the pinned field.
+	chat.DefaultPinned = chatDescPinned.Default.(bool)
+	// chatDescArchived is the schema descriptor for archived field.
+	chatDescArchived := chatFields[5].Descriptor()
+	// chat.DefaultArchived holds the default value on creation for the archived field.
+	chat.DefaultArchived = chatDescArchived.Default.(bool)
+	// chatDescMarkedUnread is the schema descriptor for marked_unread field.
+	chatDescMarkedUnread := chatFields[6].Descriptor()
+	// chat.DefaultMarkedUnread holds the default value on creation for the marked_unread field.
+	chat.DefaultMarkedUnread = chatDescMarkedUnread.Default.(bool)
+	// chatDescUnreadCount is the schema descriptor for unread_count field.
+	chatDescUnreadCount := chatFields[7].Descriptor()
+	// chat.DefaultUnreadCount holds the default value on creation for the unread_count field.
+	chat.DefaultUnreadCount = chatDescUnreadCount.Default.(int)
+	// chat.UnreadCountValidator is a validator for the "unread_count" field. It is called by the builders before save.
+	chat.UnreadCountValidator = chatDescUnreadCount.Validators[0].(func(int) error)
+	// chatDescLastMessageFromMe is the schema descriptor for last_message_from_me field.
+	chatDescLastMessageFromMe := chatFields[10].Descriptor()
+	// chat.DefaultLastMessageFromMe holds the default value on creation for the last_message_from_me field.
+	chat.DefaultLastMessageFromMe = chatDescLastMessageFromMe.Default.(bool)
+	// chatDescRestrict is the schema descriptor for restrict field.
+	chatDescRestrict := chatFields[13].Descriptor()
+	// chat.DefaultRestrict holds the default value on creation for the restrict field.
+	chat.DefaultRestrict = chatDescRestrict.Default.(bool)
+	// chatDescAnnounce is the schema descriptor for announce field.
+	chatDescAnnounce := chatFields[14].Descriptor()
+	// chat.DefaultAnnounce holds the default value on creation for the announce field.
+	chat.DefaultAnnounce = chatDescAnnounce.Default.(bool)
+	// chatDescParticipantCount is the schema descriptor for participant_count field.
+	chatDescParticipantCount := chatFields[15].Descriptor()
+	// chat.DefaultParticipantCount holds the default value on creation for the participant_count field.
+	chat.DefaultParticipantCount = chatDescParticipantCount.Default.(int)
+	// chatDescSubscribers is the schema descriptor for subscribers field.
+	chatDescSubscribers := chatFields[16].Descriptor()
+	// chat.DefaultSubscribers holds the default value on creation for the subscribers field.
+	chat.DefaultSubscribers = chatDescSubscribers.Default.(int)
+	// chatDescHistoryComplete is the schema descriptor for history_complete field.
+	chatDescHistoryComplete := chatFields[20].Descriptor()
+	// chat.DefaultHistoryComplete holds the default value on creation for the history_complete field.
+	chat.DefaultHistoryComplete = chatDescHistoryComplete.Default.(bool)
+	// chatDescCreatedAt is the schema descriptor for created_at field.
+	chatDescCreatedAt := chatFields[21].Descriptor()
+	// chat.DefaultCreatedAt holds the default value on creation for the created_at field.
+	chat.DefaultCreatedAt = chatDescCreatedAt.Default.(func() time.Time)
+	// chatDescUpdatedAt is the schema descriptor for updated_at field.
+	chatDescUpdatedAt := chatFields[22].Descriptor()
+	// chat.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	chat.DefaultUpdatedAt = chatDescUpdatedAt.Default.(func() time.Time)
+	// chat.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	chat.UpdateDefaultUpdatedAt = chatDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// chatDescID is the schema descriptor for id field.
+	chatDescID := chatFields[0].Descriptor()
+	// chat.DefaultID holds the default value on creation for the id field.
+	chat.DefaultID = chatDescID.Default.(func() string)
+	chatmemberMixin := schema.ChatMember{}.Mixin()
+	chatmemberMixinHooks0 := chatmemberMixin[0].Hooks()
+	chatmember.Hooks[0] = chatmemberMixinHooks0[0]
+	chatmemberMixinInters0 := chatmemberMixin[0].Interceptors()
+	chatmember.Interceptors[0] = chatmemberMixinInters0[0]
+	chatmemberMixinFields0 := chatmemberMixin[0].Fields()
+	_ = chatmemberMixinFields0
+	chatmemberFields := schema.ChatMember{}.Fields()
+	_ = chatmemberFields
+	// chatmemberDescWorkspaceID is the schema descriptor for workspace_id field.
+	chatmemberDescWorkspaceID := chatmemberMixinFields0[0].Descriptor()
+	// chatmember.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	chatmember.WorkspaceIDValidator = chatmemberDescWorkspaceID.Validators[0].(func(string) error)
+	// chatmemberDescChatJid is the schema descriptor for chat_jid field.
+	chatmemberDescChatJid := chatmemberFields[1].Descriptor()
+	// chatmember.ChatJidValidator is a validator for the "chat_jid" field. It is called by the builders before save.
+	chatmember.ChatJidValidator = chatmemberDescChatJid.Validators[0].(func(string) error)
+	// chatmemberDescMemberJid is the schema descriptor for member_jid field.
+	chatmemberDescMemberJid := chatmemberFields[2].Descriptor()
+	// chatmember.MemberJidValidator is a validator for the "member_jid" field. It is called by the builders before save.
+	chatmember.MemberJidValidator = chatmemberDescMemberJid.Validators[0].(func(string) error)
+	// chatmemberDescIsAdmin is the schema descriptor for is_admin field.
+	chatmemberDescIsAdmin := chatmemberFields[3].Descriptor()
+	// chatmember.DefaultIsAdmin holds the default value on creation for the is_admin field.
+	chatmember.DefaultIsAdmin = chatmemberDescIsAdmin.Default.(bool)
+	// chatmemberDescIsSuperAdmin is the schema descriptor for is_super_admin field.
+	chatmemberDescIsSuperAdmin := chatmemberFields[4].Descriptor()
+	// chatmember.DefaultIsSuperAdmin holds the default value on creation for the is_super_admin field.
+	chatmember.DefaultIsSuperAdmin = chatmemberDescIsSuperAdmin.Default.(bool)
+	// chatmemberDescID is the schema descriptor for id field.
+	chatmemberDescID := chatmemberFields[0].Descriptor()
+	// chatmember.DefaultID holds the default value on creation for the id field.
+	chatmember.DefaultID = chatmemberDescID.Default.(func() string)
+	contactMixin := schema.Contact{}.Mixin()
+	contactMixinHooks0 := contactMixin[0].Hooks()
+	contact.Hooks[0] = contactMixinHooks0[0]
+	contactMixinInters0 := contactMixin[0].Interceptors()
+	contact.Interceptors[0] = contactMixinInters0[0]
+	contactMixinFields0 := contactMixin[0].Fields()
+	_ = contactMixinFields0
+	contactFields := schema.Contact{}.Fields()
+	_ = contactFields
+	// contactDescWorkspaceID is the schema descriptor for workspace_id field.
+	contactDescWorkspaceID := contactMixinFields0[0].Descriptor()
+	// contact.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	contact.WorkspaceIDValidator = contactDescWorkspaceID.Validators[0].(func(string) error)
+	// contactDescJid is the schema descriptor for jid field.
+	contactDescJid := contactFields[1].Descriptor()
+	// contact.JidValidator is a validator for the "jid" field. It is called by the builders before save.
+	contact.JidValidator = contactDescJid.Validators[0].(func(string) error)
+	// contactDescIsBusiness is the schema descriptor for is_business field.
+	contactDescIsBusiness := contactFields[4].Descriptor()
+	// contact.DefaultIsBusiness holds the default value on creation for the is_business field.
+	contact.DefaultIsBusiness = contactDescIsBusiness.Default.(bool)
+	// contactDescSaved is the schema descriptor for saved field.
+	contactDescSaved := contactFields[5].Descriptor()
+	// contact.DefaultSaved holds the default value on creation for the saved field.
+	contact.DefaultSaved = contactDescSaved.Default.(bool)
+	// contactDescCreatedAt is the schema descriptor for created_at field.
+	contactDescCreatedAt := contactFields[6].Descriptor()
+	// contact.DefaultCreatedAt holds the default value on creation for the created_at field.
+	contact.DefaultCreatedAt = contactDescCreatedAt.Default.(func() time.Time)
+	// contactDescID is the schema descriptor for id field.
+	contactDescID := contactFields[0].Descriptor()
+	// contact.DefaultID holds the default value on creation for the id field.
+	contact.DefaultID = contactDescID.Default.(func() string)
 	deliveryMixin := schema.Delivery{}.Mixin()
 	deliveryMixinHooks0 := deliveryMixin[0].Hooks()
 	delivery.Hooks[0] = deliveryMixinHooks0[0]
@@ -331,25 +474,25 @@ func init() {
 	// message.TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	message.TypeValidator = messageDescType.Validators[0].(func(string) error)
 	// messageDescStatus is the schema descriptor for status field.
-	messageDescStatus := messageFields[17].Descriptor()
+	messageDescStatus := messageFields[21].Descriptor()
 	// message.DefaultStatus holds the default value on creation for the status field.
 	message.DefaultStatus = messageDescStatus.Default.(string)
 	// messageDescCreatedAt is the schema descriptor for created_at field.
-	messageDescCreatedAt := messageFields[19].Descriptor()
+	messageDescCreatedAt := messageFields[23].Descriptor()
 	// message.DefaultCreatedAt holds the default value on creation for the created_at field.
 	message.DefaultCreatedAt = messageDescCreatedAt.Default.(func() time.Time)
 	// messageDescUpdatedAt is the schema descriptor for updated_at field.
-	messageDescUpdatedAt := messageFields[20].Descriptor()
+	messageDescUpdatedAt := messageFields[24].Descriptor()
 	// message.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	message.DefaultUpdatedAt = messageDescUpdatedAt.Default.(func() time.Time)
 	// message.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	message.UpdateDefaultUpdatedAt = messageDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// messageDescFromMe is the schema descriptor for from_me field.
-	messageDescFromMe := messageFields[30].Descriptor()
+	messageDescFromMe := messageFields[34].Descriptor()
 	// message.DefaultFromMe holds the default value on creation for the from_me field.
 	message.DefaultFromMe = messageDescFromMe.Default.(bool)
 	// messageDescDispatchAttempts is the schema descriptor for dispatch_attempts field.
-	messageDescDispatchAttempts := messageFields[31].Descriptor()
+	messageDescDispatchAttempts := messageFields[35].Descriptor()
 	// message.DefaultDispatchAttempts holds the default value on creation for the dispatch_attempts field.
 	message.DefaultDispatchAttempts = messageDescDispatchAttempts.Default.(int)
 	// messageDescID is the schema descriptor for id field.
@@ -398,6 +541,23 @@ func init() {
 	sandboxsendDescCreatedAt := sandboxsendFields[4].Descriptor()
 	// sandboxsend.DefaultCreatedAt holds the default value on creation for the created_at field.
 	sandboxsend.DefaultCreatedAt = sandboxsendDescCreatedAt.Default.(func() time.Time)
+	sandboxworldMixin := schema.SandboxWorld{}.Mixin()
+	sandboxworldMixinHooks0 := sandboxworldMixin[0].Hooks()
+	sandboxworld.Hooks[0] = sandboxworldMixinHooks0[0]
+	sandboxworldMixinInters0 := sandboxworldMixin[0].Interceptors()
+	sandboxworld.Interceptors[0] = sandboxworldMixinInters0[0]
+	sandboxworldMixinFields0 := sandboxworldMixin[0].Fields()
+	_ = sandboxworldMixinFields0
+	sandboxworldFields := schema.SandboxWorld{}.Fields()
+	_ = sandboxworldFields
+	// sandboxworldDescWorkspaceID is the schema descriptor for workspace_id field.
+	sandboxworldDescWorkspaceID := sandboxworldMixinFields0[0].Descriptor()
+	// sandboxworld.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	sandboxworld.WorkspaceIDValidator = sandboxworldDescWorkspaceID.Validators[0].(func(string) error)
+	// sandboxworldDescSynced is the schema descriptor for synced field.
+	sandboxworldDescSynced := sandboxworldFields[2].Descriptor()
+	// sandboxworld.DefaultSynced holds the default value on creation for the synced field.
+	sandboxworld.DefaultSynced = sandboxworldDescSynced.Default.(bool)
 	webhookMixin := schema.Webhook{}.Mixin()
 	webhookMixinHooks0 := webhookMixin[0].Hooks()
 	webhook.Hooks[0] = webhookMixinHooks0[0]

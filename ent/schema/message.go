@@ -23,7 +23,7 @@ func (Message) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 func (Message) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("msg") }),
-		field.Enum("origin").Values("scheduled", "direct", "incoming").Immutable().
+		field.Enum("origin").Values("scheduled", "direct", "incoming", "history").Immutable().
 			Annotations(entgql.Skip(entgql.SkipWhereInput)),
 		field.String("to").NotEmpty().Comment("recipient chat JID (or the chat of an incoming message)"),
 		field.String("from").Optional().Comment("sender JID of an incoming message"),
@@ -33,11 +33,16 @@ func (Message) Fields() []ent.Field {
 		field.String("media_url").Optional(),
 		field.String("media_kind").Optional(),
 		field.String("media_filename").Optional(),
+		field.String("media_mime").Optional().Comment("the content type of the media on the network"),
+		field.String("wire_type").Optional().
+			Comment("the network's message type: chat, image, video, document, audio, ptt, sticker, gif, ptv, poll_creation, location, vcard, revoked"),
 		field.String("poll_question").Optional(),
 		field.Strings("poll_options").Optional(),
 		field.Bool("poll_allow_multiple").Optional().Nillable(),
 		field.Strings("mentions").Optional(),
 		field.String("reply_to").Optional(),
+		field.String("reaction").Optional().Comment("the account's own reaction to the message"),
+		field.Time("pinned_until").Optional().Nillable().Comment("set while the message is pinned in its chat"),
 		field.String("secret").Optional(),
 		field.JSON("link_preview", &switchboard.LinkPreview{}).Optional().
 			Annotations(entgql.Skip()),
@@ -68,6 +73,10 @@ func (Message) Indexes() []ent.Index {
 		index.Fields("workspace_id", "wa_serialized").Unique(),
 		index.Fields("workspace_id", "origin", "created_at"),
 		index.Fields("status", "send_at"),
+		// the message store: a chat's messages by time, and the pinned ones.
+		index.Fields("workspace_id", "to", "created_at"),
+		index.Fields("workspace_id", "created_at"),
+		index.Fields("workspace_id", "to", "pinned_until"),
 	}
 }
 

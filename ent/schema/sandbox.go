@@ -66,3 +66,25 @@ func (SandboxEvent) Indexes() []ent.Index {
 func (SandboxEvent) Annotations() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip()}
 }
+
+// SandboxWorld is the sandbox network's memory of a workspace's simulated account:
+// when its world was anchored in time (every message time is relative to it), and
+// whether its recent history was reported to Switchboard.
+type SandboxWorld struct{ ent.Schema }
+
+// Mixin of the SandboxWorld.
+func (SandboxWorld) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the SandboxWorld.
+func (SandboxWorld) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().Comment("the workspace id"),
+		field.Time("anchor").Immutable(),
+		field.Bool("synced").Default(false),
+	}
+}
+
+// Annotations of the SandboxWorld.
+func (SandboxWorld) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}

@@ -114,6 +114,37 @@ type BoardPage struct {
 	Total int          `json:"total"`
 }
 
+type ChatFilter struct {
+	SearchToken *string `json:"searchToken,omitempty"`
+	// groups, contacts or newsletters
+	Filter *string `json:"filter,omitempty"`
+	// contact, group, newsletter
+	Kinds []string `json:"kinds,omitempty"`
+	// RFC 3339: chats with a message since then
+	Since              *string `json:"since,omitempty"`
+	IncludeWithoutName *bool   `json:"includeWithoutName,omitempty"`
+	IncludeArchive     *bool   `json:"includeArchive,omitempty"`
+}
+
+type ChatPage struct {
+	Items []*ent.Chat `json:"items"`
+	Limit int         `json:"limit"`
+	Skip  int         `json:"skip"`
+	Total int         `json:"total"`
+}
+
+type ContactPage struct {
+	Items []*ent.Contact `json:"items"`
+	Limit int            `json:"limit"`
+	Skip  int            `json:"skip"`
+	Total int            `json:"total"`
+}
+
+type Coverage struct {
+	OldestLoadedTimestamp *float64 `json:"oldestLoadedTimestamp,omitempty"`
+	OldestLoadedIso       *string  `json:"oldestLoadedIso,omitempty"`
+}
+
 type CreateWebhookPayload struct {
 	Webhook *ent.Webhook `json:"webhook"`
 	Secret  string       `json:"secret"`
@@ -144,6 +175,34 @@ type GroupChangeInput struct {
 	Participants []string `json:"participants,omitempty"`
 	By           *string  `json:"by,omitempty"`
 	Value        *string  `json:"value,omitempty"`
+}
+
+type LatestChat struct {
+	Chat     *ent.Chat      `json:"chat"`
+	Messages []*ent.Message `json:"messages"`
+}
+
+type LatestChats struct {
+	Chats            []*LatestChat `json:"chats"`
+	TotalChats       int           `json:"totalChats"`
+	NumberOfChats    int           `json:"numberOfChats"`
+	NumberOfMessages int           `json:"numberOfMessages"`
+}
+
+type LoadOlderResult struct {
+	TotalMessages      int       `json:"totalMessages"`
+	Added              int       `json:"added"`
+	CanLoadMore        bool      `json:"canLoadMore"`
+	HistoryUnavailable bool      `json:"historyUnavailable"`
+	Error              *string   `json:"error,omitempty"`
+	PagesExecuted      int       `json:"pagesExecuted"`
+	Coverage           *Coverage `json:"coverage"`
+}
+
+type MessageAck struct {
+	Key   string `json:"key"`
+	Ack   *int   `json:"ack,omitempty"`
+	Found bool   `json:"found"`
 }
 
 // A message to send. type selects which fields apply (text, media or poll).
@@ -188,6 +247,20 @@ type MessagePatch struct {
 	Secret            *string         `json:"secret,omitempty"`
 }
 
+type Participant struct {
+	ChatID       string  `json:"chatId"`
+	Name         *string `json:"name,omitempty"`
+	IsAdmin      bool    `json:"isAdmin"`
+	IsSuperAdmin bool    `json:"isSuperAdmin"`
+}
+
+type ParticipantPage struct {
+	Items []*Participant `json:"items"`
+	Limit int            `json:"limit"`
+	Skip  int            `json:"skip"`
+	Total int            `json:"total"`
+}
+
 type Ping struct {
 	API                 string              `json:"api"`
 	AccountID           string              `json:"accountId"`
@@ -225,6 +298,21 @@ type SimilarItems struct {
 	Matches []*SimilarItem `json:"matches"`
 	// Positions of the candidates that matched no item.
 	Misses []int `json:"misses"`
+}
+
+type StoredMessageFilter struct {
+	ChatID      *string `json:"chatId,omitempty"`
+	SearchToken *string `json:"searchToken,omitempty"`
+	// asc or desc by time; desc when omitted
+	Order            *string  `json:"order,omitempty"`
+	Since            *string  `json:"since,omitempty"`
+	Until            *string  `json:"until,omitempty"`
+	MessageTypes     []string `json:"messageTypes,omitempty"`
+	QueryAny         []string `json:"queryAny,omitempty"`
+	Mime             *string  `json:"mime,omitempty"`
+	FilenameContains *string  `json:"filenameContains,omitempty"`
+	HasMedia         *bool    `json:"hasMedia,omitempty"`
+	Sender           *string  `json:"sender,omitempty"`
 }
 
 type WebhookInput struct {

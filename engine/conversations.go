@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Event types of the conversation store.
+const (
+	// EventHistory carries a slice of the account's history (History): chats,
+	// contacts and messages the phone synced, at first use or on request.
+	EventHistory EventType = "history"
+	// EventChat is a change of a chat's state on the phone (Chat): read, archived,
+	// pinned.
+	EventChat EventType = "chat"
+	// EventPin is a message pinned (Pinned > 0: for that long) or unpinned (0).
+	EventPin EventType = "pin"
+)
+
+// Chat kinds.
+const (
+	ChatContact    = "contact"
+	ChatGroup      = "group"
+	ChatNewsletter = "newsletter"
+)
+
+// ChatState is what an engine knows of a chat. Identity fields are always set; a
+// nil state field is left as the store has it (an EventChat changes only the
+// fields it sets; a history sync sets the state of chats the store does not hold
+// yet, and never overrides what the account changed since).
+type ChatState struct {
+	ID           string        `json:"id"`
+	Kind         string        `json:"kind"`
+	Name         string        `json:"name,omitempty"`
+	Pinned       *bool         `json:"pinned,omitempty"`
+	Archived     *bool         `json:"archived,omitempty"`
+	MarkedUnread *bool         `json:"markedUnread,omitempty"`
+	UnreadCount  *int          `json:"unreadCount,omitempty"`
+	Owner        string        `json:"owner,omitempty"`
+	Description  string        `json:"description,omitempty"`
+	CreatedAt    *time.Time    `json:"createdAt,omitempty"`
+	Restrict     bool          `json:"restrict,omitempty"`
+	Announce     bool          `json:"announce,omitempty"`
+	Participants []Participant `json:"participants,omitempty"`
+	Subscribers  int           `json:"subscribers,omitempty"`
+	Invite       string        `json:"invite,omitempty"`
+	Verification string        `json:"verification,omitempty"`
+}
+
+// Participant is a member of a group.
+type Participant struct {
+	ID           string `json:"id"`
+	IsAdmin      bool   `json:"isAdmin,omitempty"`
+	IsSuperAdmin bool   `json:"isSuperAdmin,omitempty"`
+}
+
+// ContactInfo is an entry of the account's address book, or someone it talked to.
+type ContactInfo struct {
+	ID         string `json:"id"`
+	Name       string `json:"name,omitempty"`
+	PushName   string `json:"pushName,omitempty"`
+	IsBusiness bool   `json:"isBusiness,omitempty"`
+	Saved      bool   `json:"saved,omitempty"`
+}
+
+// HistoryMessage is one message of a history sync: any message of the chat, the
+// account's own included, in its state at the time of the sync.
+type HistoryMessage struct {
+	Incoming
+	FromMe      bool       `json:"fromMe,omitempty"`
+	At          time.Time  `json:"at"`
+	Ack         Ack        `json:"ack,omitempty"`
+	WireType    string     `json:"wireType,omitempty"`
+	MediaKind   string     `json:"mediaKind,omitempty"`
+	MediaMime   string     `json:"mediaMime,omitempty"`
+	Filename    string     `json:"filename,omitempty"`
+	Poll        []string   `json:"poll,omitempty"`
+	Reaction    string     `json:"reaction,omitempty"`
+	PinnedUntil *time.Time `json:"pinnedUntil,omitempty"`
+}
+
+// History is a slice of the account's history. Coverage says how far back the
+// store holds a chat's history once it is applied.
+type History struct {
+	Chats    []ChatState      `json:"chats,omitempty"`
+	Contacts []ContactInfo    `json:"contacts,omitempty"`
+	Messages []HistoryMessage `json:"messages,omitempty"`
+	Coverage []Coverage       `json:"coverage,omitempty"`
+}
+
+// Coverage is how far back a chat's history reaches: its oldest message, and
+// whether the phone holds anything older.
+type Coverage struct {
+	ChatID   string    `json:"chatId"`
+	OldestAt time.Time `json:"oldestAt"`
+	Complete bool      `json:"complete,omitempty"`
+}
+
+// The narrow, optional interfaces of the conversation operations. An engine
+// implements the ones it can; Switchboard asks with a type assertion and answers
+// engine_unavailable when the connected engine cannot.
+
+// HistorySyncer is an engine that reports the account's recent history (chats,
+// contacts, messages) through the sink when it first connects. SyncHistory
+// reports it unless it was reported before, and says whether it reported now.
+// Reporting twice is harmless: history applies idempotently.
+type HistorySyncer interface {
+	SyncHistory(ctx context.Context) (bool, error)
+}
+
+// HistoryLoader is an engine that pulls older history of a chat from the phone.
+// LoadOlder reports through the sink one page of the chat's messages older than
+// before (an EventHistory), and returns what the page held.
+type HistoryLoader interface {
+	LoadOlder(ctx context.Context, chatID string, before time.Time) (HistoryPage, error)
+}
+
+// HistoryPage is what one LoadOlder call pulled.
+type HistoryPage struct {
+	// Messages is how many messages the page held.
+	Messages int
+	// OldestAt is the time of the oldest message the store holds after the page.
+	OldestAt time.Time
+	// More is false once the phone has nothing older.
+	More bool
+	// Unavailable is true when the phone does not serve this chat's history.
+	Unavailable bool
+}
+
+// ChatActor is an engine that acts on chats and messages on the phone. Each
+// method returns once the network took the action; the new state arrives through
+// the sink (EventChat, EventReaction, EventPin).
+type ChatActor interface {
+	MarkRead(ctx context.Context, chatID string) error
+	SetArchived(ctx context.Context, chatID string, archived bool) error
+	React(ctx context.Context, key Key, emoji string) error
+	// Pin pins a message for d; d == 0 unpins it.
+	Pin(ctx context.Context, key Key, d time.Duration) error
+}
+
+// Media is the content of a message's attachment.
+type Media struct {
+	Data     []byte
+	MimeType string
+	Filename string
+}
+
+// MediaFetcher is an engine that downloads the media of a message from the network.
+type MediaFetcher interface {
+	FetchMedia(ctx context.Context, key Key) (Media, error)
+}
+
+// NewsletterCreator is an engine that creates newsletters (channels). The new
+// newsletter is returned and also reported through the sink (EventChat).
+type NewsletterCreator interface {
+	CreateNewsletter(ctx context.Context, name string) (ChatState, error)
+}
+
+// ErrNotFound is returned by an engine asked about a chat or message the network
+// does not know.
+var ErrNotFound = errors.New("engine: not found on the network")
+
+// ChatKind is the kind of the chat a JID names.
+func ChatKind(jid string) string {
+	switch {
+	case strings.HasSuffix(jid, "@g.us"):
+		return ChatGroup
+	case strings.HasSuffix(jid, "@newsletter"):
+		return ChatNewsletter
+	}
+	return ChatContact
+}
+
+// WireType is the network's type of a message of Switchboard's type (text, media,
+// poll) and media kind: chat, image, video, document, audio, ptt, sticker, gif or
+// poll_creation.
+func WireType(typ, mediaKind string) string {
+	switch typ {
+	case "text":
+		return "chat"
+	case "poll":
+		return "poll_creation"
+	case "media":
+		switch mediaKind {
+		case "voice":
+			return "ptt"
+		case "image", "video", "audio", "document", "sticker", "gif":
+			return mediaKind
+		}
+		return "document"
+	}
+	return typ
+}
+
+// WireTypes lists every wire type a message can have.
+var WireTypes = []string{"chat", "image", "video", "document", "audio", "ptt", "sticker", "gif", "ptv",
+	"poll_creation", "location", "vcard", "revoked"}

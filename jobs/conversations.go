@@ -1,0 +1,287 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	stdsql "database/sql"
+	"errors"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/chatmember"
+	"github.com/switchboardhq/switchboard/ent/contact"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/predicate"
+	"github.com/switchboardhq/switchboard/messaging"
+)
+
+// The conversation store: what engines report about chats, contacts and history
+// is applied here, inside the transaction of apply, idempotently.
+
+// historyChunk bounds the rows of one insert statement.
+const historyChunk = 200
+
+// applyHistory stores a slice of history: chats and contacts the store does not
+// hold yet (with their state), group members, messages it does not hold yet (one
+// row per network message), each chat's last message and how far back its
+// history reaches.
+func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	h := ev.History
+	if h == nil {
+		return nil
+	}
+	for _, c := range h.Chats {
+		if err := upsertChat(ctx, tx, c, true); err != nil {
+			return err
+		}
+	}
+	for _, c := range h.Contacts {
+		if err := upsertContact(ctx, tx, c); err != nil {
+			return err
+		}
+	}
+	touched := map[string]bool{}
+	for start := 0; start < len(h.Messages); start += historyChunk {
+		part := h.Messages[start:min(start+historyChunk, len(h.Messages))]
+		creates := make([]*ent.MessageCreate, len(part))
+		for i, m := range part {
+			creates[i] = historyRow(tx, m)
+			touched[m.Key.Remote] = true
+		}
+		err := tx.Message.CreateBulk(creates...).
+			OnConflictColumns(message.FieldWorkspaceID, message.FieldWaSerialized).DoNothing().Exec(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	for jid := range touched {
+		if err := ensureChat(ctx, tx, jid); err != nil {
+			return err
+		}
+		if err := summarize(ctx, tx, jid); err != nil {
+			return err
+		}
+	}
+	for _, c := range h.Coverage {
+		u := tx.Chat.Update().Where(chat.Jid(c.ChatID)).SetHistoryComplete(c.Complete)
+		u.Where(chat.Or(chat.OldestLoadedAtIsNil(), chat.OldestLoadedAtGT(c.OldestAt)))
+		if _, err := u.SetOldestLoadedAt(c.OldestAt).Save(ctx); err != nil {
+			return err
+		}
+		if c.Complete {
+			if _, err := tx.Chat.Update().Where(chat.Jid(c.ChatID)).SetHistoryComplete(true).Save(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// historyRow is the row of a message of a history sync.
+func historyRow(tx *ent.Tx, m engine.HistoryMessage) *ent.MessageCreate {
+	status := messaging.StatusReceived
+	if m.FromMe {
+		status = messaging.StatusForAck(m.Ack)
+	}
+	typ := "text"
+	switch {
+	case m.WireType == "poll_creation":
+		typ = "poll"
+	case m.MediaKind != "":
+		typ = "media"
+	}
+	c := tx.Message.Create().SetOrigin(message.OriginHistory).SetTo(m.Key.Remote).SetFrom(m.From).
+		SetSenderName(m.SenderName).SetType(typ).SetWireType(m.WireType).SetText(m.Text).
+		SetMediaKind(m.MediaKind).SetMediaMime(m.MediaMime).SetMediaFilename(m.Filename).
+		SetReplyTo(m.QuotedKey).SetReaction(m.Reaction).SetNillablePinnedUntil(m.PinnedUntil).
+		SetStatus(status).SetFromMe(m.FromMe).SetWaID(m.Key.ID).SetWaParticipant(m.Key.Participant).
+		SetWaSerialized(m.Key.Serialized()).SetCreatedAt(m.At).SetUpdatedAt(m.At)
+	if m.FromMe {
+		c.SetConfirmedAt(m.At)
+	} else {
+		c.SetReceivedAt(m.At)
+	}
+	if typ == "poll" {
+		c.SetPollQuestion(m.Text).SetText("").SetPollOptions(m.Poll)
+	}
+	return c
+}
+
+// upsertChat stores what an engine says of a chat. A chat the store does not hold
+// is created; of one it holds, the identity fields are refreshed and the state
+// fields are set only when the engine set them and onlyNew is false.
+func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew bool) error {
+	create := tx.Chat.Create().SetJid(c.ID).SetKind(chat.Kind(kindOf(c))).SetName(c.Name).
+		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).
+		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).
+		SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
+		SetNillableUnreadCount(c.UnreadCount)
+	if c.CreatedAt != nil {
+		create.SetCreatedAt(*c.CreatedAt)
+	}
+	if c.Participants != nil {
+		create.SetParticipantCount(len(c.Participants))
+	}
+	if err := create.OnConflictColumns(chat.FieldWorkspaceID, chat.FieldJid).DoNothing().Exec(ctx); err != nil && !isNoRows(err) {
+		return err
+	}
+	u := tx.Chat.Update().Where(chat.Jid(c.ID))
+	if c.Name != "" {
+		u.SetName(c.Name)
+	}
+	if c.Description != "" {
+		u.SetDescription(c.Description)
+	}
+	if c.Subscribers > 0 {
+		u.SetSubscribers(c.Subscribers)
+	}
+	if !onlyNew {
+		u.SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
+			SetNillableUnreadCount(c.UnreadCount)
+	}
+	if c.Participants != nil {
+		u.SetParticipantCount(len(c.Participants))
+	}
+	if _, err := u.Save(ctx); err != nil {
+		return err
+	}
+	if c.Participants == nil {
+		return nil
+	}
+	if _, err := tx.ChatMember.Delete().Where(chatmember.ChatJid(c.ID)).Exec(ctx); err != nil {
+		return err
+	}
+	creates := make([]*ent.ChatMemberCreate, len(c.Participants))
+	for i, p := range c.Participants {
+		creates[i] = tx.ChatMember.Create().SetChatJid(c.ID).SetMemberJid(p.ID).SetIsAdmin(p.IsAdmin || p.IsSuperAdmin).
+			SetIsSuperAdmin(p.IsSuperAdmin)
+	}
+	return tx.ChatMember.CreateBulk(creates...).Exec(ctx)
+}
+
+func kindOf(c engine.ChatState) string {
+	if c.Kind != "" {
+		return c.Kind
+	}
+	return engine.ChatKind(c.ID)
+}
+
+// ensureChat creates the chat a message belongs to when the store does not hold it.
+func ensureChat(ctx context.Context, tx *ent.Tx, jid string) error {
+	return upsertChat(ctx, tx, engine.ChatState{ID: jid}, true)
+}
+
+// upsertContact stores an address-book entry; a known contact gets the names
+// the engine knows now.
+func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error {
+	if c.ID == "" {
+		return nil
+	}
+	err := tx.Contact.Create().SetJid(c.ID).SetName(c.Name).SetPushName(c.PushName).SetIsBusiness(c.IsBusiness).
+		SetSaved(c.Saved).OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
+	if err != nil && !isNoRows(err) {
+		return err
+	}
+	u := tx.Contact.Update().Where(contact.Jid(c.ID))
+	if c.Name != "" {
+		u.SetName(c.Name).SetSaved(true)
+	}
+	if c.PushName != "" {
+		u.SetPushName(c.PushName)
+	}
+	if c.IsBusiness {
+		u.SetIsBusiness(true)
+	}
+	_, err = u.Save(ctx)
+	return err
+}
+
+// summarize sets a chat's last-message summary from its newest stored message.
+func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
+	last, err := tx.Message.Query().Where(message.To(jid), message.OriginNEQ(message.OriginScheduled)).
+		Order(ent.Desc(message.FieldCreatedAt)).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	text := last.Text
+	if text == "" {
+		text = last.PollQuestion
+	}
+	_, err = tx.Chat.Update().Where(chat.Jid(jid)).SetLastMessageAt(last.CreatedAt).
+		SetLastMessageText(text).SetLastMessageFromMe(last.FromMe).Save(ctx)
+	return err
+}
+
+// touchChat records a new message of a chat: the chat exists, its summary shows
+// the message, and an incoming one counts as unread.
+func touchChat(ctx context.Context, tx *ent.Tx, jid string, unread bool) error {
+	if err := ensureChat(ctx, tx, jid); err != nil {
+		return err
+	}
+	if unread {
+		if _, err := tx.Chat.Update().Where(chat.Jid(jid)).AddUnreadCount(1).Save(ctx); err != nil {
+			return err
+		}
+	}
+	return summarize(ctx, tx, jid)
+}
+
+// applyChat applies a change of a chat's state on the phone.
+func applyChat(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	if ev.Chat == nil {
+		return nil
+	}
+	return upsertChat(ctx, tx, *ev.Chat, false)
+}
+
+// applyPin pins or unpins a stored message.
+func applyPin(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	u := tx.Message.Update().Where(message.WaSerialized(ev.Key.Serialized()))
+	if ev.Pinned > 0 {
+		u.SetPinnedUntil(ev.At.Add(ev.Pinned))
+	} else {
+		u.ClearPinnedUntil()
+	}
+	_, err := u.Save(ctx)
+	return err
+}
+
+// applyOwnReaction stores the account's own reaction to a message ("" removes it).
+func applyOwnReaction(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	_, err := tx.Message.Update().Where(message.WaSerialized(ev.Key.Serialized())).SetReaction(ev.Reaction).Save(ctx)
+	return err
+}
+
+// isNoRows reports an upsert that did nothing (some drivers answer it with no rows).
+func isNoRows(err error) bool {
+	return errors.Is(err, stdsql.ErrNoRows)
+}
+
+// WaitApplied waits until every event of the workspace that the inbox stored
+// before at is applied (or given up), or ctx ends. Resolvers call it after
+// asking an engine for something it reports through the sink, to read their
+// own writes.
+func (h *Handlers) WaitApplied(ctx context.Context, at time.Time) error {
+	for {
+		pending, err := h.Client.InboxEvent.Query().Where(inboxPendingBefore(at)).Exist(ctx)
+		if err != nil || !pending {
+			return err
+		}
+		h.wakeInbox()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// inboxPendingBefore selects the events stored before at that still wait.
+func inboxPendingBefore(at time.Time) predicate.InboxEvent {
+	return inboxevent.And(inboxevent.CreatedAtLTE(at), inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil())
+}

@@ -1,0 +1,365 @@
+package rest_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/app"
+	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/engine/sandbox"
+)
+
+func total(t *testing.T, resp *apptest.Response) int {
+	t.Helper()
+	if resp.Status != 200 {
+		t.Fatalf("status %d: %s", resp.Status, resp.Raw)
+	}
+	return int(resp.Body["total"].(float64))
+}
+
+func TestLatestChatsFromTheSandboxWorld(t *testing.T) {
+	e := newEnv(t)
+	resp := e.Do("GET", "/v1/latest-chats?numberOfChats=200&numberOfMessages=5", e.Key, nil)
+	if resp.Status != 200 {
+		t.Fatalf("latest-chats: %d %s", resp.Status, resp.Raw)
+	}
+	d := resp.Data()
+	chats := d["chats"].([]any)
+	if len(chats) == 0 || int(d["totalChats"].(float64)) >= sandbox.WorldChats || d["numberOfMessages"].(float64) != 5 {
+		t.Fatalf("chats=%d totalChats=%v (world %d)", len(chats), d["totalChats"], sandbox.WorldChats)
+	}
+	pinnedDone := false
+	var prev time.Time
+	for i, raw := range chats {
+		c := raw.(map[string]any)
+		if c["archived"] != false {
+			t.Errorf("chat %d archived", i)
+		}
+		if c["pinned"] == true {
+			if pinnedDone {
+				t.Errorf("pinned chat %d after an unpinned one", i)
+			}
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339, fmt.Sprint(c["lastMessageAt"]))
+		if pinnedDone && at.After(prev) {
+			t.Errorf("chat %d newer than the one before it", i)
+		}
+		pinnedDone, prev = true, at
+		msgs := c["messages"].([]any)
+		if len(msgs) == 0 || len(msgs) > 5 {
+			t.Errorf("chat %d has %d messages", i, len(msgs))
+		}
+		var last time.Time
+		for j, m := range msgs {
+			ts, _ := time.Parse(time.RFC3339, m.(map[string]any)["timestamp"].(string))
+			if j > 0 && ts.After(last) {
+				t.Errorf("chat %d messages not newest first", i)
+			}
+			last = ts
+		}
+	}
+	// Bounds.
+	for _, q := range []string{"numberOfChats=0", "numberOfChats=201", "numberOfMessages=101", "numberOfMessages=-1", "numberOfChats=x"} {
+		if r := e.Do("GET", "/v1/latest-chats?"+q, e.Key, nil); r.Status != 400 {
+			t.Errorf("%s: %d", q, r.Status)
+		}
+	}
+}
+
+func TestChatsListFiltersWithExactTotal(t *testing.T) {
+	e := newEnv(t)
+	all := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true&includeArchive=true&limit=1", e.Key, nil))
+	if all != sandbox.WorldChats {
+		t.Fatalf("all chats total = %d, want %d", all, sandbox.WorldChats)
+	}
+	groups := total(t, e.Do("GET", "/v1/chats?filter=groups&includeArchive=true", e.Key, nil))
+	if groups != sandbox.WorldGroups {
+		t.Errorf("groups = %d, want %d", groups, sandbox.WorldGroups)
+	}
+	news := total(t, e.Do("GET", "/v1/chats?kinds=newsletter&includeArchive=true", e.Key, nil))
+	if news != sandbox.WorldNewsletters {
+		t.Errorf("newsletters = %d", news)
+	}
+	nonArchived := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true", e.Key, nil))
+	if nonArchived >= all || nonArchived == 0 {
+		t.Errorf("non archived = %d of %d", nonArchived, all)
+	}
+	// Pages add up to the total, with no repeats.
+	seen := map[string]bool{}
+	for skip := 0; skip < all; skip += 100 {
+		r := e.Do("GET", fmt.Sprintf("/v1/chats?includeWithoutName=true&includeArchive=true&limit=100&skip=%d", skip), e.Key, nil)
+		for _, c := range r.List() {
+			seen[c["chatId"].(string)] = true
+		}
+	}
+	if len(seen) != all {
+		t.Errorf("paged %d distinct chats, want %d", len(seen), all)
+	}
+	for _, tc := range []struct{ q, path string }{
+		{"kinds=robot", "kinds.0"}, {"filter=people", "filter"}, {"since=yesterday", "since"}, {"limit=0", "limit"},
+	} {
+		r := e.Do("GET", "/v1/chats?"+tc.q, e.Key, nil)
+		if r.Status != 400 || !cmp.Equal(r.DetailPaths(), []string{tc.path}) {
+			t.Errorf("%s: %d %v", tc.q, r.Status, r.DetailPaths())
+		}
+	}
+	one := e.Do("GET", "/v1/chats?filter=groups&limit=1", e.Key, nil).List()[0]
+	got := e.Do("GET", "/v1/chats/"+one["chatId"].(string), e.Key, nil)
+	if got.Status != 200 || got.Data()["chatType"] != "group" {
+		t.Errorf("get chat: %d %s", got.Status, got.Raw)
+	}
+	if r := e.Do("GET", "/v1/chats/123@c.us", e.Key, nil); r.Status != 404 {
+		t.Errorf("unknown chat: %d", r.Status)
+	}
+	if r := e.Do("GET", "/v1/chats/not-a-jid", e.Key, nil); r.Status != 400 {
+		t.Errorf("bad chat id: %d", r.Status)
+	}
+	parts := e.Do("GET", "/v1/chats/"+one["chatId"].(string)+"/participants", e.Key, nil)
+	if total(t, parts) < 3 {
+		t.Errorf("participants: %s", parts.Raw)
+	}
+}
+
+func TestMessagesFiltersAndAcks(t *testing.T) {
+	e := newEnv(t)
+	all := total(t, e.Do("GET", "/v1/messages?limit=1", e.Key, nil))
+	images := total(t, e.Do("GET", "/v1/messages?messageTypes=image", e.Key, nil))
+	text := total(t, e.Do("GET", "/v1/messages?messageTypes=chat", e.Key, nil))
+	both := total(t, e.Do("GET", "/v1/messages?messageTypes=image,chat", e.Key, nil))
+	if images == 0 || text == 0 || both != images+text || both >= all {
+		t.Errorf("all=%d images=%d text=%d both=%d", all, images, text, both)
+	}
+	media := total(t, e.Do("GET", "/v1/messages?hasMedia=true", e.Key, nil))
+	noMedia := total(t, e.Do("GET", "/v1/messages?hasMedia=false", e.Key, nil))
+	if media+noMedia != all {
+		t.Errorf("media %d + no media %d != %d", media, noMedia, all)
+	}
+	pngs := total(t, e.Do("GET", "/v1/messages?mime=image/png", e.Key, nil))
+	if pngs != images {
+		t.Errorf("png %d != images %d", pngs, images)
+	}
+	asc := e.Do("GET", "/v1/messages?order=asc&limit=50", e.Key, nil).List()
+	for i := 1; i < len(asc); i++ {
+		if asc[i]["timestamp"].(string) < asc[i-1]["timestamp"].(string) {
+			t.Fatalf("asc order broken at %d", i)
+		}
+	}
+	since := time.Now().Add(-3 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	recent := total(t, e.Do("GET", "/v1/messages?since="+since, e.Key, nil))
+	older := total(t, e.Do("GET", "/v1/messages?until="+since, e.Key, nil))
+	if recent == 0 || older == 0 || recent+older < all {
+		t.Errorf("since %d + until %d vs %d", recent, older, all)
+	}
+	for _, tc := range []struct{ q, path string }{
+		{"messageTypes=telegram", "messageTypes.0"}, {"order=up", "order"},
+		{"since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z", "since"}, {"chatId=abc", "chatId"},
+	} {
+		r := e.Do("GET", "/v1/messages?"+tc.q, e.Key, nil)
+		if r.Status != 400 || !cmp.Equal(r.DetailPaths(), []string{tc.path}) {
+			t.Errorf("%s: %d %v", tc.q, r.Status, r.DetailPaths())
+		}
+	}
+	// Replies carry their quoted message.
+	quoted := false
+	for _, m := range e.Do("GET", "/v1/messages?messageTypes=chat&limit=200", e.Key, nil).List() {
+		if q, ok := m["quotedMessage"].(map[string]any); ok && q["waMessageKey"] != nil {
+			quoted = true
+		}
+	}
+	if !quoted {
+		t.Errorf("no reply carries quotedMessage")
+	}
+	// Acks.
+	mine := e.Do("GET", "/v1/messages?sender=me&limit=2", e.Key, nil).List()
+	key := mine[0]["waMessageKey"].(map[string]any)["_serialized"].(string)
+	if r := e.Do("GET", "/v1/messages/ack/"+key, e.Key, nil); r.Status != 200 || r.Data()["ack"] == nil {
+		t.Errorf("ack: %d %s", r.Status, r.Raw)
+	}
+	r := e.Do("POST", "/v1/messages/acks", e.Key, map[string]any{"messageKeys": []string{key, "false_1@c.us_NOPE"}})
+	if r.Status != 200 || len(r.List()) != 2 || r.List()[0]["found"] != true || r.List()[1]["found"] != false {
+		t.Errorf("acks: %d %s", r.Status, r.Raw)
+	}
+	if r := e.Do("POST", "/v1/messages/acks", e.Key, map[string]any{"messageKeys": []string{}}); r.Status != 422 {
+		t.Errorf("empty acks: %d", r.Status)
+	}
+	if r := e.Do("POST", "/v1/messages/acks", e.Key, map[string]any{"messageKeys": []string{key}, "x": 1}); r.Status != 400 {
+		t.Errorf("unknown key: %d", r.Status)
+	}
+	if r := e.Do("GET", "/v1/messages/ack/false_1@c.us_NOPE", e.Key, nil); r.Status != 404 {
+		t.Errorf("unknown ack: %d", r.Status)
+	}
+}
+
+func TestMediaBytesAndActions(t *testing.T) {
+	e := newEnv(t)
+	img := e.Do("GET", "/v1/messages?messageTypes=image&limit=1", e.Key, nil).List()[0]
+	key := img["waMessageKey"].(map[string]any)["_serialized"].(string)
+	resp := e.Do("GET", "/v1/messages/media/"+key, e.Key, nil)
+	if resp.Status != 200 || resp.Header.Get("Content-Type") != "image/png" || http.DetectContentType(resp.Raw) != "image/png" ||
+		resp.Header.Get("Content-Disposition")[:6] != "inline" {
+		t.Errorf("image: %d %v", resp.Status, resp.Header)
+	}
+	doc := e.Do("GET", "/v1/messages?messageTypes=document&limit=1", e.Key, nil).List()[0]
+	dkey := doc["waMessageKey"].(map[string]any)["_serialized"].(string)
+	resp = e.Do("GET", "/v1/messages/media/"+dkey, e.Key, nil)
+	if resp.Status != 200 || resp.Header.Get("Content-Type") != "application/pdf" || string(resp.Raw[:5]) != "%PDF-" ||
+		resp.Header.Get("Content-Disposition")[:10] != "attachment" {
+		t.Errorf("document: %d %v", resp.Status, resp.Header)
+	}
+	// React, pin, unpin.
+	if r := e.Do("POST", "/v1/messages/reactions/"+key, e.Key, map[string]any{"emoji": "🔥"}); r.Status != 200 {
+		t.Fatalf("react: %d %s", r.Status, r.Raw)
+	}
+	chatID := img["chatId"].(string)
+	pinned := func() bool {
+		for _, p := range e.Do("GET", "/v1/messages/pinned/"+chatID, e.Key, nil).List() {
+			if p["key"] == key {
+				return true
+			}
+		}
+		return false
+	}
+	if r := e.Do("POST", "/v1/messages/pin/"+key, e.Key, map[string]any{"duration": 3600}); r.Status != 200 {
+		t.Fatalf("pin: %d %s", r.Status, r.Raw)
+	}
+	if !pinned() {
+		t.Errorf("not pinned after pin")
+	}
+	if r := e.Do("POST", "/v1/messages/unpin/"+key, e.Key, nil); r.Status != 200 {
+		t.Fatalf("unpin: %d %s", r.Status, r.Raw)
+	}
+	if pinned() {
+		t.Errorf("pinned after unpin")
+	}
+	if r := e.Do("POST", "/v1/messages/pin/"+key, e.Key, map[string]any{"duration": 0}); r.Status != 422 {
+		t.Errorf("pin 0: %d", r.Status)
+	}
+	// Mark read, archive, unarchive.
+	chats := e.Do("GET", "/v1/chats?includeWithoutName=true&limit=200", e.Key, nil).List()
+	var unread string
+	for _, c := range chats {
+		if c["unreadCount"].(float64) > 0 {
+			unread = c["chatId"].(string)
+			break
+		}
+	}
+	if r := e.Do("POST", "/v1/chats/"+unread+"/mark_read", e.Key, nil); r.Status != 200 {
+		t.Fatalf("mark read: %d %s", r.Status, r.Raw)
+	}
+	if c := e.Do("GET", "/v1/chats/"+unread, e.Key, nil).Data(); c["unreadCount"].(float64) != 0 {
+		t.Errorf("unread after mark_read = %v", c["unreadCount"])
+	}
+	n := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true", e.Key, nil))
+	if r := e.Do("POST", "/v1/chats/"+unread+"/archive", e.Key, nil); r.Status != 200 {
+		t.Fatalf("archive: %d", r.Status)
+	}
+	if got := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true", e.Key, nil)); got != n-1 {
+		t.Errorf("after archive %d, want %d", got, n-1)
+	}
+	e.Do("POST", "/v1/chats/"+unread+"/unarchive", e.Key, nil)
+	if got := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true", e.Key, nil)); got != n {
+		t.Errorf("after unarchive %d, want %d", got, n)
+	}
+}
+
+func TestLoadOlderToTheEnd(t *testing.T) {
+	e := newEnv(t)
+	pace := time.Duration(0)
+	e.App.Resolver.LoadOlderPace = &pace
+	chats := e.Do("GET", "/v1/chats?includeWithoutName=true&includeArchive=true&limit=200&filter=contacts", e.Key, nil).List()
+	chatID := chats[0]["chatId"].(string)
+	var res map[string]any
+	for i := 0; i < 20; i++ {
+		r := e.Do("POST", "/v1/messages/load_older/"+chatID, e.Key, map[string]any{"pages": 2})
+		if r.Status != 200 {
+			t.Fatalf("load older: %d %s", r.Status, r.Raw)
+		}
+		res = r.Data()
+		if res["canLoadMore"] == false {
+			break
+		}
+	}
+	if res["canLoadMore"] != false || res["coverage"].(map[string]any)["oldestLoadedIso"] == nil {
+		t.Fatalf("never reached the end: %v", res)
+	}
+	n := total(t, e.Do("GET", "/v1/messages?chatId="+chatID, e.Key, nil))
+	if n != int(res["totalMessages"].(float64)) {
+		t.Errorf("stored %d, result says %v", n, res["totalMessages"])
+	}
+	again := e.Do("POST", "/v1/messages/load_older/"+chatID, e.Key, nil).Data()
+	if again["added"].(float64) != 0 || again["pagesExecuted"].(float64) != 0 {
+		t.Errorf("after the end: %v", again)
+	}
+	for _, body := range []map[string]any{{"pages": 0}, {"pages": 11}, {"until_date": "soon"}} {
+		if r := e.Do("POST", "/v1/messages/load_older/"+chatID, e.Key, body); r.Status != 422 {
+			t.Errorf("%v: %d", body, r.Status)
+		}
+	}
+}
+
+func TestContactsGroupsNewsletters(t *testing.T) {
+	e := newEnv(t)
+	contacts := total(t, e.Do("GET", "/v1/contacts?limit=1", e.Key, nil))
+	if contacts != sandbox.WorldContacts+sandbox.WorldStrangers {
+		t.Errorf("contacts = %d", contacts)
+	}
+	groups := e.Do("GET", "/v1/chats?filter=groups&limit=1&includeArchive=true", e.Key, nil).List()
+	member := e.Do("GET", "/v1/chats/"+groups[0]["chatId"].(string)+"/participants", e.Key, nil).List()[0]["chatId"].(string)
+	common := e.Do("GET", "/v1/contacts/"+member+"/common_groups", e.Key, nil)
+	if total(t, common) < 1 {
+		t.Errorf("common groups: %s", common.Raw)
+	}
+	if r := e.Do("GET", "/v1/contacts/1@g.us/common_groups", e.Key, nil); r.Status != 400 {
+		t.Errorf("group as contact: %d", r.Status)
+	}
+	news := total(t, e.Do("GET", "/v1/newsletters", e.Key, nil))
+	created := e.Do("POST", "/v1/newsletters", e.Key, map[string]any{"name": "Switchboard news"})
+	if created.Status != 201 || created.Data()["name"] != "Switchboard news" {
+		t.Fatalf("create newsletter: %d %s", created.Status, created.Raw)
+	}
+	if got := total(t, e.Do("GET", "/v1/newsletters", e.Key, nil)); got != news+1 {
+		t.Errorf("newsletters %d, want %d", got, news+1)
+	}
+	id := created.Data()["newsletterId"].(string)
+	if r := e.Do("GET", "/v1/newsletters/"+id, e.Key, nil); r.Status != 200 {
+		t.Errorf("get newsletter: %d", r.Status)
+	}
+	if r := e.Do("GET", "/v1/newsletters/1@c.us", e.Key, nil); r.Status != 400 {
+		t.Errorf("contact as newsletter: %d", r.Status)
+	}
+	if r := e.Do("POST", "/v1/newsletters", e.Key, map[string]any{"name": ""}); r.Status != 422 {
+		t.Errorf("empty name: %d", r.Status)
+	}
+}
+
+func TestConversationScopesIsolationAndNoEngine(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
+		c.SandboxWorkspaces = []string{"default"}
+	}})
+	mine := total(t, e.Do("GET", "/v1/chats?includeWithoutName=true&includeArchive=true", e.Key, nil))
+	other := e.NewKey("other", "*")
+	if n := total(t, e.Do("GET", "/v1/chats", other, nil)); n != 0 || mine == 0 {
+		t.Errorf("other workspace sees %d chats (mine %d)", n, mine)
+	}
+	if r := e.Do("POST", "/v1/chats/1555@c.us/mark_read", other, nil); r.Status != 404 {
+		t.Errorf("mark read elsewhere: %d", r.Status)
+	}
+	if r := e.Do("POST", "/v1/newsletters", other, map[string]any{"name": "x"}); r.Status != 503 || r.Error()["code"] != "engine_unavailable" {
+		t.Errorf("no engine: %d %s", r.Status, r.Raw)
+	}
+	reader := e.NewKey("default", "messages:read")
+	for _, p := range []string{"/v1/chats", "/v1/latest-chats", "/v1/messages", "/v1/contacts", "/v1/newsletters"} {
+		if r := e.Do("GET", p, reader, nil); r.Status != 403 {
+			t.Errorf("%s without scope: %d", p, r.Status)
+		}
+	}
+	chatsRead := e.NewKey("default", "chats:read")
+	if r := e.Do("POST", "/v1/chats/1555@c.us/archive", chatsRead, nil); r.Status != 403 {
+		t.Errorf("archive with chats:read: %d", r.Status)
+	}
+}
