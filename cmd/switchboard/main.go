@@ -175,9 +175,9 @@ type httpLimits struct {
 	readHeader, read, write, idle time.Duration
 }
 
-// serverLimits are the limits of the served API: a whole request may take two
-// minutes (a 64 MB upload included).
-var serverLimits = httpLimits{readHeader: 10 * time.Second, read: 2 * time.Minute, write: 2 * time.Minute, idle: 90 * time.Second}
+// serverLimits are the limits of the served API: a whole request may take a
+// minute (a 64 MB upload at 10 Mbit/s included), its answer 90 s.
+var serverLimits = httpLimits{readHeader: 10 * time.Second, read: time.Minute, write: 90 * time.Second, idle: 90 * time.Second}
 
 func newHTTPServer(h http.Handler, logger *slog.Logger, l httpLimits) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: l.readHeader, ReadTimeout: l.read,
