@@ -14,6 +14,7 @@ const (
 	ScopeBoardsWrite    = "boards:write"
 	ScopeAudiencesWrite = "audiences:write"
 	ScopeCampaignsWrite = "campaigns:write"
+	ScopeMusicRead      = "music:read"
 	ScopeMusicWrite     = "music:write"
 	ScopeWebhooksRead   = "webhooks:read"
 	ScopeWebhooksWrite  = "webhooks:write"
@@ -28,7 +29,7 @@ const (
 var KnownScopes = []string{
 	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesWrite,
-	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
+	ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

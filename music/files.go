@@ -22,6 +22,9 @@ var (
 	ErrNotAudio = errors.New("music: not an audio file")
 )
 
+// DefaultMaxUpload bounds a reference recording unless configured otherwise: 500 MB.
+const DefaultMaxUpload = 500 << 20
+
 // FilesPrefix is the path under which Files serves finished songs and covers.
 const FilesPrefix = "/music/files/"
 
