@@ -3,47 +3,16 @@ package music
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"image/png"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
-	gomp3 "github.com/hajimehoshi/go-mp3"
+	"github.com/switchboardhq/switchboard/music/musictest"
 )
 
 const testLyrics = "[Verse]\nSunlight on the open road\nEvery mile a story told\n[Chorus]\nWe are the morning\nWe are the light"
-
-// decoded is what a decoder hears in an MP3.
-type decoded struct {
-	seconds float64
-	rms     float64
-	pcm     []int16 // left channel
-}
-
-func decodeMP3(t *testing.T, data []byte) decoded {
-	t.Helper()
-	d, err := gomp3.NewDecoder(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("decode mp3: %v", err)
-	}
-	raw, err := io.ReadAll(d)
-	if err != nil {
-		t.Fatalf("decode mp3: %v", err)
-	}
-	var out decoded
-	var sum float64
-	for i := 0; i+3 < len(raw); i += 4 {
-		v := int16(binary.LittleEndian.Uint16(raw[i:]))
-		out.pcm = append(out.pcm, v)
-		sum += float64(v) * float64(v)
-	}
-	out.seconds = float64(len(raw)/4) / float64(d.SampleRate())
-	out.rms = math.Sqrt(sum/float64(max(1, len(out.pcm)))) / 32768
-	return out
-}
 
 func TestLocalRendersSongs(t *testing.T) {
 	l := &Local{MinSeconds: 8, MaxSeconds: 12}
@@ -62,12 +31,15 @@ func TestLocalRendersSongs(t *testing.T) {
 		if s.Status != StatusComplete || s.Title != "Sunlight on the open road" {
 			t.Errorf("song = %s %q", s.Status, s.Title)
 		}
-		d := decodeMP3(t, s.Audio)
-		if math.Abs(d.seconds-s.DurationSec) > 0.1 || d.seconds < 8 || d.seconds > 12.5 {
-			t.Errorf("decoded %.2fs, reported %.2fs, want 8-12s", d.seconds, s.DurationSec)
+		d, err := musictest.DecodeMP3(s.Audio)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if d.rms < 0.02 {
-			t.Errorf("rms %.4f: silence", d.rms)
+		if math.Abs(d.Seconds-s.DurationSec) > 0.1 || d.Seconds < 8 || d.Seconds > 12.5 {
+			t.Errorf("decoded %.2fs, reported %.2fs, want 8-12s", d.Seconds, s.DurationSec)
+		}
+		if d.RMS < 0.02 {
+			t.Errorf("rms %.4f: silence", d.RMS)
 		}
 		if _, err := png.Decode(bytes.NewReader(s.Image)); err != nil {
 			t.Errorf("cover: %v", err)
@@ -86,14 +58,8 @@ func TestLocalRendersSongs(t *testing.T) {
 func TestReferenceSteersTempoAndLoudness(t *testing.T) {
 	// A quiet click track at 150 BPM, as a WAV file.
 	const rate, bpm = 22050, 150.0
-	pcm := make([]float64, rate*8)
-	for i := range pcm {
-		if math.Mod(float64(i)/rate, 60/bpm) < 0.03 {
-			pcm[i] = 0.3 * math.Sin(float64(i)*0.3)
-		}
-	}
 	path := filepath.Join(t.TempDir(), "ref.wav")
-	if err := os.WriteFile(path, wav(pcm, rate), 0o600); err != nil {
+	if err := os.WriteFile(path, musictest.WAV(musictest.ClickTrack(bpm, 8, rate), rate), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ref, err := analyze(path)
@@ -110,28 +76,6 @@ func TestReferenceSteersTempoAndLoudness(t *testing.T) {
 	if plain.style.tempo > 100 || math.Abs(covered.style.tempo-ref.tempo) > 1 {
 		t.Errorf("tempo plain %.1f, covered %.1f; reference %.1f", plain.style.tempo, covered.style.tempo, ref.tempo)
 	}
-}
-
-// wav encodes mono 16-bit PCM as a WAV file.
-func wav(pcm []float64, rate int) []byte {
-	var b bytes.Buffer
-	le := func(v any) { _ = binary.Write(&b, binary.LittleEndian, v) }
-	b.WriteString("RIFF")
-	le(uint32(36 + 2*len(pcm)))
-	b.WriteString("WAVEfmt ")
-	le(uint32(16))
-	le(uint16(1))
-	le(uint16(1))
-	le(uint32(rate))
-	le(uint32(rate * 2))
-	le(uint16(2))
-	le(uint16(16))
-	b.WriteString("data")
-	le(uint32(2 * len(pcm)))
-	for _, v := range pcm {
-		le(int16(v * 32767))
-	}
-	return b.Bytes()
 }
 
 func TestSniff(t *testing.T) {
