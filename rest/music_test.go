@@ -315,3 +315,25 @@ func defaultWorkspaceID(t *testing.T, e *apptest.Env) string {
 	}
 	return id
 }
+
+func TestMusicOverGraphQL(t *testing.T) {
+	e := newMusicEnv(t, nil)
+	res := gql(e, e.Key, `mutation($in: SongInput!) { generateSong(input: $in) { jobId clips { id status audioUrl } } }`,
+		map[string]any{"in": map[string]any{"style": "ambient piano", "instrumental": true}})
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %+v", res.Errors)
+	}
+	id := res.Data["generateSong"].(map[string]any)["clips"].([]any)[1].(map[string]any)["id"].(string)
+	clip, _ := awaitClip(e, id)
+	got := gql(e, e.NewKey("default", "music:read"), `query($id: ID!) { musicSong(id: $id) { status audioUrl title } musicAccount { creditsLeft } }`,
+		map[string]any{"id": id})
+	want := map[string]any{"musicSong": map[string]any{"status": "complete", "audioUrl": clip["audioUrl"], "title": "Untitled ambient piano"},
+		"musicAccount": map[string]any{"creditsLeft": float64(music.LocalCredits)}}
+	if diff := cmp.Diff(want, got.Data); diff != "" || len(got.Errors) > 0 {
+		t.Errorf("query (-want +got):\n%s%+v", diff, got.Errors)
+	}
+	bad := gql(e, e.Key, `mutation { generateSong(input: {lyrics: "la", style: "pop", weirdness: 3}) { jobId } }`, nil)
+	if len(bad.Errors) != 1 || bad.Errors[0].Extensions["code"] != "validation_failed" {
+		t.Errorf("weirdness 3: %+v", bad.Errors)
+	}
+}
