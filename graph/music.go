@@ -168,10 +168,7 @@ func (r *Resolver) uploadMusic(ctx context.Context, in model.MusicUploadInput) (
 	if r.MusicFiles == nil {
 		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "Music generation is not configured on this server.")
 	}
-	limit := r.MusicMaxUpload
-	if limit <= 0 {
-		limit = music.DefaultMaxUpload
-	}
+	limit := r.MaxMusicUpload()
 	src, path, err := r.uploadSource(ctx, in, limit)
 	if err != nil {
 		return nil, err
@@ -194,6 +191,14 @@ func (r *Resolver) uploadMusic(ctx context.Context, in model.MusicUploadInput) (
 		return nil, err
 	}
 	return &model.MusicUploadResult{UploadID: row.ID, Status: row.Status}, nil
+}
+
+// MaxMusicUpload is the largest reference recording accepted, in bytes.
+func (r *Resolver) MaxMusicUpload() int64 {
+	if r.MusicMaxUpload <= 0 {
+		return music.DefaultMaxUpload
+	}
+	return r.MusicMaxUpload
 }
 
 // uploadSource opens the one source of an upload as a stream, and names the field

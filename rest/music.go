@@ -11,7 +11,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/music"
 )
 
 // songBody is the body of POST /v1/music/songs.
@@ -162,12 +161,4 @@ type stream struct{ io.Reader }
 // Seek implements io.Seeker; a stream cannot seek.
 func (stream) Seek(int64, int) (int64, error) {
 	return 0, errors.New("rest: an upload stream cannot seek")
-}
-
-// maxUploadOf is the upload limit the core applies.
-func maxUploadOf(limit int64) int64 {
-	if limit <= 0 {
-		return music.DefaultMaxUpload
-	}
-	return limit
 }

@@ -59,7 +59,7 @@ func NewRouter(cfg Config) http.Handler {
 		logger = slog.Default()
 	}
 	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
-		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: maxUploadOf(cfg.Resolver.MusicMaxUpload)}
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: cfg.Resolver.MaxMusicUpload()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
