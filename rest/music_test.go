@@ -337,3 +337,31 @@ func TestMusicOverGraphQL(t *testing.T) {
 		t.Errorf("weirdness 3: %+v", bad.Errors)
 	}
 }
+
+func TestMusicHTTPProviderEndToEnd(t *testing.T) {
+	fake := musictest.NewFakeAPI(t, "k1")
+	e := newMusicEnv(t, func(c *app.Config) { c.MusicURL, c.MusicKey, c.MusicAllowPrivate = fake.URL, "k1", true })
+	res := e.Do(http.MethodPost, "/v1/music/songs", e.Key, map[string]any{"lyrics": "[Verse]\nla la", "style": "pop", "vocalGender": "m"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("POST songs: %d %s", res.Status, res.Raw)
+	}
+	first := res.Data()["clips"].([]any)[0].(map[string]any)
+	clip, seen := awaitClip(e, first["id"].(string))
+	want := map[string]any{"id": first["id"], "status": "complete", "title": "Song c1", "durationSec": 12.5, "model": "chirp-v4"}
+	got := map[string]any{}
+	for k := range want {
+		got[k] = clip[k]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("clip (-want +got):\n%s", diff)
+	}
+	if seen[0] == music.StatusComplete {
+		t.Errorf("seen %v: never saw the clip unfinished", seen)
+	}
+	if _, audio := fetch(t, clip["audioUrl"].(string)); string(audio) != "bytes of c1.mp3" {
+		t.Errorf("audio copied as %q", audio)
+	}
+	if acct := e.Do(http.MethodGet, "/v1/music/account", e.Key, nil); acct.Data()["creditsLeft"] != 40.0 || acct.Data()["plan"] != "month" {
+		t.Errorf("account: %s", acct.Raw)
+	}
+}
