@@ -14,6 +14,8 @@ import (
 
 const testLyrics = "[Verse]\nSunlight on the open road\nEvery mile a story told\n[Chorus]\nWe are the morning\nWe are the light"
 
+// TestLocalRendersSongs also guards the MP3 encoder's unsafe pointer walk: run it
+// under checkptr (make checkptr; -race turns checkptr on too).
 func TestLocalRendersSongs(t *testing.T) {
 	l := &Local{MinSeconds: 8, MaxSeconds: 12}
 	w, infl := 0.6, 0.8
