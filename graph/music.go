@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -212,7 +213,7 @@ func (r *Resolver) uploadSource(ctx context.Context, in model.MusicUploadInput, 
 		if err != nil {
 			return nil, "", fieldError(switchboard.EVALIDATION, "audioBase64", "invalid_string", "audioBase64 "+err.Error())
 		}
-		return io.NopCloser(strings.NewReader(string(data))), "audioBase64", nil
+		return io.NopCloser(bytes.NewReader(data)), "audioBase64", nil
 	}
 	raw := *in.AudioURL
 	if err := netguard.CheckURL(ctx, raw, r.MediaAllowPrivate, r.MediaAllowPrivate); err != nil {

@@ -73,7 +73,7 @@ func (h *Handlers) GenerateMusic(ctx context.Context, t *asynq.Task) error {
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("%w: bad payload: %v", asynq.SkipRetry, err)
 	}
-	if h.Music == nil || h.Music.Provider == nil {
+	if h.Music == nil || h.Music.Provider == nil || h.Music.Files == nil {
 		return fmt.Errorf("%w: no music provider configured", asynq.SkipRetry)
 	}
 	ctx = viewer.WorkspaceContext(ctx, p.WorkspaceID)

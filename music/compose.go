@@ -161,7 +161,6 @@ func newStyle(req Request, seed uint64) style {
 			}
 		}
 		if strings.Contains(neg, inst) {
-			s.instruments[inst] = false
 			delete(s.instruments, inst)
 		}
 	}
