@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -148,13 +149,22 @@ func (h *Handlers) startMusic(ctx context.Context, req music.Request, clips []*e
 	} else if err != nil {
 		return err
 	}
+	if len(handles) < len(clips) {
+		return fmt.Errorf("%w: provider answered %d handles for %d clips", asynq.SkipRetry, len(handles), len(clips))
+	}
+	// All handles or none: a run never finds one clip started and the other not.
+	err = messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		for i, c := range clips {
+			if err := tx.MusicClip.UpdateOneID(c.ID).SetHandle(handles[i]).SetStatus(music.StatusQueued).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	for i, c := range clips {
-		if i >= len(handles) {
-			return fmt.Errorf("%w: provider answered %d handles for %d clips", asynq.SkipRetry, len(handles), len(clips))
-		}
-		if err := c.Update().SetHandle(handles[i]).SetStatus(music.StatusQueued).Exec(ctx); err != nil {
-			return err
-		}
 		c.Handle, c.Status = handles[i], music.StatusQueued
 	}
 	return nil
