@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/netguard"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Bounds of a song generation, from the reference contract.
@@ -83,8 +84,8 @@ func (r *Resolver) generateSong(ctx context.Context, in model.SongInput) (*model
 	if err != nil {
 		return nil, err
 	}
-	if r.Music == nil {
-		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "Music generation is not configured on this server.")
+	if err := r.musicReady(); err != nil {
+		return nil, err
 	}
 	var uploadID string
 	if in.UploadID != nil {
@@ -132,8 +133,8 @@ func (r *Resolver) musicSong(ctx context.Context, id string) (*ent.MusicClip, er
 
 // musicAccount is the use case behind musicAccount.
 func (r *Resolver) musicAccount(ctx context.Context) (*music.Account, error) {
-	if r.Music == nil {
-		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "Music generation is not configured on this server.")
+	if err := r.musicReady(); err != nil {
+		return nil, err
 	}
 	a, err := r.Music.Account(ctx)
 	if err != nil {
@@ -143,8 +144,7 @@ func (r *Resolver) musicAccount(ctx context.Context) (*music.Account, error) {
 }
 
 // uploadMusic is the use case behind uploadMusicAudio: exactly one source, read
-// as a stream into a file (music.Files), refused as soon as it passes the limit or
-// when its magic bytes are no audio format's; the row records the file.
+// as a stream into a file (see storeUpload).
 func (r *Resolver) uploadMusic(ctx context.Context, in model.MusicUploadInput) (*model.MusicUploadResult, error) {
 	var p switchboard.Problems
 	sources := 0
@@ -156,25 +156,68 @@ func (r *Resolver) uploadMusic(ctx context.Context, in model.MusicUploadInput) (
 	if sources != 1 {
 		p.Add("audioUrl", "invalid_union", "give exactly one of audioUrl, audioBase64 or a file")
 	}
-	name := defaultFileName
-	if in.FileName != nil {
-		textLen(&p, "fileName", in.FileName, 1, maxFileName)
-		name = strings.TrimSpace(*in.FileName)
-	} else if in.AudioFile != nil && in.AudioFile.Filename != "" && utf8.RuneCountInString(in.AudioFile.Filename) <= maxFileName {
-		name = in.AudioFile.Filename
+	fallback := defaultFileName
+	if in.AudioFile != nil && in.AudioFile.Filename != "" && utf8.RuneCountInString(in.AudioFile.Filename) <= maxFileName {
+		fallback = in.AudioFile.Filename
 	}
+	name := fileNameOf(&p, in.FileName, fallback)
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
-	if r.MusicFiles == nil {
-		return nil, switchboard.Errorf(switchboard.EUNAVAILABLE, "Music generation is not configured on this server.")
+	if err := r.musicReady(); err != nil {
+		return nil, err
 	}
-	limit := r.MaxMusicUpload()
-	src, path, err := r.uploadSource(ctx, in, limit)
+	src, path, err := r.uploadSource(ctx, in, r.MaxMusicUpload())
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	return r.storeUpload(ctx, src, path, name)
+}
+
+// UploadMusicStream stores a recording read from src as uploadMusicAudio does,
+// for a body too large to decode at once: REST streams the audioBase64 of a large
+// JSON body through it. field names where src came from, for errors; src may
+// fail with an *switchboard.Error of its own (a malformed body).
+func (r *Resolver) UploadMusicStream(ctx context.Context, src io.Reader, field string, fileName *string) (*model.MusicUploadResult, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeMusicWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("fileName", fileName); err != nil {
+		return nil, err
+	}
+	var p switchboard.Problems
+	name := fileNameOf(&p, fileName, defaultFileName)
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	if err := r.musicReady(); err != nil {
+		return nil, err
+	}
+	return r.storeUpload(ctx, src, field, name)
+}
+
+// fileNameOf is the checked, trimmed fileName, or fallback when none was given.
+func fileNameOf(p *switchboard.Problems, fileName *string, fallback string) string {
+	if fileName == nil {
+		return fallback
+	}
+	textLen(p, "fileName", fileName, 1, maxFileName)
+	return strings.TrimSpace(*fileName)
+}
+
+func (r *Resolver) musicReady() error {
+	if r.Music == nil || r.MusicFiles == nil {
+		return switchboard.Errorf(switchboard.EUNAVAILABLE, "Music generation is not configured on this server.")
+	}
+	return nil
+}
+
+// storeUpload reads src into a file (music.Files), refusing it as soon as it
+// passes the limit or when its magic bytes are no audio format's; the row records
+// the file. path names the field src came from.
+func (r *Resolver) storeUpload(ctx context.Context, src io.Reader, path, name string) (*model.MusicUploadResult, error) {
+	limit := r.MaxMusicUpload()
 	up, err := r.MusicFiles.PutUpload(src, limit)
 	var maxErr *http.MaxBytesError
 	switch {

@@ -102,11 +102,16 @@ type uploadBody struct {
 }
 
 // uploadMusic serves POST /v1/music/uploads: a JSON body (audioUrl or
-// audioBase64, within the JSON body limit), or multipart/form-data whose file
-// part (file or audioFile) is streamed to storage as it arrives, never parsed
-// into memory or a temporary file first. fileName must come before the file.
+// audioBase64), or multipart/form-data whose file part (file or audioFile) is
+// streamed to storage as it arrives, never parsed into memory or a temporary
+// file first; fileName must come before the file. A JSON body over the JSON
+// limit (or of unknown length) is read field by field, its audioBase64 decoded
+// into storage as it arrives (see uploadMusicStream).
 func (s *server) uploadMusic(w http.ResponseWriter, r *http.Request) error {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "multipart/form-data" {
+		if r.ContentLength < 0 || r.ContentLength > maxJSONBody {
+			return s.uploadMusicStream(w, r)
+		}
 		var b uploadBody
 		if err := decodeJSON(w, r, &b, false); err != nil {
 			return err
@@ -143,6 +148,56 @@ func (s *server) uploadMusic(w http.ResponseWriter, r *http.Request) error {
 			}
 		default:
 			return unknownField(name, []string{"fileName", "audioUrl", "file"})
+		}
+	}
+}
+
+// uploadMusicStream reads a JSON upload body of any size field by field: an
+// audioBase64 value is decoded into storage as it arrives, so it must be the last
+// field (fileName before it); a body without one goes the ordinary way.
+func (s *server) uploadMusicStream(w http.ResponseWriter, r *http.Request) error {
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload/3*4+maxJSONBody)
+	sc, err := newObjectScanner(r.Body)
+	if err != nil {
+		return err
+	}
+	var in model.MusicUploadInput
+	for {
+		name, ok, err := sc.next()
+		if err != nil {
+			return err
+		}
+		switch {
+		case !ok:
+			return s.storeUpload(w, r, in)
+		case name == "fileName":
+			in.FileName, err = sc.value(name)
+		case name == "audioUrl":
+			in.AudioURL, err = sc.value(name)
+		case name == "audioBase64":
+			if in.AudioURL != nil {
+				return s.storeUpload(w, r, model.MusicUploadInput{AudioURL: in.AudioURL, AudioBase64: new(string)}) // two sources: the core says so
+			}
+			src, err := sc.stream(name)
+			if err != nil {
+				return err
+			}
+			res, err := s.uploadStream(r.Context(), base64Stream(src, name), name, in.FileName)
+			if err != nil {
+				return err
+			}
+			if _, more, err := sc.next(); err != nil || more {
+				return invalidBody("", "invalid_json", "audioBase64 must be the last field of a large JSON body.")
+			}
+			return writeData(w, http.StatusOK, res)
+		default:
+			return unknownField(name, acceptedFields(&uploadBody{}))
+		}
+		if err != nil {
+			return err
 		}
 	}
 }

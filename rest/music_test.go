@@ -3,6 +3,7 @@ package rest_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"image/png"
 	"io"
@@ -363,5 +364,62 @@ func TestMusicHTTPProviderEndToEnd(t *testing.T) {
 	}
 	if acct := e.Do(http.MethodGet, "/v1/music/account", e.Key, nil); acct.Data()["creditsLeft"] != 40.0 || acct.Data()["plan"] != "month" {
 		t.Errorf("account: %s", acct.Raw)
+	}
+}
+
+// postStreamed posts a JSON body of unknown length (chunked), written by write.
+func postStreamed(e *apptest.Env, path string, write func(w io.Writer) error) *apptest.Response {
+	e.T.Helper()
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(write(pw)) }()
+	req, _ := http.NewRequest(http.MethodPost, e.Server.URL+path, pr)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.Key)
+	return e.Send(req)
+}
+
+func TestMusicUploadStreamedBase64(t *testing.T) {
+	e := newMusicEnv(t, func(c *app.Config) { c.MusicMaxUpload = 1 << 20 })
+	wav := musictest.WAV(musictest.ClickTrack(120, 4, 22050), 22050) // 176 kB
+	b64 := base64.StdEncoding.EncodeToString(wav)
+	body := func(prefix, value, suffix string) func(io.Writer) error {
+		return func(w io.Writer) error {
+			_, err := io.WriteString(w, prefix+strings.ReplaceAll(value, "/", `\/`)+suffix)
+			return err
+		}
+	}
+	res := postStreamed(e, "/v1/music/uploads", body(`{"fileName": "click.wav", "audioBase64": "data:audio/wav;base64,`, b64, `"}`))
+	if res.Status != http.StatusOK {
+		t.Fatalf("streamed upload: %d %s", res.Status, res.Raw)
+	}
+	up, err := e.App.Client.MusicUpload.Get(viewer.SystemContext(context.Background()), res.Data()["uploadId"].(string))
+	if err != nil || up.Size != int64(len(wav)) || up.FileName != "click.wav" || up.Format != music.FormatWAV {
+		t.Errorf("stored %+v, %v; want %d bytes of WAV", up, err, len(wav))
+	}
+	big := base64.StdEncoding.EncodeToString(append([]byte("ID3"), make([]byte, 2<<20)...))
+	for _, tc := range []struct {
+		name   string
+		write  func(io.Writer) error
+		status int
+		path   string
+	}{
+		{"not audio", body(`{"audioBase64": "`, base64.StdEncoding.EncodeToString([]byte("plain text, not audio")), `"}`), 422, "audioBase64"},
+		{"corrupt base64", body(`{"audioBase64": "`, b64[:1000]+"!!!!"+b64[1000:], `"}`), 422, "audioBase64"},
+		{"oversized", body(`{"audioBase64": "`, big, `"}`), 413, ""},
+		{"a field after audioBase64", body(`{"audioBase64": "`, b64, `", "fileName": "x.wav"}`), 400, "body"},
+		{"unknown field", body(`{"audio": "`, "x", `"}`), 400, "audio"},
+		{"number for fileName", body(`{"fileName": 3, "audioBase64": "`, b64, `"}`), 400, "fileName"},
+		{"audioUrl and audioBase64", body(`{"audioUrl": "https://example.com/a.mp3", "audioBase64": "`, b64, `"}`), 422, "audioUrl"},
+		{"no source", body(`{"fileName": "`, "a.wav", `"}`), 422, "audioUrl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := postStreamed(e, "/v1/music/uploads", tc.write)
+			if res.Status != tc.status {
+				t.Fatalf("%d, want %d: %s", res.Status, tc.status, res.Raw)
+			}
+			if tc.path != "" && !cmp.Equal(res.DetailPaths(), []string{tc.path}) {
+				t.Errorf("detail paths %v, want [%s]", res.DetailPaths(), tc.path)
+			}
+		})
 	}
 }

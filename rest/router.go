@@ -4,6 +4,8 @@
 package rest
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/music"
 )
 
@@ -49,6 +52,8 @@ type server struct {
 	item     graph.BoardItemResolver
 	// maxUpload bounds a music upload's file part.
 	maxUpload int64
+	// uploadStream stores a music upload from a stream (graph.Resolver.UploadMusicStream).
+	uploadStream func(ctx context.Context, src io.Reader, field string, fileName *string) (*model.MusicUploadResult, error)
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
@@ -59,7 +64,8 @@ func NewRouter(cfg Config) http.Handler {
 		logger = slog.Default()
 	}
 	s := &server{query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
-		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: cfg.Resolver.MaxMusicUpload()}
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: cfg.Resolver.MaxMusicUpload(),
+		uploadStream: cfg.Resolver.UploadMusicStream}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {

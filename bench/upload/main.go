@@ -1,14 +1,16 @@
 // Command upload measures a large music upload end to end: it runs a Switchboard
-// in process (embedded default), streams a multipart upload of -mb megabytes of
+// in process (embedded default), streams an upload of -mb megabytes of
 // MP3-looking data to POST /v1/music/uploads from a generator (nothing buffered
-// on the client side), and reports the peak heap of the whole process, sampled
-// every few milliseconds, beside the heap before the upload.
+// on the client side) as a multipart file, or with -json as the audioBase64 of a
+// JSON body, and reports the peak heap of the whole process, sampled every few
+// milliseconds, beside the heap before the upload.
 //
-//	go run ./bench/upload -mb 100
+//	go run ./bench/upload -mb 100 [-json]
 package main
 
 import (
 	"context"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +30,7 @@ import (
 
 func main() {
 	mb := flag.Int64("mb", 100, "upload size in MiB")
+	asJSON := flag.Bool("json", false, "send a JSON body with audioBase64 instead of multipart")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "sb-upload-bench-")
 	if err != nil {
@@ -73,18 +76,36 @@ func main() {
 
 	size := *mb << 20
 	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	go func() {
-		fw, _ := mw.CreateFormFile("file", "big.mp3")
-		_, _ = io.WriteString(fw, "ID3")
-		if _, err := io.Copy(fw, io.LimitReader(zeros{}, size-3)); err != nil {
+	contentType := "application/json"
+	if *asJSON {
+		go func() {
+			_, _ = io.WriteString(pw, `{"fileName": "big.mp3", "audioBase64": "`)
+			enc := base64.NewEncoder(base64.StdEncoding, pw)
+			_, _ = io.WriteString(enc, "ID3")
+			_, err := io.Copy(enc, io.LimitReader(zeros{}, size-3))
+			if err == nil {
+				err = enc.Close()
+			}
+			if err == nil {
+				_, err = io.WriteString(pw, `"}`)
+			}
 			pw.CloseWithError(err)
-			return
-		}
-		pw.CloseWithError(mw.Close())
-	}()
+		}()
+	} else {
+		mw := multipart.NewWriter(pw)
+		contentType = mw.FormDataContentType()
+		go func() {
+			fw, _ := mw.CreateFormFile("file", "big.mp3")
+			_, _ = io.WriteString(fw, "ID3")
+			if _, err := io.Copy(fw, io.LimitReader(zeros{}, size-3)); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			pw.CloseWithError(mw.Close())
+		}()
+	}
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/music/uploads", pr)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Authorization", "Bearer "+key.Key)
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
@@ -95,7 +116,7 @@ func main() {
 	resp.Body.Close()
 	took := time.Since(start)
 	close(stop)
-	fmt.Printf("upload %d MiB: HTTP %d in %s (%.0f MiB/s)\n%s", *mb, resp.StatusCode, took.Round(time.Millisecond), float64(*mb)/took.Seconds(), body)
+	fmt.Printf("upload %d MiB (json=%v): HTTP %d in %s (%.0f MiB/s)\n%s", *mb, *asJSON, resp.StatusCode, took.Round(time.Millisecond), float64(*mb)/took.Seconds(), body)
 	fmt.Printf("heap before %.1f MiB, peak during upload %.1f MiB\n", float64(before)/(1<<20), float64(peak.Load())/(1<<20))
 }
 
