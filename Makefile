@@ -7,13 +7,18 @@ RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/nu
 # ADDR overrides SWITCHBOARD_ADDR (default 127.0.0.1:8080).
 ADDR  ?=
 
-.PHONY: run test faults generate lint build bench
+.PHONY: run test checkptr faults generate lint build bench
 
 run:
 	$(GO) run ./cmd/switchboard serve $(if $(ADDR),--addr $(ADDR))
 
 test:
 	$(GO) test $(RACE) -count=1 -timeout 20m ./...
+
+# The MP3 encoder (shine-mp3) walks its input with unsafe pointers: its tests under
+# checkptr (which -race turns on as well).
+checkptr:
+	$(GO) test -count=1 -gcflags=all=-d=checkptr ./music/
 
 # The fault-injection suite: real processes on PostgreSQL and Redis (set
 # TEST_DATABASE_URL and TEST_REDIS_URL), killed and cut off during 1,600 sends.

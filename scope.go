@@ -18,6 +18,7 @@ const (
 	ScopeBoardsWrite      = "boards:write"
 	ScopeAudiencesWrite   = "audiences:write"
 	ScopeCampaignsWrite   = "campaigns:write"
+	ScopeMusicRead        = "music:read"
 	ScopeMusicWrite       = "music:write"
 	ScopeWebhooksRead     = "webhooks:read"
 	ScopeWebhooksWrite    = "webhooks:write"
@@ -33,7 +34,7 @@ var KnownScopes = []string{
 	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead, ScopeChatsWrite, ScopeContactsRead,
 	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesWrite,
-	ScopeCampaignsWrite, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
+	ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

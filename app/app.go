@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/rest"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -103,13 +105,23 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Jobs.Engines = a.Engines
 
 	store := media.NewStore(client, cfg.PublicURL)
+	files, err := music.NewFiles(filepath.Join(cfg.DataDir, "music"), cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	var songs music.Provider = &music.Local{MinSeconds: cfg.MusicMinSeconds, MaxSeconds: cfg.MusicMaxSeconds}
+	if cfg.MusicURL != "" {
+		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
+	}
+	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
 	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
 	a.Keys = auth.NewKeys(client, cfg.KeyTTL)
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
-		OperatorToken: cfg.OperatorToken, Media: store, Logger: cfg.Logger})
+		OperatorToken: cfg.OperatorToken, Media: store, MusicFiles: files, Logger: cfg.Logger})
 	ok = true
 	return a, nil
 }

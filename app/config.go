@@ -59,6 +59,24 @@ type Config struct {
 	// KeyTTL is how long a verified API key is remembered (auth.DefaultKeyTTL
 	// when zero); a revocation is heard at once through Redis all the same.
 	KeyTTL time.Duration
+	// DataDir holds files kept on disk: music uploads and finished songs
+	// (SWITCHBOARD_DATA_DIR, default "data").
+	DataDir string
+	// MusicURL is a self-hosted music-generation API server (custom_generate /
+	// get) to generate songs with, and MusicKey its bearer key
+	// (SWITCHBOARD_MUSIC_URL, SWITCHBOARD_MUSIC_KEY); empty renders songs locally.
+	MusicURL, MusicKey string
+	// MusicAllowPrivate lets MusicURL be a private address (SWITCHBOARD_MUSIC_ALLOW_PRIVATE).
+	MusicAllowPrivate bool
+	// MusicMaxUpload bounds a reference recording (SWITCHBOARD_MUSIC_MAX_UPLOAD,
+	// bytes; music.DefaultMaxUpload when zero).
+	MusicMaxUpload int64
+	// MusicMinSeconds and MusicMaxSeconds bound a locally rendered song
+	// (music.DefaultMinSeconds and music.DefaultMaxSeconds when zero).
+	MusicMinSeconds, MusicMaxSeconds float64
+	// MusicPollEvery is how often a generation asks its provider about unfinished
+	// clips (jobs.DefaultMusicPollEvery when zero).
+	MusicPollEvery time.Duration
 	// BootstrapKey creates a first key on an empty database that is not the
 	// embedded default's SQLite (where it is always done); see App.Bootstrap.
 	BootstrapKey bool
@@ -87,6 +105,9 @@ func ConfigFromEnv() (Config, error) {
 		SandboxWorkspaces: strings.Split(env("SWITCHBOARD_SANDBOX_WORKSPACES", DefaultWorkspace), ","),
 		PresenceTTL:       30 * time.Second,
 		OperatorToken:     os.Getenv("SWITCHBOARD_OPERATOR_TOKEN"),
+		DataDir:           env("SWITCHBOARD_DATA_DIR", "data"),
+		MusicURL:          os.Getenv("SWITCHBOARD_MUSIC_URL"),
+		MusicKey:          os.Getenv("SWITCHBOARD_MUSIC_KEY"),
 	}
 	var err error
 	if c.WebhookRetrySchedule, err = ParseSchedule(env("SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE", "1m,5m,15m,1h,2h,6h,12h")); err != nil {
@@ -96,6 +117,7 @@ func ConfigFromEnv() (Config, error) {
 		"SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE":     &c.AllowPrivate,
 		"SWITCHBOARD_LINKPREVIEW_ALLOW_PRIVATE": &c.LinkPreviewAllowPrivate,
 		"SWITCHBOARD_MEDIA_ALLOW_PRIVATE":       &c.MediaAllowPrivate,
+		"SWITCHBOARD_MUSIC_ALLOW_PRIVATE":       &c.MusicAllowPrivate,
 	} {
 		if *dst, err = strconv.ParseBool(env(name, "false")); err != nil {
 			return c, fmt.Errorf("%s: %w", name, err)
@@ -103,6 +125,9 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.MediaRetention, err = time.ParseDuration(env("SWITCHBOARD_MEDIA_RETENTION", DefaultMediaRetention.String())); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_MEDIA_RETENTION: %w", err)
+	}
+	if c.MusicMaxUpload, err = strconv.ParseInt(env("SWITCHBOARD_MUSIC_MAX_UPLOAD", "0"), 10, 64); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_MUSIC_MAX_UPLOAD: %w", err)
 	}
 	if c.BootstrapKey, err = strconv.ParseBool(env("SWITCHBOARD_BOOTSTRAP_KEY", "false")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_BOOTSTRAP_KEY: %w", err)
@@ -149,6 +174,9 @@ func (c *Config) validate() error {
 	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		c.WebhookRetrySchedule = DefaultRetrySchedule
+	}
+	if c.DataDir == "" {
+		c.DataDir = "data"
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -28,6 +28,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/musicclip"
+	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
@@ -68,6 +70,10 @@ type Client struct {
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// MusicClip is the client for interacting with the MusicClip builders.
+	MusicClip *MusicClipClient
+	// MusicUpload is the client for interacting with the MusicUpload builders.
+	MusicUpload *MusicUploadClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
@@ -102,6 +108,8 @@ func (c *Client) init() {
 	c.InboxEvent = NewInboxEventClient(c.config)
 	c.Media = NewMediaClient(c.config)
 	c.Message = NewMessageClient(c.config)
+	c.MusicClip = NewMusicClipClient(c.config)
+	c.MusicUpload = NewMusicUploadClient(c.config)
 	c.SandboxEvent = NewSandboxEventClient(c.config)
 	c.SandboxSend = NewSandboxSendClient(c.config)
 	c.SandboxWorld = NewSandboxWorldClient(c.config)
@@ -212,6 +220,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
 		Message:         NewMessageClient(cfg),
+		MusicClip:       NewMusicClipClient(cfg),
+		MusicUpload:     NewMusicUploadClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
@@ -249,6 +259,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
 		Message:         NewMessageClient(cfg),
+		MusicClip:       NewMusicClipClient(cfg),
+		MusicUpload:     NewMusicUploadClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
@@ -285,7 +297,8 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
 		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
-		c.SandboxEvent, c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
+		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxSend, c.SandboxWorld,
+		c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -297,7 +310,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
 		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
-		c.SandboxEvent, c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
+		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxSend, c.SandboxWorld,
+		c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -332,6 +346,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Media.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
+	case *MusicClipMutation:
+		return c.MusicClip.mutate(ctx, m)
+	case *MusicUploadMutation:
+		return c.MusicUpload.mutate(ctx, m)
 	case *SandboxEventMutation:
 		return c.SandboxEvent.mutate(ctx, m)
 	case *SandboxSendMutation:
@@ -2182,6 +2200,276 @@ func (c *MessageClient) mutate(ctx context.Context, m *MessageMutation) (Value, 
 	}
 }
 
+// MusicClipClient is a client for the MusicClip schema.
+type MusicClipClient struct {
+	config
+}
+
+// NewMusicClipClient returns a client for the MusicClip from the given config.
+func NewMusicClipClient(c config) *MusicClipClient {
+	return &MusicClipClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `musicclip.Hooks(f(g(h())))`.
+func (c *MusicClipClient) Use(hooks ...Hook) {
+	c.hooks.MusicClip = append(c.hooks.MusicClip, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `musicclip.Intercept(f(g(h())))`.
+func (c *MusicClipClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MusicClip = append(c.inters.MusicClip, interceptors...)
+}
+
+// Create returns a builder for creating a MusicClip entity.
+func (c *MusicClipClient) Create() *MusicClipCreate {
+	mutation := newMusicClipMutation(c.config, OpCreate)
+	return &MusicClipCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MusicClip entities.
+func (c *MusicClipClient) CreateBulk(builders ...*MusicClipCreate) *MusicClipCreateBulk {
+	return &MusicClipCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MusicClipClient) MapCreateBulk(slice any, setFunc func(*MusicClipCreate, int)) *MusicClipCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MusicClipCreateBulk{err: fmt.Errorf("calling to MusicClipClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MusicClipCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MusicClipCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MusicClip.
+func (c *MusicClipClient) Update() *MusicClipUpdate {
+	mutation := newMusicClipMutation(c.config, OpUpdate)
+	return &MusicClipUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MusicClipClient) UpdateOne(_m *MusicClip) *MusicClipUpdateOne {
+	mutation := newMusicClipMutation(c.config, OpUpdateOne, withMusicClip(_m))
+	return &MusicClipUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MusicClipClient) UpdateOneID(id string) *MusicClipUpdateOne {
+	mutation := newMusicClipMutation(c.config, OpUpdateOne, withMusicClipID(id))
+	return &MusicClipUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MusicClip.
+func (c *MusicClipClient) Delete() *MusicClipDelete {
+	mutation := newMusicClipMutation(c.config, OpDelete)
+	return &MusicClipDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MusicClipClient) DeleteOne(_m *MusicClip) *MusicClipDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MusicClipClient) DeleteOneID(id string) *MusicClipDeleteOne {
+	builder := c.Delete().Where(musicclip.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MusicClipDeleteOne{builder}
+}
+
+// Query returns a query builder for MusicClip.
+func (c *MusicClipClient) Query() *MusicClipQuery {
+	return &MusicClipQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMusicClip},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MusicClip entity by its id.
+func (c *MusicClipClient) Get(ctx context.Context, id string) (*MusicClip, error) {
+	return c.Query().Where(musicclip.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MusicClipClient) GetX(ctx context.Context, id string) *MusicClip {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MusicClipClient) Hooks() []Hook {
+	hooks := c.hooks.MusicClip
+	return append(hooks[:len(hooks):len(hooks)], musicclip.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *MusicClipClient) Interceptors() []Interceptor {
+	inters := c.inters.MusicClip
+	return append(inters[:len(inters):len(inters)], musicclip.Interceptors[:]...)
+}
+
+func (c *MusicClipClient) mutate(ctx context.Context, m *MusicClipMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MusicClipCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MusicClipUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MusicClipUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MusicClipDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MusicClip mutation op: %q", m.Op())
+	}
+}
+
+// MusicUploadClient is a client for the MusicUpload schema.
+type MusicUploadClient struct {
+	config
+}
+
+// NewMusicUploadClient returns a client for the MusicUpload from the given config.
+func NewMusicUploadClient(c config) *MusicUploadClient {
+	return &MusicUploadClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `musicupload.Hooks(f(g(h())))`.
+func (c *MusicUploadClient) Use(hooks ...Hook) {
+	c.hooks.MusicUpload = append(c.hooks.MusicUpload, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `musicupload.Intercept(f(g(h())))`.
+func (c *MusicUploadClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MusicUpload = append(c.inters.MusicUpload, interceptors...)
+}
+
+// Create returns a builder for creating a MusicUpload entity.
+func (c *MusicUploadClient) Create() *MusicUploadCreate {
+	mutation := newMusicUploadMutation(c.config, OpCreate)
+	return &MusicUploadCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MusicUpload entities.
+func (c *MusicUploadClient) CreateBulk(builders ...*MusicUploadCreate) *MusicUploadCreateBulk {
+	return &MusicUploadCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MusicUploadClient) MapCreateBulk(slice any, setFunc func(*MusicUploadCreate, int)) *MusicUploadCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MusicUploadCreateBulk{err: fmt.Errorf("calling to MusicUploadClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MusicUploadCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MusicUploadCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MusicUpload.
+func (c *MusicUploadClient) Update() *MusicUploadUpdate {
+	mutation := newMusicUploadMutation(c.config, OpUpdate)
+	return &MusicUploadUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MusicUploadClient) UpdateOne(_m *MusicUpload) *MusicUploadUpdateOne {
+	mutation := newMusicUploadMutation(c.config, OpUpdateOne, withMusicUpload(_m))
+	return &MusicUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MusicUploadClient) UpdateOneID(id string) *MusicUploadUpdateOne {
+	mutation := newMusicUploadMutation(c.config, OpUpdateOne, withMusicUploadID(id))
+	return &MusicUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MusicUpload.
+func (c *MusicUploadClient) Delete() *MusicUploadDelete {
+	mutation := newMusicUploadMutation(c.config, OpDelete)
+	return &MusicUploadDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MusicUploadClient) DeleteOne(_m *MusicUpload) *MusicUploadDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MusicUploadClient) DeleteOneID(id string) *MusicUploadDeleteOne {
+	builder := c.Delete().Where(musicupload.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MusicUploadDeleteOne{builder}
+}
+
+// Query returns a query builder for MusicUpload.
+func (c *MusicUploadClient) Query() *MusicUploadQuery {
+	return &MusicUploadQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMusicUpload},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MusicUpload entity by its id.
+func (c *MusicUploadClient) Get(ctx context.Context, id string) (*MusicUpload, error) {
+	return c.Query().Where(musicupload.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MusicUploadClient) GetX(ctx context.Context, id string) *MusicUpload {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MusicUploadClient) Hooks() []Hook {
+	hooks := c.hooks.MusicUpload
+	return append(hooks[:len(hooks):len(hooks)], musicupload.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *MusicUploadClient) Interceptors() []Interceptor {
+	inters := c.inters.MusicUpload
+	return append(inters[:len(inters):len(inters)], musicupload.Interceptors[:]...)
+}
+
+func (c *MusicUploadClient) mutate(ctx context.Context, m *MusicUploadMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MusicUploadCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MusicUploadUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MusicUploadUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MusicUploadDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MusicUpload mutation op: %q", m.Op())
+	}
+}
+
 // SandboxEventClient is a client for the SandboxEvent schema.
 type SandboxEventClient struct {
 	config
@@ -2875,13 +3163,13 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 type (
 	hooks struct {
 		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
-		Event, IdempotencyKey, InboxEvent, Media, Message, SandboxEvent, SandboxSend,
-		SandboxWorld, Webhook, Workspace []ent.Hook
+		Event, IdempotencyKey, InboxEvent, Media, Message, MusicClip, MusicUpload,
+		SandboxEvent, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
 		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
-		Event, IdempotencyKey, InboxEvent, Media, Message, SandboxEvent, SandboxSend,
-		SandboxWorld, Webhook, Workspace []ent.Interceptor
+		Event, IdempotencyKey, InboxEvent, Media, Message, MusicClip, MusicUpload,
+		SandboxEvent, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
 	}
 )
 

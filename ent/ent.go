@@ -25,6 +25,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/musicclip"
+	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
@@ -103,6 +105,8 @@ func checkColumn(t, c string) error {
 			inboxevent.Table:      inboxevent.ValidColumn,
 			media.Table:           media.ValidColumn,
 			message.Table:         message.ValidColumn,
+			musicclip.Table:       musicclip.ValidColumn,
+			musicupload.Table:     musicupload.ValidColumn,
 			sandboxevent.Table:    sandboxevent.ValidColumn,
 			sandboxsend.Table:     sandboxsend.ValidColumn,
 			sandboxworld.Table:    sandboxworld.ValidColumn,

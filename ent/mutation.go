@@ -26,6 +26,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/musicclip"
+	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
@@ -56,6 +58,8 @@ const (
 	TypeInboxEvent      = "InboxEvent"
 	TypeMedia           = "Media"
 	TypeMessage         = "Message"
+	TypeMusicClip       = "MusicClip"
+	TypeMusicUpload     = "MusicUpload"
 	TypeSandboxEvent    = "SandboxEvent"
 	TypeSandboxSend     = "SandboxSend"
 	TypeSandboxWorld    = "SandboxWorld"
@@ -14291,6 +14295,2154 @@ func (m *MessageMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *MessageMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Message edge %s", name)
+}
+
+// MusicClipMutation represents an operation that mutates the MusicClip nodes in the graph.
+type MusicClipMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	workspace_id    *string
+	job_id          *string
+	variant         *int
+	addvariant      *int
+	provider        *string
+	handle          *string
+	status          *string
+	request         *json.RawMessage
+	appendrequest   json.RawMessage
+	upload_id       *string
+	title           *string
+	duration_sec    *float64
+	addduration_sec *float64
+	model           *string
+	audio_url       *string
+	image_url       *string
+	error_type      *string
+	error_message   *string
+	created_at      *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*MusicClip, error)
+	predicates      []predicate.MusicClip
+}
+
+var _ ent.Mutation = (*MusicClipMutation)(nil)
+
+// musicclipOption allows management of the mutation configuration using functional options.
+type musicclipOption func(*MusicClipMutation)
+
+// newMusicClipMutation creates new mutation for the MusicClip entity.
+func newMusicClipMutation(c config, op Op, opts ...musicclipOption) *MusicClipMutation {
+	m := &MusicClipMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMusicClip,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMusicClipID sets the ID field of the mutation.
+func withMusicClipID(id string) musicclipOption {
+	return func(m *MusicClipMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MusicClip
+		)
+		m.oldValue = func(ctx context.Context) (*MusicClip, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MusicClip.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMusicClip sets the old MusicClip of the mutation.
+func withMusicClip(node *MusicClip) musicclipOption {
+	return func(m *MusicClipMutation) {
+		m.oldValue = func(context.Context) (*MusicClip, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MusicClipMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MusicClipMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MusicClip entities.
+func (m *MusicClipMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MusicClipMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MusicClipMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MusicClip.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *MusicClipMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *MusicClipMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *MusicClipMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetJobID sets the "job_id" field.
+func (m *MusicClipMutation) SetJobID(s string) {
+	m.job_id = &s
+}
+
+// JobID returns the value of the "job_id" field in the mutation.
+func (m *MusicClipMutation) JobID() (r string, exists bool) {
+	v := m.job_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJobID returns the old "job_id" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldJobID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJobID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJobID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJobID: %w", err)
+	}
+	return oldValue.JobID, nil
+}
+
+// ResetJobID resets all changes to the "job_id" field.
+func (m *MusicClipMutation) ResetJobID() {
+	m.job_id = nil
+}
+
+// SetVariant sets the "variant" field.
+func (m *MusicClipMutation) SetVariant(i int) {
+	m.variant = &i
+	m.addvariant = nil
+}
+
+// Variant returns the value of the "variant" field in the mutation.
+func (m *MusicClipMutation) Variant() (r int, exists bool) {
+	v := m.variant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVariant returns the old "variant" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldVariant(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVariant is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVariant requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVariant: %w", err)
+	}
+	return oldValue.Variant, nil
+}
+
+// AddVariant adds i to the "variant" field.
+func (m *MusicClipMutation) AddVariant(i int) {
+	if m.addvariant != nil {
+		*m.addvariant += i
+	} else {
+		m.addvariant = &i
+	}
+}
+
+// AddedVariant returns the value that was added to the "variant" field in this mutation.
+func (m *MusicClipMutation) AddedVariant() (r int, exists bool) {
+	v := m.addvariant
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVariant resets all changes to the "variant" field.
+func (m *MusicClipMutation) ResetVariant() {
+	m.variant = nil
+	m.addvariant = nil
+}
+
+// SetProvider sets the "provider" field.
+func (m *MusicClipMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *MusicClipMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *MusicClipMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetHandle sets the "handle" field.
+func (m *MusicClipMutation) SetHandle(s string) {
+	m.handle = &s
+}
+
+// Handle returns the value of the "handle" field in the mutation.
+func (m *MusicClipMutation) Handle() (r string, exists bool) {
+	v := m.handle
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHandle returns the old "handle" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldHandle(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHandle is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHandle requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHandle: %w", err)
+	}
+	return oldValue.Handle, nil
+}
+
+// ClearHandle clears the value of the "handle" field.
+func (m *MusicClipMutation) ClearHandle() {
+	m.handle = nil
+	m.clearedFields[musicclip.FieldHandle] = struct{}{}
+}
+
+// HandleCleared returns if the "handle" field was cleared in this mutation.
+func (m *MusicClipMutation) HandleCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldHandle]
+	return ok
+}
+
+// ResetHandle resets all changes to the "handle" field.
+func (m *MusicClipMutation) ResetHandle() {
+	m.handle = nil
+	delete(m.clearedFields, musicclip.FieldHandle)
+}
+
+// SetStatus sets the "status" field.
+func (m *MusicClipMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *MusicClipMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *MusicClipMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetRequest sets the "request" field.
+func (m *MusicClipMutation) SetRequest(jm json.RawMessage) {
+	m.request = &jm
+	m.appendrequest = nil
+}
+
+// Request returns the value of the "request" field in the mutation.
+func (m *MusicClipMutation) Request() (r json.RawMessage, exists bool) {
+	v := m.request
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRequest returns the old "request" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldRequest(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRequest is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRequest requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRequest: %w", err)
+	}
+	return oldValue.Request, nil
+}
+
+// AppendRequest adds jm to the "request" field.
+func (m *MusicClipMutation) AppendRequest(jm json.RawMessage) {
+	m.appendrequest = append(m.appendrequest, jm...)
+}
+
+// AppendedRequest returns the list of values that were appended to the "request" field in this mutation.
+func (m *MusicClipMutation) AppendedRequest() (json.RawMessage, bool) {
+	if len(m.appendrequest) == 0 {
+		return nil, false
+	}
+	return m.appendrequest, true
+}
+
+// ResetRequest resets all changes to the "request" field.
+func (m *MusicClipMutation) ResetRequest() {
+	m.request = nil
+	m.appendrequest = nil
+}
+
+// SetUploadID sets the "upload_id" field.
+func (m *MusicClipMutation) SetUploadID(s string) {
+	m.upload_id = &s
+}
+
+// UploadID returns the value of the "upload_id" field in the mutation.
+func (m *MusicClipMutation) UploadID() (r string, exists bool) {
+	v := m.upload_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUploadID returns the old "upload_id" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldUploadID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUploadID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUploadID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUploadID: %w", err)
+	}
+	return oldValue.UploadID, nil
+}
+
+// ClearUploadID clears the value of the "upload_id" field.
+func (m *MusicClipMutation) ClearUploadID() {
+	m.upload_id = nil
+	m.clearedFields[musicclip.FieldUploadID] = struct{}{}
+}
+
+// UploadIDCleared returns if the "upload_id" field was cleared in this mutation.
+func (m *MusicClipMutation) UploadIDCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldUploadID]
+	return ok
+}
+
+// ResetUploadID resets all changes to the "upload_id" field.
+func (m *MusicClipMutation) ResetUploadID() {
+	m.upload_id = nil
+	delete(m.clearedFields, musicclip.FieldUploadID)
+}
+
+// SetTitle sets the "title" field.
+func (m *MusicClipMutation) SetTitle(s string) {
+	m.title = &s
+}
+
+// Title returns the value of the "title" field in the mutation.
+func (m *MusicClipMutation) Title() (r string, exists bool) {
+	v := m.title
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTitle returns the old "title" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldTitle(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTitle is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTitle requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTitle: %w", err)
+	}
+	return oldValue.Title, nil
+}
+
+// ClearTitle clears the value of the "title" field.
+func (m *MusicClipMutation) ClearTitle() {
+	m.title = nil
+	m.clearedFields[musicclip.FieldTitle] = struct{}{}
+}
+
+// TitleCleared returns if the "title" field was cleared in this mutation.
+func (m *MusicClipMutation) TitleCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldTitle]
+	return ok
+}
+
+// ResetTitle resets all changes to the "title" field.
+func (m *MusicClipMutation) ResetTitle() {
+	m.title = nil
+	delete(m.clearedFields, musicclip.FieldTitle)
+}
+
+// SetDurationSec sets the "duration_sec" field.
+func (m *MusicClipMutation) SetDurationSec(f float64) {
+	m.duration_sec = &f
+	m.addduration_sec = nil
+}
+
+// DurationSec returns the value of the "duration_sec" field in the mutation.
+func (m *MusicClipMutation) DurationSec() (r float64, exists bool) {
+	v := m.duration_sec
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDurationSec returns the old "duration_sec" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldDurationSec(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDurationSec is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDurationSec requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDurationSec: %w", err)
+	}
+	return oldValue.DurationSec, nil
+}
+
+// AddDurationSec adds f to the "duration_sec" field.
+func (m *MusicClipMutation) AddDurationSec(f float64) {
+	if m.addduration_sec != nil {
+		*m.addduration_sec += f
+	} else {
+		m.addduration_sec = &f
+	}
+}
+
+// AddedDurationSec returns the value that was added to the "duration_sec" field in this mutation.
+func (m *MusicClipMutation) AddedDurationSec() (r float64, exists bool) {
+	v := m.addduration_sec
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearDurationSec clears the value of the "duration_sec" field.
+func (m *MusicClipMutation) ClearDurationSec() {
+	m.duration_sec = nil
+	m.addduration_sec = nil
+	m.clearedFields[musicclip.FieldDurationSec] = struct{}{}
+}
+
+// DurationSecCleared returns if the "duration_sec" field was cleared in this mutation.
+func (m *MusicClipMutation) DurationSecCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldDurationSec]
+	return ok
+}
+
+// ResetDurationSec resets all changes to the "duration_sec" field.
+func (m *MusicClipMutation) ResetDurationSec() {
+	m.duration_sec = nil
+	m.addduration_sec = nil
+	delete(m.clearedFields, musicclip.FieldDurationSec)
+}
+
+// SetModel sets the "model" field.
+func (m *MusicClipMutation) SetModel(s string) {
+	m.model = &s
+}
+
+// Model returns the value of the "model" field in the mutation.
+func (m *MusicClipMutation) Model() (r string, exists bool) {
+	v := m.model
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldModel returns the old "model" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldModel(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldModel is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldModel requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldModel: %w", err)
+	}
+	return oldValue.Model, nil
+}
+
+// ClearModel clears the value of the "model" field.
+func (m *MusicClipMutation) ClearModel() {
+	m.model = nil
+	m.clearedFields[musicclip.FieldModel] = struct{}{}
+}
+
+// ModelCleared returns if the "model" field was cleared in this mutation.
+func (m *MusicClipMutation) ModelCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldModel]
+	return ok
+}
+
+// ResetModel resets all changes to the "model" field.
+func (m *MusicClipMutation) ResetModel() {
+	m.model = nil
+	delete(m.clearedFields, musicclip.FieldModel)
+}
+
+// SetAudioURL sets the "audio_url" field.
+func (m *MusicClipMutation) SetAudioURL(s string) {
+	m.audio_url = &s
+}
+
+// AudioURL returns the value of the "audio_url" field in the mutation.
+func (m *MusicClipMutation) AudioURL() (r string, exists bool) {
+	v := m.audio_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudioURL returns the old "audio_url" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldAudioURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudioURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudioURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudioURL: %w", err)
+	}
+	return oldValue.AudioURL, nil
+}
+
+// ClearAudioURL clears the value of the "audio_url" field.
+func (m *MusicClipMutation) ClearAudioURL() {
+	m.audio_url = nil
+	m.clearedFields[musicclip.FieldAudioURL] = struct{}{}
+}
+
+// AudioURLCleared returns if the "audio_url" field was cleared in this mutation.
+func (m *MusicClipMutation) AudioURLCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldAudioURL]
+	return ok
+}
+
+// ResetAudioURL resets all changes to the "audio_url" field.
+func (m *MusicClipMutation) ResetAudioURL() {
+	m.audio_url = nil
+	delete(m.clearedFields, musicclip.FieldAudioURL)
+}
+
+// SetImageURL sets the "image_url" field.
+func (m *MusicClipMutation) SetImageURL(s string) {
+	m.image_url = &s
+}
+
+// ImageURL returns the value of the "image_url" field in the mutation.
+func (m *MusicClipMutation) ImageURL() (r string, exists bool) {
+	v := m.image_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldImageURL returns the old "image_url" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldImageURL(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldImageURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldImageURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldImageURL: %w", err)
+	}
+	return oldValue.ImageURL, nil
+}
+
+// ClearImageURL clears the value of the "image_url" field.
+func (m *MusicClipMutation) ClearImageURL() {
+	m.image_url = nil
+	m.clearedFields[musicclip.FieldImageURL] = struct{}{}
+}
+
+// ImageURLCleared returns if the "image_url" field was cleared in this mutation.
+func (m *MusicClipMutation) ImageURLCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldImageURL]
+	return ok
+}
+
+// ResetImageURL resets all changes to the "image_url" field.
+func (m *MusicClipMutation) ResetImageURL() {
+	m.image_url = nil
+	delete(m.clearedFields, musicclip.FieldImageURL)
+}
+
+// SetErrorType sets the "error_type" field.
+func (m *MusicClipMutation) SetErrorType(s string) {
+	m.error_type = &s
+}
+
+// ErrorType returns the value of the "error_type" field in the mutation.
+func (m *MusicClipMutation) ErrorType() (r string, exists bool) {
+	v := m.error_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorType returns the old "error_type" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldErrorType(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorType: %w", err)
+	}
+	return oldValue.ErrorType, nil
+}
+
+// ClearErrorType clears the value of the "error_type" field.
+func (m *MusicClipMutation) ClearErrorType() {
+	m.error_type = nil
+	m.clearedFields[musicclip.FieldErrorType] = struct{}{}
+}
+
+// ErrorTypeCleared returns if the "error_type" field was cleared in this mutation.
+func (m *MusicClipMutation) ErrorTypeCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldErrorType]
+	return ok
+}
+
+// ResetErrorType resets all changes to the "error_type" field.
+func (m *MusicClipMutation) ResetErrorType() {
+	m.error_type = nil
+	delete(m.clearedFields, musicclip.FieldErrorType)
+}
+
+// SetErrorMessage sets the "error_message" field.
+func (m *MusicClipMutation) SetErrorMessage(s string) {
+	m.error_message = &s
+}
+
+// ErrorMessage returns the value of the "error_message" field in the mutation.
+func (m *MusicClipMutation) ErrorMessage() (r string, exists bool) {
+	v := m.error_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldErrorMessage returns the old "error_message" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldErrorMessage(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldErrorMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldErrorMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldErrorMessage: %w", err)
+	}
+	return oldValue.ErrorMessage, nil
+}
+
+// ClearErrorMessage clears the value of the "error_message" field.
+func (m *MusicClipMutation) ClearErrorMessage() {
+	m.error_message = nil
+	m.clearedFields[musicclip.FieldErrorMessage] = struct{}{}
+}
+
+// ErrorMessageCleared returns if the "error_message" field was cleared in this mutation.
+func (m *MusicClipMutation) ErrorMessageCleared() bool {
+	_, ok := m.clearedFields[musicclip.FieldErrorMessage]
+	return ok
+}
+
+// ResetErrorMessage resets all changes to the "error_message" field.
+func (m *MusicClipMutation) ResetErrorMessage() {
+	m.error_message = nil
+	delete(m.clearedFields, musicclip.FieldErrorMessage)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MusicClipMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MusicClipMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MusicClipMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *MusicClipMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *MusicClipMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the MusicClip entity.
+// If the MusicClip object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicClipMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *MusicClipMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the MusicClipMutation builder.
+func (m *MusicClipMutation) Where(ps ...predicate.MusicClip) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MusicClipMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MusicClipMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MusicClip, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MusicClipMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MusicClipMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MusicClip).
+func (m *MusicClipMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MusicClipMutation) Fields() []string {
+	fields := make([]string, 0, 17)
+	if m.workspace_id != nil {
+		fields = append(fields, musicclip.FieldWorkspaceID)
+	}
+	if m.job_id != nil {
+		fields = append(fields, musicclip.FieldJobID)
+	}
+	if m.variant != nil {
+		fields = append(fields, musicclip.FieldVariant)
+	}
+	if m.provider != nil {
+		fields = append(fields, musicclip.FieldProvider)
+	}
+	if m.handle != nil {
+		fields = append(fields, musicclip.FieldHandle)
+	}
+	if m.status != nil {
+		fields = append(fields, musicclip.FieldStatus)
+	}
+	if m.request != nil {
+		fields = append(fields, musicclip.FieldRequest)
+	}
+	if m.upload_id != nil {
+		fields = append(fields, musicclip.FieldUploadID)
+	}
+	if m.title != nil {
+		fields = append(fields, musicclip.FieldTitle)
+	}
+	if m.duration_sec != nil {
+		fields = append(fields, musicclip.FieldDurationSec)
+	}
+	if m.model != nil {
+		fields = append(fields, musicclip.FieldModel)
+	}
+	if m.audio_url != nil {
+		fields = append(fields, musicclip.FieldAudioURL)
+	}
+	if m.image_url != nil {
+		fields = append(fields, musicclip.FieldImageURL)
+	}
+	if m.error_type != nil {
+		fields = append(fields, musicclip.FieldErrorType)
+	}
+	if m.error_message != nil {
+		fields = append(fields, musicclip.FieldErrorMessage)
+	}
+	if m.created_at != nil {
+		fields = append(fields, musicclip.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, musicclip.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MusicClipMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case musicclip.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case musicclip.FieldJobID:
+		return m.JobID()
+	case musicclip.FieldVariant:
+		return m.Variant()
+	case musicclip.FieldProvider:
+		return m.Provider()
+	case musicclip.FieldHandle:
+		return m.Handle()
+	case musicclip.FieldStatus:
+		return m.Status()
+	case musicclip.FieldRequest:
+		return m.Request()
+	case musicclip.FieldUploadID:
+		return m.UploadID()
+	case musicclip.FieldTitle:
+		return m.Title()
+	case musicclip.FieldDurationSec:
+		return m.DurationSec()
+	case musicclip.FieldModel:
+		return m.Model()
+	case musicclip.FieldAudioURL:
+		return m.AudioURL()
+	case musicclip.FieldImageURL:
+		return m.ImageURL()
+	case musicclip.FieldErrorType:
+		return m.ErrorType()
+	case musicclip.FieldErrorMessage:
+		return m.ErrorMessage()
+	case musicclip.FieldCreatedAt:
+		return m.CreatedAt()
+	case musicclip.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MusicClipMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case musicclip.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case musicclip.FieldJobID:
+		return m.OldJobID(ctx)
+	case musicclip.FieldVariant:
+		return m.OldVariant(ctx)
+	case musicclip.FieldProvider:
+		return m.OldProvider(ctx)
+	case musicclip.FieldHandle:
+		return m.OldHandle(ctx)
+	case musicclip.FieldStatus:
+		return m.OldStatus(ctx)
+	case musicclip.FieldRequest:
+		return m.OldRequest(ctx)
+	case musicclip.FieldUploadID:
+		return m.OldUploadID(ctx)
+	case musicclip.FieldTitle:
+		return m.OldTitle(ctx)
+	case musicclip.FieldDurationSec:
+		return m.OldDurationSec(ctx)
+	case musicclip.FieldModel:
+		return m.OldModel(ctx)
+	case musicclip.FieldAudioURL:
+		return m.OldAudioURL(ctx)
+	case musicclip.FieldImageURL:
+		return m.OldImageURL(ctx)
+	case musicclip.FieldErrorType:
+		return m.OldErrorType(ctx)
+	case musicclip.FieldErrorMessage:
+		return m.OldErrorMessage(ctx)
+	case musicclip.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case musicclip.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MusicClip field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MusicClipMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case musicclip.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case musicclip.FieldJobID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJobID(v)
+		return nil
+	case musicclip.FieldVariant:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVariant(v)
+		return nil
+	case musicclip.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case musicclip.FieldHandle:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHandle(v)
+		return nil
+	case musicclip.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case musicclip.FieldRequest:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRequest(v)
+		return nil
+	case musicclip.FieldUploadID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUploadID(v)
+		return nil
+	case musicclip.FieldTitle:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTitle(v)
+		return nil
+	case musicclip.FieldDurationSec:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDurationSec(v)
+		return nil
+	case musicclip.FieldModel:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetModel(v)
+		return nil
+	case musicclip.FieldAudioURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudioURL(v)
+		return nil
+	case musicclip.FieldImageURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetImageURL(v)
+		return nil
+	case musicclip.FieldErrorType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorType(v)
+		return nil
+	case musicclip.FieldErrorMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetErrorMessage(v)
+		return nil
+	case musicclip.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case musicclip.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MusicClip field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MusicClipMutation) AddedFields() []string {
+	var fields []string
+	if m.addvariant != nil {
+		fields = append(fields, musicclip.FieldVariant)
+	}
+	if m.addduration_sec != nil {
+		fields = append(fields, musicclip.FieldDurationSec)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MusicClipMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case musicclip.FieldVariant:
+		return m.AddedVariant()
+	case musicclip.FieldDurationSec:
+		return m.AddedDurationSec()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MusicClipMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case musicclip.FieldVariant:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVariant(v)
+		return nil
+	case musicclip.FieldDurationSec:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDurationSec(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MusicClip numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MusicClipMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(musicclip.FieldHandle) {
+		fields = append(fields, musicclip.FieldHandle)
+	}
+	if m.FieldCleared(musicclip.FieldUploadID) {
+		fields = append(fields, musicclip.FieldUploadID)
+	}
+	if m.FieldCleared(musicclip.FieldTitle) {
+		fields = append(fields, musicclip.FieldTitle)
+	}
+	if m.FieldCleared(musicclip.FieldDurationSec) {
+		fields = append(fields, musicclip.FieldDurationSec)
+	}
+	if m.FieldCleared(musicclip.FieldModel) {
+		fields = append(fields, musicclip.FieldModel)
+	}
+	if m.FieldCleared(musicclip.FieldAudioURL) {
+		fields = append(fields, musicclip.FieldAudioURL)
+	}
+	if m.FieldCleared(musicclip.FieldImageURL) {
+		fields = append(fields, musicclip.FieldImageURL)
+	}
+	if m.FieldCleared(musicclip.FieldErrorType) {
+		fields = append(fields, musicclip.FieldErrorType)
+	}
+	if m.FieldCleared(musicclip.FieldErrorMessage) {
+		fields = append(fields, musicclip.FieldErrorMessage)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MusicClipMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MusicClipMutation) ClearField(name string) error {
+	switch name {
+	case musicclip.FieldHandle:
+		m.ClearHandle()
+		return nil
+	case musicclip.FieldUploadID:
+		m.ClearUploadID()
+		return nil
+	case musicclip.FieldTitle:
+		m.ClearTitle()
+		return nil
+	case musicclip.FieldDurationSec:
+		m.ClearDurationSec()
+		return nil
+	case musicclip.FieldModel:
+		m.ClearModel()
+		return nil
+	case musicclip.FieldAudioURL:
+		m.ClearAudioURL()
+		return nil
+	case musicclip.FieldImageURL:
+		m.ClearImageURL()
+		return nil
+	case musicclip.FieldErrorType:
+		m.ClearErrorType()
+		return nil
+	case musicclip.FieldErrorMessage:
+		m.ClearErrorMessage()
+		return nil
+	}
+	return fmt.Errorf("unknown MusicClip nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MusicClipMutation) ResetField(name string) error {
+	switch name {
+	case musicclip.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case musicclip.FieldJobID:
+		m.ResetJobID()
+		return nil
+	case musicclip.FieldVariant:
+		m.ResetVariant()
+		return nil
+	case musicclip.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case musicclip.FieldHandle:
+		m.ResetHandle()
+		return nil
+	case musicclip.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case musicclip.FieldRequest:
+		m.ResetRequest()
+		return nil
+	case musicclip.FieldUploadID:
+		m.ResetUploadID()
+		return nil
+	case musicclip.FieldTitle:
+		m.ResetTitle()
+		return nil
+	case musicclip.FieldDurationSec:
+		m.ResetDurationSec()
+		return nil
+	case musicclip.FieldModel:
+		m.ResetModel()
+		return nil
+	case musicclip.FieldAudioURL:
+		m.ResetAudioURL()
+		return nil
+	case musicclip.FieldImageURL:
+		m.ResetImageURL()
+		return nil
+	case musicclip.FieldErrorType:
+		m.ResetErrorType()
+		return nil
+	case musicclip.FieldErrorMessage:
+		m.ResetErrorMessage()
+		return nil
+	case musicclip.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case musicclip.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MusicClip field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MusicClipMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MusicClipMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MusicClipMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MusicClipMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MusicClipMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MusicClipMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MusicClipMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MusicClip unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MusicClipMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MusicClip edge %s", name)
+}
+
+// MusicUploadMutation represents an operation that mutates the MusicUpload nodes in the graph.
+type MusicUploadMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	token         *string
+	file_name     *string
+	format        *string
+	size          *int64
+	addsize       *int64
+	status        *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MusicUpload, error)
+	predicates    []predicate.MusicUpload
+}
+
+var _ ent.Mutation = (*MusicUploadMutation)(nil)
+
+// musicuploadOption allows management of the mutation configuration using functional options.
+type musicuploadOption func(*MusicUploadMutation)
+
+// newMusicUploadMutation creates new mutation for the MusicUpload entity.
+func newMusicUploadMutation(c config, op Op, opts ...musicuploadOption) *MusicUploadMutation {
+	m := &MusicUploadMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMusicUpload,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMusicUploadID sets the ID field of the mutation.
+func withMusicUploadID(id string) musicuploadOption {
+	return func(m *MusicUploadMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MusicUpload
+		)
+		m.oldValue = func(ctx context.Context) (*MusicUpload, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MusicUpload.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMusicUpload sets the old MusicUpload of the mutation.
+func withMusicUpload(node *MusicUpload) musicuploadOption {
+	return func(m *MusicUploadMutation) {
+		m.oldValue = func(context.Context) (*MusicUpload, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MusicUploadMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MusicUploadMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of MusicUpload entities.
+func (m *MusicUploadMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MusicUploadMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MusicUploadMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MusicUpload.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *MusicUploadMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *MusicUploadMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *MusicUploadMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetToken sets the "token" field.
+func (m *MusicUploadMutation) SetToken(s string) {
+	m.token = &s
+}
+
+// Token returns the value of the "token" field in the mutation.
+func (m *MusicUploadMutation) Token() (r string, exists bool) {
+	v := m.token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldToken returns the old "token" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldToken: %w", err)
+	}
+	return oldValue.Token, nil
+}
+
+// ResetToken resets all changes to the "token" field.
+func (m *MusicUploadMutation) ResetToken() {
+	m.token = nil
+}
+
+// SetFileName sets the "file_name" field.
+func (m *MusicUploadMutation) SetFileName(s string) {
+	m.file_name = &s
+}
+
+// FileName returns the value of the "file_name" field in the mutation.
+func (m *MusicUploadMutation) FileName() (r string, exists bool) {
+	v := m.file_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFileName returns the old "file_name" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldFileName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFileName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFileName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFileName: %w", err)
+	}
+	return oldValue.FileName, nil
+}
+
+// ResetFileName resets all changes to the "file_name" field.
+func (m *MusicUploadMutation) ResetFileName() {
+	m.file_name = nil
+}
+
+// SetFormat sets the "format" field.
+func (m *MusicUploadMutation) SetFormat(s string) {
+	m.format = &s
+}
+
+// Format returns the value of the "format" field in the mutation.
+func (m *MusicUploadMutation) Format() (r string, exists bool) {
+	v := m.format
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFormat returns the old "format" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldFormat(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFormat is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFormat requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFormat: %w", err)
+	}
+	return oldValue.Format, nil
+}
+
+// ResetFormat resets all changes to the "format" field.
+func (m *MusicUploadMutation) ResetFormat() {
+	m.format = nil
+}
+
+// SetSize sets the "size" field.
+func (m *MusicUploadMutation) SetSize(i int64) {
+	m.size = &i
+	m.addsize = nil
+}
+
+// Size returns the value of the "size" field in the mutation.
+func (m *MusicUploadMutation) Size() (r int64, exists bool) {
+	v := m.size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSize returns the old "size" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldSize(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSize: %w", err)
+	}
+	return oldValue.Size, nil
+}
+
+// AddSize adds i to the "size" field.
+func (m *MusicUploadMutation) AddSize(i int64) {
+	if m.addsize != nil {
+		*m.addsize += i
+	} else {
+		m.addsize = &i
+	}
+}
+
+// AddedSize returns the value that was added to the "size" field in this mutation.
+func (m *MusicUploadMutation) AddedSize() (r int64, exists bool) {
+	v := m.addsize
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSize resets all changes to the "size" field.
+func (m *MusicUploadMutation) ResetSize() {
+	m.size = nil
+	m.addsize = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *MusicUploadMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *MusicUploadMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *MusicUploadMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *MusicUploadMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *MusicUploadMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the MusicUpload entity.
+// If the MusicUpload object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MusicUploadMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *MusicUploadMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the MusicUploadMutation builder.
+func (m *MusicUploadMutation) Where(ps ...predicate.MusicUpload) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MusicUploadMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MusicUploadMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MusicUpload, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MusicUploadMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MusicUploadMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MusicUpload).
+func (m *MusicUploadMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MusicUploadMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.workspace_id != nil {
+		fields = append(fields, musicupload.FieldWorkspaceID)
+	}
+	if m.token != nil {
+		fields = append(fields, musicupload.FieldToken)
+	}
+	if m.file_name != nil {
+		fields = append(fields, musicupload.FieldFileName)
+	}
+	if m.format != nil {
+		fields = append(fields, musicupload.FieldFormat)
+	}
+	if m.size != nil {
+		fields = append(fields, musicupload.FieldSize)
+	}
+	if m.status != nil {
+		fields = append(fields, musicupload.FieldStatus)
+	}
+	if m.created_at != nil {
+		fields = append(fields, musicupload.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MusicUploadMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case musicupload.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case musicupload.FieldToken:
+		return m.Token()
+	case musicupload.FieldFileName:
+		return m.FileName()
+	case musicupload.FieldFormat:
+		return m.Format()
+	case musicupload.FieldSize:
+		return m.Size()
+	case musicupload.FieldStatus:
+		return m.Status()
+	case musicupload.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MusicUploadMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case musicupload.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case musicupload.FieldToken:
+		return m.OldToken(ctx)
+	case musicupload.FieldFileName:
+		return m.OldFileName(ctx)
+	case musicupload.FieldFormat:
+		return m.OldFormat(ctx)
+	case musicupload.FieldSize:
+		return m.OldSize(ctx)
+	case musicupload.FieldStatus:
+		return m.OldStatus(ctx)
+	case musicupload.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown MusicUpload field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MusicUploadMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case musicupload.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case musicupload.FieldToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetToken(v)
+		return nil
+	case musicupload.FieldFileName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFileName(v)
+		return nil
+	case musicupload.FieldFormat:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFormat(v)
+		return nil
+	case musicupload.FieldSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSize(v)
+		return nil
+	case musicupload.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case musicupload.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MusicUpload field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MusicUploadMutation) AddedFields() []string {
+	var fields []string
+	if m.addsize != nil {
+		fields = append(fields, musicupload.FieldSize)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MusicUploadMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case musicupload.FieldSize:
+		return m.AddedSize()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MusicUploadMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case musicupload.FieldSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSize(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MusicUpload numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MusicUploadMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MusicUploadMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MusicUploadMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown MusicUpload nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MusicUploadMutation) ResetField(name string) error {
+	switch name {
+	case musicupload.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case musicupload.FieldToken:
+		m.ResetToken()
+		return nil
+	case musicupload.FieldFileName:
+		m.ResetFileName()
+		return nil
+	case musicupload.FieldFormat:
+		m.ResetFormat()
+		return nil
+	case musicupload.FieldSize:
+		m.ResetSize()
+		return nil
+	case musicupload.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case musicupload.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown MusicUpload field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MusicUploadMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MusicUploadMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MusicUploadMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MusicUploadMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MusicUploadMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MusicUploadMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MusicUploadMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MusicUpload unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MusicUploadMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MusicUpload edge %s", name)
 }
 
 // SandboxEventMutation represents an operation that mutates the SandboxEvent nodes in the graph.

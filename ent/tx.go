@@ -40,6 +40,10 @@ type Tx struct {
 	Media *MediaClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
+	// MusicClip is the client for interacting with the MusicClip builders.
+	MusicClip *MusicClipClient
+	// MusicUpload is the client for interacting with the MusicUpload builders.
+	MusicUpload *MusicUploadClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
@@ -194,6 +198,8 @@ func (tx *Tx) init() {
 	tx.InboxEvent = NewInboxEventClient(tx.config)
 	tx.Media = NewMediaClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
+	tx.MusicClip = NewMusicClipClient(tx.config)
+	tx.MusicUpload = NewMusicUploadClient(tx.config)
 	tx.SandboxEvent = NewSandboxEventClient(tx.config)
 	tx.SandboxSend = NewSandboxSendClient(tx.config)
 	tx.SandboxWorld = NewSandboxWorldClient(tx.config)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/music"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -423,6 +424,30 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	MusicAccount struct {
+		CreditsLeft  func(childComplexity int) int
+		MonthlyLimit func(childComplexity int) int
+		MonthlyUsage func(childComplexity int) int
+		Plan         func(childComplexity int) int
+	}
+
+	MusicClip struct {
+		AudioURL     func(childComplexity int) int
+		DurationSec  func(childComplexity int) int
+		ErrorMessage func(childComplexity int) int
+		ErrorType    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		ImageURL     func(childComplexity int) int
+		Model        func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Title        func(childComplexity int) int
+	}
+
+	MusicUploadResult struct {
+		Status   func(childComplexity int) int
+		UploadID func(childComplexity int) int
+	}
+
 	Mutation struct {
 		ArchiveChat              func(childComplexity int, chatID string, archived bool) int
 		CancelScheduledMessage   func(childComplexity int, id string) int
@@ -430,6 +455,7 @@ type ComplexityRoot struct {
 		CreateNewsletter         func(childComplexity int, name string) int
 		CreateWebhook            func(childComplexity int, input model.WebhookInput) int
 		DeleteWebhook            func(childComplexity int, id string) int
+		GenerateSong             func(childComplexity int, input model.SongInput) int
 		LoadOlderMessages        func(childComplexity int, chatID string, pages *int, untilDate *string) int
 		MarkChatRead             func(childComplexity int, chatID string) int
 		OpenBoard                func(childComplexity int, input model.BoardInput) int
@@ -444,6 +470,7 @@ type ComplexityRoot struct {
 		UpdateBoardItem          func(childComplexity int, boardID string, itemID string, input model.BoardItemPatch) int
 		UpdateScheduledMessage   func(childComplexity int, id string, input model.MessagePatch) int
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
+		UploadMusicAudio         func(childComplexity int, input model.MusicUploadInput) int
 		UpsertBoardItems         func(childComplexity int, boardID string, items []*model.BoardItemInput, mode *string) int
 	}
 
@@ -495,6 +522,8 @@ type ComplexityRoot struct {
 		MessageAcks           func(childComplexity int, keys []string, chatID *string) int
 		MessageMedia          func(childComplexity int, key string, chatID *string) int
 		Messages              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) int
+		MusicAccount          func(childComplexity int) int
+		MusicSong             func(childComplexity int, id string) int
 		Newsletter            func(childComplexity int, id string) int
 		NewsletterList        func(childComplexity int, searchToken *string, limit *int, skip *int) int
 		Node                  func(childComplexity int, id string) int
@@ -530,6 +559,11 @@ type ComplexityRoot struct {
 	SimilarItems struct {
 		Matches func(childComplexity int) int
 		Misses  func(childComplexity int) int
+	}
+
+	SongJob struct {
+		Clips func(childComplexity int) int
+		JobID func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -603,6 +637,8 @@ type MutationResolver interface {
 	UnpinMessage(ctx context.Context, key string, chatID *string) (bool, error)
 	LoadOlderMessages(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error)
 	CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error)
+	GenerateSong(ctx context.Context, input model.SongInput) (*model.SongJob, error)
+	UploadMusicAudio(ctx context.Context, input model.MusicUploadInput) (*model.MusicUploadResult, error)
 	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error)
 	SendMessage(ctx context.Context, chatID string, input model.MessageInput) (*ent.Message, error)
 	UpdateScheduledMessage(ctx context.Context, id string, input model.MessagePatch) (*ent.Message, error)
@@ -639,6 +675,8 @@ type QueryResolver interface {
 	MessageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error)
 	NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error)
 	Newsletter(ctx context.Context, id string) (*ent.Chat, error)
+	MusicSong(ctx context.Context, id string) (*ent.MusicClip, error)
+	MusicAccount(ctx context.Context) (*music.Account, error)
 	Ping(ctx context.Context) (*model.Ping, error)
 	Account(ctx context.Context) (*ent.Workspace, error)
 	ScheduledMessages(ctx context.Context, filter *model.ScheduledMessageFilter, limit *int, skip *int) (*model.MessagePage, error)
@@ -2190,6 +2228,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessagePage.Total(childComplexity), true
 
+	case "MusicAccount.creditsLeft":
+		if e.ComplexityRoot.MusicAccount.CreditsLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicAccount.CreditsLeft(childComplexity), true
+	case "MusicAccount.monthlyLimit":
+		if e.ComplexityRoot.MusicAccount.MonthlyLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicAccount.MonthlyLimit(childComplexity), true
+	case "MusicAccount.monthlyUsage":
+		if e.ComplexityRoot.MusicAccount.MonthlyUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicAccount.MonthlyUsage(childComplexity), true
+	case "MusicAccount.plan":
+		if e.ComplexityRoot.MusicAccount.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicAccount.Plan(childComplexity), true
+
+	case "MusicClip.audioUrl":
+		if e.ComplexityRoot.MusicClip.AudioURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.AudioURL(childComplexity), true
+	case "MusicClip.durationSec":
+		if e.ComplexityRoot.MusicClip.DurationSec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.DurationSec(childComplexity), true
+	case "MusicClip.errorMessage":
+		if e.ComplexityRoot.MusicClip.ErrorMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.ErrorMessage(childComplexity), true
+	case "MusicClip.errorType":
+		if e.ComplexityRoot.MusicClip.ErrorType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.ErrorType(childComplexity), true
+	case "MusicClip.id":
+		if e.ComplexityRoot.MusicClip.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.ID(childComplexity), true
+	case "MusicClip.imageUrl":
+		if e.ComplexityRoot.MusicClip.ImageURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.ImageURL(childComplexity), true
+	case "MusicClip.model":
+		if e.ComplexityRoot.MusicClip.Model == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.Model(childComplexity), true
+	case "MusicClip.status":
+		if e.ComplexityRoot.MusicClip.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.Status(childComplexity), true
+	case "MusicClip.title":
+		if e.ComplexityRoot.MusicClip.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicClip.Title(childComplexity), true
+
+	case "MusicUploadResult.status":
+		if e.ComplexityRoot.MusicUploadResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicUploadResult.Status(childComplexity), true
+	case "MusicUploadResult.uploadId":
+		if e.ComplexityRoot.MusicUploadResult.UploadID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MusicUploadResult.UploadID(childComplexity), true
+
 	case "Mutation.archiveChat":
 		if e.ComplexityRoot.Mutation.ArchiveChat == nil {
 			break
@@ -2256,6 +2387,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["id"].(string)), true
+	case "Mutation.generateSong":
+		if e.ComplexityRoot.Mutation.GenerateSong == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_generateSong_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GenerateSong(childComplexity, args["input"].(model.SongInput)), true
 	case "Mutation.loadOlderMessages":
 		if e.ComplexityRoot.Mutation.LoadOlderMessages == nil {
 			break
@@ -2410,6 +2552,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["id"].(string), args["input"].(model.WebhookPatch)), true
+	case "Mutation.uploadMusicAudio":
+		if e.ComplexityRoot.Mutation.UploadMusicAudio == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadMusicAudio_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadMusicAudio(childComplexity, args["input"].(model.MusicUploadInput)), true
 	case "Mutation.upsertBoardItems":
 		if e.ComplexityRoot.Mutation.UpsertBoardItems == nil {
 			break
@@ -2727,6 +2880,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Messages(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.MessageOrder), args["where"].(*ent.MessageWhereInput)), true
+	case "Query.musicAccount":
+		if e.ComplexityRoot.Query.MusicAccount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MusicAccount(childComplexity), true
+	case "Query.musicSong":
+		if e.ComplexityRoot.Query.MusicSong == nil {
+			break
+		}
+
+		args, err := ec.field_Query_musicSong_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MusicSong(childComplexity, args["id"].(string)), true
 	case "Query.newsletter":
 		if e.ComplexityRoot.Query.Newsletter == nil {
 			break
@@ -2930,6 +3100,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SimilarItems.Misses(childComplexity), true
 
+	case "SongJob.clips":
+		if e.ComplexityRoot.SongJob.Clips == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SongJob.Clips(childComplexity), true
+	case "SongJob.jobId":
+		if e.ComplexityRoot.SongJob.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SongJob.JobID(childComplexity), true
+
 	case "Webhook.consecutiveFailures":
 		if e.ComplexityRoot.Webhook.ConsecutiveFailures == nil {
 			break
@@ -3091,7 +3274,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMessageOrder,
 		ec.unmarshalInputMessagePatch,
 		ec.unmarshalInputMessageWhereInput,
+		ec.unmarshalInputMusicUploadInput,
 		ec.unmarshalInputScheduledMessageFilter,
+		ec.unmarshalInputSongInput,
 		ec.unmarshalInputStoredMessageFilter,
 		ec.unmarshalInputWebhookInput,
 		ec.unmarshalInputWebhookPatch,
@@ -3170,7 +3355,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "boards.graphql" "chats.graphql" "ent.graphql" "schema.graphql"
+//go:embed "boards.graphql" "chats.graphql" "ent.graphql" "music.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -3185,6 +3370,7 @@ var sources = []*ast.Source{
 	{Name: "boards.graphql", Input: sourceData("boards.graphql"), BuiltIn: false},
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
+	{Name: "music.graphql", Input: sourceData("music.graphql"), BuiltIn: false},
 	{Name: "schema.graphql", Input: sourceData("schema.graphql"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3941,6 +4127,54 @@ func (ec *executionContext) childFields_MessagePage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type MessagePage", field.Name)
 }
 
+func (ec *executionContext) childFields_MusicAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "creditsLeft":
+		return ec.fieldContext_MusicAccount_creditsLeft(ctx, field)
+	case "monthlyLimit":
+		return ec.fieldContext_MusicAccount_monthlyLimit(ctx, field)
+	case "monthlyUsage":
+		return ec.fieldContext_MusicAccount_monthlyUsage(ctx, field)
+	case "plan":
+		return ec.fieldContext_MusicAccount_plan(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MusicAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_MusicClip(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_MusicClip_id(ctx, field)
+	case "status":
+		return ec.fieldContext_MusicClip_status(ctx, field)
+	case "audioUrl":
+		return ec.fieldContext_MusicClip_audioUrl(ctx, field)
+	case "imageUrl":
+		return ec.fieldContext_MusicClip_imageUrl(ctx, field)
+	case "title":
+		return ec.fieldContext_MusicClip_title(ctx, field)
+	case "durationSec":
+		return ec.fieldContext_MusicClip_durationSec(ctx, field)
+	case "model":
+		return ec.fieldContext_MusicClip_model(ctx, field)
+	case "errorType":
+		return ec.fieldContext_MusicClip_errorType(ctx, field)
+	case "errorMessage":
+		return ec.fieldContext_MusicClip_errorMessage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MusicClip", field.Name)
+}
+
+func (ec *executionContext) childFields_MusicUploadResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uploadId":
+		return ec.fieldContext_MusicUploadResult_uploadId(ctx, field)
+	case "status":
+		return ec.fieldContext_MusicUploadResult_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MusicUploadResult", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -4039,6 +4273,16 @@ func (ec *executionContext) childFields_SimilarItems(ctx context.Context, field 
 		return ec.fieldContext_SimilarItems_misses(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SimilarItems", field.Name)
+}
+
+func (ec *executionContext) childFields_SongJob(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "jobId":
+		return ec.fieldContext_SongJob_jobId(ctx, field)
+	case "clips":
+		return ec.fieldContext_SongJob_clips(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SongJob", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4429,6 +4673,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_generateSong_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SongInput, error) {
+			return ec.unmarshalNSongInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐSongInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_loadOlderMessages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4742,6 +5000,20 @@ func (ec *executionContext) field_Mutation_updateWebhook_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uploadMusicAudio_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MusicUploadInput, error) {
+			return ec.unmarshalNMusicUploadInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMusicUploadInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -5350,6 +5622,20 @@ func (ec *executionContext) field_Query_messages_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_musicSong_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -11821,6 +12107,351 @@ func (ec *executionContext) fieldContext_MessagePage_total(_ context.Context, fi
 	return graphql.NewScalarFieldContext("MessagePage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _MusicAccount_creditsLeft(ctx context.Context, field graphql.CollectedField, obj *music.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicAccount_creditsLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreditsLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MusicAccount_creditsLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicAccount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MusicAccount_monthlyLimit(ctx context.Context, field graphql.CollectedField, obj *music.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicAccount_monthlyLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicAccount_monthlyLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicAccount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MusicAccount_monthlyUsage(ctx context.Context, field graphql.CollectedField, obj *music.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicAccount_monthlyUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MonthlyUsage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicAccount_monthlyUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicAccount", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MusicAccount_plan(ctx context.Context, field graphql.CollectedField, obj *music.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicAccount_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicAccount_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_id(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_status(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_audioUrl(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_audioUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AudioURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_audioUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_imageUrl(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_imageUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ImageURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_title(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_durationSec(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_durationSec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationSec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_durationSec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_model(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_model(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Model, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_model(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_errorType(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_errorType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_errorType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicClip_errorMessage(ctx context.Context, field graphql.CollectedField, obj *ent.MusicClip) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicClip_errorMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ErrorMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MusicClip_errorMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicClip", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MusicUploadResult_uploadId(ctx context.Context, field graphql.CollectedField, obj *model.MusicUploadResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicUploadResult_uploadId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UploadID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MusicUploadResult_uploadId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicUploadResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MusicUploadResult_status(ctx context.Context, field graphql.CollectedField, obj *model.MusicUploadResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MusicUploadResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MusicUploadResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MusicUploadResult", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_openBoard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12299,6 +12930,94 @@ func (ec *executionContext) fieldContext_Mutation_createNewsletter(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createNewsletter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_generateSong(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_generateSong(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().GenerateSong(ctx, fc.Args["input"].(model.SongInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SongJob) graphql.Marshaler {
+			return ec.marshalNSongJob2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐSongJob(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_generateSong(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SongJob(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_generateSong_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadMusicAudio(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadMusicAudio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadMusicAudio(ctx, fc.Args["input"].(model.MusicUploadInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MusicUploadResult) graphql.Marshaler {
+			return ec.marshalNMusicUploadResult2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMusicUploadResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadMusicAudio(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MusicUploadResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadMusicAudio_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14187,6 +14906,82 @@ func (ec *executionContext) fieldContext_Query_newsletter(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_musicSong(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_musicSong(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MusicSong(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.MusicClip) graphql.Marshaler {
+			return ec.marshalNMusicClip2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMusicClip(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_musicSong(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MusicClip(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_musicSong_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_musicAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_musicAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MusicAccount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *music.Account) graphql.Marshaler {
+			return ec.marshalNMusicAccount2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋmusicᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_musicAccount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MusicAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_ping(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14837,6 +15632,61 @@ func (ec *executionContext) _SimilarItems_misses(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_SimilarItems_misses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SimilarItems", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SongJob_jobId(ctx context.Context, field graphql.CollectedField, obj *model.SongJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SongJob_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SongJob_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SongJob", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SongJob_clips(ctx context.Context, field graphql.CollectedField, obj *model.SongJob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SongJob_clips(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clips, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.MusicClip) graphql.Marshaler {
+			return ec.marshalNMusicClip2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMusicClipᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SongJob_clips(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SongJob",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MusicClip(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *ent.Webhook) (ret graphql.Marshaler) {
@@ -26342,6 +27192,57 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMusicUploadInput(ctx context.Context, obj any) (model.MusicUploadInput, error) {
+	var it model.MusicUploadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"audioUrl", "audioBase64", "audioFile", "fileName"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "audioUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audioUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudioURL = data
+		case "audioBase64":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audioBase64"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudioBase64 = data
+		case "audioFile":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audioFile"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudioFile = data
+		case "fileName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileName = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputScheduledMessageFilter(ctx context.Context, obj any) (model.ScheduledMessageFilter, error) {
 	var it model.ScheduledMessageFilter
 	if obj == nil {
@@ -26388,6 +27289,106 @@ func (ec *executionContext) unmarshalInputScheduledMessageFilter(ctx context.Con
 				return it, err
 			}
 			it.Order = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSongInput(ctx context.Context, obj any) (model.SongInput, error) {
+	var it model.SongInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"lyrics", "style", "negativeStyle", "vocalGender", "weirdness", "styleInfluence", "audioInfluence", "instrumental", "model", "title", "uploadId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "lyrics":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lyrics"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lyrics = data
+		case "style":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("style"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Style = data
+		case "negativeStyle":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("negativeStyle"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NegativeStyle = data
+		case "vocalGender":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("vocalGender"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.VocalGender = data
+		case "weirdness":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("weirdness"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Weirdness = data
+		case "styleInfluence":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("styleInfluence"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StyleInfluence = data
+		case "audioInfluence":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audioInfluence"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudioInfluence = data
+		case "instrumental":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("instrumental"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Instrumental = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "uploadId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("uploadId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UploadID = data
 		}
 	}
 	return it, nil
@@ -30523,6 +31524,180 @@ func (ec *executionContext) _MessagePage(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var musicAccountImplementors = []string{"MusicAccount"}
+
+func (ec *executionContext) _MusicAccount(ctx context.Context, sel ast.SelectionSet, obj *music.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, musicAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MusicAccount")
+		case "creditsLeft":
+			out.Values[i] = ec._MusicAccount_creditsLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "monthlyLimit":
+			out.Values[i] = ec._MusicAccount_monthlyLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "monthlyUsage":
+			out.Values[i] = ec._MusicAccount_monthlyUsage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "plan":
+			out.Values[i] = ec._MusicAccount_plan(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var musicClipImplementors = []string{"MusicClip"}
+
+func (ec *executionContext) _MusicClip(ctx context.Context, sel ast.SelectionSet, obj *ent.MusicClip) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, musicClipImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MusicClip")
+		case "id":
+			out.Values[i] = ec._MusicClip_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._MusicClip_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "audioUrl":
+			out.Values[i] = ec._MusicClip_audioUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "imageUrl":
+			out.Values[i] = ec._MusicClip_imageUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._MusicClip_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "durationSec":
+			out.Values[i] = ec._MusicClip_durationSec(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "model":
+			out.Values[i] = ec._MusicClip_model(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorType":
+			out.Values[i] = ec._MusicClip_errorType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "errorMessage":
+			out.Values[i] = ec._MusicClip_errorMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var musicUploadResultImplementors = []string{"MusicUploadResult"}
+
+func (ec *executionContext) _MusicUploadResult(ctx context.Context, sel ast.SelectionSet, obj *model.MusicUploadResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, musicUploadResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MusicUploadResult")
+		case "uploadId":
+			out.Values[i] = ec._MusicUploadResult_uploadId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._MusicUploadResult_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -30616,6 +31791,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createNewsletter":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createNewsletter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "generateSong":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_generateSong(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadMusicAudio":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadMusicAudio(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -31471,6 +32660,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "musicSong":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_musicSong(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "musicAccount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_musicAccount(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "ping":
 			field := field
 
@@ -31840,6 +33073,49 @@ func (ec *executionContext) _SimilarItems(ctx context.Context, sel ast.Selection
 			}
 		case "misses":
 			out.Values[i] = ec._SimilarItems_misses(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var songJobImplementors = []string{"SongJob"}
+
+func (ec *executionContext) _SongJob(ctx context.Context, sel ast.SelectionSet, obj *model.SongJob) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, songJobImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SongJob")
+		case "jobId":
+			out.Values[i] = ec._SongJob_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clips":
+			out.Values[i] = ec._SongJob_clips(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -33386,6 +34662,57 @@ func (ec *executionContext) unmarshalNMessageWhereInput2ᚖgithubᚗcomᚋswitch
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNMusicAccount2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋmusicᚐAccount(ctx context.Context, sel ast.SelectionSet, v *music.Account) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MusicAccount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMusicClip2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMusicClipᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.MusicClip) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMusicClip2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMusicClip(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMusicClip2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMusicClip(ctx context.Context, sel ast.SelectionSet, v *ent.MusicClip) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MusicClip(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMusicUploadInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMusicUploadInput(ctx context.Context, v any) (model.MusicUploadInput, error) {
+	res, err := ec.unmarshalInputMusicUploadInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMusicUploadResult2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMusicUploadResult(ctx context.Context, sel ast.SelectionSet, v *model.MusicUploadResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MusicUploadResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐNoder(ctx context.Context, sel ast.SelectionSet, v []ent.Noder) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -33510,6 +34837,21 @@ func (ec *executionContext) marshalNSimilarItems2ᚖgithubᚗcomᚋswitchboardhq
 		return graphql.Null
 	}
 	return ec._SimilarItems(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSongInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐSongInput(ctx context.Context, v any) (model.SongInput, error) {
+	res, err := ec.unmarshalInputSongInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSongJob2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐSongJob(ctx context.Context, sel ast.SelectionSet, v *model.SongJob) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SongJob(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

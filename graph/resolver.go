@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/music"
 )
 
 // Resolver is the root resolver and holds the dependencies of every use case.
@@ -31,6 +32,12 @@ type Resolver struct {
 	Queue   *jobs.Queue
 	Jobs    *jobs.Handlers
 	Media   *media.Store
+	// Music generates songs (nil: music is not configured); MusicFiles keeps
+	// reference recordings and finished songs on disk.
+	Music      music.Provider
+	MusicFiles *music.Files
+	// MusicMaxUpload bounds a reference recording (music.DefaultMaxUpload when zero).
+	MusicMaxUpload int64
 	// AllowPrivate lets webhook URLs use http and point at private addresses.
 	AllowPrivate bool
 	// MediaAllowPrivate lets a mediaUrl point at a private address.

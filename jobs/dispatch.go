@@ -38,6 +38,8 @@ type Handlers struct {
 	RowLocks bool
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
+	// Music generates songs; nil leaves music tasks failing.
+	Music *Music
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier
@@ -48,6 +50,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeDispatch, h.Dispatch)
 	mux.HandleFunc(TypeDeliver, h.Deliver)
 	mux.HandleFunc(TypeReconcile, h.Reconcile)
+	mux.HandleFunc(TypeMusic, h.GenerateMusic)
 }
 
 // RetryDelay is the asynq RetryDelayFunc of message tasks: 2s, 4s, 8s ... capped at

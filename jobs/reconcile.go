@@ -42,6 +42,11 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 		slog.Info("reconciler pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
 			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media, "board_items", p.BoardItems)
 	}
+	if n, err := h.ReconcileMusic(ctx, time.Now()); err != nil {
+		slog.Warn("reconciler: music", "err", err)
+	} else if n > 0 {
+		slog.Info("reconciler re-queued music generations", "count", n)
+	}
 	n, err := h.ReconcileOnce(ctx, time.Now(), Settle)
 	if n > 0 {
 		slog.Info("reconciler re-queued messages", "count", n)

@@ -73,8 +73,8 @@ func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	SetHeaders(w.Header(), m.ContentType, m.Filename, m.Size)
-	w.Header().Set("Cache-Control", "private, max-age=86400")
+	SafeHeaders(w.Header(), m.ContentType, m.Filename)
+	w.Header().Set("Content-Length", strconv.FormatInt(m.Size, 10))
 	if r.Method == http.MethodHead {
 		return nil
 	}
@@ -82,11 +82,13 @@ func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// SetHeaders sets the headers of served media: its type and length, nosniff, a
-// sandbox CSP, and a download (attachment) unless the type is InlineSafe.
-func SetHeaders(h http.Header, contentType, filename string, size int64) {
+// SafeHeaders sets the headers under which stored bytes of contentType are served
+// from the API's origin: nosniff, a sandbox CSP, private caching, and a download
+// (Content-Disposition: attachment) unless the type is InlineSafe. filename, if
+// any, is offered as the file's name.
+func SafeHeaders(h http.Header, contentType, filename string) {
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	h.Set("Cache-Control", "private, max-age=86400")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	disposition := "attachment"

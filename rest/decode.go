@@ -27,11 +27,8 @@ const (
 // data, wrong types and oversized bodies with a 400 (413 for size) naming the field.
 // An empty body decodes as {} when emptyOK.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return switchboard.Errorf(switchboard.EUNSUPPORTED, "Content-Type must be application/json.")
-		}
+	if err := checkJSONType(r); err != nil {
+		return err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
 	dec := json.NewDecoder(r.Body)
@@ -51,6 +48,17 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) e
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalidBody("", "invalid_json", "The request body must hold a single JSON object.")
+	}
+	return nil
+}
+
+// checkJSONType refuses a body declared as anything but JSON (none is taken for JSON).
+func checkJSONType(r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return switchboard.Errorf(switchboard.EUNSUPPORTED, "Content-Type must be application/json.")
+		}
 	}
 	return nil
 }

@@ -330,7 +330,8 @@ func (s *server) getMessageMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	media.SetHeaders(w.Header(), m.MimeType, m.Filename, int64(len(m.Data)))
+	media.SafeHeaders(w.Header(), m.MimeType, m.Filename)
+	w.Header().Set("Content-Length", strconv.Itoa(len(m.Data)))
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(m.Data)

@@ -4,6 +4,8 @@
 package rest
 
 import (
+	"context"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -12,6 +14,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/music"
 )
 
 // Config is what the router serves.
@@ -29,6 +33,8 @@ type Config struct {
 	OperatorToken string
 	// Media serves stored attachments at /media/. Optional.
 	Media MediaServer
+	// MusicFiles serves finished songs and covers at music.FilesPrefix. Optional.
+	MusicFiles MediaServer
 	// Logger receives the access log; slog.Default when nil.
 	Logger *slog.Logger
 }
@@ -45,6 +51,10 @@ type server struct {
 	mutation graph.MutationResolver
 	board    graph.BoardResolver
 	item     graph.BoardItemResolver
+	// maxUpload bounds a music upload's file part.
+	maxUpload int64
+	// uploadStream stores a music upload from a stream (graph.Resolver.UploadMusicStream).
+	uploadStream func(ctx context.Context, src io.Reader, field string, fileName *string) (*model.MusicUploadResult, error)
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
@@ -55,7 +65,8 @@ func NewRouter(cfg Config) http.Handler {
 		logger = slog.Default()
 	}
 	s := &server{core: cfg.Resolver, query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
-		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem()}
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: cfg.Resolver.MaxMusicUpload(),
+		uploadStream: cfg.Resolver.UploadMusicStream}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -68,6 +79,10 @@ func NewRouter(cfg Config) http.Handler {
 	if cfg.Media != nil {
 		r.Method(http.MethodGet, "/media/*", handlerFunc(cfg.Media.ServeMedia))
 		r.Method(http.MethodHead, "/media/*", handlerFunc(cfg.Media.ServeMedia))
+	}
+	if cfg.MusicFiles != nil {
+		r.Method(http.MethodGet, music.FilesPrefix+"*", handlerFunc(cfg.MusicFiles.ServeMedia))
+		r.Method(http.MethodHead, music.FilesPrefix+"*", handlerFunc(cfg.MusicFiles.ServeMedia))
 	}
 
 	gql := limitBody(authenticate(cfg.Keys)(graph.NewHandler(cfg.Resolver)))
@@ -129,6 +144,10 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/boards/{id}/items/bulk", handlerFunc(s.upsertBoardItems))
 			r.Method(http.MethodPost, "/boards/{id}/items/find-similar", handlerFunc(s.findSimilarBoardItems))
 			r.Method(http.MethodPatch, "/boards/{id}/items/{itemId}", handlerFunc(s.updateBoardItem))
+			r.Method(http.MethodPost, "/music/songs", handlerFunc(s.generateSong))
+			r.Method(http.MethodGet, "/music/songs/{id}", handlerFunc(s.getSong))
+			r.Method(http.MethodPost, "/music/uploads", handlerFunc(s.uploadMusic))
+			r.Method(http.MethodGet, "/music/account", handlerFunc(s.musicAccount))
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})

@@ -63,6 +63,7 @@ func New(t testing.TB, o Options) *Env {
 		SandboxAckDelay:         50 * time.Millisecond,
 		SandboxWorkspaces:       []string{"*"},
 		PresenceTTL:             3 * time.Second,
+		DataDir:                 t.TempDir(),
 		Logger:                  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if testing.Verbose() {

@@ -165,6 +165,30 @@ func (f MessageFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, err
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MessageMutation", m)
 }
 
+// The MusicClipFunc type is an adapter to allow the use of ordinary
+// function as MusicClip mutator.
+type MusicClipFunc func(context.Context, *ent.MusicClipMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MusicClipFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MusicClipMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MusicClipMutation", m)
+}
+
+// The MusicUploadFunc type is an adapter to allow the use of ordinary
+// function as MusicUpload mutator.
+type MusicUploadFunc func(context.Context, *ent.MusicUploadMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f MusicUploadFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.MusicUploadMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MusicUploadMutation", m)
+}
+
 // The SandboxEventFunc type is an adapter to allow the use of ordinary
 // function as SandboxEvent mutator.
 type SandboxEventFunc func(context.Context, *ent.SandboxEventMutation) (ent.Value, error)

@@ -21,6 +21,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/musicclip"
+	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
@@ -436,6 +438,60 @@ func (f TraverseMessage) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.MessageQuery", q)
 }
 
+// The MusicClipFunc type is an adapter to allow the use of ordinary function as a Querier.
+type MusicClipFunc func(context.Context, *ent.MusicClipQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f MusicClipFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.MusicClipQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.MusicClipQuery", q)
+}
+
+// The TraverseMusicClip type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseMusicClip func(context.Context, *ent.MusicClipQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseMusicClip) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseMusicClip) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.MusicClipQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.MusicClipQuery", q)
+}
+
+// The MusicUploadFunc type is an adapter to allow the use of ordinary function as a Querier.
+type MusicUploadFunc func(context.Context, *ent.MusicUploadQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f MusicUploadFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.MusicUploadQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.MusicUploadQuery", q)
+}
+
+// The TraverseMusicUpload type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseMusicUpload func(context.Context, *ent.MusicUploadQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseMusicUpload) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseMusicUpload) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.MusicUploadQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.MusicUploadQuery", q)
+}
+
 // The SandboxEventFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SandboxEventFunc func(context.Context, *ent.SandboxEventQuery) (ent.Value, error)
 
@@ -600,6 +656,10 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.MediaQuery, predicate.Media, media.OrderOption]{typ: ent.TypeMedia, tq: q}, nil
 	case *ent.MessageQuery:
 		return &query[*ent.MessageQuery, predicate.Message, message.OrderOption]{typ: ent.TypeMessage, tq: q}, nil
+	case *ent.MusicClipQuery:
+		return &query[*ent.MusicClipQuery, predicate.MusicClip, musicclip.OrderOption]{typ: ent.TypeMusicClip, tq: q}, nil
+	case *ent.MusicUploadQuery:
+		return &query[*ent.MusicUploadQuery, predicate.MusicUpload, musicupload.OrderOption]{typ: ent.TypeMusicUpload, tq: q}, nil
 	case *ent.SandboxEventQuery:
 		return &query[*ent.SandboxEventQuery, predicate.SandboxEvent, sandboxevent.OrderOption]{typ: ent.TypeSandboxEvent, tq: q}, nil
 	case *ent.SandboxSendQuery:

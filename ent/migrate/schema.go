@@ -523,6 +523,74 @@ var (
 			},
 		},
 	}
+	// MusicClipsColumns holds the columns for the "music_clips" table.
+	MusicClipsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "job_id", Type: field.TypeString},
+		{Name: "variant", Type: field.TypeInt},
+		{Name: "provider", Type: field.TypeString},
+		{Name: "handle", Type: field.TypeString, Nullable: true},
+		{Name: "status", Type: field.TypeString},
+		{Name: "request", Type: field.TypeJSON},
+		{Name: "upload_id", Type: field.TypeString, Nullable: true},
+		{Name: "title", Type: field.TypeString, Nullable: true},
+		{Name: "duration_sec", Type: field.TypeFloat64, Nullable: true},
+		{Name: "model", Type: field.TypeString, Nullable: true},
+		{Name: "audio_url", Type: field.TypeString, Nullable: true},
+		{Name: "image_url", Type: field.TypeString, Nullable: true},
+		{Name: "error_type", Type: field.TypeString, Nullable: true},
+		{Name: "error_message", Type: field.TypeString, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// MusicClipsTable holds the schema information for the "music_clips" table.
+	MusicClipsTable = &schema.Table{
+		Name:       "music_clips",
+		Columns:    MusicClipsColumns,
+		PrimaryKey: []*schema.Column{MusicClipsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "musicclip_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{MusicClipsColumns[1]},
+			},
+			{
+				Name:    "musicclip_job_id_variant",
+				Unique:  false,
+				Columns: []*schema.Column{MusicClipsColumns[2], MusicClipsColumns[3]},
+			},
+			{
+				Name:    "musicclip_status_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{MusicClipsColumns[6], MusicClipsColumns[17]},
+			},
+		},
+	}
+	// MusicUploadsColumns holds the columns for the "music_uploads" table.
+	MusicUploadsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "token", Type: field.TypeString, Unique: true},
+		{Name: "file_name", Type: field.TypeString},
+		{Name: "format", Type: field.TypeString},
+		{Name: "size", Type: field.TypeInt64},
+		{Name: "status", Type: field.TypeString, Default: "complete"},
+		{Name: "created_at", Type: field.TypeTime},
+	}
+	// MusicUploadsTable holds the schema information for the "music_uploads" table.
+	MusicUploadsTable = &schema.Table{
+		Name:       "music_uploads",
+		Columns:    MusicUploadsColumns,
+		PrimaryKey: []*schema.Column{MusicUploadsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "musicupload_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{MusicUploadsColumns[1]},
+			},
+		},
+	}
 	// SandboxEventsColumns holds the columns for the "sandbox_events" table.
 	SandboxEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -653,6 +721,8 @@ var (
 		InboxEventsTable,
 		MediaTable,
 		MessagesTable,
+		MusicClipsTable,
+		MusicUploadsTable,
 		SandboxEventsTable,
 		SandboxSendsTable,
 		SandboxWorldsTable,

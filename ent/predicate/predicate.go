@@ -45,6 +45,12 @@ type Media func(*sql.Selector)
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 
+// MusicClip is the predicate function for musicclip builders.
+type MusicClip func(*sql.Selector)
+
+// MusicUpload is the predicate function for musicupload builders.
+type MusicUpload func(*sql.Selector)
+
 // SandboxEvent is the predicate function for sandboxevent builders.
 type SandboxEvent func(*sql.Selector)
 

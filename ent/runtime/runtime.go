@@ -18,6 +18,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/musicclip"
+	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
@@ -499,6 +501,58 @@ func init() {
 	messageDescID := messageFields[0].Descriptor()
 	// message.DefaultID holds the default value on creation for the id field.
 	message.DefaultID = messageDescID.Default.(func() string)
+	musicclipMixin := schema.MusicClip{}.Mixin()
+	musicclipMixinHooks0 := musicclipMixin[0].Hooks()
+	musicclip.Hooks[0] = musicclipMixinHooks0[0]
+	musicclipMixinInters0 := musicclipMixin[0].Interceptors()
+	musicclip.Interceptors[0] = musicclipMixinInters0[0]
+	musicclipMixinFields0 := musicclipMixin[0].Fields()
+	_ = musicclipMixinFields0
+	musicclipFields := schema.MusicClip{}.Fields()
+	_ = musicclipFields
+	// musicclipDescWorkspaceID is the schema descriptor for workspace_id field.
+	musicclipDescWorkspaceID := musicclipMixinFields0[0].Descriptor()
+	// musicclip.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	musicclip.WorkspaceIDValidator = musicclipDescWorkspaceID.Validators[0].(func(string) error)
+	// musicclipDescCreatedAt is the schema descriptor for created_at field.
+	musicclipDescCreatedAt := musicclipFields[15].Descriptor()
+	// musicclip.DefaultCreatedAt holds the default value on creation for the created_at field.
+	musicclip.DefaultCreatedAt = musicclipDescCreatedAt.Default.(func() time.Time)
+	// musicclipDescUpdatedAt is the schema descriptor for updated_at field.
+	musicclipDescUpdatedAt := musicclipFields[16].Descriptor()
+	// musicclip.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	musicclip.DefaultUpdatedAt = musicclipDescUpdatedAt.Default.(func() time.Time)
+	// musicclip.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	musicclip.UpdateDefaultUpdatedAt = musicclipDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// musicclipDescID is the schema descriptor for id field.
+	musicclipDescID := musicclipFields[0].Descriptor()
+	// musicclip.DefaultID holds the default value on creation for the id field.
+	musicclip.DefaultID = musicclipDescID.Default.(func() string)
+	musicuploadMixin := schema.MusicUpload{}.Mixin()
+	musicuploadMixinHooks0 := musicuploadMixin[0].Hooks()
+	musicupload.Hooks[0] = musicuploadMixinHooks0[0]
+	musicuploadMixinInters0 := musicuploadMixin[0].Interceptors()
+	musicupload.Interceptors[0] = musicuploadMixinInters0[0]
+	musicuploadMixinFields0 := musicuploadMixin[0].Fields()
+	_ = musicuploadMixinFields0
+	musicuploadFields := schema.MusicUpload{}.Fields()
+	_ = musicuploadFields
+	// musicuploadDescWorkspaceID is the schema descriptor for workspace_id field.
+	musicuploadDescWorkspaceID := musicuploadMixinFields0[0].Descriptor()
+	// musicupload.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	musicupload.WorkspaceIDValidator = musicuploadDescWorkspaceID.Validators[0].(func(string) error)
+	// musicuploadDescStatus is the schema descriptor for status field.
+	musicuploadDescStatus := musicuploadFields[5].Descriptor()
+	// musicupload.DefaultStatus holds the default value on creation for the status field.
+	musicupload.DefaultStatus = musicuploadDescStatus.Default.(string)
+	// musicuploadDescCreatedAt is the schema descriptor for created_at field.
+	musicuploadDescCreatedAt := musicuploadFields[6].Descriptor()
+	// musicupload.DefaultCreatedAt holds the default value on creation for the created_at field.
+	musicupload.DefaultCreatedAt = musicuploadDescCreatedAt.Default.(func() time.Time)
+	// musicuploadDescID is the schema descriptor for id field.
+	musicuploadDescID := musicuploadFields[0].Descriptor()
+	// musicupload.DefaultID holds the default value on creation for the id field.
+	musicupload.DefaultID = musicuploadDescID.Default.(func() string)
 	sandboxeventMixin := schema.SandboxEvent{}.Mixin()
 	sandboxeventMixinHooks0 := sandboxeventMixin[0].Hooks()
 	sandboxevent.Hooks[0] = sandboxeventMixinHooks0[0]

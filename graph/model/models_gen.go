@@ -247,6 +247,21 @@ type MessagePatch struct {
 	Secret            *string         `json:"secret,omitempty"`
 }
 
+type MusicUploadInput struct {
+	// An http(s) URL of the recording, fetched through the private-address guard.
+	AudioURL *string `json:"audioUrl,omitempty"`
+	// The recording as base64 or a data: URL.
+	AudioBase64 *string         `json:"audioBase64,omitempty"`
+	AudioFile   *graphql.Upload `json:"audioFile,omitempty"`
+	// Up to 200 characters; audio.mp3 by default.
+	FileName *string `json:"fileName,omitempty"`
+}
+
+type MusicUploadResult struct {
+	UploadID string `json:"uploadId"`
+	Status   string `json:"status"`
+}
+
 type Participant struct {
 	ChatID       string  `json:"chatId"`
 	Name         *string `json:"name,omitempty"`
@@ -298,6 +313,35 @@ type SimilarItems struct {
 	Matches []*SimilarItem `json:"matches"`
 	// Positions of the candidates that matched no item.
 	Misses []int `json:"misses"`
+}
+
+type SongInput struct {
+	// Up to 5000 characters; required unless instrumental.
+	Lyrics *string `json:"lyrics,omitempty"`
+	// 1-1000 characters, e.g. "pop ballad, acoustic guitar".
+	Style *string `json:"style,omitempty"`
+	// Up to 1000 characters: styles to steer away from.
+	NegativeStyle *string `json:"negativeStyle,omitempty"`
+	// m or f; the provider decides when omitted.
+	VocalGender *string `json:"vocalGender,omitempty"`
+	// 0-1: creative deviation.
+	Weirdness *float64 `json:"weirdness,omitempty"`
+	// 0-1: how strongly the style applies.
+	StyleInfluence *float64 `json:"styleInfluence,omitempty"`
+	// 0-1: how closely a cover follows the reference recording (with uploadId).
+	AudioInfluence *float64 `json:"audioInfluence,omitempty"`
+	Instrumental   *bool    `json:"instrumental,omitempty"`
+	// Model version, up to 50 characters.
+	Model *string `json:"model,omitempty"`
+	// Up to 200 characters.
+	Title *string `json:"title,omitempty"`
+	// A reference recording from uploadMusicAudio.
+	UploadID *string `json:"uploadId,omitempty"`
+}
+
+type SongJob struct {
+	JobID string           `json:"jobId"`
+	Clips []*ent.MusicClip `json:"clips"`
 }
 
 type StoredMessageFilter struct {
