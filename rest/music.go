@@ -118,7 +118,7 @@ func (s *server) uploadMusic(w http.ResponseWriter, r *http.Request) error {
 		}
 		return s.storeUpload(w, r, model.MusicUploadInput{AudioURL: b.AudioURL, AudioBase64: b.AudioBase64, FileName: b.FileName})
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload+maxMultipartBody) // the file, plus room for the other parts
+	r.Body = http.MaxBytesReader(w, r.Body, s.core.MaxMusicUpload()+maxMultipartBody) // the file, plus room for the other parts
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return invalidBody("", "invalid_multipart", "Malformed multipart/form-data body.")
@@ -159,7 +159,7 @@ func (s *server) uploadMusicStream(w http.ResponseWriter, r *http.Request) error
 	if err := checkJSONType(r); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload/3*4+maxJSONBody)
+	r.Body = http.MaxBytesReader(w, r.Body, s.core.MaxMusicUpload()/3*4+maxJSONBody)
 	sc, err := newObjectScanner(r.Body)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func (s *server) uploadMusicStream(w http.ResponseWriter, r *http.Request) error
 			if err != nil {
 				return err
 			}
-			res, err := s.uploadStream(r.Context(), base64Stream(src, name), name, in.FileName)
+			res, err := s.core.UploadMusicStream(r.Context(), base64Stream(src, name), name, in.FileName)
 			if err != nil {
 				return err
 			}

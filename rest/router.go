@@ -4,8 +4,6 @@
 package rest
 
 import (
-	"context"
-	"io"
 	"log/slog"
 	"net/http"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/graph"
-	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/music"
 )
 
@@ -51,10 +48,6 @@ type server struct {
 	mutation graph.MutationResolver
 	board    graph.BoardResolver
 	item     graph.BoardItemResolver
-	// maxUpload bounds a music upload's file part.
-	maxUpload int64
-	// uploadStream stores a music upload from a stream (graph.Resolver.UploadMusicStream).
-	uploadStream func(ctx context.Context, src io.Reader, field string, fileName *string) (*model.MusicUploadResult, error)
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
@@ -65,8 +58,7 @@ func NewRouter(cfg Config) http.Handler {
 		logger = slog.Default()
 	}
 	s := &server{core: cfg.Resolver, query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
-		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), maxUpload: cfg.Resolver.MaxMusicUpload(),
-		uploadStream: cfg.Resolver.UploadMusicStream}
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
