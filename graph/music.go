@@ -140,6 +140,18 @@ func (r *Resolver) musicAccount(ctx context.Context) (*music.Account, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: music provider: %v", switchboard.ErrUnavailable, err)
 	}
+	if a.MonthlyUsage == nil {
+		// A provider that keeps no books (the local one): the month's usage is the
+		// clips this workspace asked for since the month began.
+		now := r.now().UTC()
+		month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+		n, err := r.Client.MusicClip.Query().Where(musicclip.CreatedAtGTE(month)).Count(ctx)
+		if err != nil {
+			return nil, err
+		}
+		used := float64(n)
+		a.MonthlyUsage = &used
+	}
 	return a, nil
 }
 

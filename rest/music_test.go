@@ -139,7 +139,8 @@ func TestMusicSongEndToEnd(t *testing.T) {
 		t.Error("the two variants are the same song")
 	}
 	acct := e.Do(http.MethodGet, "/v1/music/account", e.Key, nil)
-	if acct.Status != http.StatusOK || acct.Data()["creditsLeft"] != float64(music.LocalCredits) {
+	if acct.Status != http.StatusOK || acct.Data()["creditsLeft"] != float64(music.LocalCredits) ||
+		acct.Data()["monthlyUsage"] != 2.0 { // the two clips of this song
 		t.Errorf("account: %d %s", acct.Status, acct.Raw)
 	}
 }
