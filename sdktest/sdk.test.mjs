@@ -84,3 +84,31 @@ test("webhooks: create, get, list, update, delete", async () => {
   assert.deepEqual(upd.events, ["message.read", "message.failed"]);
   assert.deepEqual(await client.webhooks.delete(h.id), { id: h.id, deleted: true });
 });
+
+test("chats: list, get, markRead, archive; contacts and messages from the store", async () => {
+  const chats = await client.chats.list({ limit: 5 });
+  assert.equal(chats.data.length, 5);
+  assert.ok(chats.total >= chats.data.length);
+  const first = chats.data[0];
+  const one = await client.chats.get(first.chatId);
+  assert.equal(one.chatId, first.chatId);
+  const direct = chats.data.find((c) => c.chatId.endsWith("@c.us"));
+  if (direct) {
+    await client.chats.markRead(direct.chatId);
+    await client.chats.archive(direct.chatId);
+  }
+  const contacts = await client.contacts.list({ limit: 3 });
+  assert.equal(contacts.data.length, 3);
+  const msgs = await client.messages.list({ chatId: first.chatId, limit: 3 });
+  assert.ok(msgs.total >= msgs.data.length);
+});
+
+test("newsletters: list, create, retrieve", async () => {
+  const list = await client.newsletters.list({ limit: 2 });
+  assert.ok(list.total >= list.data.length);
+  const created = await client.newsletters.create({ name: "SDK news" });
+  assert.match(created.newsletterId, /@newsletter$/);
+  const got = await client.newsletters.retrieve(created.newsletterId);
+  assert.equal(got.newsletterId, created.newsletterId);
+  assert.equal(got.name, "SDK news");
+});
