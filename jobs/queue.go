@@ -169,6 +169,33 @@ func (q *Queue) replaceFinished(queue, id string, enqueue func() error) (bool, e
 	return false, nil
 }
 
+// taskKey is the Redis key under which asynq keeps the task with id in queue
+// (asynq's internal layout: base.TaskKey).
+func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
+
+// lost returns the items whose task (named by taskID) Redis does not hold in
+// queue, asking for all of them in one round trip: the reconciler's cheap way to
+// find what to queue again among a page of due work, most of it usually still
+// queued. When Redis cannot be asked it returns every item, and enqueueing sorts
+// them out one by one.
+func lost[T any](ctx context.Context, q *Queue, queue string, items []T, taskID func(T) string) []T {
+	pipe := q.redis.Pipeline()
+	held := make([]*redis.IntCmd, len(items))
+	for i, it := range items {
+		held[i] = pipe.Exists(ctx, taskKey(queue, taskID(it)))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return items
+	}
+	var out []T
+	for i, it := range items {
+		if held[i].Val() == 0 {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // Reschedule moves a message's queued dispatch to a new time.
 func (q *Queue) Reschedule(ctx context.Context, workspaceID, messageID string, at time.Time) error {
 	if err := q.Unschedule(ctx, messageID); err != nil {

@@ -72,14 +72,16 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	stale := h.Client.Message.Query().
 		Where(message.Status(messaging.StatusSending), message.UpdatedAtLT(now.Add(-h.Queue.StaleAfter())))
-	err := walk(ctx, messagesAfter(stale), func(m *ent.Message) {
-		wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
-		if err := h.release(wctx, m); err != nil {
-			slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
-			return
+	err := walk(ctx, messagesAfter(stale), func(page []*ent.Message) {
+		for _, m := range page {
+			wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
+			if err := h.release(wctx, m); err != nil {
+				slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
+				continue
+			}
+			added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, time.Time{})
+			count(added, err, "message", m.ID)
 		}
-		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, time.Time{})
-		count(added, err, "message", m.ID)
 	})
 	if err != nil {
 		return queued, err
@@ -87,9 +89,12 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	due := h.Client.Message.Query().
 		Where(message.Status(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 			message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery))))
-	err = walk(ctx, messagesAfter(due), func(m *ent.Message) {
-		added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, dueAt(m.SendAt, now))
-		count(added, err, "message", m.ID)
+	err = walk(ctx, messagesAfter(due), func(page []*ent.Message) {
+		lost := lost(ctx, h.Queue, QueueMessages, page, func(m *ent.Message) string { return DispatchTaskID(m.ID) })
+		for _, m := range lost {
+			added, err := h.Queue.Dispatch(ctx, m.WorkspaceID, m.ID, dueAt(m.SendAt, now))
+			count(added, err, "message", m.ID)
+		}
 	})
 	if err != nil {
 		return queued, err
@@ -97,27 +102,28 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	deliveries := h.Client.Delivery.Query().
 		Where(delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
 			delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery))))
-	err = walk(ctx, deliveriesAfter(deliveries), func(d *ent.Delivery) {
-		added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, dueAt(d.NextAttemptAt, now))
-		count(added, err, "delivery", d.ID)
+	err = walk(ctx, deliveriesAfter(deliveries), func(page []*ent.Delivery) {
+		lost := lost(ctx, h.Queue, QueueWebhooks, page, func(d *ent.Delivery) string { return DeliverTaskID(d.ID) })
+		for _, d := range lost {
+			added, err := h.Queue.Deliver(ctx, d.WorkspaceID, d.ID, dueAt(d.NextAttemptAt, now))
+			count(added, err, "delivery", d.ID)
+		}
 	})
 	return queued, err
 }
 
-// walk calls fn for every row that batches yields, one batch of reconcileBatch
-// rows at a time behind a cursor (the last row of the previous batch), so that a
-// backlog larger than a batch is walked to its end and rows that fn changes are
+// walk calls fn with every page that batches yields, one page of reconcileBatch
+// rows at a time behind a cursor (the last row of the previous page), so that a
+// backlog larger than a page is walked to its end and rows that fn changes are
 // not seen twice.
-func walk[T any](ctx context.Context, batch func(ctx context.Context, after *T) ([]*T, error), fn func(*T)) error {
+func walk[T any](ctx context.Context, batch func(ctx context.Context, after *T) ([]*T, error), fn func([]*T)) error {
 	var cursor *T
 	for {
 		rows, err := batch(ctx, cursor)
 		if err != nil {
 			return err
 		}
-		for _, r := range rows {
-			fn(r)
-		}
+		fn(rows)
 		if len(rows) < reconcileBatch {
 			return nil
 		}
