@@ -281,7 +281,10 @@ func (h *Handlers) WaitApplied(ctx context.Context, at time.Time) error {
 	}
 }
 
-// inboxPendingBefore selects the events stored before at that still wait.
+// inboxPendingBefore selects the events stored before at that are on their way
+// to being applied. An event that failed already waits on its backoff (for up to
+// hours); a reader waiting for it would only time out, so it is left out.
 func inboxPendingBefore(at time.Time) predicate.InboxEvent {
-	return inboxevent.And(inboxevent.CreatedAtLTE(at), inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil())
+	return inboxevent.And(inboxevent.CreatedAtLTE(at), inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(),
+		inboxevent.Attempts(0))
 }

@@ -1,10 +1,14 @@
 package rest_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/switchboardhq/switchboard/viewer"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -361,5 +365,27 @@ func TestConversationScopesIsolationAndNoEngine(t *testing.T) {
 	chatsRead := e.NewKey("default", "chats:read")
 	if r := e.Do("POST", "/v1/chats/1555@c.us/archive", chatsRead, nil); r.Status != 403 {
 		t.Errorf("archive with chats:read: %d", r.Status)
+	}
+}
+
+// An engine event that keeps failing waits on its backoff; it does not hold every
+// phone action of the workspace until it times out.
+func TestPhoneActionsDoNotWaitForAFailingEvent(t *testing.T) {
+	e := newEnv(t)
+	chats := e.Do("GET", "/v1/chats?includeWithoutName=true&limit=5", e.Key, nil).List()
+	if len(chats) == 0 {
+		t.Fatal("the sandbox world has no chats")
+	}
+	ws := e.Do("GET", "/v1/account", e.Key, nil).Data()["id"].(string)
+	ctx := viewer.WorkspaceContext(context.Background(), ws)
+	err := e.App.Client.InboxEvent.Create().SetDedupeKey("failing").SetType("ack").SetSubject("message:x").
+		SetPayload(json.RawMessage(`{"at":"not a time"}`)).SetAt(time.Now()).SetAttempts(3).
+		SetNextAttemptAt(time.Now().Add(time.Hour)).Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if r := e.Do("POST", "/v1/chats/"+chats[0]["chatId"].(string)+"/mark_read", e.Key, nil); r.Status != 200 {
+		t.Fatalf("mark read beside a failing event = %d %s (after %s)", r.Status, r.Raw, time.Since(start))
 	}
 }
