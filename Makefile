@@ -7,7 +7,7 @@ RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/nu
 # ADDR overrides SWITCHBOARD_ADDR (default 127.0.0.1:8080).
 ADDR  ?=
 
-.PHONY: run test checkptr faults generate lint build bench
+.PHONY: run test checkptr faults generate lint build bench bench-conversations bench-ratelimit bench-campaign
 
 run:
 	$(GO) run ./cmd/switchboard serve $(if $(ADDR),--addr $(ADDR))
@@ -37,3 +37,19 @@ build:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/
+
+# The conversation reads on 10,000 chats x 100 messages in PostgreSQL (its own
+# database bench_convo on TEST_DATABASE_URL's server): p50/p99 and query plans.
+bench-conversations:
+	$(GO) run ./bench/conversations
+
+# The per-key rate limit under load: no 429 below the limit, the limit's count
+# of 200s above it, and correct X-RateLimit-* and Retry-After headers.
+bench-ratelimit:
+	$(GO) run ./bench/ratelimit
+
+# A 10,000-contact campaign with pacing 0 on PostgreSQL and Redis (its own database
+# bench_campaign on TEST_DATABASE_URL's server; TEST_REDIS_URL's database is
+# flushed): time to completion, peak RSS and the final counters.
+bench-campaign:
+	$(GO) run ./bench/campaign

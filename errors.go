@@ -23,6 +23,10 @@ const (
 	EINTERNAL     = "internal_error"          // 500
 	EUNAVAILABLE  = "unavailable"             // 503: a dependency (the database) is down; retry
 	ENOENGINE     = "engine_unavailable"      // 503: no engine can take the work now
+	EDISCONNECTED = "engine_disconnected"     // 503: the engine a command was for is not connected (or left while it waited)
+	ETIMEOUT      = "engine_timeout"          // 504: the engine did not answer a command in time
+	ENOTPAIRABLE  = "not_pairable"            // 409: the engine has nothing to pair (no QR, no pairing code)
+	ENOTIMPL      = "not_implemented"         // 501: the server cannot do it yet
 )
 
 // ErrUnavailable marks an error caused by a dependency that is down or restarting

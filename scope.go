@@ -16,12 +16,16 @@ const (
 	ScopeGroupsWrite      = "groups:write"
 	ScopeBoardsRead       = "boards:read"
 	ScopeBoardsWrite      = "boards:write"
+	ScopeAudiencesRead    = "audiences:read"
 	ScopeAudiencesWrite   = "audiences:write"
+	ScopeCampaignsRead    = "campaigns:read"
 	ScopeCampaignsWrite   = "campaigns:write"
 	ScopeMusicRead        = "music:read"
 	ScopeMusicWrite       = "music:write"
 	ScopeWebhooksRead     = "webhooks:read"
 	ScopeWebhooksWrite    = "webhooks:write"
+	ScopeEnginesRead      = "engines:read"
+	ScopeEnginesWrite     = "engines:write"
 	ScopeAdmin            = "admin"
 	// ScopeOperator is the right to operate the server (the /monitoring queue
 	// dashboard, read-only): it sees every workspace, so only a key created with it
@@ -33,8 +37,9 @@ const (
 var KnownScopes = []string{
 	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead, ScopeChatsWrite, ScopeContactsRead,
 	ScopeNewslettersRead, ScopeNewslettersWrite,
-	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesWrite,
-	ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeAdmin, ScopeOperator,
+	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesRead, ScopeAudiencesWrite,
+	ScopeCampaignsRead, ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
+	ScopeEnginesRead, ScopeEnginesWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

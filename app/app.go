@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -12,14 +13,17 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/graph"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/linkpreview"
@@ -38,6 +42,8 @@ type App struct {
 	Client  *ent.Client
 	Redis   redis.UniversalClient
 	Engines *engine.Registry
+	// Hub serves remote engines (the engine protocol) and routes their commands.
+	Hub *remote.Hub
 	// Sandbox is the simulated network behind the sandbox engines.
 	Sandbox *sandbox.Network
 	Queue   *jobs.Queue
@@ -49,12 +55,13 @@ type App struct {
 	Handler http.Handler
 
 	mini      *miniredis.Miniredis
+	redisURL  string
 	redisOpt  asynq.RedisConnOpt
 	asynqc    *asynq.Client
 	inspector *asynq.Inspector
 	monitor   *asynqmon.HTTPHandler
 	monitorRO *asynqmon.HTTPHandler
-	server    *asynq.Server
+	servers   []*asynq.Server // the dispatch tasks' and the others'
 	scheduler *asynq.Scheduler
 
 	stopWork    context.CancelFunc // the worker's loops
@@ -93,16 +100,30 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 	a.asynqc = asynq.NewClientFromRedisClient(a.Redis)
 	a.inspector = asynq.NewInspectorFromRedisClient(a.Redis)
+	a.watchMetrics()
 	a.Queue = jobs.NewQueue(a.asynqc, a.inspector, a.Redis)
 	a.Queue.DispatchTimeout = cfg.DispatchTimeout
-	a.Jobs = &jobs.Handlers{Client: client, Queue: a.Queue,
+	// A process that serves the API and runs the worker gives the worker a pool of
+	// its own, so that a backlog of jobs never leaves requests waiting for a
+	// connection.
+	work := client
+	if cfg.Role == RoleAll && storage.Separate(cfg.DatabaseURL) {
+		if work, err = storage.OpenPool(cfg.DatabaseURL, workerPool); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func() { _ = work.Close() })
+	}
+	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue,
 		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention,
 		RowLocks: strings.HasPrefix(cfg.DatabaseURL, "postgres")}
-	a.Sandbox = sandbox.NewNetwork(client, cfg.SandboxAckDelay, a.Jobs)
+	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
+	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Jobs)
+	a.Hub.MaxFrame, a.Hub.Logger = cfg.EngineMaxFrame, cfg.Logger
+	a.Engines.SetRemote(a.Hub)
 
 	store := media.NewStore(client, cfg.PublicURL)
 	files, err := music.NewFiles(filepath.Join(cfg.DataDir, "music"), cfg.PublicURL)
@@ -114,20 +135,24 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
 	}
 	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
-	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Sessions: a.Hub, Queue: a.Queue, Jobs: a.Jobs, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
+	if cfg.LoadOlderPace > 0 {
+		a.Resolver.LoadOlderPace = &cfg.LoadOlderPace
+	}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
 	a.Keys = auth.NewKeys(client, cfg.KeyTTL)
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
-		OperatorToken: cfg.OperatorToken, Media: store, MusicFiles: files, Logger: cfg.Logger})
+		OperatorToken: cfg.OperatorToken, Media: store, EngineSockets: a.Hub, MusicFiles: files, Logger: cfg.Logger,
+		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit()})
 	ok = true
 	return a, nil
 }
 
-// openRedis connects to REDIS_URL, or starts an in-process Redis whose clock is
-// moved forward every second so that TTLs expire.
+// openRedis connects to REDIS_URL (see ParseRedisURL), or starts an in-process
+// Redis whose clock is moved forward every second so that TTLs expire.
 func (a *App) openRedis(ctx context.Context) error {
 	url := a.cfg.RedisURL
 	if url == "" {
@@ -139,31 +164,54 @@ func (a *App) openRedis(ctx context.Context) error {
 		a.closers = append(a.closers, m.Close)
 		url = "redis://" + m.Addr()
 	}
-	opt, err := redis.ParseURL(url)
+	a.redisURL = url
+	opt, err := ParseRedisURL(url)
 	if err != nil {
-		return fmt.Errorf("app: bad redis URL: %w", err)
+		return err
 	}
-	a.Redis = redis.NewClient(opt)
+	a.redisOpt = opt
+	a.Redis = opt.MakeRedisClient().(redis.UniversalClient)
 	a.closers = append(a.closers, func() { _ = a.Redis.Close() })
 	if err := a.Redis.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("app: connect redis: %w", err)
 	}
-	a.redisOpt, err = asynq.ParseRedisURI(url)
-	return err
+	return nil
 }
 
-// sandboxFor is the registry's provider: a sandbox engine for the workspaces the
-// configuration names.
+// sandboxFor is the registry's provider: the sandbox engine of a workspace that
+// has a sandbox engine row (its oldest), or that the configuration names (which
+// gets a row the first time).
 func (a *App) sandboxFor(workspaceID string) engine.Engine {
+	ctx := viewer.WorkspaceContext(context.Background(), workspaceID)
+	row, err := a.Client.Engine.Query().Where(entengine.KindEQ(entengine.KindSandbox)).
+		Order(ent.Asc(entengine.FieldCreatedAt), ent.Asc(entengine.FieldID)).First(ctx)
+	if err == nil {
+		return a.Sandbox.EngineFor(workspaceID, row.ID)
+	} else if !ent.IsNotFound(err) {
+		a.cfg.Logger.Warn("sandbox engine lookup failed", "workspace", workspaceID, "err", err)
+		return nil
+	}
 	names := a.cfg.SandboxWorkspaces
 	if !slices.Contains(names, "*") {
-		ws, err := a.Client.Workspace.Get(viewer.SystemContext(context.Background()), workspaceID)
+		ws, err := a.Client.Workspace.Get(viewer.SystemContext(ctx), workspaceID)
 		if err != nil || !slices.Contains(names, ws.Name) {
 			return nil
 		}
 	}
-	return a.Sandbox.Engine(workspaceID)
+	// One row per workspace however many replicas create it at once.
+	id := "eng_sandbox_" + workspaceID
+	err = a.Client.Engine.Create().SetID(id).SetWorkspaceID(workspaceID).SetKind(entengine.KindSandbox).
+		SetName("Sandbox").Exec(ctx)
+	if err != nil && !ent.IsConstraintError(err) {
+		a.cfg.Logger.Warn("sandbox engine not created", "workspace", workspaceID, "err", err)
+		return nil
+	}
+	return a.Sandbox.EngineFor(workspaceID, id)
 }
+
+// RedisURL is the URL of the Redis the app uses (the embedded one's, when it
+// runs one), for another process or replica to share it.
+func (a *App) RedisURL() string { return a.redisURL }
 
 // Start runs the background parts the role needs: the engine heartbeat always,
 // and for the worker role the asynq server, the periodic reconciler, the inbox
@@ -190,25 +238,47 @@ func (a *App) Start(ctx context.Context) error {
 		})
 	}
 	a.goEngines(func() { a.Engines.Run(engines) })
+	if err := a.Hub.Start(engines); err != nil {
+		return err
+	}
 	a.goEngines(func() { a.Keys.Listen(engines, a.Redis) })
 	if a.cfg.Role == RoleAPI {
 		return nil
 	}
-	a.server = asynq.NewServerFromRedisClient(a.Redis, asynq.Config{
-		Concurrency:              20,
-		Queues:                   jobs.Queues,
-		RetryDelayFunc:           jobs.RetryDelayFunc,
-		TaskCheckInterval:        100 * time.Millisecond,
-		DelayedTaskCheckInterval: 200 * time.Millisecond,
-		ShutdownTimeout:          ShutdownTimeout,
-		Logger:                   asynqLogger{a.cfg.Logger},
-		LogLevel:                 asynq.WarnLevel,
-		ErrorHandler:             asynq.ErrorHandlerFunc(jobs.LogFailure(a.cfg.Logger)),
-	})
 	mux := asynq.NewServeMux()
 	a.Jobs.Register(mux)
-	if err := a.server.Start(mux); err != nil {
-		return fmt.Errorf("app: start worker: %w", err)
+	// Three asynq servers: dispatch tasks only wait for the batch they join
+	// (jobs.RunDispatcher), so theirs has room for many at once; webhook attempts
+	// mostly wait on the network, so theirs has room for webhook.Concurrency; the
+	// other queues keep a concurrency their database work can bear. An idle server
+	// looks for tasks every checkEvery: often where a message or its webhook waits.
+	others := maps.Clone(jobs.Queues)
+	delete(others, jobs.QueueMessages)
+	delete(others, jobs.QueueWebhooks)
+	for _, q := range []struct {
+		queues      map[string]int
+		concurrency int
+		checkEvery  time.Duration
+	}{
+		{map[string]int{jobs.QueueMessages: 1}, dispatchConcurrency, 20 * time.Millisecond},
+		{map[string]int{jobs.QueueWebhooks: 1}, webhook.Concurrency, 20 * time.Millisecond},
+		{others, 10, 100 * time.Millisecond},
+	} {
+		srv := asynq.NewServerFromRedisClient(a.Redis, asynq.Config{
+			Concurrency:              q.concurrency,
+			Queues:                   q.queues,
+			RetryDelayFunc:           jobs.RetryDelayFunc,
+			TaskCheckInterval:        q.checkEvery,
+			DelayedTaskCheckInterval: 200 * time.Millisecond,
+			ShutdownTimeout:          ShutdownTimeout,
+			Logger:                   asynqLogger{a.cfg.Logger},
+			LogLevel:                 asynq.WarnLevel,
+			ErrorHandler:             asynq.ErrorHandlerFunc(jobs.LogFailure(a.cfg.Logger)),
+		})
+		if err := srv.Start(mux); err != nil {
+			return fmt.Errorf("app: start worker: %w", err)
+		}
+		a.servers = append(a.servers, srv)
 	}
 	a.scheduler = asynq.NewScheduler(a.redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{a.cfg.Logger}, LogLevel: asynq.WarnLevel})
 	if _, err := a.scheduler.Register(fmt.Sprintf("@every %s", jobs.ReconcileEvery), jobs.ReconcileTask(),
@@ -218,9 +288,11 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
+	a.goWork(func() { a.Jobs.RunDispatcher(work, dispatchWorkers) })
 	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Jobs.RunFanout(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
+	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
 	// What Redis lost while no worker ran is queued again at once, beside serving.
 	a.goWork(func() {
 		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
@@ -229,6 +301,17 @@ func (a *App) Start(ctx context.Context) error {
 	})
 	return nil
 }
+
+// workerPool is how many database connections the worker of a process that also
+// serves the API may hold; the API keeps storage.DefaultPool of its own.
+const workerPool = 12
+
+// dispatchConcurrency is how many dispatch tasks may wait for their batch at once,
+// and dispatchWorkers how many batches are in flight.
+const (
+	dispatchConcurrency = 2 * jobs.DispatchBatch
+	dispatchWorkers     = 4
+)
 
 // idlePoll is how often the worker's loops look for work made by other processes
 // when there is none: the longest an event recorded elsewhere may wait.
@@ -282,9 +365,12 @@ func (a *App) Close() {
 	if a.scheduler != nil {
 		a.scheduler.Shutdown()
 	}
-	if a.server != nil {
-		a.server.Shutdown()
+	var wg sync.WaitGroup
+	for _, srv := range a.servers {
+		wg.Add(1)
+		go func() { defer wg.Done(); srv.Shutdown() }()
 	}
+	wg.Wait()
 	if a.stopWork != nil {
 		a.stopWork()
 	}

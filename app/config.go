@@ -6,10 +6,16 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/hibiken/asynq"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // Roles a process can take.
@@ -49,8 +55,14 @@ type Config struct {
 	OperatorToken string
 	// SandboxAckDelay spaces the sandbox engine's acks.
 	SandboxAckDelay time.Duration
+	// LoadOlderPace is the wait between two pages of one load-older call
+	// (SWITCHBOARD_LOAD_OLDER_PACE; graph.DefaultLoadOlderPace, 2.5 s, when zero).
+	LoadOlderPace time.Duration
 	// SandboxWorkspaces names the workspaces served by a sandbox engine; "*" is all.
 	SandboxWorkspaces []string
+	// EngineMaxFrame bounds one frame a remote engine sends, in bytes
+	// (SWITCHBOARD_ENGINE_MAX_FRAME; remote.DefaultMaxFrame, 16 MiB, when zero).
+	EngineMaxFrame int64
 	// PresenceTTL is how long one engine heartbeat keeps it listed.
 	PresenceTTL time.Duration
 	// DispatchTimeout bounds one attempt to hand a message to an engine; a claim
@@ -80,8 +92,38 @@ type Config struct {
 	// BootstrapKey creates a first key on an empty database that is not the
 	// embedded default's SQLite (where it is always done); see App.Bootstrap.
 	BootstrapKey bool
+	// RateLimit is how many requests one API key may make, on every replica
+	// together: "20/s", "1200/m" or "10000/h" (SWITCHBOARD_RATE_LIMIT,
+	// DefaultRateLimit); "off" or empty for no limit. RateBurst is how many of
+	// them may come at once (SWITCHBOARD_RATE_BURST, DefaultRateBurst).
+	RateLimit string
+	RateBurst int
 	// Logger is the process logger.
 	Logger *slog.Logger
+}
+
+// Default rate limit of one API key.
+const (
+	DefaultRateLimit = "1200/m"
+	DefaultRateBurst = 100
+)
+
+// ParseRateLimit parses a rate limit of requests per second, minute or hour
+// ("20/s", "1200/m", "10000/h") with its burst; "off" or "" is no limit.
+func ParseRateLimit(rate string, burst int) (redis_rate.Limit, error) {
+	if rate == "off" || rate == "" {
+		return redis_rate.Limit{}, nil
+	}
+	n, unit, ok := strings.Cut(rate, "/")
+	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[unit]
+	count, err := strconv.Atoi(n)
+	if !ok || per == 0 || err != nil || count < 1 {
+		return redis_rate.Limit{}, fmt.Errorf("%q is not a rate such as 20/s, 1200/m or 10000/h (or off)", rate)
+	}
+	if burst < 1 {
+		return redis_rate.Limit{}, fmt.Errorf("the burst must be at least 1, not %d", burst)
+	}
+	return redis_rate.Limit{Rate: count, Period: per, Burst: burst}, nil
 }
 
 // DefaultRetrySchedule is the spec's webhook retry schedule.
@@ -129,6 +171,9 @@ func ConfigFromEnv() (Config, error) {
 	if c.MusicMaxUpload, err = strconv.ParseInt(env("SWITCHBOARD_MUSIC_MAX_UPLOAD", "0"), 10, 64); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_MUSIC_MAX_UPLOAD: %w", err)
 	}
+	if c.EngineMaxFrame, err = strconv.ParseInt(env("SWITCHBOARD_ENGINE_MAX_FRAME", "0"), 10, 64); err != nil || c.EngineMaxFrame < 0 {
+		return c, fmt.Errorf("SWITCHBOARD_ENGINE_MAX_FRAME: must be a number of bytes (%v)", err)
+	}
 	if c.BootstrapKey, err = strconv.ParseBool(env("SWITCHBOARD_BOOTSTRAP_KEY", "false")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_BOOTSTRAP_KEY: %w", err)
 	}
@@ -138,7 +183,72 @@ func ConfigFromEnv() (Config, error) {
 	if c.SandboxAckDelay, err = time.ParseDuration(env("SWITCHBOARD_SANDBOX_ACK_DELAY", "1s")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_SANDBOX_ACK_DELAY: %w", err)
 	}
+	if c.LoadOlderPace, err = time.ParseDuration(env("SWITCHBOARD_LOAD_OLDER_PACE", "2.5s")); err != nil || c.LoadOlderPace <= 0 {
+		return c, fmt.Errorf("SWITCHBOARD_LOAD_OLDER_PACE: must be a positive duration such as 2.5s (%v)", err)
+	}
+	c.RateLimit = env("SWITCHBOARD_RATE_LIMIT", DefaultRateLimit)
+	if c.RateBurst, err = strconv.Atoi(env("SWITCHBOARD_RATE_BURST", strconv.Itoa(DefaultRateBurst))); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_RATE_BURST: %w", err)
+	}
 	return c, nil
+}
+
+// rateLimit is the parsed RateLimit (checked by validate).
+func (c *Config) rateLimit() redis_rate.Limit {
+	l, _ := ParseRateLimit(c.RateLimit, c.RateBurst)
+	return l
+}
+
+// ParseRedisURL parses REDIS_URL into the connection asynq, the monitor and
+// every other Redis user share:
+//
+//	redis://[:password@]host:port[/db]        one server (rediss:// for TLS)
+//	redis-socket://[:password@]/path/to.sock[?db=N]
+//	redis-sentinel://[:password@]host:port[,host:port…][/db]?master=name[&sentinel_password=…]
+//	                                          the master a Sentinel set names, followed across failovers
+//	redis-cluster://[:password@]host:port[,host:port…]
+//	                                          a Redis Cluster (database 0 only)
+func ParseRedisURL(raw string) (asynq.RedisConnOpt, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("app: bad redis URL %s: %s", switchboard.RedactURL(raw), fmt.Sprintf(format, args...))
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	password, _ := u.User.Password()
+	addrs := strings.Split(u.Host, ",")
+	switch u.Scheme {
+	case "redis", "rediss", "redis-socket":
+		opt, err := asynq.ParseRedisURI(raw)
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		return opt, nil
+	case "redis-sentinel":
+		master := u.Query().Get("master")
+		if master == "" || u.Host == "" {
+			return nil, bad("a Sentinel URL names its sentinels and ?master=")
+		}
+		db := 0
+		if p := strings.Trim(u.Path, "/"); p != "" {
+			if db, err = strconv.Atoi(p); err != nil || db < 0 {
+				return nil, bad("the database is a number, not %q", p)
+			}
+		}
+		return asynq.RedisFailoverClientOpt{MasterName: master, SentinelAddrs: addrs, Password: password,
+			SentinelPassword: u.Query().Get("sentinel_password"), DB: db}, nil
+	case "redis-cluster":
+		if u.Host == "" {
+			return nil, bad("a cluster URL names at least one node")
+		}
+		if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+			return nil, bad("a Redis Cluster has database 0 only")
+		}
+		return asynq.RedisClusterClientOpt{Addrs: addrs, Password: password}, nil
+	default:
+		return nil, bad("unknown scheme %q (redis, rediss, redis-socket, redis-sentinel or redis-cluster)", u.Scheme)
+	}
 }
 
 // ParseSchedule parses a comma-separated list of durations ("1m,5m,15m").
@@ -177,6 +287,9 @@ func (c *Config) validate() error {
 	}
 	if c.DataDir == "" {
 		c.DataDir = "data"
+	}
+	if _, err := ParseRateLimit(c.RateLimit, c.RateBurst); err != nil {
+		return fmt.Errorf("rate limit: %w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -19,7 +19,7 @@ redis-cli -n 12 flushdb >/dev/null
 "$bin" migrate 2>/dev/null
 KEY=$("$bin" keys create --workspace default --scopes '*')
 psql -c "ALTER DATABASE $DB SET log_statement = 'all'"
-SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true "$bin" serve --addr $ADDR --log-level warn --sandbox-ack-delay 200ms >/dev/null 2>&1 &
+SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true "$bin" serve --addr $ADDR --log-level warn --sandbox-ack-delay 200ms --rate-limit off >/dev/null 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"' EXIT
 until curl -s $ADDR/healthz >/dev/null; do sleep 0.05; done

@@ -41,6 +41,20 @@ type Engine interface {
 	Close() error
 }
 
+// BatchSender is an Engine that can hand many messages to the network at once,
+// cheaper than one Send each. SendBatch answers one Sent per message, in order;
+// the same rules as Send hold for each of them.
+type BatchSender interface {
+	SendBatch(ctx context.Context, ms []Outgoing) []Sent
+}
+
+// Sent is the outcome of one message of a batch: its key, or why it was not sent
+// (ErrRejected for good, any other error for now).
+type Sent struct {
+	Key Key
+	Err error
+}
+
 // Outgoing is a message as handed to an engine. Media is always a URL.
 type Outgoing struct {
 	WireID            string
@@ -161,14 +175,22 @@ type Incoming struct {
 }
 
 // GroupChange is a change in a group the account is part of. Action is one of
-// joined_via_link, added, left, kicked, admin_changed, name_changed,
-// description_changed, message_pinned.
+// joined_via_link, added, left, kicked, admin_changed (Value promoted or
+// demoted), name_changed, description_changed (Value the new text),
+// message_pinned (Value the pinned message's key), GroupCreated (Chat the new
+// group) or GroupSettingsChanged (Announce, Restrict).
 type GroupChange struct {
-	GroupID      string   `json:"groupId"`
-	Action       string   `json:"action"`
-	Participants []string `json:"participants,omitempty"`
-	By           string   `json:"by,omitempty"`
-	Value        string   `json:"value,omitempty"`
+	GroupID      string     `json:"groupId"`
+	Action       string     `json:"action"`
+	Participants []string   `json:"participants,omitempty"`
+	By           string     `json:"by,omitempty"`
+	Value        string     `json:"value,omitempty"`
+	Chat         *ChatState `json:"chat,omitempty"`
+	Announce     *bool      `json:"announce,omitempty"`
+	Restrict     *bool      `json:"restrict,omitempty"`
+	// Me is the account's own chat id, so that a change about the account itself
+	// (it left, or was removed) is told apart.
+	Me string `json:"me,omitempty"`
 }
 
 // Subject is what the event is about: the message key, the group or the engine.
@@ -197,6 +219,14 @@ func (ev Event) Subject() string {
 // the event again later.
 type Sink interface {
 	HandleEvent(ctx context.Context, ev Event) error
+}
+
+// BatchSink is a Sink that can take many events at once. HandleEvents stores all
+// of them or returns an error, after which the caller reports them again (a Sink
+// keeps an event once per id, so none is taken twice).
+type BatchSink interface {
+	Sink
+	HandleEvents(ctx context.Context, evs []Event) error
 }
 
 // SinkFunc adapts a function to a Sink.

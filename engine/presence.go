@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,14 +20,37 @@ type Connection struct {
 // Presence records which engines are live, in Redis, so that every replica sees the
 // same engines. Each workspace has a sorted set whose members are "<kind>|<id>" and
 // whose scores are the moment (Unix ms) the member's heartbeat lapses.
+//
+// List answers from memory for up to ListFresh (a ping asks on every request):
+// what this process changes shows at once, another replica's change within
+// ListFresh.
 type Presence struct {
 	rdb redis.UniversalClient
 	ttl time.Duration
+
+	mu     sync.Mutex
+	listed map[string]listing // by workspace
+}
+
+// ListFresh is how long List may answer from memory.
+const ListFresh = time.Second
+
+// listing is a remembered answer of List, good until until.
+type listing struct {
+	conns []Connection
+	until time.Time
 }
 
 // NewPresence returns a Presence whose heartbeats last ttl.
 func NewPresence(rdb redis.UniversalClient, ttl time.Duration) *Presence {
-	return &Presence{rdb: rdb, ttl: ttl}
+	return &Presence{rdb: rdb, ttl: ttl, listed: map[string]listing{}}
+}
+
+// forget drops the remembered List of a workspace.
+func (p *Presence) forget(workspaceID string) {
+	p.mu.Lock()
+	delete(p.listed, workspaceID)
+	p.mu.Unlock()
 }
 
 // TTL is how long one heartbeat keeps an engine listed.
@@ -54,6 +79,9 @@ func (p *Presence) Beat(ctx context.Context, workspaceID string, c Connection) (
 	pipe.PExpire(ctx, key, 2*p.ttl)
 	pipe.ZAdd(ctx, indexKey, redis.Z{Score: expiry, Member: workspaceID + "|" + member})
 	_, err = pipe.Exec(ctx)
+	if fresh {
+		p.forget(workspaceID)
+	}
 	return fresh, err
 }
 
@@ -64,6 +92,7 @@ func (p *Presence) Leave(ctx context.Context, workspaceID string, c Connection) 
 	pipe.ZRem(ctx, presenceKey(workspaceID), member)
 	pipe.ZRem(ctx, indexKey, workspaceID+"|"+member)
 	_, err := pipe.Exec(ctx)
+	p.forget(workspaceID)
 	return err
 }
 
@@ -95,6 +124,7 @@ func (p *Presence) Reap(ctx context.Context, now time.Time) ([]Lapse, error) {
 		if err := p.rdb.ZRem(ctx, presenceKey(l.WorkspaceID), l.Kind+"|"+l.ID).Err(); err != nil {
 			return out, err
 		}
+		p.forget(l.WorkspaceID)
 		out = append(out, l)
 	}
 	return out, nil
@@ -102,17 +132,31 @@ func (p *Presence) Reap(ctx context.Context, now time.Time) ([]Lapse, error) {
 
 // List returns the engines of a workspace whose heartbeat is live.
 func (p *Presence) List(ctx context.Context, workspaceID string) ([]Connection, error) {
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	members, err := p.rdb.ZRangeByScore(ctx, presenceKey(workspaceID), &redis.ZRangeBy{Min: "(" + now, Max: "+inf"}).Result()
+	now := time.Now()
+	p.mu.Lock()
+	l, ok := p.listed[workspaceID]
+	p.mu.Unlock()
+	if ok && now.Before(l.until) {
+		return slices.Clone(l.conns), nil
+	}
+	members, err := p.rdb.ZRangeByScoreWithScores(ctx, presenceKey(workspaceID),
+		&redis.ZRangeBy{Min: "(" + strconv.FormatInt(now.UnixMilli(), 10), Max: "+inf"}).Result()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Connection, 0, len(members))
+	// Remembered until ListFresh passes or the first heartbeat lapses.
+	l = listing{conns: make([]Connection, 0, len(members)), until: now.Add(ListFresh)}
 	for _, m := range members {
-		kind, id, ok := strings.Cut(m, "|")
+		kind, id, ok := strings.Cut(m.Member.(string), "|")
 		if ok {
-			out = append(out, Connection{ID: id, Kind: kind})
+			l.conns = append(l.conns, Connection{ID: id, Kind: kind})
+		}
+		if lapse := time.UnixMilli(int64(m.Score)); lapse.Before(l.until) {
+			l.until = lapse
 		}
 	}
-	return out, nil
+	p.mu.Lock()
+	p.listed[workspaceID] = l
+	p.mu.Unlock()
+	return slices.Clone(l.conns), nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ type Registry struct {
 	presence *Presence
 	sink     Sink
 	provide  Provider
+	remote   Remote
 
 	mu      sync.Mutex
 	engines map[string][]Engine // by workspace id
@@ -27,6 +29,9 @@ type Registry struct {
 func NewRegistry(p *Presence, sink Sink, provide Provider) *Registry {
 	return &Registry{presence: p, sink: sink, provide: provide, engines: map[string][]Engine{}}
 }
+
+// SetRemote makes Pick and Find look for remote engines too. Call it before use.
+func (r *Registry) SetRemote(rm Remote) { r.remote = rm }
 
 // Presence returns the registry's presence store.
 func (r *Registry) Presence() *Presence { return r.presence }
@@ -63,31 +68,87 @@ func (r *Registry) Detach(ctx context.Context, workspaceID, engineID string) {
 	r.emit(ctx, Event{Type: EventGone, WorkspaceID: workspaceID, EngineID: c.ID, At: time.Now()})
 }
 
-// Pick returns an engine of the workspace to send through, or ErrNoEngine.
+// Pick returns an engine of the workspace to send through, or ErrNoEngine: one this
+// process holds, else a remote engine connected to any replica, else the one the
+// provider makes.
 func (r *Registry) Pick(ctx context.Context, workspaceID string) (Engine, error) {
 	r.mu.Lock()
 	list := r.engines[workspaceID]
-	if len(list) == 0 && r.provide != nil {
-		if e := r.provide(workspaceID); e != nil {
-			r.engines[workspaceID] = []Engine{e}
-			list = r.engines[workspaceID]
+	r.mu.Unlock()
+	if len(list) > 0 {
+		return list[0], nil
+	}
+	if r.remote != nil {
+		e, err := r.remote.Lookup(ctx, workspaceID)
+		if err == nil || !errors.Is(err, ErrNoEngine) {
+			return e, err
+		}
+	}
+	return r.Ensure(ctx, workspaceID)
+}
+
+// Ensure makes sure this process holds the provider's engine of the workspace,
+// if it has one, and returns an engine the process holds, or ErrNoEngine.
+func (r *Registry) Ensure(ctx context.Context, workspaceID string) (Engine, error) {
+	r.mu.Lock()
+	list := r.engines[workspaceID]
+	r.mu.Unlock()
+	if len(list) > 0 {
+		return list[0], nil
+	}
+	if r.provide == nil {
+		return nil, ErrNoEngine
+	}
+	e := r.provide(workspaceID)
+	if e == nil {
+		return nil, ErrNoEngine
+	}
+	r.mu.Lock()
+	if cur := r.engines[workspaceID]; len(cur) > 0 { // provided concurrently
+		r.mu.Unlock()
+		_ = e.Close()
+		return cur[0], nil
+	}
+	r.engines[workspaceID] = []Engine{e}
+	r.mu.Unlock()
+	r.beat(ctx, workspaceID, e)
+	return e, nil
+}
+
+// Find returns the engine engineID of the workspace wherever its session runs, or
+// ErrDisconnected.
+func (r *Registry) Find(ctx context.Context, workspaceID, engineID string) (Engine, error) {
+	r.mu.Lock()
+	for _, e := range r.engines[workspaceID] {
+		if e.ID() == engineID {
 			r.mu.Unlock()
-			r.beat(ctx, workspaceID, e)
 			return e, nil
 		}
 	}
 	r.mu.Unlock()
-	if len(list) == 0 {
-		return nil, ErrNoEngine
+	if r.remote != nil {
+		return r.remote.Get(ctx, workspaceID, engineID)
 	}
-	return list[0], nil
+	return nil, ErrDisconnected
+}
+
+// Held reports whether this process holds the session of engineID.
+func (r *Registry) Held(workspaceID, engineID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.engines[workspaceID] {
+		if e.ID() == engineID {
+			return true
+		}
+	}
+	return false
 }
 
 // Connections lists the live engines of a workspace across all replicas. With a
 // provider, a workspace that has none yet gets its engine first.
 func (r *Registry) Connections(ctx context.Context, workspaceID string) ([]Connection, error) {
 	if r.provide != nil {
-		if _, err := r.Pick(ctx, workspaceID); err != nil && err != ErrNoEngine {
+		if _, err := r.Ensure(ctx, workspaceID); err != nil && err != ErrNoEngine {
 			return nil, err
 		}
 	}

@@ -16,13 +16,17 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -31,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
@@ -46,10 +51,16 @@ type Client struct {
 	Schema *migrate.Schema
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Audience is the client for interacting with the Audience builders.
+	Audience *AudienceClient
+	// AudienceContact is the client for interacting with the AudienceContact builders.
+	AudienceContact *AudienceContactClient
 	// Board is the client for interacting with the Board builders.
 	Board *BoardClient
 	// BoardItem is the client for interacting with the BoardItem builders.
 	BoardItem *BoardItemClient
+	// Campaign is the client for interacting with the Campaign builders.
+	Campaign *CampaignClient
 	// Chat is the client for interacting with the Chat builders.
 	Chat *ChatClient
 	// ChatMember is the client for interacting with the ChatMember builders.
@@ -60,6 +71,8 @@ type Client struct {
 	Delivery *DeliveryClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
+	// Engine is the client for interacting with the Engine builders.
+	Engine *EngineClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -76,6 +89,8 @@ type Client struct {
 	MusicUpload *MusicUploadClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
+	// SandboxGroup is the client for interacting with the SandboxGroup builders.
+	SandboxGroup *SandboxGroupClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
 	SandboxSend *SandboxSendClient
 	// SandboxWorld is the client for interacting with the SandboxWorld builders.
@@ -96,13 +111,17 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.APIKey = NewAPIKeyClient(c.config)
+	c.Audience = NewAudienceClient(c.config)
+	c.AudienceContact = NewAudienceContactClient(c.config)
 	c.Board = NewBoardClient(c.config)
 	c.BoardItem = NewBoardItemClient(c.config)
+	c.Campaign = NewCampaignClient(c.config)
 	c.Chat = NewChatClient(c.config)
 	c.ChatMember = NewChatMemberClient(c.config)
 	c.Contact = NewContactClient(c.config)
 	c.Delivery = NewDeliveryClient(c.config)
 	c.DeliveryAttempt = NewDeliveryAttemptClient(c.config)
+	c.Engine = NewEngineClient(c.config)
 	c.Event = NewEventClient(c.config)
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.InboxEvent = NewInboxEventClient(c.config)
@@ -111,6 +130,7 @@ func (c *Client) init() {
 	c.MusicClip = NewMusicClipClient(c.config)
 	c.MusicUpload = NewMusicUploadClient(c.config)
 	c.SandboxEvent = NewSandboxEventClient(c.config)
+	c.SandboxGroup = NewSandboxGroupClient(c.config)
 	c.SandboxSend = NewSandboxSendClient(c.config)
 	c.SandboxWorld = NewSandboxWorldClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
@@ -208,13 +228,17 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:             ctx,
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
+		Audience:        NewAudienceClient(cfg),
+		AudienceContact: NewAudienceContactClient(cfg),
 		Board:           NewBoardClient(cfg),
 		BoardItem:       NewBoardItemClient(cfg),
+		Campaign:        NewCampaignClient(cfg),
 		Chat:            NewChatClient(cfg),
 		ChatMember:      NewChatMemberClient(cfg),
 		Contact:         NewContactClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		Engine:          NewEngineClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		InboxEvent:      NewInboxEventClient(cfg),
@@ -223,6 +247,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
+		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
@@ -247,13 +272,17 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:             ctx,
 		config:          cfg,
 		APIKey:          NewAPIKeyClient(cfg),
+		Audience:        NewAudienceClient(cfg),
+		AudienceContact: NewAudienceContactClient(cfg),
 		Board:           NewBoardClient(cfg),
 		BoardItem:       NewBoardItemClient(cfg),
+		Campaign:        NewCampaignClient(cfg),
 		Chat:            NewChatClient(cfg),
 		ChatMember:      NewChatMemberClient(cfg),
 		Contact:         NewContactClient(cfg),
 		Delivery:        NewDeliveryClient(cfg),
 		DeliveryAttempt: NewDeliveryAttemptClient(cfg),
+		Engine:          NewEngineClient(cfg),
 		Event:           NewEventClient(cfg),
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		InboxEvent:      NewInboxEventClient(cfg),
@@ -262,6 +291,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
+		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
@@ -295,9 +325,10 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
-		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
-		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxSend, c.SandboxWorld,
+		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
+		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
+		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.MusicClip,
+		c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend, c.SandboxWorld,
 		c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
@@ -308,9 +339,10 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.APIKey, c.Board, c.BoardItem, c.Chat, c.ChatMember, c.Contact, c.Delivery,
-		c.DeliveryAttempt, c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message,
-		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxSend, c.SandboxWorld,
+		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
+		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
+		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.MusicClip,
+		c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend, c.SandboxWorld,
 		c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
@@ -322,10 +354,16 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *APIKeyMutation:
 		return c.APIKey.mutate(ctx, m)
+	case *AudienceMutation:
+		return c.Audience.mutate(ctx, m)
+	case *AudienceContactMutation:
+		return c.AudienceContact.mutate(ctx, m)
 	case *BoardMutation:
 		return c.Board.mutate(ctx, m)
 	case *BoardItemMutation:
 		return c.BoardItem.mutate(ctx, m)
+	case *CampaignMutation:
+		return c.Campaign.mutate(ctx, m)
 	case *ChatMutation:
 		return c.Chat.mutate(ctx, m)
 	case *ChatMemberMutation:
@@ -336,6 +374,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Delivery.mutate(ctx, m)
 	case *DeliveryAttemptMutation:
 		return c.DeliveryAttempt.mutate(ctx, m)
+	case *EngineMutation:
+		return c.Engine.mutate(ctx, m)
 	case *EventMutation:
 		return c.Event.mutate(ctx, m)
 	case *IdempotencyKeyMutation:
@@ -352,6 +392,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.MusicUpload.mutate(ctx, m)
 	case *SandboxEventMutation:
 		return c.SandboxEvent.mutate(ctx, m)
+	case *SandboxGroupMutation:
+		return c.SandboxGroup.mutate(ctx, m)
 	case *SandboxSendMutation:
 		return c.SandboxSend.mutate(ctx, m)
 	case *SandboxWorldMutation:
@@ -497,6 +539,308 @@ func (c *APIKeyClient) mutate(ctx context.Context, m *APIKeyMutation) (Value, er
 		return (&APIKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown APIKey mutation op: %q", m.Op())
+	}
+}
+
+// AudienceClient is a client for the Audience schema.
+type AudienceClient struct {
+	config
+}
+
+// NewAudienceClient returns a client for the Audience from the given config.
+func NewAudienceClient(c config) *AudienceClient {
+	return &AudienceClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `audience.Hooks(f(g(h())))`.
+func (c *AudienceClient) Use(hooks ...Hook) {
+	c.hooks.Audience = append(c.hooks.Audience, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `audience.Intercept(f(g(h())))`.
+func (c *AudienceClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Audience = append(c.inters.Audience, interceptors...)
+}
+
+// Create returns a builder for creating a Audience entity.
+func (c *AudienceClient) Create() *AudienceCreate {
+	mutation := newAudienceMutation(c.config, OpCreate)
+	return &AudienceCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Audience entities.
+func (c *AudienceClient) CreateBulk(builders ...*AudienceCreate) *AudienceCreateBulk {
+	return &AudienceCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AudienceClient) MapCreateBulk(slice any, setFunc func(*AudienceCreate, int)) *AudienceCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AudienceCreateBulk{err: fmt.Errorf("calling to AudienceClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AudienceCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AudienceCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Audience.
+func (c *AudienceClient) Update() *AudienceUpdate {
+	mutation := newAudienceMutation(c.config, OpUpdate)
+	return &AudienceUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AudienceClient) UpdateOne(_m *Audience) *AudienceUpdateOne {
+	mutation := newAudienceMutation(c.config, OpUpdateOne, withAudience(_m))
+	return &AudienceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AudienceClient) UpdateOneID(id string) *AudienceUpdateOne {
+	mutation := newAudienceMutation(c.config, OpUpdateOne, withAudienceID(id))
+	return &AudienceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Audience.
+func (c *AudienceClient) Delete() *AudienceDelete {
+	mutation := newAudienceMutation(c.config, OpDelete)
+	return &AudienceDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AudienceClient) DeleteOne(_m *Audience) *AudienceDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AudienceClient) DeleteOneID(id string) *AudienceDeleteOne {
+	builder := c.Delete().Where(audience.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AudienceDeleteOne{builder}
+}
+
+// Query returns a query builder for Audience.
+func (c *AudienceClient) Query() *AudienceQuery {
+	return &AudienceQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAudience},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Audience entity by its id.
+func (c *AudienceClient) Get(ctx context.Context, id string) (*Audience, error) {
+	return c.Query().Where(audience.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AudienceClient) GetX(ctx context.Context, id string) *Audience {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryContacts queries the contacts edge of a Audience.
+func (c *AudienceClient) QueryContacts(_m *Audience) *AudienceContactQuery {
+	query := (&AudienceContactClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(audience.Table, audience.FieldID, id),
+			sqlgraph.To(audiencecontact.Table, audiencecontact.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, audience.ContactsTable, audience.ContactsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AudienceClient) Hooks() []Hook {
+	hooks := c.hooks.Audience
+	return append(hooks[:len(hooks):len(hooks)], audience.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *AudienceClient) Interceptors() []Interceptor {
+	inters := c.inters.Audience
+	return append(inters[:len(inters):len(inters)], audience.Interceptors[:]...)
+}
+
+func (c *AudienceClient) mutate(ctx context.Context, m *AudienceMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AudienceCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AudienceUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AudienceUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AudienceDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Audience mutation op: %q", m.Op())
+	}
+}
+
+// AudienceContactClient is a client for the AudienceContact schema.
+type AudienceContactClient struct {
+	config
+}
+
+// NewAudienceContactClient returns a client for the AudienceContact from the given config.
+func NewAudienceContactClient(c config) *AudienceContactClient {
+	return &AudienceContactClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `audiencecontact.Hooks(f(g(h())))`.
+func (c *AudienceContactClient) Use(hooks ...Hook) {
+	c.hooks.AudienceContact = append(c.hooks.AudienceContact, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `audiencecontact.Intercept(f(g(h())))`.
+func (c *AudienceContactClient) Intercept(interceptors ...Interceptor) {
+	c.inters.AudienceContact = append(c.inters.AudienceContact, interceptors...)
+}
+
+// Create returns a builder for creating a AudienceContact entity.
+func (c *AudienceContactClient) Create() *AudienceContactCreate {
+	mutation := newAudienceContactMutation(c.config, OpCreate)
+	return &AudienceContactCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of AudienceContact entities.
+func (c *AudienceContactClient) CreateBulk(builders ...*AudienceContactCreate) *AudienceContactCreateBulk {
+	return &AudienceContactCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *AudienceContactClient) MapCreateBulk(slice any, setFunc func(*AudienceContactCreate, int)) *AudienceContactCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &AudienceContactCreateBulk{err: fmt.Errorf("calling to AudienceContactClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*AudienceContactCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &AudienceContactCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for AudienceContact.
+func (c *AudienceContactClient) Update() *AudienceContactUpdate {
+	mutation := newAudienceContactMutation(c.config, OpUpdate)
+	return &AudienceContactUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *AudienceContactClient) UpdateOne(_m *AudienceContact) *AudienceContactUpdateOne {
+	mutation := newAudienceContactMutation(c.config, OpUpdateOne, withAudienceContact(_m))
+	return &AudienceContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *AudienceContactClient) UpdateOneID(id string) *AudienceContactUpdateOne {
+	mutation := newAudienceContactMutation(c.config, OpUpdateOne, withAudienceContactID(id))
+	return &AudienceContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for AudienceContact.
+func (c *AudienceContactClient) Delete() *AudienceContactDelete {
+	mutation := newAudienceContactMutation(c.config, OpDelete)
+	return &AudienceContactDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *AudienceContactClient) DeleteOne(_m *AudienceContact) *AudienceContactDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *AudienceContactClient) DeleteOneID(id string) *AudienceContactDeleteOne {
+	builder := c.Delete().Where(audiencecontact.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &AudienceContactDeleteOne{builder}
+}
+
+// Query returns a query builder for AudienceContact.
+func (c *AudienceContactClient) Query() *AudienceContactQuery {
+	return &AudienceContactQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeAudienceContact},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a AudienceContact entity by its id.
+func (c *AudienceContactClient) Get(ctx context.Context, id string) (*AudienceContact, error) {
+	return c.Query().Where(audiencecontact.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *AudienceContactClient) GetX(ctx context.Context, id string) *AudienceContact {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryAudience queries the audience edge of a AudienceContact.
+func (c *AudienceContactClient) QueryAudience(_m *AudienceContact) *AudienceQuery {
+	query := (&AudienceClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(audiencecontact.Table, audiencecontact.FieldID, id),
+			sqlgraph.To(audience.Table, audience.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, audiencecontact.AudienceTable, audiencecontact.AudienceColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *AudienceContactClient) Hooks() []Hook {
+	hooks := c.hooks.AudienceContact
+	return append(hooks[:len(hooks):len(hooks)], audiencecontact.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *AudienceContactClient) Interceptors() []Interceptor {
+	inters := c.inters.AudienceContact
+	return append(inters[:len(inters):len(inters)], audiencecontact.Interceptors[:]...)
+}
+
+func (c *AudienceContactClient) mutate(ctx context.Context, m *AudienceContactMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&AudienceContactCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&AudienceContactUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&AudienceContactUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&AudienceContactDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown AudienceContact mutation op: %q", m.Op())
 	}
 }
 
@@ -799,6 +1143,157 @@ func (c *BoardItemClient) mutate(ctx context.Context, m *BoardItemMutation) (Val
 		return (&BoardItemDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown BoardItem mutation op: %q", m.Op())
+	}
+}
+
+// CampaignClient is a client for the Campaign schema.
+type CampaignClient struct {
+	config
+}
+
+// NewCampaignClient returns a client for the Campaign from the given config.
+func NewCampaignClient(c config) *CampaignClient {
+	return &CampaignClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `campaign.Hooks(f(g(h())))`.
+func (c *CampaignClient) Use(hooks ...Hook) {
+	c.hooks.Campaign = append(c.hooks.Campaign, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `campaign.Intercept(f(g(h())))`.
+func (c *CampaignClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Campaign = append(c.inters.Campaign, interceptors...)
+}
+
+// Create returns a builder for creating a Campaign entity.
+func (c *CampaignClient) Create() *CampaignCreate {
+	mutation := newCampaignMutation(c.config, OpCreate)
+	return &CampaignCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Campaign entities.
+func (c *CampaignClient) CreateBulk(builders ...*CampaignCreate) *CampaignCreateBulk {
+	return &CampaignCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CampaignClient) MapCreateBulk(slice any, setFunc func(*CampaignCreate, int)) *CampaignCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CampaignCreateBulk{err: fmt.Errorf("calling to CampaignClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CampaignCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CampaignCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Campaign.
+func (c *CampaignClient) Update() *CampaignUpdate {
+	mutation := newCampaignMutation(c.config, OpUpdate)
+	return &CampaignUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CampaignClient) UpdateOne(_m *Campaign) *CampaignUpdateOne {
+	mutation := newCampaignMutation(c.config, OpUpdateOne, withCampaign(_m))
+	return &CampaignUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CampaignClient) UpdateOneID(id string) *CampaignUpdateOne {
+	mutation := newCampaignMutation(c.config, OpUpdateOne, withCampaignID(id))
+	return &CampaignUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Campaign.
+func (c *CampaignClient) Delete() *CampaignDelete {
+	mutation := newCampaignMutation(c.config, OpDelete)
+	return &CampaignDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CampaignClient) DeleteOne(_m *Campaign) *CampaignDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CampaignClient) DeleteOneID(id string) *CampaignDeleteOne {
+	builder := c.Delete().Where(campaign.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CampaignDeleteOne{builder}
+}
+
+// Query returns a query builder for Campaign.
+func (c *CampaignClient) Query() *CampaignQuery {
+	return &CampaignQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCampaign},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Campaign entity by its id.
+func (c *CampaignClient) Get(ctx context.Context, id string) (*Campaign, error) {
+	return c.Query().Where(campaign.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CampaignClient) GetX(ctx context.Context, id string) *Campaign {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryMessages queries the messages edge of a Campaign.
+func (c *CampaignClient) QueryMessages(_m *Campaign) *MessageQuery {
+	query := (&MessageClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(campaign.Table, campaign.FieldID, id),
+			sqlgraph.To(message.Table, message.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, campaign.MessagesTable, campaign.MessagesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CampaignClient) Hooks() []Hook {
+	hooks := c.hooks.Campaign
+	return append(hooks[:len(hooks):len(hooks)], campaign.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *CampaignClient) Interceptors() []Interceptor {
+	inters := c.inters.Campaign
+	return append(inters[:len(inters):len(inters)], campaign.Interceptors[:]...)
+}
+
+func (c *CampaignClient) mutate(ctx context.Context, m *CampaignMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CampaignCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CampaignUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CampaignUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CampaignDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Campaign mutation op: %q", m.Op())
 	}
 }
 
@@ -1525,6 +2020,141 @@ func (c *DeliveryAttemptClient) mutate(ctx context.Context, m *DeliveryAttemptMu
 	}
 }
 
+// EngineClient is a client for the Engine schema.
+type EngineClient struct {
+	config
+}
+
+// NewEngineClient returns a client for the Engine from the given config.
+func NewEngineClient(c config) *EngineClient {
+	return &EngineClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `engine.Hooks(f(g(h())))`.
+func (c *EngineClient) Use(hooks ...Hook) {
+	c.hooks.Engine = append(c.hooks.Engine, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `engine.Intercept(f(g(h())))`.
+func (c *EngineClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Engine = append(c.inters.Engine, interceptors...)
+}
+
+// Create returns a builder for creating a Engine entity.
+func (c *EngineClient) Create() *EngineCreate {
+	mutation := newEngineMutation(c.config, OpCreate)
+	return &EngineCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Engine entities.
+func (c *EngineClient) CreateBulk(builders ...*EngineCreate) *EngineCreateBulk {
+	return &EngineCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *EngineClient) MapCreateBulk(slice any, setFunc func(*EngineCreate, int)) *EngineCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &EngineCreateBulk{err: fmt.Errorf("calling to EngineClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*EngineCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &EngineCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Engine.
+func (c *EngineClient) Update() *EngineUpdate {
+	mutation := newEngineMutation(c.config, OpUpdate)
+	return &EngineUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *EngineClient) UpdateOne(_m *Engine) *EngineUpdateOne {
+	mutation := newEngineMutation(c.config, OpUpdateOne, withEngine(_m))
+	return &EngineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *EngineClient) UpdateOneID(id string) *EngineUpdateOne {
+	mutation := newEngineMutation(c.config, OpUpdateOne, withEngineID(id))
+	return &EngineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Engine.
+func (c *EngineClient) Delete() *EngineDelete {
+	mutation := newEngineMutation(c.config, OpDelete)
+	return &EngineDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *EngineClient) DeleteOne(_m *Engine) *EngineDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *EngineClient) DeleteOneID(id string) *EngineDeleteOne {
+	builder := c.Delete().Where(engine.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &EngineDeleteOne{builder}
+}
+
+// Query returns a query builder for Engine.
+func (c *EngineClient) Query() *EngineQuery {
+	return &EngineQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeEngine},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Engine entity by its id.
+func (c *EngineClient) Get(ctx context.Context, id string) (*Engine, error) {
+	return c.Query().Where(engine.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *EngineClient) GetX(ctx context.Context, id string) *Engine {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *EngineClient) Hooks() []Hook {
+	hooks := c.hooks.Engine
+	return append(hooks[:len(hooks):len(hooks)], engine.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *EngineClient) Interceptors() []Interceptor {
+	inters := c.inters.Engine
+	return append(inters[:len(inters):len(inters)], engine.Interceptors[:]...)
+}
+
+func (c *EngineClient) mutate(ctx context.Context, m *EngineMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&EngineCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&EngineUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&EngineUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&EngineDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Engine mutation op: %q", m.Op())
+	}
+}
+
 // EventClient is a client for the Event schema.
 type EventClient struct {
 	config
@@ -2173,6 +2803,22 @@ func (c *MessageClient) GetX(ctx context.Context, id string) *Message {
 	return obj
 }
 
+// QueryCampaign queries the campaign edge of a Message.
+func (c *MessageClient) QueryCampaign(_m *Message) *CampaignQuery {
+	query := (&CampaignClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(message.Table, message.FieldID, id),
+			sqlgraph.To(campaign.Table, campaign.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, message.CampaignTable, message.CampaignColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *MessageClient) Hooks() []Hook {
 	hooks := c.hooks.Message
@@ -2602,6 +3248,141 @@ func (c *SandboxEventClient) mutate(ctx context.Context, m *SandboxEventMutation
 		return (&SandboxEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown SandboxEvent mutation op: %q", m.Op())
+	}
+}
+
+// SandboxGroupClient is a client for the SandboxGroup schema.
+type SandboxGroupClient struct {
+	config
+}
+
+// NewSandboxGroupClient returns a client for the SandboxGroup from the given config.
+func NewSandboxGroupClient(c config) *SandboxGroupClient {
+	return &SandboxGroupClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `sandboxgroup.Hooks(f(g(h())))`.
+func (c *SandboxGroupClient) Use(hooks ...Hook) {
+	c.hooks.SandboxGroup = append(c.hooks.SandboxGroup, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `sandboxgroup.Intercept(f(g(h())))`.
+func (c *SandboxGroupClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SandboxGroup = append(c.inters.SandboxGroup, interceptors...)
+}
+
+// Create returns a builder for creating a SandboxGroup entity.
+func (c *SandboxGroupClient) Create() *SandboxGroupCreate {
+	mutation := newSandboxGroupMutation(c.config, OpCreate)
+	return &SandboxGroupCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SandboxGroup entities.
+func (c *SandboxGroupClient) CreateBulk(builders ...*SandboxGroupCreate) *SandboxGroupCreateBulk {
+	return &SandboxGroupCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SandboxGroupClient) MapCreateBulk(slice any, setFunc func(*SandboxGroupCreate, int)) *SandboxGroupCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SandboxGroupCreateBulk{err: fmt.Errorf("calling to SandboxGroupClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SandboxGroupCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SandboxGroupCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SandboxGroup.
+func (c *SandboxGroupClient) Update() *SandboxGroupUpdate {
+	mutation := newSandboxGroupMutation(c.config, OpUpdate)
+	return &SandboxGroupUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SandboxGroupClient) UpdateOne(_m *SandboxGroup) *SandboxGroupUpdateOne {
+	mutation := newSandboxGroupMutation(c.config, OpUpdateOne, withSandboxGroup(_m))
+	return &SandboxGroupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SandboxGroupClient) UpdateOneID(id string) *SandboxGroupUpdateOne {
+	mutation := newSandboxGroupMutation(c.config, OpUpdateOne, withSandboxGroupID(id))
+	return &SandboxGroupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SandboxGroup.
+func (c *SandboxGroupClient) Delete() *SandboxGroupDelete {
+	mutation := newSandboxGroupMutation(c.config, OpDelete)
+	return &SandboxGroupDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SandboxGroupClient) DeleteOne(_m *SandboxGroup) *SandboxGroupDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SandboxGroupClient) DeleteOneID(id string) *SandboxGroupDeleteOne {
+	builder := c.Delete().Where(sandboxgroup.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SandboxGroupDeleteOne{builder}
+}
+
+// Query returns a query builder for SandboxGroup.
+func (c *SandboxGroupClient) Query() *SandboxGroupQuery {
+	return &SandboxGroupQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSandboxGroup},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SandboxGroup entity by its id.
+func (c *SandboxGroupClient) Get(ctx context.Context, id string) (*SandboxGroup, error) {
+	return c.Query().Where(sandboxgroup.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SandboxGroupClient) GetX(ctx context.Context, id string) *SandboxGroup {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SandboxGroupClient) Hooks() []Hook {
+	hooks := c.hooks.SandboxGroup
+	return append(hooks[:len(hooks):len(hooks)], sandboxgroup.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *SandboxGroupClient) Interceptors() []Interceptor {
+	inters := c.inters.SandboxGroup
+	return append(inters[:len(inters):len(inters)], sandboxgroup.Interceptors[:]...)
+}
+
+func (c *SandboxGroupClient) mutate(ctx context.Context, m *SandboxGroupMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SandboxGroupCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SandboxGroupUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SandboxGroupUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SandboxGroupDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SandboxGroup mutation op: %q", m.Op())
 	}
 }
 
@@ -3162,14 +3943,16 @@ func (c *WorkspaceClient) mutate(ctx context.Context, m *WorkspaceMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
-		Event, IdempotencyKey, InboxEvent, Media, Message, MusicClip, MusicUpload,
-		SandboxEvent, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
+		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
+		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
+		Media, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
+		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
-		APIKey, Board, BoardItem, Chat, ChatMember, Contact, Delivery, DeliveryAttempt,
-		Event, IdempotencyKey, InboxEvent, Media, Message, MusicClip, MusicUpload,
-		SandboxEvent, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
+		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
+		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
+		Media, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
+		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
 	}
 )
 

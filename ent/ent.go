@@ -13,13 +13,17 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -28,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
@@ -93,13 +98,17 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			apikey.Table:          apikey.ValidColumn,
+			audience.Table:        audience.ValidColumn,
+			audiencecontact.Table: audiencecontact.ValidColumn,
 			board.Table:           board.ValidColumn,
 			boarditem.Table:       boarditem.ValidColumn,
+			campaign.Table:        campaign.ValidColumn,
 			chat.Table:            chat.ValidColumn,
 			chatmember.Table:      chatmember.ValidColumn,
 			contact.Table:         contact.ValidColumn,
 			delivery.Table:        delivery.ValidColumn,
 			deliveryattempt.Table: deliveryattempt.ValidColumn,
+			engine.Table:          engine.ValidColumn,
 			event.Table:           event.ValidColumn,
 			idempotencykey.Table:  idempotencykey.ValidColumn,
 			inboxevent.Table:      inboxevent.ValidColumn,
@@ -108,6 +117,7 @@ func checkColumn(t, c string) error {
 			musicclip.Table:       musicclip.ValidColumn,
 			musicupload.Table:     musicupload.ValidColumn,
 			sandboxevent.Table:    sandboxevent.ValidColumn,
+			sandboxgroup.Table:    sandboxgroup.ValidColumn,
 			sandboxsend.Table:     sandboxsend.ValidColumn,
 			sandboxworld.Table:    sandboxworld.ValidColumn,
 			webhook.Table:         webhook.ValidColumn,

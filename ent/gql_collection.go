@@ -10,8 +10,11 @@ import (
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
@@ -20,6 +23,323 @@ import (
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AudienceQuery) CollectFields(ctx context.Context, satisfies ...string) (*AudienceQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AudienceQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(audience.Columns))
+		selectedFields = []string{audience.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "contacts":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AudienceContactClient{config: _q.config}).Query()
+			)
+			args := newAudienceContactPaginateArgs(fieldArgs(ctx, new(AudienceContactWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newAudienceContactPager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Audience) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"audience_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(audience.ContactsColumn), ids...))
+						})
+						if err := query.GroupBy(audience.ContactsColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Audience) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Contacts)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, audiencecontactImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(audience.ContactsColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedContacts(alias, func(wq *AudienceContactQuery) {
+				*wq = *query
+			})
+		case "workspaceID":
+			if _, ok := fieldSeen[audience.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, audience.FieldWorkspaceID)
+				fieldSeen[audience.FieldWorkspaceID] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[audience.FieldName]; !ok {
+				selectedFields = append(selectedFields, audience.FieldName)
+				fieldSeen[audience.FieldName] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[audience.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, audience.FieldCreatedAt)
+				fieldSeen[audience.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[audience.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, audience.FieldUpdatedAt)
+				fieldSeen[audience.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type audiencePaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AudiencePaginateOption
+}
+
+func newAudiencePaginateArgs(rv map[string]any) *audiencePaginateArgs {
+	args := &audiencePaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &AudienceOrder{Field: &AudienceOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithAudienceOrder(order))
+			}
+		case *AudienceOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithAudienceOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*AudienceWhereInput); ok {
+		args.opts = append(args.opts, WithAudienceFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *AudienceContactQuery) CollectFields(ctx context.Context, satisfies ...string) (*AudienceContactQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *AudienceContactQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(audiencecontact.Columns))
+		selectedFields = []string{audiencecontact.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "audience":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&AudienceClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, audienceImplementors)...); err != nil {
+				return err
+			}
+			_q.withAudience = query
+			if _, ok := fieldSeen[audiencecontact.FieldAudienceID]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldAudienceID)
+				fieldSeen[audiencecontact.FieldAudienceID] = struct{}{}
+			}
+		case "workspaceID":
+			if _, ok := fieldSeen[audiencecontact.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldWorkspaceID)
+				fieldSeen[audiencecontact.FieldWorkspaceID] = struct{}{}
+			}
+		case "audienceID":
+			if _, ok := fieldSeen[audiencecontact.FieldAudienceID]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldAudienceID)
+				fieldSeen[audiencecontact.FieldAudienceID] = struct{}{}
+			}
+		case "to":
+			if _, ok := fieldSeen[audiencecontact.FieldTo]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldTo)
+				fieldSeen[audiencecontact.FieldTo] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[audiencecontact.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldCreatedAt)
+				fieldSeen[audiencecontact.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[audiencecontact.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, audiencecontact.FieldUpdatedAt)
+				fieldSeen[audiencecontact.FieldUpdatedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type audiencecontactPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []AudienceContactPaginateOption
+}
+
+func newAudienceContactPaginateArgs(rv map[string]any) *audiencecontactPaginateArgs {
+	args := &audiencecontactPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &AudienceContactOrder{Field: &AudienceContactOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithAudienceContactOrder(order))
+			}
+		case *AudienceContactOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithAudienceContactOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*AudienceContactWhereInput); ok {
+		args.opts = append(args.opts, WithAudienceContactFilter(v.Filter))
+	}
+	return args
+}
 
 // CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
 func (_q *BoardQuery) CollectFields(ctx context.Context, satisfies ...string) (*BoardQuery, error) {
@@ -389,6 +709,249 @@ func newBoardItemPaginateArgs(rv map[string]any) *boarditemPaginateArgs {
 	}
 	if v, ok := rv[whereField].(*BoardItemWhereInput); ok {
 		args.opts = append(args.opts, WithBoardItemFilter(v.Filter))
+	}
+	return args
+}
+
+// CollectFields tells the query-builder to eagerly load connected nodes by resolver context.
+func (_q *CampaignQuery) CollectFields(ctx context.Context, satisfies ...string) (*CampaignQuery, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return _q, nil
+	}
+	if err := _q.collectField(ctx, false, graphql.GetOperationContext(ctx), fc.Field, nil, satisfies...); err != nil {
+		return nil, err
+	}
+	return _q, nil
+}
+
+func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *graphql.OperationContext, collected graphql.CollectedField, path []string, satisfies ...string) error {
+	path = append([]string(nil), path...)
+	var (
+		unknownSeen    bool
+		fieldSeen      = make(map[string]struct{}, len(campaign.Columns))
+		selectedFields = []string{campaign.FieldID}
+	)
+	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
+		switch field.Name {
+
+		case "messages":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&MessageClient{config: _q.config}).Query()
+			)
+			args := newMessagePaginateArgs(fieldArgs(ctx, new(MessageWhereInput), path...))
+			if err := validateFirstLast(args.first, args.last); err != nil {
+				return fmt.Errorf("validate first and last in path %q: %w", path, err)
+			}
+			pager, err := newMessagePager(args.opts, args.last != nil)
+			if err != nil {
+				return fmt.Errorf("create new pager in path %q: %w", path, err)
+			}
+			if query, err = pager.applyFilter(query); err != nil {
+				return err
+			}
+			ignoredEdges := !hasCollectedField(ctx, append(path, edgesField)...)
+			if hasCollectedField(ctx, append(path, totalCountField)...) || hasCollectedField(ctx, append(path, pageInfoField)...) {
+				hasPagination := args.after != nil || args.first != nil || args.before != nil || args.last != nil
+				if hasPagination || ignoredEdges {
+					query := query.Clone()
+					_q.loadTotal = append(_q.loadTotal, func(ctx context.Context, nodes []*Campaign) error {
+						ids := make([]driver.Value, len(nodes))
+						for i := range nodes {
+							ids[i] = nodes[i].ID
+						}
+						var v []struct {
+							NodeID string `sql:"campaign_id"`
+							Count  int    `sql:"count"`
+						}
+						query.Where(func(s *sql.Selector) {
+							s.Where(sql.InValues(s.C(campaign.MessagesColumn), ids...))
+						})
+						if err := query.GroupBy(campaign.MessagesColumn).Aggregate(Count()).Scan(ctx, &v); err != nil {
+							return err
+						}
+						m := make(map[string]int, len(v))
+						for i := range v {
+							m[v[i].NodeID] = v[i].Count
+						}
+						for i := range nodes {
+							n := m[nodes[i].ID]
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				} else {
+					_q.loadTotal = append(_q.loadTotal, func(_ context.Context, nodes []*Campaign) error {
+						for i := range nodes {
+							n := len(nodes[i].Edges.Messages)
+							if nodes[i].Edges.totalCount[0] == nil {
+								nodes[i].Edges.totalCount[0] = make(map[string]int)
+							}
+							nodes[i].Edges.totalCount[0][alias] = n
+						}
+						return nil
+					})
+				}
+			}
+			if ignoredEdges || (args.first != nil && *args.first == 0) || (args.last != nil && *args.last == 0) {
+				continue
+			}
+			if query, err = pager.applyCursors(query, args.after, args.before); err != nil {
+				return err
+			}
+			path = append(path, edgesField, nodeField)
+			if field := collectedField(ctx, path...); field != nil {
+				if err := query.collectField(ctx, false, opCtx, *field, path, mayAddCondition(satisfies, messageImplementors)...); err != nil {
+					return err
+				}
+			}
+			if limit := paginateLimit(args.first, args.last); limit > 0 {
+				if oneNode {
+					pager.applyOrder(query.Limit(limit))
+				} else {
+					modify := entgql.LimitPerRow(campaign.MessagesColumn, limit, pager.orderExpr(query))
+					query.modifiers = append(query.modifiers, modify)
+				}
+			} else {
+				query = pager.applyOrder(query)
+			}
+			_q.WithNamedMessages(alias, func(wq *MessageQuery) {
+				*wq = *query
+			})
+		case "workspaceID":
+			if _, ok := fieldSeen[campaign.FieldWorkspaceID]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldWorkspaceID)
+				fieldSeen[campaign.FieldWorkspaceID] = struct{}{}
+			}
+		case "name":
+			if _, ok := fieldSeen[campaign.FieldName]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldName)
+				fieldSeen[campaign.FieldName] = struct{}{}
+			}
+		case "audienceID":
+			if _, ok := fieldSeen[campaign.FieldAudienceID]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldAudienceID)
+				fieldSeen[campaign.FieldAudienceID] = struct{}{}
+			}
+		case "status":
+			if _, ok := fieldSeen[campaign.FieldStatus]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldStatus)
+				fieldSeen[campaign.FieldStatus] = struct{}{}
+			}
+		case "text":
+			if _, ok := fieldSeen[campaign.FieldText]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldText)
+				fieldSeen[campaign.FieldText] = struct{}{}
+			}
+		case "mediaURL":
+			if _, ok := fieldSeen[campaign.FieldMediaURL]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldMediaURL)
+				fieldSeen[campaign.FieldMediaURL] = struct{}{}
+			}
+		case "mediaCaption":
+			if _, ok := fieldSeen[campaign.FieldMediaCaption]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldMediaCaption)
+				fieldSeen[campaign.FieldMediaCaption] = struct{}{}
+			}
+		case "pauseReason":
+			if _, ok := fieldSeen[campaign.FieldPauseReason]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldPauseReason)
+				fieldSeen[campaign.FieldPauseReason] = struct{}{}
+			}
+		case "createdAt":
+			if _, ok := fieldSeen[campaign.FieldCreatedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldCreatedAt)
+				fieldSeen[campaign.FieldCreatedAt] = struct{}{}
+			}
+		case "updatedAt":
+			if _, ok := fieldSeen[campaign.FieldUpdatedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldUpdatedAt)
+				fieldSeen[campaign.FieldUpdatedAt] = struct{}{}
+			}
+		case "startedAt":
+			if _, ok := fieldSeen[campaign.FieldStartedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldStartedAt)
+				fieldSeen[campaign.FieldStartedAt] = struct{}{}
+			}
+		case "pausedAt":
+			if _, ok := fieldSeen[campaign.FieldPausedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldPausedAt)
+				fieldSeen[campaign.FieldPausedAt] = struct{}{}
+			}
+		case "completedAt":
+			if _, ok := fieldSeen[campaign.FieldCompletedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldCompletedAt)
+				fieldSeen[campaign.FieldCompletedAt] = struct{}{}
+			}
+		case "abortedAt":
+			if _, ok := fieldSeen[campaign.FieldAbortedAt]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldAbortedAt)
+				fieldSeen[campaign.FieldAbortedAt] = struct{}{}
+			}
+		case "id":
+		case "__typename":
+		default:
+			unknownSeen = true
+		}
+	}
+	if !unknownSeen {
+		_q.Select(selectedFields...)
+	}
+	return nil
+}
+
+type campaignPaginateArgs struct {
+	first, last   *int
+	after, before *Cursor
+	opts          []CampaignPaginateOption
+}
+
+func newCampaignPaginateArgs(rv map[string]any) *campaignPaginateArgs {
+	args := &campaignPaginateArgs{}
+	if rv == nil {
+		return args
+	}
+	if v := rv[firstField]; v != nil {
+		args.first = v.(*int)
+	}
+	if v := rv[lastField]; v != nil {
+		args.last = v.(*int)
+	}
+	if v := rv[afterField]; v != nil {
+		args.after = v.(*Cursor)
+	}
+	if v := rv[beforeField]; v != nil {
+		args.before = v.(*Cursor)
+	}
+	if v, ok := rv[orderByField]; ok {
+		switch v := v.(type) {
+		case map[string]any:
+			var (
+				err1, err2 error
+				order      = &CampaignOrder{Field: &CampaignOrderField{}, Direction: entgql.OrderDirectionAsc}
+			)
+			if d, ok := v[directionField]; ok {
+				err1 = order.Direction.UnmarshalGQL(d)
+			}
+			if f, ok := v[fieldField]; ok {
+				err2 = order.Field.UnmarshalGQL(f)
+			}
+			if err1 == nil && err2 == nil {
+				args.opts = append(args.opts, WithCampaignOrder(order))
+			}
+		case *CampaignOrder:
+			if v != nil {
+				args.opts = append(args.opts, WithCampaignOrder(v))
+			}
+		}
+	}
+	if v, ok := rv[whereField].(*CampaignWhereInput); ok {
+		args.opts = append(args.opts, WithCampaignFilter(v.Filter))
 	}
 	return args
 }
@@ -982,6 +1545,21 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 	)
 	for _, field := range graphql.CollectFields(opCtx, collected.Selections, satisfies) {
 		switch field.Name {
+
+		case "campaign":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&CampaignClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, campaignImplementors)...); err != nil {
+				return err
+			}
+			_q.withCampaign = query
+			if _, ok := fieldSeen[message.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, message.FieldCampaignID)
+				fieldSeen[message.FieldCampaignID] = struct{}{}
+			}
 		case "workspaceID":
 			if _, ok := fieldSeen[message.FieldWorkspaceID]; !ok {
 				selectedFields = append(selectedFields, message.FieldWorkspaceID)
@@ -1151,6 +1729,11 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[message.FieldFromMe]; !ok {
 				selectedFields = append(selectedFields, message.FieldFromMe)
 				fieldSeen[message.FieldFromMe] = struct{}{}
+			}
+		case "campaignID":
+			if _, ok := fieldSeen[message.FieldCampaignID]; !ok {
+				selectedFields = append(selectedFields, message.FieldCampaignID)
+				fieldSeen[message.FieldCampaignID] = struct{}{}
 			}
 		case "id":
 		case "__typename":

@@ -8,6 +8,35 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
+func (_m *Audience) Contacts(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *AudienceContactOrder, where *AudienceContactWhereInput,
+) (*AudienceContactConnection, error) {
+	opts := []AudienceContactPaginateOption{
+		WithAudienceContactOrder(orderBy),
+		WithAudienceContactFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedContacts(alias); err == nil || hasTotalCount {
+		pager, err := newAudienceContactPager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &AudienceContactConnection{Edges: []*AudienceContactEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryContacts().Paginate(ctx, after, first, before, last, opts...)
+}
+
+func (_m *AudienceContact) Audience(ctx context.Context) (*Audience, error) {
+	result, err := _m.Edges.AudienceOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryAudience().Only(ctx)
+	}
+	return result, err
+}
+
 func (_m *Board) Items(
 	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *BoardItemOrder, where *BoardItemWhereInput,
 ) (*BoardItemConnection, error) {
@@ -37,6 +66,27 @@ func (_m *BoardItem) Board(ctx context.Context) (*Board, error) {
 	return result, err
 }
 
+func (_m *Campaign) Messages(
+	ctx context.Context, after *Cursor, first *int, before *Cursor, last *int, orderBy *MessageOrder, where *MessageWhereInput,
+) (*MessageConnection, error) {
+	opts := []MessagePaginateOption{
+		WithMessageOrder(orderBy),
+		WithMessageFilter(where.Filter),
+	}
+	alias := graphql.GetFieldContext(ctx).Field.Alias
+	totalCount, hasTotalCount := _m.Edges.totalCount[0][alias]
+	if nodes, err := _m.NamedMessages(alias); err == nil || hasTotalCount {
+		pager, err := newMessagePager(opts, last != nil)
+		if err != nil {
+			return nil, err
+		}
+		conn := &MessageConnection{Edges: []*MessageEdge{}, TotalCount: totalCount}
+		conn.build(nodes, pager, after, first, before, last)
+		return conn, nil
+	}
+	return _m.QueryMessages().Paginate(ctx, after, first, before, last, opts...)
+}
+
 func (_m *Delivery) Webhook(ctx context.Context) (*Webhook, error) {
 	result, err := _m.Edges.WebhookOrErr()
 	if IsNotLoaded(err) {
@@ -63,6 +113,14 @@ func (_m *DeliveryAttempt) Delivery(ctx context.Context) (*Delivery, error) {
 		result, err = _m.QueryDelivery().Only(ctx)
 	}
 	return result, err
+}
+
+func (_m *Message) Campaign(ctx context.Context) (*Campaign, error) {
+	result, err := _m.Edges.CampaignOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryCampaign().Only(ctx)
+	}
+	return result, MaskNotFound(err)
 }
 
 func (_m *Webhook) Deliveries(

@@ -9,8 +9,11 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/go-multierror"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
@@ -25,6 +28,16 @@ type Noder interface {
 	IsNode()
 }
 
+var audienceImplementors = []string{"Audience", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Audience) IsNode() {}
+
+var audiencecontactImplementors = []string{"AudienceContact", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*AudienceContact) IsNode() {}
+
 var boardImplementors = []string{"Board", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
@@ -34,6 +47,11 @@ var boarditemImplementors = []string{"BoardItem", "Node"}
 
 // IsNode implements the Node interface check for GQLGen.
 func (*BoardItem) IsNode() {}
+
+var campaignImplementors = []string{"Campaign", "Node"}
+
+// IsNode implements the Node interface check for GQLGen.
+func (*Campaign) IsNode() {}
 
 var chatImplementors = []string{"Chat", "Node"}
 
@@ -128,6 +146,24 @@ func (c *Client) Noder(ctx context.Context, id string, opts ...NodeOption) (_ No
 
 func (c *Client) noder(ctx context.Context, table string, id string) (Noder, error) {
 	switch table {
+	case audience.Table:
+		query := c.Audience.Query().
+			Where(audience.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, audienceImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case audiencecontact.Table:
+		query := c.AudienceContact.Query().
+			Where(audiencecontact.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, audiencecontactImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
 	case board.Table:
 		query := c.Board.Query().
 			Where(board.ID(id))
@@ -142,6 +178,15 @@ func (c *Client) noder(ctx context.Context, table string, id string) (Noder, err
 			Where(boarditem.ID(id))
 		if fc := graphql.GetFieldContext(ctx); fc != nil {
 			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, boarditemImplementors...); err != nil {
+				return nil, err
+			}
+		}
+		return query.Only(ctx)
+	case campaign.Table:
+		query := c.Campaign.Query().
+			Where(campaign.ID(id))
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			if err := query.collectField(ctx, true, graphql.GetOperationContext(ctx), fc.Field, nil, campaignImplementors...); err != nil {
 				return nil, err
 			}
 		}
@@ -282,6 +327,38 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		idmap[id] = append(idmap[id], &noders[i])
 	}
 	switch table {
+	case audience.Table:
+		query := c.Audience.Query().
+			Where(audience.IDIn(ids...))
+		query, err := query.CollectFields(ctx, audienceImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case audiencecontact.Table:
+		query := c.AudienceContact.Query().
+			Where(audiencecontact.IDIn(ids...))
+		query, err := query.CollectFields(ctx, audiencecontactImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
 	case board.Table:
 		query := c.Board.Query().
 			Where(board.IDIn(ids...))
@@ -302,6 +379,22 @@ func (c *Client) noders(ctx context.Context, table string, ids []string) ([]Node
 		query := c.BoardItem.Query().
 			Where(boarditem.IDIn(ids...))
 		query, err := query.CollectFields(ctx, boarditemImplementors...)
+		if err != nil {
+			return nil, err
+		}
+		nodes, err := query.All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, node := range nodes {
+			for _, noder := range idmap[node.ID] {
+				*noder = node
+			}
+		}
+	case campaign.Table:
+		query := c.Campaign.Query().
+			Where(campaign.IDIn(ids...))
+		query, err := query.CollectFields(ctx, campaignImplementors...)
 		if err != nil {
 			return nil, err
 		}

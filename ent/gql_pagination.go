@@ -14,8 +14,11 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
@@ -104,6 +107,598 @@ func paginateLimit(first, last *int) int {
 		limit = *last + 1
 	}
 	return limit
+}
+
+// AudienceEdge is the edge representation of Audience.
+type AudienceEdge struct {
+	Node   *Audience `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// AudienceConnection is the connection containing edges to Audience.
+type AudienceConnection struct {
+	Edges      []*AudienceEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *AudienceConnection) build(nodes []*Audience, pager *audiencePager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Audience
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Audience {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Audience {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*AudienceEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &AudienceEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// AudiencePaginateOption enables pagination customization.
+type AudiencePaginateOption func(*audiencePager) error
+
+// WithAudienceOrder configures pagination ordering.
+func WithAudienceOrder(order *AudienceOrder) AudiencePaginateOption {
+	if order == nil {
+		order = DefaultAudienceOrder
+	}
+	o := *order
+	return func(pager *audiencePager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultAudienceOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithAudienceFilter configures pagination filter.
+func WithAudienceFilter(filter func(*AudienceQuery) (*AudienceQuery, error)) AudiencePaginateOption {
+	return func(pager *audiencePager) error {
+		if filter == nil {
+			return errors.New("AudienceQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type audiencePager struct {
+	reverse bool
+	order   *AudienceOrder
+	filter  func(*AudienceQuery) (*AudienceQuery, error)
+}
+
+func newAudiencePager(opts []AudiencePaginateOption, reverse bool) (*audiencePager, error) {
+	pager := &audiencePager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultAudienceOrder
+	}
+	return pager, nil
+}
+
+func (p *audiencePager) applyFilter(query *AudienceQuery) (*AudienceQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *audiencePager) toCursor(_m *Audience) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *audiencePager) applyCursors(query *AudienceQuery, after, before *Cursor) (*AudienceQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultAudienceOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *audiencePager) applyOrder(query *AudienceQuery) *AudienceQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultAudienceOrder.Field {
+		query = query.Order(DefaultAudienceOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *audiencePager) orderExpr(query *AudienceQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultAudienceOrder.Field {
+			b.Comma().Ident(DefaultAudienceOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Audience.
+func (_m *AudienceQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...AudiencePaginateOption,
+) (*AudienceConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newAudiencePager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &AudienceConnection{Edges: []*AudienceEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// AudienceOrderFieldCreatedAt orders Audience by created_at.
+	AudienceOrderFieldCreatedAt = &AudienceOrderField{
+		Value: func(_m *Audience) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: audience.FieldCreatedAt,
+		toTerm: audience.ByCreatedAt,
+		toCursor: func(_m *Audience) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f AudienceOrderField) String() string {
+	var str string
+	switch f.column {
+	case AudienceOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f AudienceOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *AudienceOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("AudienceOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *AudienceOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid AudienceOrderField", str)
+	}
+	return nil
+}
+
+// AudienceOrderField defines the ordering field of Audience.
+type AudienceOrderField struct {
+	// Value extracts the ordering value from the given Audience.
+	Value    func(*Audience) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) audience.OrderOption
+	toCursor func(*Audience) Cursor
+}
+
+// AudienceOrder defines the ordering of Audience.
+type AudienceOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *AudienceOrderField `json:"field"`
+}
+
+// DefaultAudienceOrder is the default ordering of Audience.
+var DefaultAudienceOrder = &AudienceOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &AudienceOrderField{
+		Value: func(_m *Audience) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: audience.FieldID,
+		toTerm: audience.ByID,
+		toCursor: func(_m *Audience) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Audience into AudienceEdge.
+func (_m *Audience) ToEdge(order *AudienceOrder) *AudienceEdge {
+	if order == nil {
+		order = DefaultAudienceOrder
+	}
+	return &AudienceEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// AudienceContactEdge is the edge representation of AudienceContact.
+type AudienceContactEdge struct {
+	Node   *AudienceContact `json:"node"`
+	Cursor Cursor           `json:"cursor"`
+}
+
+// AudienceContactConnection is the connection containing edges to AudienceContact.
+type AudienceContactConnection struct {
+	Edges      []*AudienceContactEdge `json:"edges"`
+	PageInfo   PageInfo               `json:"pageInfo"`
+	TotalCount int                    `json:"totalCount"`
+}
+
+func (c *AudienceContactConnection) build(nodes []*AudienceContact, pager *audiencecontactPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *AudienceContact
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *AudienceContact {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *AudienceContact {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*AudienceContactEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &AudienceContactEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// AudienceContactPaginateOption enables pagination customization.
+type AudienceContactPaginateOption func(*audiencecontactPager) error
+
+// WithAudienceContactOrder configures pagination ordering.
+func WithAudienceContactOrder(order *AudienceContactOrder) AudienceContactPaginateOption {
+	if order == nil {
+		order = DefaultAudienceContactOrder
+	}
+	o := *order
+	return func(pager *audiencecontactPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultAudienceContactOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithAudienceContactFilter configures pagination filter.
+func WithAudienceContactFilter(filter func(*AudienceContactQuery) (*AudienceContactQuery, error)) AudienceContactPaginateOption {
+	return func(pager *audiencecontactPager) error {
+		if filter == nil {
+			return errors.New("AudienceContactQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type audiencecontactPager struct {
+	reverse bool
+	order   *AudienceContactOrder
+	filter  func(*AudienceContactQuery) (*AudienceContactQuery, error)
+}
+
+func newAudienceContactPager(opts []AudienceContactPaginateOption, reverse bool) (*audiencecontactPager, error) {
+	pager := &audiencecontactPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultAudienceContactOrder
+	}
+	return pager, nil
+}
+
+func (p *audiencecontactPager) applyFilter(query *AudienceContactQuery) (*AudienceContactQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *audiencecontactPager) toCursor(_m *AudienceContact) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *audiencecontactPager) applyCursors(query *AudienceContactQuery, after, before *Cursor) (*AudienceContactQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultAudienceContactOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *audiencecontactPager) applyOrder(query *AudienceContactQuery) *AudienceContactQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultAudienceContactOrder.Field {
+		query = query.Order(DefaultAudienceContactOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *audiencecontactPager) orderExpr(query *AudienceContactQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultAudienceContactOrder.Field {
+			b.Comma().Ident(DefaultAudienceContactOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to AudienceContact.
+func (_m *AudienceContactQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...AudienceContactPaginateOption,
+) (*AudienceContactConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newAudienceContactPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &AudienceContactConnection{Edges: []*AudienceContactEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// AudienceContactOrderFieldCreatedAt orders AudienceContact by created_at.
+	AudienceContactOrderFieldCreatedAt = &AudienceContactOrderField{
+		Value: func(_m *AudienceContact) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: audiencecontact.FieldCreatedAt,
+		toTerm: audiencecontact.ByCreatedAt,
+		toCursor: func(_m *AudienceContact) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f AudienceContactOrderField) String() string {
+	var str string
+	switch f.column {
+	case AudienceContactOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f AudienceContactOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *AudienceContactOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("AudienceContactOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *AudienceContactOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid AudienceContactOrderField", str)
+	}
+	return nil
+}
+
+// AudienceContactOrderField defines the ordering field of AudienceContact.
+type AudienceContactOrderField struct {
+	// Value extracts the ordering value from the given AudienceContact.
+	Value    func(*AudienceContact) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) audiencecontact.OrderOption
+	toCursor func(*AudienceContact) Cursor
+}
+
+// AudienceContactOrder defines the ordering of AudienceContact.
+type AudienceContactOrder struct {
+	Direction OrderDirection             `json:"direction"`
+	Field     *AudienceContactOrderField `json:"field"`
+}
+
+// DefaultAudienceContactOrder is the default ordering of AudienceContact.
+var DefaultAudienceContactOrder = &AudienceContactOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &AudienceContactOrderField{
+		Value: func(_m *AudienceContact) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: audiencecontact.FieldID,
+		toTerm: audiencecontact.ByID,
+		toCursor: func(_m *AudienceContact) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts AudienceContact into AudienceContactEdge.
+func (_m *AudienceContact) ToEdge(order *AudienceContactOrder) *AudienceContactEdge {
+	if order == nil {
+		order = DefaultAudienceContactOrder
+	}
+	return &AudienceContactEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
 }
 
 // BoardEdge is the edge representation of Board.
@@ -747,6 +1342,302 @@ func (_m *BoardItem) ToEdge(order *BoardItemOrder) *BoardItemEdge {
 		order = DefaultBoardItemOrder
 	}
 	return &BoardItemEdge{
+		Node:   _m,
+		Cursor: order.Field.toCursor(_m),
+	}
+}
+
+// CampaignEdge is the edge representation of Campaign.
+type CampaignEdge struct {
+	Node   *Campaign `json:"node"`
+	Cursor Cursor    `json:"cursor"`
+}
+
+// CampaignConnection is the connection containing edges to Campaign.
+type CampaignConnection struct {
+	Edges      []*CampaignEdge `json:"edges"`
+	PageInfo   PageInfo        `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+func (c *CampaignConnection) build(nodes []*Campaign, pager *campaignPager, after *Cursor, first *int, before *Cursor, last *int) {
+	c.PageInfo.HasNextPage = before != nil
+	c.PageInfo.HasPreviousPage = after != nil
+	if first != nil && *first+1 == len(nodes) {
+		c.PageInfo.HasNextPage = true
+		nodes = nodes[:len(nodes)-1]
+	} else if last != nil && *last+1 == len(nodes) {
+		c.PageInfo.HasPreviousPage = true
+		nodes = nodes[:len(nodes)-1]
+	}
+	var nodeAt func(int) *Campaign
+	if last != nil {
+		n := len(nodes) - 1
+		nodeAt = func(i int) *Campaign {
+			return nodes[n-i]
+		}
+	} else {
+		nodeAt = func(i int) *Campaign {
+			return nodes[i]
+		}
+	}
+	c.Edges = make([]*CampaignEdge, len(nodes))
+	for i := range nodes {
+		node := nodeAt(i)
+		c.Edges[i] = &CampaignEdge{
+			Node:   node,
+			Cursor: pager.toCursor(node),
+		}
+	}
+	if l := len(c.Edges); l > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
+		c.PageInfo.EndCursor = &c.Edges[l-1].Cursor
+	}
+	if c.TotalCount == 0 {
+		c.TotalCount = len(nodes)
+	}
+}
+
+// CampaignPaginateOption enables pagination customization.
+type CampaignPaginateOption func(*campaignPager) error
+
+// WithCampaignOrder configures pagination ordering.
+func WithCampaignOrder(order *CampaignOrder) CampaignPaginateOption {
+	if order == nil {
+		order = DefaultCampaignOrder
+	}
+	o := *order
+	return func(pager *campaignPager) error {
+		if err := o.Direction.Validate(); err != nil {
+			return err
+		}
+		if o.Field == nil {
+			o.Field = DefaultCampaignOrder.Field
+		}
+		pager.order = &o
+		return nil
+	}
+}
+
+// WithCampaignFilter configures pagination filter.
+func WithCampaignFilter(filter func(*CampaignQuery) (*CampaignQuery, error)) CampaignPaginateOption {
+	return func(pager *campaignPager) error {
+		if filter == nil {
+			return errors.New("CampaignQuery filter cannot be nil")
+		}
+		pager.filter = filter
+		return nil
+	}
+}
+
+type campaignPager struct {
+	reverse bool
+	order   *CampaignOrder
+	filter  func(*CampaignQuery) (*CampaignQuery, error)
+}
+
+func newCampaignPager(opts []CampaignPaginateOption, reverse bool) (*campaignPager, error) {
+	pager := &campaignPager{reverse: reverse}
+	for _, opt := range opts {
+		if err := opt(pager); err != nil {
+			return nil, err
+		}
+	}
+	if pager.order == nil {
+		pager.order = DefaultCampaignOrder
+	}
+	return pager, nil
+}
+
+func (p *campaignPager) applyFilter(query *CampaignQuery) (*CampaignQuery, error) {
+	if p.filter != nil {
+		return p.filter(query)
+	}
+	return query, nil
+}
+
+func (p *campaignPager) toCursor(_m *Campaign) Cursor {
+	return p.order.Field.toCursor(_m)
+}
+
+func (p *campaignPager) applyCursors(query *CampaignQuery, after, before *Cursor) (*CampaignQuery, error) {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	for _, predicate := range entgql.CursorsPredicate(after, before, DefaultCampaignOrder.Field.column, p.order.Field.column, direction) {
+		query = query.Where(predicate)
+	}
+	return query, nil
+}
+
+func (p *campaignPager) applyOrder(query *CampaignQuery) *CampaignQuery {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	query = query.Order(p.order.Field.toTerm(direction.OrderTermOption()))
+	if p.order.Field != DefaultCampaignOrder.Field {
+		query = query.Order(DefaultCampaignOrder.Field.toTerm(direction.OrderTermOption()))
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return query
+}
+
+func (p *campaignPager) orderExpr(query *CampaignQuery) sql.Querier {
+	direction := p.order.Direction
+	if p.reverse {
+		direction = direction.Reverse()
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(p.order.Field.column)
+	}
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.Ident(p.order.Field.column).Pad().WriteString(string(direction))
+		if p.order.Field != DefaultCampaignOrder.Field {
+			b.Comma().Ident(DefaultCampaignOrder.Field.column).Pad().WriteString(string(direction))
+		}
+	})
+}
+
+// Paginate executes the query and returns a relay based cursor connection to Campaign.
+func (_m *CampaignQuery) Paginate(
+	ctx context.Context, after *Cursor, first *int,
+	before *Cursor, last *int, opts ...CampaignPaginateOption,
+) (*CampaignConnection, error) {
+	if err := validateFirstLast(first, last); err != nil {
+		return nil, err
+	}
+	pager, err := newCampaignPager(opts, last != nil)
+	if err != nil {
+		return nil, err
+	}
+	if _m, err = pager.applyFilter(_m); err != nil {
+		return nil, err
+	}
+	conn := &CampaignConnection{Edges: []*CampaignEdge{}}
+	ignoredEdges := !hasCollectedField(ctx, edgesField)
+	if hasCollectedField(ctx, totalCountField) || hasCollectedField(ctx, pageInfoField) {
+		hasPagination := after != nil || first != nil || before != nil || last != nil
+		if hasPagination || ignoredEdges {
+			c := _m.Clone()
+			c.ctx.Fields = nil
+			if conn.TotalCount, err = c.Count(ctx); err != nil {
+				return nil, err
+			}
+			conn.PageInfo.HasNextPage = first != nil && conn.TotalCount > 0
+			conn.PageInfo.HasPreviousPage = last != nil && conn.TotalCount > 0
+		}
+	}
+	if ignoredEdges || (first != nil && *first == 0) || (last != nil && *last == 0) {
+		return conn, nil
+	}
+	if _m, err = pager.applyCursors(_m, after, before); err != nil {
+		return nil, err
+	}
+	limit := paginateLimit(first, last)
+	if limit != 0 {
+		_m.Limit(limit)
+	}
+	if field := collectedField(ctx, edgesField, nodeField); field != nil {
+		if err := _m.collectField(ctx, limit == 1, graphql.GetOperationContext(ctx), *field, []string{edgesField, nodeField}); err != nil {
+			return nil, err
+		}
+	}
+	_m = pager.applyOrder(_m)
+	nodes, err := _m.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conn.build(nodes, pager, after, first, before, last)
+	return conn, nil
+}
+
+var (
+	// CampaignOrderFieldCreatedAt orders Campaign by created_at.
+	CampaignOrderFieldCreatedAt = &CampaignOrderField{
+		Value: func(_m *Campaign) (ent.Value, error) {
+			return _m.CreatedAt, nil
+		},
+		column: campaign.FieldCreatedAt,
+		toTerm: campaign.ByCreatedAt,
+		toCursor: func(_m *Campaign) Cursor {
+			return Cursor{
+				ID:    _m.ID,
+				Value: _m.CreatedAt,
+			}
+		},
+	}
+)
+
+// String implement fmt.Stringer interface.
+func (f CampaignOrderField) String() string {
+	var str string
+	switch f.column {
+	case CampaignOrderFieldCreatedAt.column:
+		str = "CREATED_AT"
+	}
+	return str
+}
+
+// MarshalGQL implements graphql.Marshaler interface.
+func (f CampaignOrderField) MarshalGQL(w io.Writer) {
+	io.WriteString(w, strconv.Quote(f.String()))
+}
+
+// UnmarshalGQL implements graphql.Unmarshaler interface.
+func (f *CampaignOrderField) UnmarshalGQL(v interface{}) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("CampaignOrderField %T must be a string", v)
+	}
+	switch str {
+	case "CREATED_AT":
+		*f = *CampaignOrderFieldCreatedAt
+	default:
+		return fmt.Errorf("%s is not a valid CampaignOrderField", str)
+	}
+	return nil
+}
+
+// CampaignOrderField defines the ordering field of Campaign.
+type CampaignOrderField struct {
+	// Value extracts the ordering value from the given Campaign.
+	Value    func(*Campaign) (ent.Value, error)
+	column   string // field or computed.
+	toTerm   func(...sql.OrderTermOption) campaign.OrderOption
+	toCursor func(*Campaign) Cursor
+}
+
+// CampaignOrder defines the ordering of Campaign.
+type CampaignOrder struct {
+	Direction OrderDirection      `json:"direction"`
+	Field     *CampaignOrderField `json:"field"`
+}
+
+// DefaultCampaignOrder is the default ordering of Campaign.
+var DefaultCampaignOrder = &CampaignOrder{
+	Direction: entgql.OrderDirectionAsc,
+	Field: &CampaignOrderField{
+		Value: func(_m *Campaign) (ent.Value, error) {
+			return _m.ID, nil
+		},
+		column: campaign.FieldID,
+		toTerm: campaign.ByID,
+		toCursor: func(_m *Campaign) Cursor {
+			return Cursor{ID: _m.ID}
+		},
+	},
+}
+
+// ToEdge converts Campaign into CampaignEdge.
+func (_m *Campaign) ToEdge(order *CampaignOrder) *CampaignEdge {
+	if order == nil {
+		order = DefaultCampaignOrder
+	}
+	return &CampaignEdge{
 		Node:   _m,
 		Cursor: order.Field.toCursor(_m),
 	}

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
@@ -18,6 +21,720 @@ import (
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
+
+// AudienceWhereInput represents a where input for filtering Audience queries.
+type AudienceWhereInput struct {
+	Predicates []predicate.Audience  `json:"-"`
+	Not        *AudienceWhereInput   `json:"not,omitempty"`
+	Or         []*AudienceWhereInput `json:"or,omitempty"`
+	And        []*AudienceWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "contacts" edge predicates.
+	HasContacts     *bool                        `json:"hasContacts,omitempty"`
+	HasContactsWith []*AudienceContactWhereInput `json:"hasContactsWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *AudienceWhereInput) AddPredicates(predicates ...predicate.Audience) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the AudienceWhereInput filter on the AudienceQuery builder.
+func (i *AudienceWhereInput) Filter(q *AudienceQuery) (*AudienceQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyAudienceWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyAudienceWhereInput is returned in case the AudienceWhereInput is empty.
+var ErrEmptyAudienceWhereInput = errors.New("ent: empty predicate AudienceWhereInput")
+
+// P returns a predicate for filtering audiences.
+// An error is returned if the input is empty or invalid.
+func (i *AudienceWhereInput) P() (predicate.Audience, error) {
+	var predicates []predicate.Audience
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, audience.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Audience, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, audience.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Audience, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, audience.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, audience.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, audience.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, audience.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, audience.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, audience.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, audience.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, audience.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, audience.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, audience.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, audience.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, audience.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, audience.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, audience.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, audience.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, audience.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, audience.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, audience.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, audience.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, audience.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, audience.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, audience.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, audience.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, audience.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, audience.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, audience.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, audience.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, audience.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, audience.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, audience.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, audience.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, audience.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, audience.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, audience.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, audience.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, audience.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, audience.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, audience.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, audience.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, audience.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, audience.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, audience.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, audience.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, audience.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, audience.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, audience.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, audience.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, audience.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, audience.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, audience.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, audience.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, audience.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, audience.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasContacts != nil {
+		p := audience.HasContacts()
+		if !*i.HasContacts {
+			p = audience.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasContactsWith) > 0 {
+		with := make([]predicate.AudienceContact, 0, len(i.HasContactsWith))
+		for _, w := range i.HasContactsWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasContactsWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, audience.HasContactsWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyAudienceWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return audience.And(predicates...), nil
+	}
+}
+
+// AudienceContactWhereInput represents a where input for filtering AudienceContact queries.
+type AudienceContactWhereInput struct {
+	Predicates []predicate.AudienceContact  `json:"-"`
+	Not        *AudienceContactWhereInput   `json:"not,omitempty"`
+	Or         []*AudienceContactWhereInput `json:"or,omitempty"`
+	And        []*AudienceContactWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "audience_id" field predicates.
+	AudienceID             *string  `json:"audienceID,omitempty"`
+	AudienceIDNEQ          *string  `json:"audienceIDNEQ,omitempty"`
+	AudienceIDIn           []string `json:"audienceIDIn,omitempty"`
+	AudienceIDNotIn        []string `json:"audienceIDNotIn,omitempty"`
+	AudienceIDGT           *string  `json:"audienceIDGT,omitempty"`
+	AudienceIDGTE          *string  `json:"audienceIDGTE,omitempty"`
+	AudienceIDLT           *string  `json:"audienceIDLT,omitempty"`
+	AudienceIDLTE          *string  `json:"audienceIDLTE,omitempty"`
+	AudienceIDContains     *string  `json:"audienceIDContains,omitempty"`
+	AudienceIDHasPrefix    *string  `json:"audienceIDHasPrefix,omitempty"`
+	AudienceIDHasSuffix    *string  `json:"audienceIDHasSuffix,omitempty"`
+	AudienceIDEqualFold    *string  `json:"audienceIDEqualFold,omitempty"`
+	AudienceIDContainsFold *string  `json:"audienceIDContainsFold,omitempty"`
+
+	// "to" field predicates.
+	To             *string  `json:"to,omitempty"`
+	ToNEQ          *string  `json:"toNEQ,omitempty"`
+	ToIn           []string `json:"toIn,omitempty"`
+	ToNotIn        []string `json:"toNotIn,omitempty"`
+	ToGT           *string  `json:"toGT,omitempty"`
+	ToGTE          *string  `json:"toGTE,omitempty"`
+	ToLT           *string  `json:"toLT,omitempty"`
+	ToLTE          *string  `json:"toLTE,omitempty"`
+	ToContains     *string  `json:"toContains,omitempty"`
+	ToHasPrefix    *string  `json:"toHasPrefix,omitempty"`
+	ToHasSuffix    *string  `json:"toHasSuffix,omitempty"`
+	ToEqualFold    *string  `json:"toEqualFold,omitempty"`
+	ToContainsFold *string  `json:"toContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "audience" edge predicates.
+	HasAudience     *bool                 `json:"hasAudience,omitempty"`
+	HasAudienceWith []*AudienceWhereInput `json:"hasAudienceWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *AudienceContactWhereInput) AddPredicates(predicates ...predicate.AudienceContact) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the AudienceContactWhereInput filter on the AudienceContactQuery builder.
+func (i *AudienceContactWhereInput) Filter(q *AudienceContactQuery) (*AudienceContactQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyAudienceContactWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyAudienceContactWhereInput is returned in case the AudienceContactWhereInput is empty.
+var ErrEmptyAudienceContactWhereInput = errors.New("ent: empty predicate AudienceContactWhereInput")
+
+// P returns a predicate for filtering audiencecontacts.
+// An error is returned if the input is empty or invalid.
+func (i *AudienceContactWhereInput) P() (predicate.AudienceContact, error) {
+	var predicates []predicate.AudienceContact
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, audiencecontact.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.AudienceContact, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, audiencecontact.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.AudienceContact, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, audiencecontact.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, audiencecontact.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, audiencecontact.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, audiencecontact.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, audiencecontact.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, audiencecontact.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, audiencecontact.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, audiencecontact.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, audiencecontact.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, audiencecontact.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, audiencecontact.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, audiencecontact.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.AudienceID != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDEQ(*i.AudienceID))
+	}
+	if i.AudienceIDNEQ != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDNEQ(*i.AudienceIDNEQ))
+	}
+	if len(i.AudienceIDIn) > 0 {
+		predicates = append(predicates, audiencecontact.AudienceIDIn(i.AudienceIDIn...))
+	}
+	if len(i.AudienceIDNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.AudienceIDNotIn(i.AudienceIDNotIn...))
+	}
+	if i.AudienceIDGT != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDGT(*i.AudienceIDGT))
+	}
+	if i.AudienceIDGTE != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDGTE(*i.AudienceIDGTE))
+	}
+	if i.AudienceIDLT != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDLT(*i.AudienceIDLT))
+	}
+	if i.AudienceIDLTE != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDLTE(*i.AudienceIDLTE))
+	}
+	if i.AudienceIDContains != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDContains(*i.AudienceIDContains))
+	}
+	if i.AudienceIDHasPrefix != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDHasPrefix(*i.AudienceIDHasPrefix))
+	}
+	if i.AudienceIDHasSuffix != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDHasSuffix(*i.AudienceIDHasSuffix))
+	}
+	if i.AudienceIDEqualFold != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDEqualFold(*i.AudienceIDEqualFold))
+	}
+	if i.AudienceIDContainsFold != nil {
+		predicates = append(predicates, audiencecontact.AudienceIDContainsFold(*i.AudienceIDContainsFold))
+	}
+	if i.To != nil {
+		predicates = append(predicates, audiencecontact.ToEQ(*i.To))
+	}
+	if i.ToNEQ != nil {
+		predicates = append(predicates, audiencecontact.ToNEQ(*i.ToNEQ))
+	}
+	if len(i.ToIn) > 0 {
+		predicates = append(predicates, audiencecontact.ToIn(i.ToIn...))
+	}
+	if len(i.ToNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.ToNotIn(i.ToNotIn...))
+	}
+	if i.ToGT != nil {
+		predicates = append(predicates, audiencecontact.ToGT(*i.ToGT))
+	}
+	if i.ToGTE != nil {
+		predicates = append(predicates, audiencecontact.ToGTE(*i.ToGTE))
+	}
+	if i.ToLT != nil {
+		predicates = append(predicates, audiencecontact.ToLT(*i.ToLT))
+	}
+	if i.ToLTE != nil {
+		predicates = append(predicates, audiencecontact.ToLTE(*i.ToLTE))
+	}
+	if i.ToContains != nil {
+		predicates = append(predicates, audiencecontact.ToContains(*i.ToContains))
+	}
+	if i.ToHasPrefix != nil {
+		predicates = append(predicates, audiencecontact.ToHasPrefix(*i.ToHasPrefix))
+	}
+	if i.ToHasSuffix != nil {
+		predicates = append(predicates, audiencecontact.ToHasSuffix(*i.ToHasSuffix))
+	}
+	if i.ToEqualFold != nil {
+		predicates = append(predicates, audiencecontact.ToEqualFold(*i.ToEqualFold))
+	}
+	if i.ToContainsFold != nil {
+		predicates = append(predicates, audiencecontact.ToContainsFold(*i.ToContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, audiencecontact.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, audiencecontact.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, audiencecontact.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, audiencecontact.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, audiencecontact.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+
+	if i.HasAudience != nil {
+		p := audiencecontact.HasAudience()
+		if !*i.HasAudience {
+			p = audiencecontact.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasAudienceWith) > 0 {
+		with := make([]predicate.Audience, 0, len(i.HasAudienceWith))
+		for _, w := range i.HasAudienceWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasAudienceWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, audiencecontact.HasAudienceWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyAudienceContactWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return audiencecontact.And(predicates...), nil
+	}
+}
 
 // BoardWhereInput represents a where input for filtering Board queries.
 type BoardWhereInput struct {
@@ -1240,6 +1957,860 @@ func (i *BoardItemWhereInput) P() (predicate.BoardItem, error) {
 		return predicates[0], nil
 	default:
 		return boarditem.And(predicates...), nil
+	}
+}
+
+// CampaignWhereInput represents a where input for filtering Campaign queries.
+type CampaignWhereInput struct {
+	Predicates []predicate.Campaign  `json:"-"`
+	Not        *CampaignWhereInput   `json:"not,omitempty"`
+	Or         []*CampaignWhereInput `json:"or,omitempty"`
+	And        []*CampaignWhereInput `json:"and,omitempty"`
+
+	// "id" field predicates.
+	ID             *string  `json:"id,omitempty"`
+	IDNEQ          *string  `json:"idNEQ,omitempty"`
+	IDIn           []string `json:"idIn,omitempty"`
+	IDNotIn        []string `json:"idNotIn,omitempty"`
+	IDGT           *string  `json:"idGT,omitempty"`
+	IDGTE          *string  `json:"idGTE,omitempty"`
+	IDLT           *string  `json:"idLT,omitempty"`
+	IDLTE          *string  `json:"idLTE,omitempty"`
+	IDEqualFold    *string  `json:"idEqualFold,omitempty"`
+	IDContainsFold *string  `json:"idContainsFold,omitempty"`
+
+	// "workspace_id" field predicates.
+	WorkspaceID             *string  `json:"workspaceID,omitempty"`
+	WorkspaceIDNEQ          *string  `json:"workspaceIDNEQ,omitempty"`
+	WorkspaceIDIn           []string `json:"workspaceIDIn,omitempty"`
+	WorkspaceIDNotIn        []string `json:"workspaceIDNotIn,omitempty"`
+	WorkspaceIDGT           *string  `json:"workspaceIDGT,omitempty"`
+	WorkspaceIDGTE          *string  `json:"workspaceIDGTE,omitempty"`
+	WorkspaceIDLT           *string  `json:"workspaceIDLT,omitempty"`
+	WorkspaceIDLTE          *string  `json:"workspaceIDLTE,omitempty"`
+	WorkspaceIDContains     *string  `json:"workspaceIDContains,omitempty"`
+	WorkspaceIDHasPrefix    *string  `json:"workspaceIDHasPrefix,omitempty"`
+	WorkspaceIDHasSuffix    *string  `json:"workspaceIDHasSuffix,omitempty"`
+	WorkspaceIDEqualFold    *string  `json:"workspaceIDEqualFold,omitempty"`
+	WorkspaceIDContainsFold *string  `json:"workspaceIDContainsFold,omitempty"`
+
+	// "name" field predicates.
+	Name             *string  `json:"name,omitempty"`
+	NameNEQ          *string  `json:"nameNEQ,omitempty"`
+	NameIn           []string `json:"nameIn,omitempty"`
+	NameNotIn        []string `json:"nameNotIn,omitempty"`
+	NameGT           *string  `json:"nameGT,omitempty"`
+	NameGTE          *string  `json:"nameGTE,omitempty"`
+	NameLT           *string  `json:"nameLT,omitempty"`
+	NameLTE          *string  `json:"nameLTE,omitempty"`
+	NameContains     *string  `json:"nameContains,omitempty"`
+	NameHasPrefix    *string  `json:"nameHasPrefix,omitempty"`
+	NameHasSuffix    *string  `json:"nameHasSuffix,omitempty"`
+	NameEqualFold    *string  `json:"nameEqualFold,omitempty"`
+	NameContainsFold *string  `json:"nameContainsFold,omitempty"`
+
+	// "audience_id" field predicates.
+	AudienceID             *string  `json:"audienceID,omitempty"`
+	AudienceIDNEQ          *string  `json:"audienceIDNEQ,omitempty"`
+	AudienceIDIn           []string `json:"audienceIDIn,omitempty"`
+	AudienceIDNotIn        []string `json:"audienceIDNotIn,omitempty"`
+	AudienceIDGT           *string  `json:"audienceIDGT,omitempty"`
+	AudienceIDGTE          *string  `json:"audienceIDGTE,omitempty"`
+	AudienceIDLT           *string  `json:"audienceIDLT,omitempty"`
+	AudienceIDLTE          *string  `json:"audienceIDLTE,omitempty"`
+	AudienceIDContains     *string  `json:"audienceIDContains,omitempty"`
+	AudienceIDHasPrefix    *string  `json:"audienceIDHasPrefix,omitempty"`
+	AudienceIDHasSuffix    *string  `json:"audienceIDHasSuffix,omitempty"`
+	AudienceIDEqualFold    *string  `json:"audienceIDEqualFold,omitempty"`
+	AudienceIDContainsFold *string  `json:"audienceIDContainsFold,omitempty"`
+
+	// "status" field predicates.
+	Status             *string  `json:"status,omitempty"`
+	StatusNEQ          *string  `json:"statusNEQ,omitempty"`
+	StatusIn           []string `json:"statusIn,omitempty"`
+	StatusNotIn        []string `json:"statusNotIn,omitempty"`
+	StatusGT           *string  `json:"statusGT,omitempty"`
+	StatusGTE          *string  `json:"statusGTE,omitempty"`
+	StatusLT           *string  `json:"statusLT,omitempty"`
+	StatusLTE          *string  `json:"statusLTE,omitempty"`
+	StatusContains     *string  `json:"statusContains,omitempty"`
+	StatusHasPrefix    *string  `json:"statusHasPrefix,omitempty"`
+	StatusHasSuffix    *string  `json:"statusHasSuffix,omitempty"`
+	StatusEqualFold    *string  `json:"statusEqualFold,omitempty"`
+	StatusContainsFold *string  `json:"statusContainsFold,omitempty"`
+
+	// "text" field predicates.
+	Text             *string  `json:"text,omitempty"`
+	TextNEQ          *string  `json:"textNEQ,omitempty"`
+	TextIn           []string `json:"textIn,omitempty"`
+	TextNotIn        []string `json:"textNotIn,omitempty"`
+	TextGT           *string  `json:"textGT,omitempty"`
+	TextGTE          *string  `json:"textGTE,omitempty"`
+	TextLT           *string  `json:"textLT,omitempty"`
+	TextLTE          *string  `json:"textLTE,omitempty"`
+	TextContains     *string  `json:"textContains,omitempty"`
+	TextHasPrefix    *string  `json:"textHasPrefix,omitempty"`
+	TextHasSuffix    *string  `json:"textHasSuffix,omitempty"`
+	TextIsNil        bool     `json:"textIsNil,omitempty"`
+	TextNotNil       bool     `json:"textNotNil,omitempty"`
+	TextEqualFold    *string  `json:"textEqualFold,omitempty"`
+	TextContainsFold *string  `json:"textContainsFold,omitempty"`
+
+	// "media_url" field predicates.
+	MediaURL             *string  `json:"mediaURL,omitempty"`
+	MediaURLNEQ          *string  `json:"mediaURLNEQ,omitempty"`
+	MediaURLIn           []string `json:"mediaURLIn,omitempty"`
+	MediaURLNotIn        []string `json:"mediaURLNotIn,omitempty"`
+	MediaURLGT           *string  `json:"mediaURLGT,omitempty"`
+	MediaURLGTE          *string  `json:"mediaURLGTE,omitempty"`
+	MediaURLLT           *string  `json:"mediaURLLT,omitempty"`
+	MediaURLLTE          *string  `json:"mediaURLLTE,omitempty"`
+	MediaURLContains     *string  `json:"mediaURLContains,omitempty"`
+	MediaURLHasPrefix    *string  `json:"mediaURLHasPrefix,omitempty"`
+	MediaURLHasSuffix    *string  `json:"mediaURLHasSuffix,omitempty"`
+	MediaURLIsNil        bool     `json:"mediaURLIsNil,omitempty"`
+	MediaURLNotNil       bool     `json:"mediaURLNotNil,omitempty"`
+	MediaURLEqualFold    *string  `json:"mediaURLEqualFold,omitempty"`
+	MediaURLContainsFold *string  `json:"mediaURLContainsFold,omitempty"`
+
+	// "media_caption" field predicates.
+	MediaCaption             *string  `json:"mediaCaption,omitempty"`
+	MediaCaptionNEQ          *string  `json:"mediaCaptionNEQ,omitempty"`
+	MediaCaptionIn           []string `json:"mediaCaptionIn,omitempty"`
+	MediaCaptionNotIn        []string `json:"mediaCaptionNotIn,omitempty"`
+	MediaCaptionGT           *string  `json:"mediaCaptionGT,omitempty"`
+	MediaCaptionGTE          *string  `json:"mediaCaptionGTE,omitempty"`
+	MediaCaptionLT           *string  `json:"mediaCaptionLT,omitempty"`
+	MediaCaptionLTE          *string  `json:"mediaCaptionLTE,omitempty"`
+	MediaCaptionContains     *string  `json:"mediaCaptionContains,omitempty"`
+	MediaCaptionHasPrefix    *string  `json:"mediaCaptionHasPrefix,omitempty"`
+	MediaCaptionHasSuffix    *string  `json:"mediaCaptionHasSuffix,omitempty"`
+	MediaCaptionIsNil        bool     `json:"mediaCaptionIsNil,omitempty"`
+	MediaCaptionNotNil       bool     `json:"mediaCaptionNotNil,omitempty"`
+	MediaCaptionEqualFold    *string  `json:"mediaCaptionEqualFold,omitempty"`
+	MediaCaptionContainsFold *string  `json:"mediaCaptionContainsFold,omitempty"`
+
+	// "pause_reason" field predicates.
+	PauseReason             *string  `json:"pauseReason,omitempty"`
+	PauseReasonNEQ          *string  `json:"pauseReasonNEQ,omitempty"`
+	PauseReasonIn           []string `json:"pauseReasonIn,omitempty"`
+	PauseReasonNotIn        []string `json:"pauseReasonNotIn,omitempty"`
+	PauseReasonGT           *string  `json:"pauseReasonGT,omitempty"`
+	PauseReasonGTE          *string  `json:"pauseReasonGTE,omitempty"`
+	PauseReasonLT           *string  `json:"pauseReasonLT,omitempty"`
+	PauseReasonLTE          *string  `json:"pauseReasonLTE,omitempty"`
+	PauseReasonContains     *string  `json:"pauseReasonContains,omitempty"`
+	PauseReasonHasPrefix    *string  `json:"pauseReasonHasPrefix,omitempty"`
+	PauseReasonHasSuffix    *string  `json:"pauseReasonHasSuffix,omitempty"`
+	PauseReasonIsNil        bool     `json:"pauseReasonIsNil,omitempty"`
+	PauseReasonNotNil       bool     `json:"pauseReasonNotNil,omitempty"`
+	PauseReasonEqualFold    *string  `json:"pauseReasonEqualFold,omitempty"`
+	PauseReasonContainsFold *string  `json:"pauseReasonContainsFold,omitempty"`
+
+	// "created_at" field predicates.
+	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
+	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
+	CreatedAtIn    []time.Time `json:"createdAtIn,omitempty"`
+	CreatedAtNotIn []time.Time `json:"createdAtNotIn,omitempty"`
+	CreatedAtGT    *time.Time  `json:"createdAtGT,omitempty"`
+	CreatedAtGTE   *time.Time  `json:"createdAtGTE,omitempty"`
+	CreatedAtLT    *time.Time  `json:"createdAtLT,omitempty"`
+	CreatedAtLTE   *time.Time  `json:"createdAtLTE,omitempty"`
+
+	// "updated_at" field predicates.
+	UpdatedAt      *time.Time  `json:"updatedAt,omitempty"`
+	UpdatedAtNEQ   *time.Time  `json:"updatedAtNEQ,omitempty"`
+	UpdatedAtIn    []time.Time `json:"updatedAtIn,omitempty"`
+	UpdatedAtNotIn []time.Time `json:"updatedAtNotIn,omitempty"`
+	UpdatedAtGT    *time.Time  `json:"updatedAtGT,omitempty"`
+	UpdatedAtGTE   *time.Time  `json:"updatedAtGTE,omitempty"`
+	UpdatedAtLT    *time.Time  `json:"updatedAtLT,omitempty"`
+	UpdatedAtLTE   *time.Time  `json:"updatedAtLTE,omitempty"`
+
+	// "started_at" field predicates.
+	StartedAt       *time.Time  `json:"startedAt,omitempty"`
+	StartedAtNEQ    *time.Time  `json:"startedAtNEQ,omitempty"`
+	StartedAtIn     []time.Time `json:"startedAtIn,omitempty"`
+	StartedAtNotIn  []time.Time `json:"startedAtNotIn,omitempty"`
+	StartedAtGT     *time.Time  `json:"startedAtGT,omitempty"`
+	StartedAtGTE    *time.Time  `json:"startedAtGTE,omitempty"`
+	StartedAtLT     *time.Time  `json:"startedAtLT,omitempty"`
+	StartedAtLTE    *time.Time  `json:"startedAtLTE,omitempty"`
+	StartedAtIsNil  bool        `json:"startedAtIsNil,omitempty"`
+	StartedAtNotNil bool        `json:"startedAtNotNil,omitempty"`
+
+	// "paused_at" field predicates.
+	PausedAt       *time.Time  `json:"pausedAt,omitempty"`
+	PausedAtNEQ    *time.Time  `json:"pausedAtNEQ,omitempty"`
+	PausedAtIn     []time.Time `json:"pausedAtIn,omitempty"`
+	PausedAtNotIn  []time.Time `json:"pausedAtNotIn,omitempty"`
+	PausedAtGT     *time.Time  `json:"pausedAtGT,omitempty"`
+	PausedAtGTE    *time.Time  `json:"pausedAtGTE,omitempty"`
+	PausedAtLT     *time.Time  `json:"pausedAtLT,omitempty"`
+	PausedAtLTE    *time.Time  `json:"pausedAtLTE,omitempty"`
+	PausedAtIsNil  bool        `json:"pausedAtIsNil,omitempty"`
+	PausedAtNotNil bool        `json:"pausedAtNotNil,omitempty"`
+
+	// "completed_at" field predicates.
+	CompletedAt       *time.Time  `json:"completedAt,omitempty"`
+	CompletedAtNEQ    *time.Time  `json:"completedAtNEQ,omitempty"`
+	CompletedAtIn     []time.Time `json:"completedAtIn,omitempty"`
+	CompletedAtNotIn  []time.Time `json:"completedAtNotIn,omitempty"`
+	CompletedAtGT     *time.Time  `json:"completedAtGT,omitempty"`
+	CompletedAtGTE    *time.Time  `json:"completedAtGTE,omitempty"`
+	CompletedAtLT     *time.Time  `json:"completedAtLT,omitempty"`
+	CompletedAtLTE    *time.Time  `json:"completedAtLTE,omitempty"`
+	CompletedAtIsNil  bool        `json:"completedAtIsNil,omitempty"`
+	CompletedAtNotNil bool        `json:"completedAtNotNil,omitempty"`
+
+	// "aborted_at" field predicates.
+	AbortedAt       *time.Time  `json:"abortedAt,omitempty"`
+	AbortedAtNEQ    *time.Time  `json:"abortedAtNEQ,omitempty"`
+	AbortedAtIn     []time.Time `json:"abortedAtIn,omitempty"`
+	AbortedAtNotIn  []time.Time `json:"abortedAtNotIn,omitempty"`
+	AbortedAtGT     *time.Time  `json:"abortedAtGT,omitempty"`
+	AbortedAtGTE    *time.Time  `json:"abortedAtGTE,omitempty"`
+	AbortedAtLT     *time.Time  `json:"abortedAtLT,omitempty"`
+	AbortedAtLTE    *time.Time  `json:"abortedAtLTE,omitempty"`
+	AbortedAtIsNil  bool        `json:"abortedAtIsNil,omitempty"`
+	AbortedAtNotNil bool        `json:"abortedAtNotNil,omitempty"`
+
+	// "messages" edge predicates.
+	HasMessages     *bool                `json:"hasMessages,omitempty"`
+	HasMessagesWith []*MessageWhereInput `json:"hasMessagesWith,omitempty"`
+}
+
+// AddPredicates adds custom predicates to the where input to be used during the filtering phase.
+func (i *CampaignWhereInput) AddPredicates(predicates ...predicate.Campaign) {
+	i.Predicates = append(i.Predicates, predicates...)
+}
+
+// Filter applies the CampaignWhereInput filter on the CampaignQuery builder.
+func (i *CampaignWhereInput) Filter(q *CampaignQuery) (*CampaignQuery, error) {
+	if i == nil {
+		return q, nil
+	}
+	p, err := i.P()
+	if err != nil {
+		if err == ErrEmptyCampaignWhereInput {
+			return q, nil
+		}
+		return nil, err
+	}
+	return q.Where(p), nil
+}
+
+// ErrEmptyCampaignWhereInput is returned in case the CampaignWhereInput is empty.
+var ErrEmptyCampaignWhereInput = errors.New("ent: empty predicate CampaignWhereInput")
+
+// P returns a predicate for filtering campaigns.
+// An error is returned if the input is empty or invalid.
+func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
+	var predicates []predicate.Campaign
+	if i.Not != nil {
+		p, err := i.Not.P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'not'", err)
+		}
+		predicates = append(predicates, campaign.Not(p))
+	}
+	switch n := len(i.Or); {
+	case n == 1:
+		p, err := i.Or[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'or'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		or := make([]predicate.Campaign, 0, n)
+		for _, w := range i.Or {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'or'", err)
+			}
+			or = append(or, p)
+		}
+		predicates = append(predicates, campaign.Or(or...))
+	}
+	switch n := len(i.And); {
+	case n == 1:
+		p, err := i.And[0].P()
+		if err != nil {
+			return nil, fmt.Errorf("%w: field 'and'", err)
+		}
+		predicates = append(predicates, p)
+	case n > 1:
+		and := make([]predicate.Campaign, 0, n)
+		for _, w := range i.And {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'and'", err)
+			}
+			and = append(and, p)
+		}
+		predicates = append(predicates, campaign.And(and...))
+	}
+	predicates = append(predicates, i.Predicates...)
+	if i.ID != nil {
+		predicates = append(predicates, campaign.IDEQ(*i.ID))
+	}
+	if i.IDNEQ != nil {
+		predicates = append(predicates, campaign.IDNEQ(*i.IDNEQ))
+	}
+	if len(i.IDIn) > 0 {
+		predicates = append(predicates, campaign.IDIn(i.IDIn...))
+	}
+	if len(i.IDNotIn) > 0 {
+		predicates = append(predicates, campaign.IDNotIn(i.IDNotIn...))
+	}
+	if i.IDGT != nil {
+		predicates = append(predicates, campaign.IDGT(*i.IDGT))
+	}
+	if i.IDGTE != nil {
+		predicates = append(predicates, campaign.IDGTE(*i.IDGTE))
+	}
+	if i.IDLT != nil {
+		predicates = append(predicates, campaign.IDLT(*i.IDLT))
+	}
+	if i.IDLTE != nil {
+		predicates = append(predicates, campaign.IDLTE(*i.IDLTE))
+	}
+	if i.IDEqualFold != nil {
+		predicates = append(predicates, campaign.IDEqualFold(*i.IDEqualFold))
+	}
+	if i.IDContainsFold != nil {
+		predicates = append(predicates, campaign.IDContainsFold(*i.IDContainsFold))
+	}
+	if i.WorkspaceID != nil {
+		predicates = append(predicates, campaign.WorkspaceIDEQ(*i.WorkspaceID))
+	}
+	if i.WorkspaceIDNEQ != nil {
+		predicates = append(predicates, campaign.WorkspaceIDNEQ(*i.WorkspaceIDNEQ))
+	}
+	if len(i.WorkspaceIDIn) > 0 {
+		predicates = append(predicates, campaign.WorkspaceIDIn(i.WorkspaceIDIn...))
+	}
+	if len(i.WorkspaceIDNotIn) > 0 {
+		predicates = append(predicates, campaign.WorkspaceIDNotIn(i.WorkspaceIDNotIn...))
+	}
+	if i.WorkspaceIDGT != nil {
+		predicates = append(predicates, campaign.WorkspaceIDGT(*i.WorkspaceIDGT))
+	}
+	if i.WorkspaceIDGTE != nil {
+		predicates = append(predicates, campaign.WorkspaceIDGTE(*i.WorkspaceIDGTE))
+	}
+	if i.WorkspaceIDLT != nil {
+		predicates = append(predicates, campaign.WorkspaceIDLT(*i.WorkspaceIDLT))
+	}
+	if i.WorkspaceIDLTE != nil {
+		predicates = append(predicates, campaign.WorkspaceIDLTE(*i.WorkspaceIDLTE))
+	}
+	if i.WorkspaceIDContains != nil {
+		predicates = append(predicates, campaign.WorkspaceIDContains(*i.WorkspaceIDContains))
+	}
+	if i.WorkspaceIDHasPrefix != nil {
+		predicates = append(predicates, campaign.WorkspaceIDHasPrefix(*i.WorkspaceIDHasPrefix))
+	}
+	if i.WorkspaceIDHasSuffix != nil {
+		predicates = append(predicates, campaign.WorkspaceIDHasSuffix(*i.WorkspaceIDHasSuffix))
+	}
+	if i.WorkspaceIDEqualFold != nil {
+		predicates = append(predicates, campaign.WorkspaceIDEqualFold(*i.WorkspaceIDEqualFold))
+	}
+	if i.WorkspaceIDContainsFold != nil {
+		predicates = append(predicates, campaign.WorkspaceIDContainsFold(*i.WorkspaceIDContainsFold))
+	}
+	if i.Name != nil {
+		predicates = append(predicates, campaign.NameEQ(*i.Name))
+	}
+	if i.NameNEQ != nil {
+		predicates = append(predicates, campaign.NameNEQ(*i.NameNEQ))
+	}
+	if len(i.NameIn) > 0 {
+		predicates = append(predicates, campaign.NameIn(i.NameIn...))
+	}
+	if len(i.NameNotIn) > 0 {
+		predicates = append(predicates, campaign.NameNotIn(i.NameNotIn...))
+	}
+	if i.NameGT != nil {
+		predicates = append(predicates, campaign.NameGT(*i.NameGT))
+	}
+	if i.NameGTE != nil {
+		predicates = append(predicates, campaign.NameGTE(*i.NameGTE))
+	}
+	if i.NameLT != nil {
+		predicates = append(predicates, campaign.NameLT(*i.NameLT))
+	}
+	if i.NameLTE != nil {
+		predicates = append(predicates, campaign.NameLTE(*i.NameLTE))
+	}
+	if i.NameContains != nil {
+		predicates = append(predicates, campaign.NameContains(*i.NameContains))
+	}
+	if i.NameHasPrefix != nil {
+		predicates = append(predicates, campaign.NameHasPrefix(*i.NameHasPrefix))
+	}
+	if i.NameHasSuffix != nil {
+		predicates = append(predicates, campaign.NameHasSuffix(*i.NameHasSuffix))
+	}
+	if i.NameEqualFold != nil {
+		predicates = append(predicates, campaign.NameEqualFold(*i.NameEqualFold))
+	}
+	if i.NameContainsFold != nil {
+		predicates = append(predicates, campaign.NameContainsFold(*i.NameContainsFold))
+	}
+	if i.AudienceID != nil {
+		predicates = append(predicates, campaign.AudienceIDEQ(*i.AudienceID))
+	}
+	if i.AudienceIDNEQ != nil {
+		predicates = append(predicates, campaign.AudienceIDNEQ(*i.AudienceIDNEQ))
+	}
+	if len(i.AudienceIDIn) > 0 {
+		predicates = append(predicates, campaign.AudienceIDIn(i.AudienceIDIn...))
+	}
+	if len(i.AudienceIDNotIn) > 0 {
+		predicates = append(predicates, campaign.AudienceIDNotIn(i.AudienceIDNotIn...))
+	}
+	if i.AudienceIDGT != nil {
+		predicates = append(predicates, campaign.AudienceIDGT(*i.AudienceIDGT))
+	}
+	if i.AudienceIDGTE != nil {
+		predicates = append(predicates, campaign.AudienceIDGTE(*i.AudienceIDGTE))
+	}
+	if i.AudienceIDLT != nil {
+		predicates = append(predicates, campaign.AudienceIDLT(*i.AudienceIDLT))
+	}
+	if i.AudienceIDLTE != nil {
+		predicates = append(predicates, campaign.AudienceIDLTE(*i.AudienceIDLTE))
+	}
+	if i.AudienceIDContains != nil {
+		predicates = append(predicates, campaign.AudienceIDContains(*i.AudienceIDContains))
+	}
+	if i.AudienceIDHasPrefix != nil {
+		predicates = append(predicates, campaign.AudienceIDHasPrefix(*i.AudienceIDHasPrefix))
+	}
+	if i.AudienceIDHasSuffix != nil {
+		predicates = append(predicates, campaign.AudienceIDHasSuffix(*i.AudienceIDHasSuffix))
+	}
+	if i.AudienceIDEqualFold != nil {
+		predicates = append(predicates, campaign.AudienceIDEqualFold(*i.AudienceIDEqualFold))
+	}
+	if i.AudienceIDContainsFold != nil {
+		predicates = append(predicates, campaign.AudienceIDContainsFold(*i.AudienceIDContainsFold))
+	}
+	if i.Status != nil {
+		predicates = append(predicates, campaign.StatusEQ(*i.Status))
+	}
+	if i.StatusNEQ != nil {
+		predicates = append(predicates, campaign.StatusNEQ(*i.StatusNEQ))
+	}
+	if len(i.StatusIn) > 0 {
+		predicates = append(predicates, campaign.StatusIn(i.StatusIn...))
+	}
+	if len(i.StatusNotIn) > 0 {
+		predicates = append(predicates, campaign.StatusNotIn(i.StatusNotIn...))
+	}
+	if i.StatusGT != nil {
+		predicates = append(predicates, campaign.StatusGT(*i.StatusGT))
+	}
+	if i.StatusGTE != nil {
+		predicates = append(predicates, campaign.StatusGTE(*i.StatusGTE))
+	}
+	if i.StatusLT != nil {
+		predicates = append(predicates, campaign.StatusLT(*i.StatusLT))
+	}
+	if i.StatusLTE != nil {
+		predicates = append(predicates, campaign.StatusLTE(*i.StatusLTE))
+	}
+	if i.StatusContains != nil {
+		predicates = append(predicates, campaign.StatusContains(*i.StatusContains))
+	}
+	if i.StatusHasPrefix != nil {
+		predicates = append(predicates, campaign.StatusHasPrefix(*i.StatusHasPrefix))
+	}
+	if i.StatusHasSuffix != nil {
+		predicates = append(predicates, campaign.StatusHasSuffix(*i.StatusHasSuffix))
+	}
+	if i.StatusEqualFold != nil {
+		predicates = append(predicates, campaign.StatusEqualFold(*i.StatusEqualFold))
+	}
+	if i.StatusContainsFold != nil {
+		predicates = append(predicates, campaign.StatusContainsFold(*i.StatusContainsFold))
+	}
+	if i.Text != nil {
+		predicates = append(predicates, campaign.TextEQ(*i.Text))
+	}
+	if i.TextNEQ != nil {
+		predicates = append(predicates, campaign.TextNEQ(*i.TextNEQ))
+	}
+	if len(i.TextIn) > 0 {
+		predicates = append(predicates, campaign.TextIn(i.TextIn...))
+	}
+	if len(i.TextNotIn) > 0 {
+		predicates = append(predicates, campaign.TextNotIn(i.TextNotIn...))
+	}
+	if i.TextGT != nil {
+		predicates = append(predicates, campaign.TextGT(*i.TextGT))
+	}
+	if i.TextGTE != nil {
+		predicates = append(predicates, campaign.TextGTE(*i.TextGTE))
+	}
+	if i.TextLT != nil {
+		predicates = append(predicates, campaign.TextLT(*i.TextLT))
+	}
+	if i.TextLTE != nil {
+		predicates = append(predicates, campaign.TextLTE(*i.TextLTE))
+	}
+	if i.TextContains != nil {
+		predicates = append(predicates, campaign.TextContains(*i.TextContains))
+	}
+	if i.TextHasPrefix != nil {
+		predicates = append(predicates, campaign.TextHasPrefix(*i.TextHasPrefix))
+	}
+	if i.TextHasSuffix != nil {
+		predicates = append(predicates, campaign.TextHasSuffix(*i.TextHasSuffix))
+	}
+	if i.TextIsNil {
+		predicates = append(predicates, campaign.TextIsNil())
+	}
+	if i.TextNotNil {
+		predicates = append(predicates, campaign.TextNotNil())
+	}
+	if i.TextEqualFold != nil {
+		predicates = append(predicates, campaign.TextEqualFold(*i.TextEqualFold))
+	}
+	if i.TextContainsFold != nil {
+		predicates = append(predicates, campaign.TextContainsFold(*i.TextContainsFold))
+	}
+	if i.MediaURL != nil {
+		predicates = append(predicates, campaign.MediaURLEQ(*i.MediaURL))
+	}
+	if i.MediaURLNEQ != nil {
+		predicates = append(predicates, campaign.MediaURLNEQ(*i.MediaURLNEQ))
+	}
+	if len(i.MediaURLIn) > 0 {
+		predicates = append(predicates, campaign.MediaURLIn(i.MediaURLIn...))
+	}
+	if len(i.MediaURLNotIn) > 0 {
+		predicates = append(predicates, campaign.MediaURLNotIn(i.MediaURLNotIn...))
+	}
+	if i.MediaURLGT != nil {
+		predicates = append(predicates, campaign.MediaURLGT(*i.MediaURLGT))
+	}
+	if i.MediaURLGTE != nil {
+		predicates = append(predicates, campaign.MediaURLGTE(*i.MediaURLGTE))
+	}
+	if i.MediaURLLT != nil {
+		predicates = append(predicates, campaign.MediaURLLT(*i.MediaURLLT))
+	}
+	if i.MediaURLLTE != nil {
+		predicates = append(predicates, campaign.MediaURLLTE(*i.MediaURLLTE))
+	}
+	if i.MediaURLContains != nil {
+		predicates = append(predicates, campaign.MediaURLContains(*i.MediaURLContains))
+	}
+	if i.MediaURLHasPrefix != nil {
+		predicates = append(predicates, campaign.MediaURLHasPrefix(*i.MediaURLHasPrefix))
+	}
+	if i.MediaURLHasSuffix != nil {
+		predicates = append(predicates, campaign.MediaURLHasSuffix(*i.MediaURLHasSuffix))
+	}
+	if i.MediaURLIsNil {
+		predicates = append(predicates, campaign.MediaURLIsNil())
+	}
+	if i.MediaURLNotNil {
+		predicates = append(predicates, campaign.MediaURLNotNil())
+	}
+	if i.MediaURLEqualFold != nil {
+		predicates = append(predicates, campaign.MediaURLEqualFold(*i.MediaURLEqualFold))
+	}
+	if i.MediaURLContainsFold != nil {
+		predicates = append(predicates, campaign.MediaURLContainsFold(*i.MediaURLContainsFold))
+	}
+	if i.MediaCaption != nil {
+		predicates = append(predicates, campaign.MediaCaptionEQ(*i.MediaCaption))
+	}
+	if i.MediaCaptionNEQ != nil {
+		predicates = append(predicates, campaign.MediaCaptionNEQ(*i.MediaCaptionNEQ))
+	}
+	if len(i.MediaCaptionIn) > 0 {
+		predicates = append(predicates, campaign.MediaCaptionIn(i.MediaCaptionIn...))
+	}
+	if len(i.MediaCaptionNotIn) > 0 {
+		predicates = append(predicates, campaign.MediaCaptionNotIn(i.MediaCaptionNotIn...))
+	}
+	if i.MediaCaptionGT != nil {
+		predicates = append(predicates, campaign.MediaCaptionGT(*i.MediaCaptionGT))
+	}
+	if i.MediaCaptionGTE != nil {
+		predicates = append(predicates, campaign.MediaCaptionGTE(*i.MediaCaptionGTE))
+	}
+	if i.MediaCaptionLT != nil {
+		predicates = append(predicates, campaign.MediaCaptionLT(*i.MediaCaptionLT))
+	}
+	if i.MediaCaptionLTE != nil {
+		predicates = append(predicates, campaign.MediaCaptionLTE(*i.MediaCaptionLTE))
+	}
+	if i.MediaCaptionContains != nil {
+		predicates = append(predicates, campaign.MediaCaptionContains(*i.MediaCaptionContains))
+	}
+	if i.MediaCaptionHasPrefix != nil {
+		predicates = append(predicates, campaign.MediaCaptionHasPrefix(*i.MediaCaptionHasPrefix))
+	}
+	if i.MediaCaptionHasSuffix != nil {
+		predicates = append(predicates, campaign.MediaCaptionHasSuffix(*i.MediaCaptionHasSuffix))
+	}
+	if i.MediaCaptionIsNil {
+		predicates = append(predicates, campaign.MediaCaptionIsNil())
+	}
+	if i.MediaCaptionNotNil {
+		predicates = append(predicates, campaign.MediaCaptionNotNil())
+	}
+	if i.MediaCaptionEqualFold != nil {
+		predicates = append(predicates, campaign.MediaCaptionEqualFold(*i.MediaCaptionEqualFold))
+	}
+	if i.MediaCaptionContainsFold != nil {
+		predicates = append(predicates, campaign.MediaCaptionContainsFold(*i.MediaCaptionContainsFold))
+	}
+	if i.PauseReason != nil {
+		predicates = append(predicates, campaign.PauseReasonEQ(*i.PauseReason))
+	}
+	if i.PauseReasonNEQ != nil {
+		predicates = append(predicates, campaign.PauseReasonNEQ(*i.PauseReasonNEQ))
+	}
+	if len(i.PauseReasonIn) > 0 {
+		predicates = append(predicates, campaign.PauseReasonIn(i.PauseReasonIn...))
+	}
+	if len(i.PauseReasonNotIn) > 0 {
+		predicates = append(predicates, campaign.PauseReasonNotIn(i.PauseReasonNotIn...))
+	}
+	if i.PauseReasonGT != nil {
+		predicates = append(predicates, campaign.PauseReasonGT(*i.PauseReasonGT))
+	}
+	if i.PauseReasonGTE != nil {
+		predicates = append(predicates, campaign.PauseReasonGTE(*i.PauseReasonGTE))
+	}
+	if i.PauseReasonLT != nil {
+		predicates = append(predicates, campaign.PauseReasonLT(*i.PauseReasonLT))
+	}
+	if i.PauseReasonLTE != nil {
+		predicates = append(predicates, campaign.PauseReasonLTE(*i.PauseReasonLTE))
+	}
+	if i.PauseReasonContains != nil {
+		predicates = append(predicates, campaign.PauseReasonContains(*i.PauseReasonContains))
+	}
+	if i.PauseReasonHasPrefix != nil {
+		predicates = append(predicates, campaign.PauseReasonHasPrefix(*i.PauseReasonHasPrefix))
+	}
+	if i.PauseReasonHasSuffix != nil {
+		predicates = append(predicates, campaign.PauseReasonHasSuffix(*i.PauseReasonHasSuffix))
+	}
+	if i.PauseReasonIsNil {
+		predicates = append(predicates, campaign.PauseReasonIsNil())
+	}
+	if i.PauseReasonNotNil {
+		predicates = append(predicates, campaign.PauseReasonNotNil())
+	}
+	if i.PauseReasonEqualFold != nil {
+		predicates = append(predicates, campaign.PauseReasonEqualFold(*i.PauseReasonEqualFold))
+	}
+	if i.PauseReasonContainsFold != nil {
+		predicates = append(predicates, campaign.PauseReasonContainsFold(*i.PauseReasonContainsFold))
+	}
+	if i.CreatedAt != nil {
+		predicates = append(predicates, campaign.CreatedAtEQ(*i.CreatedAt))
+	}
+	if i.CreatedAtNEQ != nil {
+		predicates = append(predicates, campaign.CreatedAtNEQ(*i.CreatedAtNEQ))
+	}
+	if len(i.CreatedAtIn) > 0 {
+		predicates = append(predicates, campaign.CreatedAtIn(i.CreatedAtIn...))
+	}
+	if len(i.CreatedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.CreatedAtNotIn(i.CreatedAtNotIn...))
+	}
+	if i.CreatedAtGT != nil {
+		predicates = append(predicates, campaign.CreatedAtGT(*i.CreatedAtGT))
+	}
+	if i.CreatedAtGTE != nil {
+		predicates = append(predicates, campaign.CreatedAtGTE(*i.CreatedAtGTE))
+	}
+	if i.CreatedAtLT != nil {
+		predicates = append(predicates, campaign.CreatedAtLT(*i.CreatedAtLT))
+	}
+	if i.CreatedAtLTE != nil {
+		predicates = append(predicates, campaign.CreatedAtLTE(*i.CreatedAtLTE))
+	}
+	if i.UpdatedAt != nil {
+		predicates = append(predicates, campaign.UpdatedAtEQ(*i.UpdatedAt))
+	}
+	if i.UpdatedAtNEQ != nil {
+		predicates = append(predicates, campaign.UpdatedAtNEQ(*i.UpdatedAtNEQ))
+	}
+	if len(i.UpdatedAtIn) > 0 {
+		predicates = append(predicates, campaign.UpdatedAtIn(i.UpdatedAtIn...))
+	}
+	if len(i.UpdatedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.UpdatedAtNotIn(i.UpdatedAtNotIn...))
+	}
+	if i.UpdatedAtGT != nil {
+		predicates = append(predicates, campaign.UpdatedAtGT(*i.UpdatedAtGT))
+	}
+	if i.UpdatedAtGTE != nil {
+		predicates = append(predicates, campaign.UpdatedAtGTE(*i.UpdatedAtGTE))
+	}
+	if i.UpdatedAtLT != nil {
+		predicates = append(predicates, campaign.UpdatedAtLT(*i.UpdatedAtLT))
+	}
+	if i.UpdatedAtLTE != nil {
+		predicates = append(predicates, campaign.UpdatedAtLTE(*i.UpdatedAtLTE))
+	}
+	if i.StartedAt != nil {
+		predicates = append(predicates, campaign.StartedAtEQ(*i.StartedAt))
+	}
+	if i.StartedAtNEQ != nil {
+		predicates = append(predicates, campaign.StartedAtNEQ(*i.StartedAtNEQ))
+	}
+	if len(i.StartedAtIn) > 0 {
+		predicates = append(predicates, campaign.StartedAtIn(i.StartedAtIn...))
+	}
+	if len(i.StartedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.StartedAtNotIn(i.StartedAtNotIn...))
+	}
+	if i.StartedAtGT != nil {
+		predicates = append(predicates, campaign.StartedAtGT(*i.StartedAtGT))
+	}
+	if i.StartedAtGTE != nil {
+		predicates = append(predicates, campaign.StartedAtGTE(*i.StartedAtGTE))
+	}
+	if i.StartedAtLT != nil {
+		predicates = append(predicates, campaign.StartedAtLT(*i.StartedAtLT))
+	}
+	if i.StartedAtLTE != nil {
+		predicates = append(predicates, campaign.StartedAtLTE(*i.StartedAtLTE))
+	}
+	if i.StartedAtIsNil {
+		predicates = append(predicates, campaign.StartedAtIsNil())
+	}
+	if i.StartedAtNotNil {
+		predicates = append(predicates, campaign.StartedAtNotNil())
+	}
+	if i.PausedAt != nil {
+		predicates = append(predicates, campaign.PausedAtEQ(*i.PausedAt))
+	}
+	if i.PausedAtNEQ != nil {
+		predicates = append(predicates, campaign.PausedAtNEQ(*i.PausedAtNEQ))
+	}
+	if len(i.PausedAtIn) > 0 {
+		predicates = append(predicates, campaign.PausedAtIn(i.PausedAtIn...))
+	}
+	if len(i.PausedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.PausedAtNotIn(i.PausedAtNotIn...))
+	}
+	if i.PausedAtGT != nil {
+		predicates = append(predicates, campaign.PausedAtGT(*i.PausedAtGT))
+	}
+	if i.PausedAtGTE != nil {
+		predicates = append(predicates, campaign.PausedAtGTE(*i.PausedAtGTE))
+	}
+	if i.PausedAtLT != nil {
+		predicates = append(predicates, campaign.PausedAtLT(*i.PausedAtLT))
+	}
+	if i.PausedAtLTE != nil {
+		predicates = append(predicates, campaign.PausedAtLTE(*i.PausedAtLTE))
+	}
+	if i.PausedAtIsNil {
+		predicates = append(predicates, campaign.PausedAtIsNil())
+	}
+	if i.PausedAtNotNil {
+		predicates = append(predicates, campaign.PausedAtNotNil())
+	}
+	if i.CompletedAt != nil {
+		predicates = append(predicates, campaign.CompletedAtEQ(*i.CompletedAt))
+	}
+	if i.CompletedAtNEQ != nil {
+		predicates = append(predicates, campaign.CompletedAtNEQ(*i.CompletedAtNEQ))
+	}
+	if len(i.CompletedAtIn) > 0 {
+		predicates = append(predicates, campaign.CompletedAtIn(i.CompletedAtIn...))
+	}
+	if len(i.CompletedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.CompletedAtNotIn(i.CompletedAtNotIn...))
+	}
+	if i.CompletedAtGT != nil {
+		predicates = append(predicates, campaign.CompletedAtGT(*i.CompletedAtGT))
+	}
+	if i.CompletedAtGTE != nil {
+		predicates = append(predicates, campaign.CompletedAtGTE(*i.CompletedAtGTE))
+	}
+	if i.CompletedAtLT != nil {
+		predicates = append(predicates, campaign.CompletedAtLT(*i.CompletedAtLT))
+	}
+	if i.CompletedAtLTE != nil {
+		predicates = append(predicates, campaign.CompletedAtLTE(*i.CompletedAtLTE))
+	}
+	if i.CompletedAtIsNil {
+		predicates = append(predicates, campaign.CompletedAtIsNil())
+	}
+	if i.CompletedAtNotNil {
+		predicates = append(predicates, campaign.CompletedAtNotNil())
+	}
+	if i.AbortedAt != nil {
+		predicates = append(predicates, campaign.AbortedAtEQ(*i.AbortedAt))
+	}
+	if i.AbortedAtNEQ != nil {
+		predicates = append(predicates, campaign.AbortedAtNEQ(*i.AbortedAtNEQ))
+	}
+	if len(i.AbortedAtIn) > 0 {
+		predicates = append(predicates, campaign.AbortedAtIn(i.AbortedAtIn...))
+	}
+	if len(i.AbortedAtNotIn) > 0 {
+		predicates = append(predicates, campaign.AbortedAtNotIn(i.AbortedAtNotIn...))
+	}
+	if i.AbortedAtGT != nil {
+		predicates = append(predicates, campaign.AbortedAtGT(*i.AbortedAtGT))
+	}
+	if i.AbortedAtGTE != nil {
+		predicates = append(predicates, campaign.AbortedAtGTE(*i.AbortedAtGTE))
+	}
+	if i.AbortedAtLT != nil {
+		predicates = append(predicates, campaign.AbortedAtLT(*i.AbortedAtLT))
+	}
+	if i.AbortedAtLTE != nil {
+		predicates = append(predicates, campaign.AbortedAtLTE(*i.AbortedAtLTE))
+	}
+	if i.AbortedAtIsNil {
+		predicates = append(predicates, campaign.AbortedAtIsNil())
+	}
+	if i.AbortedAtNotNil {
+		predicates = append(predicates, campaign.AbortedAtNotNil())
+	}
+
+	if i.HasMessages != nil {
+		p := campaign.HasMessages()
+		if !*i.HasMessages {
+			p = campaign.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasMessagesWith) > 0 {
+		with := make([]predicate.Message, 0, len(i.HasMessagesWith))
+		for _, w := range i.HasMessagesWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasMessagesWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, campaign.HasMessagesWith(with...))
+	}
+	switch len(predicates) {
+	case 0:
+		return nil, ErrEmptyCampaignWhereInput
+	case 1:
+		return predicates[0], nil
+	default:
+		return campaign.And(predicates...), nil
 	}
 }
 
@@ -4343,6 +5914,27 @@ type MessageWhereInput struct {
 	// "from_me" field predicates.
 	FromMe    *bool `json:"fromMe,omitempty"`
 	FromMeNEQ *bool `json:"fromMeNEQ,omitempty"`
+
+	// "campaign_id" field predicates.
+	CampaignID             *string  `json:"campaignID,omitempty"`
+	CampaignIDNEQ          *string  `json:"campaignIDNEQ,omitempty"`
+	CampaignIDIn           []string `json:"campaignIDIn,omitempty"`
+	CampaignIDNotIn        []string `json:"campaignIDNotIn,omitempty"`
+	CampaignIDGT           *string  `json:"campaignIDGT,omitempty"`
+	CampaignIDGTE          *string  `json:"campaignIDGTE,omitempty"`
+	CampaignIDLT           *string  `json:"campaignIDLT,omitempty"`
+	CampaignIDLTE          *string  `json:"campaignIDLTE,omitempty"`
+	CampaignIDContains     *string  `json:"campaignIDContains,omitempty"`
+	CampaignIDHasPrefix    *string  `json:"campaignIDHasPrefix,omitempty"`
+	CampaignIDHasSuffix    *string  `json:"campaignIDHasSuffix,omitempty"`
+	CampaignIDIsNil        bool     `json:"campaignIDIsNil,omitempty"`
+	CampaignIDNotNil       bool     `json:"campaignIDNotNil,omitempty"`
+	CampaignIDEqualFold    *string  `json:"campaignIDEqualFold,omitempty"`
+	CampaignIDContainsFold *string  `json:"campaignIDContainsFold,omitempty"`
+
+	// "campaign" edge predicates.
+	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
+	HasCampaignWith []*CampaignWhereInput `json:"hasCampaignWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -5598,7 +7190,70 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	if i.FromMeNEQ != nil {
 		predicates = append(predicates, message.FromMeNEQ(*i.FromMeNEQ))
 	}
+	if i.CampaignID != nil {
+		predicates = append(predicates, message.CampaignIDEQ(*i.CampaignID))
+	}
+	if i.CampaignIDNEQ != nil {
+		predicates = append(predicates, message.CampaignIDNEQ(*i.CampaignIDNEQ))
+	}
+	if len(i.CampaignIDIn) > 0 {
+		predicates = append(predicates, message.CampaignIDIn(i.CampaignIDIn...))
+	}
+	if len(i.CampaignIDNotIn) > 0 {
+		predicates = append(predicates, message.CampaignIDNotIn(i.CampaignIDNotIn...))
+	}
+	if i.CampaignIDGT != nil {
+		predicates = append(predicates, message.CampaignIDGT(*i.CampaignIDGT))
+	}
+	if i.CampaignIDGTE != nil {
+		predicates = append(predicates, message.CampaignIDGTE(*i.CampaignIDGTE))
+	}
+	if i.CampaignIDLT != nil {
+		predicates = append(predicates, message.CampaignIDLT(*i.CampaignIDLT))
+	}
+	if i.CampaignIDLTE != nil {
+		predicates = append(predicates, message.CampaignIDLTE(*i.CampaignIDLTE))
+	}
+	if i.CampaignIDContains != nil {
+		predicates = append(predicates, message.CampaignIDContains(*i.CampaignIDContains))
+	}
+	if i.CampaignIDHasPrefix != nil {
+		predicates = append(predicates, message.CampaignIDHasPrefix(*i.CampaignIDHasPrefix))
+	}
+	if i.CampaignIDHasSuffix != nil {
+		predicates = append(predicates, message.CampaignIDHasSuffix(*i.CampaignIDHasSuffix))
+	}
+	if i.CampaignIDIsNil {
+		predicates = append(predicates, message.CampaignIDIsNil())
+	}
+	if i.CampaignIDNotNil {
+		predicates = append(predicates, message.CampaignIDNotNil())
+	}
+	if i.CampaignIDEqualFold != nil {
+		predicates = append(predicates, message.CampaignIDEqualFold(*i.CampaignIDEqualFold))
+	}
+	if i.CampaignIDContainsFold != nil {
+		predicates = append(predicates, message.CampaignIDContainsFold(*i.CampaignIDContainsFold))
+	}
 
+	if i.HasCampaign != nil {
+		p := message.HasCampaign()
+		if !*i.HasCampaign {
+			p = message.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasCampaignWith) > 0 {
+		with := make([]predicate.Campaign, 0, len(i.HasCampaignWith))
+		for _, w := range i.HasCampaignWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasCampaignWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, message.HasCampaignWith(with...))
+	}
 	switch len(predicates) {
 	case 0:
 		return nil, ErrEmptyMessageWhereInput

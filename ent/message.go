@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/message"
 )
 
@@ -92,8 +93,37 @@ type Message struct {
 	// DispatchAttempts holds the value of the "dispatch_attempts" field.
 	DispatchAttempts int `json:"dispatch_attempts,omitempty"`
 	// the token of the dispatch that holds the message while it is sending
-	ClaimToken   string `json:"claim_token,omitempty"`
+	ClaimToken string `json:"claim_token,omitempty"`
+	// the campaign that sent the message
+	CampaignID *string `json:"campaign_id,omitempty"`
+	// the audience contact a campaign message was made for
+	AudienceContactID *string `json:"audience_contact_id,omitempty"`
+	// Edges holds the relations/edges for other nodes in the graph.
+	// The values are being populated by the MessageQuery when eager-loading is set.
+	Edges        MessageEdges `json:"edges"`
 	selectValues sql.SelectValues
+}
+
+// MessageEdges holds the relations/edges for other nodes in the graph.
+type MessageEdges struct {
+	// Campaign holds the value of the campaign edge.
+	Campaign *Campaign `json:"campaign,omitempty"`
+	// loadedTypes holds the information for reporting if a
+	// type was loaded (or requested) in eager-loading or not.
+	loadedTypes [1]bool
+	// totalCount holds the count of the edges above.
+	totalCount [1]map[string]int
+}
+
+// CampaignOrErr returns the Campaign value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e MessageEdges) CampaignOrErr() (*Campaign, error) {
+	if e.Campaign != nil {
+		return e.Campaign, nil
+	} else if e.loadedTypes[0] {
+		return nil, &NotFoundError{label: campaign.Label}
+	}
+	return nil, &NotLoadedError{edge: "campaign"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -107,7 +137,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
 		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -368,6 +398,20 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ClaimToken = value.String
 			}
+		case message.FieldCampaignID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field campaign_id", values[i])
+			} else if value.Valid {
+				_m.CampaignID = new(string)
+				*_m.CampaignID = value.String
+			}
+		case message.FieldAudienceContactID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field audience_contact_id", values[i])
+			} else if value.Valid {
+				_m.AudienceContactID = new(string)
+				*_m.AudienceContactID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -379,6 +423,11 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 // This includes values selected through modifiers, order, etc.
 func (_m *Message) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
+}
+
+// QueryCampaign queries the "campaign" edge of the Message entity.
+func (_m *Message) QueryCampaign() *CampaignQuery {
+	return NewMessageClient(_m.config).QueryCampaign(_m)
 }
 
 // Update returns a builder for updating this Message.
@@ -530,6 +579,16 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("claim_token=")
 	builder.WriteString(_m.ClaimToken)
+	builder.WriteString(", ")
+	if v := _m.CampaignID; v != nil {
+		builder.WriteString("campaign_id=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.AudienceContactID; v != nil {
+		builder.WriteString("audience_contact_id=")
+		builder.WriteString(*v)
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

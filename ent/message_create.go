@@ -13,6 +13,7 @@ import (
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/message"
 )
 
@@ -486,6 +487,34 @@ func (_c *MessageCreate) SetNillableClaimToken(v *string) *MessageCreate {
 	return _c
 }
 
+// SetCampaignID sets the "campaign_id" field.
+func (_c *MessageCreate) SetCampaignID(v string) *MessageCreate {
+	_c.mutation.SetCampaignID(v)
+	return _c
+}
+
+// SetNillableCampaignID sets the "campaign_id" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableCampaignID(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetCampaignID(*v)
+	}
+	return _c
+}
+
+// SetAudienceContactID sets the "audience_contact_id" field.
+func (_c *MessageCreate) SetAudienceContactID(v string) *MessageCreate {
+	_c.mutation.SetAudienceContactID(v)
+	return _c
+}
+
+// SetNillableAudienceContactID sets the "audience_contact_id" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableAudienceContactID(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetAudienceContactID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *MessageCreate) SetID(v string) *MessageCreate {
 	_c.mutation.SetID(v)
@@ -498,6 +527,11 @@ func (_c *MessageCreate) SetNillableID(v *string) *MessageCreate {
 		_c.SetID(*v)
 	}
 	return _c
+}
+
+// SetCampaign sets the "campaign" edge to the Campaign entity.
+func (_c *MessageCreate) SetCampaign(v *Campaign) *MessageCreate {
+	return _c.SetCampaignID(v.ID)
 }
 
 // Mutation returns the MessageMutation object of the builder.
@@ -805,6 +839,27 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ClaimToken(); ok {
 		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
 		_node.ClaimToken = value
+	}
+	if value, ok := _c.mutation.AudienceContactID(); ok {
+		_spec.SetField(message.FieldAudienceContactID, field.TypeString, value)
+		_node.AudienceContactID = &value
+	}
+	if nodes := _c.mutation.CampaignIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   message.CampaignTable,
+			Columns: []string{message.CampaignColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(campaign.FieldID, field.TypeString),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.CampaignID = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec
 }
@@ -1465,6 +1520,12 @@ func (u *MessageUpsertOne) UpdateNewValues() *MessageUpsertOne {
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(message.FieldCreatedAt)
+		}
+		if _, exists := u.create.mutation.CampaignID(); exists {
+			s.SetIgnore(message.FieldCampaignID)
+		}
+		if _, exists := u.create.mutation.AudienceContactID(); exists {
+			s.SetIgnore(message.FieldAudienceContactID)
 		}
 	}))
 	return u
@@ -2367,6 +2428,12 @@ func (u *MessageUpsertBulk) UpdateNewValues() *MessageUpsertBulk {
 			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(message.FieldCreatedAt)
+			}
+			if _, exists := b.mutation.CampaignID(); exists {
+				s.SetIgnore(message.FieldCampaignID)
+			}
+			if _, exists := b.mutation.AudienceContactID(); exists {
+				s.SetIgnore(message.FieldAudienceContactID)
 			}
 		}
 	}))

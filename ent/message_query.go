@@ -12,6 +12,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 )
@@ -19,12 +20,13 @@ import (
 // MessageQuery is the builder for querying Message entities.
 type MessageQuery struct {
 	config
-	ctx        *QueryContext
-	order      []message.OrderOption
-	inters     []Interceptor
-	predicates []predicate.Message
-	loadTotal  []func(context.Context, []*Message) error
-	modifiers  []func(*sql.Selector)
+	ctx          *QueryContext
+	order        []message.OrderOption
+	inters       []Interceptor
+	predicates   []predicate.Message
+	withCampaign *CampaignQuery
+	loadTotal    []func(context.Context, []*Message) error
+	modifiers    []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -59,6 +61,28 @@ func (_q *MessageQuery) Unique(unique bool) *MessageQuery {
 func (_q *MessageQuery) Order(o ...message.OrderOption) *MessageQuery {
 	_q.order = append(_q.order, o...)
 	return _q
+}
+
+// QueryCampaign chains the current query on the "campaign" edge.
+func (_q *MessageQuery) QueryCampaign() *CampaignQuery {
+	query := (&CampaignClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(message.Table, message.FieldID, selector),
+			sqlgraph.To(campaign.Table, campaign.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, message.CampaignTable, message.CampaignColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
 }
 
 // First returns the first Message entity from the query.
@@ -248,16 +272,28 @@ func (_q *MessageQuery) Clone() *MessageQuery {
 		return nil
 	}
 	return &MessageQuery{
-		config:     _q.config,
-		ctx:        _q.ctx.Clone(),
-		order:      append([]message.OrderOption{}, _q.order...),
-		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.Message{}, _q.predicates...),
+		config:       _q.config,
+		ctx:          _q.ctx.Clone(),
+		order:        append([]message.OrderOption{}, _q.order...),
+		inters:       append([]Interceptor{}, _q.inters...),
+		predicates:   append([]predicate.Message{}, _q.predicates...),
+		withCampaign: _q.withCampaign.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
 		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
+}
+
+// WithCampaign tells the query-builder to eager-load the nodes that are connected to
+// the "campaign" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *MessageQuery) WithCampaign(opts ...func(*CampaignQuery)) *MessageQuery {
+	query := (&CampaignClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCampaign = query
+	return _q
 }
 
 // GroupBy is used to group vertices by one or more fields/columns.
@@ -336,8 +372,11 @@ func (_q *MessageQuery) prepareQuery(ctx context.Context) error {
 
 func (_q *MessageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Message, error) {
 	var (
-		nodes = []*Message{}
-		_spec = _q.querySpec()
+		nodes       = []*Message{}
+		_spec       = _q.querySpec()
+		loadedTypes = [1]bool{
+			_q.withCampaign != nil,
+		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
 		return (*Message).scanValues(nil, columns)
@@ -345,6 +384,7 @@ func (_q *MessageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mess
 	_spec.Assign = func(columns []string, values []any) error {
 		node := &Message{config: _q.config}
 		nodes = append(nodes, node)
+		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
 	if len(_q.modifiers) > 0 {
@@ -359,12 +399,51 @@ func (_q *MessageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Mess
 	if len(nodes) == 0 {
 		return nodes, nil
 	}
+	if query := _q.withCampaign; query != nil {
+		if err := _q.loadCampaign(ctx, query, nodes, nil,
+			func(n *Message, e *Campaign) { n.Edges.Campaign = e }); err != nil {
+			return nil, err
+		}
+	}
 	for i := range _q.loadTotal {
 		if err := _q.loadTotal[i](ctx, nodes); err != nil {
 			return nil, err
 		}
 	}
 	return nodes, nil
+}
+
+func (_q *MessageQuery) loadCampaign(ctx context.Context, query *CampaignQuery, nodes []*Message, init func(*Message), assign func(*Message, *Campaign)) error {
+	ids := make([]string, 0, len(nodes))
+	nodeids := make(map[string][]*Message)
+	for i := range nodes {
+		if nodes[i].CampaignID == nil {
+			continue
+		}
+		fk := *nodes[i].CampaignID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(campaign.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "campaign_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
 }
 
 func (_q *MessageQuery) sqlCount(ctx context.Context) (int, error) {
@@ -394,6 +473,9 @@ func (_q *MessageQuery) querySpec() *sqlgraph.QuerySpec {
 			if fields[i] != message.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
+		}
+		if _q.withCampaign != nil {
+			_spec.Node.AddColumnOnce(message.FieldCampaignID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

@@ -941,6 +941,9 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
 	}
+	if _u.mutation.AudienceContactIDCleared() {
+		_spec.ClearField(message.FieldAudienceContactID, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -1902,6 +1905,9 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
+	}
+	if _u.mutation.AudienceContactIDCleared() {
+		_spec.ClearField(message.FieldAudienceContactID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Message{config: _u.config}

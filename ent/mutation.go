@@ -14,13 +14,17 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -30,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
@@ -46,13 +51,17 @@ const (
 
 	// Node types.
 	TypeAPIKey          = "APIKey"
+	TypeAudience        = "Audience"
+	TypeAudienceContact = "AudienceContact"
 	TypeBoard           = "Board"
 	TypeBoardItem       = "BoardItem"
+	TypeCampaign        = "Campaign"
 	TypeChat            = "Chat"
 	TypeChatMember      = "ChatMember"
 	TypeContact         = "Contact"
 	TypeDelivery        = "Delivery"
 	TypeDeliveryAttempt = "DeliveryAttempt"
+	TypeEngine          = "Engine"
 	TypeEvent           = "Event"
 	TypeIdempotencyKey  = "IdempotencyKey"
 	TypeInboxEvent      = "InboxEvent"
@@ -61,6 +70,7 @@ const (
 	TypeMusicClip       = "MusicClip"
 	TypeMusicUpload     = "MusicUpload"
 	TypeSandboxEvent    = "SandboxEvent"
+	TypeSandboxGroup    = "SandboxGroup"
 	TypeSandboxSend     = "SandboxSend"
 	TypeSandboxWorld    = "SandboxWorld"
 	TypeWebhook         = "Webhook"
@@ -759,6 +769,1527 @@ func (m *APIKeyMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *APIKeyMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown APIKey edge %s", name)
+}
+
+// AudienceMutation represents an operation that mutates the Audience nodes in the graph.
+type AudienceMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	workspace_id    *string
+	name            *string
+	contact_seq     *int64
+	addcontact_seq  *int64
+	deleted_at      *time.Time
+	created_at      *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	contacts        map[string]struct{}
+	removedcontacts map[string]struct{}
+	clearedcontacts bool
+	done            bool
+	oldValue        func(context.Context) (*Audience, error)
+	predicates      []predicate.Audience
+}
+
+var _ ent.Mutation = (*AudienceMutation)(nil)
+
+// audienceOption allows management of the mutation configuration using functional options.
+type audienceOption func(*AudienceMutation)
+
+// newAudienceMutation creates new mutation for the Audience entity.
+func newAudienceMutation(c config, op Op, opts ...audienceOption) *AudienceMutation {
+	m := &AudienceMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAudience,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAudienceID sets the ID field of the mutation.
+func withAudienceID(id string) audienceOption {
+	return func(m *AudienceMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Audience
+		)
+		m.oldValue = func(ctx context.Context) (*Audience, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Audience.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAudience sets the old Audience of the mutation.
+func withAudience(node *Audience) audienceOption {
+	return func(m *AudienceMutation) {
+		m.oldValue = func(context.Context) (*Audience, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AudienceMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AudienceMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Audience entities.
+func (m *AudienceMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AudienceMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AudienceMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Audience.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *AudienceMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *AudienceMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *AudienceMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *AudienceMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *AudienceMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *AudienceMutation) ResetName() {
+	m.name = nil
+}
+
+// SetContactSeq sets the "contact_seq" field.
+func (m *AudienceMutation) SetContactSeq(i int64) {
+	m.contact_seq = &i
+	m.addcontact_seq = nil
+}
+
+// ContactSeq returns the value of the "contact_seq" field in the mutation.
+func (m *AudienceMutation) ContactSeq() (r int64, exists bool) {
+	v := m.contact_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldContactSeq returns the old "contact_seq" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldContactSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldContactSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldContactSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldContactSeq: %w", err)
+	}
+	return oldValue.ContactSeq, nil
+}
+
+// AddContactSeq adds i to the "contact_seq" field.
+func (m *AudienceMutation) AddContactSeq(i int64) {
+	if m.addcontact_seq != nil {
+		*m.addcontact_seq += i
+	} else {
+		m.addcontact_seq = &i
+	}
+}
+
+// AddedContactSeq returns the value that was added to the "contact_seq" field in this mutation.
+func (m *AudienceMutation) AddedContactSeq() (r int64, exists bool) {
+	v := m.addcontact_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetContactSeq resets all changes to the "contact_seq" field.
+func (m *AudienceMutation) ResetContactSeq() {
+	m.contact_seq = nil
+	m.addcontact_seq = nil
+}
+
+// SetDeletedAt sets the "deleted_at" field.
+func (m *AudienceMutation) SetDeletedAt(t time.Time) {
+	m.deleted_at = &t
+}
+
+// DeletedAt returns the value of the "deleted_at" field in the mutation.
+func (m *AudienceMutation) DeletedAt() (r time.Time, exists bool) {
+	v := m.deleted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeletedAt returns the old "deleted_at" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldDeletedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeletedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeletedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeletedAt: %w", err)
+	}
+	return oldValue.DeletedAt, nil
+}
+
+// ClearDeletedAt clears the value of the "deleted_at" field.
+func (m *AudienceMutation) ClearDeletedAt() {
+	m.deleted_at = nil
+	m.clearedFields[audience.FieldDeletedAt] = struct{}{}
+}
+
+// DeletedAtCleared returns if the "deleted_at" field was cleared in this mutation.
+func (m *AudienceMutation) DeletedAtCleared() bool {
+	_, ok := m.clearedFields[audience.FieldDeletedAt]
+	return ok
+}
+
+// ResetDeletedAt resets all changes to the "deleted_at" field.
+func (m *AudienceMutation) ResetDeletedAt() {
+	m.deleted_at = nil
+	delete(m.clearedFields, audience.FieldDeletedAt)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AudienceMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AudienceMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AudienceMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AudienceMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AudienceMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Audience entity.
+// If the Audience object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AudienceMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// AddContactIDs adds the "contacts" edge to the AudienceContact entity by ids.
+func (m *AudienceMutation) AddContactIDs(ids ...string) {
+	if m.contacts == nil {
+		m.contacts = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.contacts[ids[i]] = struct{}{}
+	}
+}
+
+// ClearContacts clears the "contacts" edge to the AudienceContact entity.
+func (m *AudienceMutation) ClearContacts() {
+	m.clearedcontacts = true
+}
+
+// ContactsCleared reports if the "contacts" edge to the AudienceContact entity was cleared.
+func (m *AudienceMutation) ContactsCleared() bool {
+	return m.clearedcontacts
+}
+
+// RemoveContactIDs removes the "contacts" edge to the AudienceContact entity by IDs.
+func (m *AudienceMutation) RemoveContactIDs(ids ...string) {
+	if m.removedcontacts == nil {
+		m.removedcontacts = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.contacts, ids[i])
+		m.removedcontacts[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedContacts returns the removed IDs of the "contacts" edge to the AudienceContact entity.
+func (m *AudienceMutation) RemovedContactsIDs() (ids []string) {
+	for id := range m.removedcontacts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ContactsIDs returns the "contacts" edge IDs in the mutation.
+func (m *AudienceMutation) ContactsIDs() (ids []string) {
+	for id := range m.contacts {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetContacts resets all changes to the "contacts" edge.
+func (m *AudienceMutation) ResetContacts() {
+	m.contacts = nil
+	m.clearedcontacts = false
+	m.removedcontacts = nil
+}
+
+// Where appends a list predicates to the AudienceMutation builder.
+func (m *AudienceMutation) Where(ps ...predicate.Audience) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AudienceMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AudienceMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Audience, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AudienceMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AudienceMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Audience).
+func (m *AudienceMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AudienceMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.workspace_id != nil {
+		fields = append(fields, audience.FieldWorkspaceID)
+	}
+	if m.name != nil {
+		fields = append(fields, audience.FieldName)
+	}
+	if m.contact_seq != nil {
+		fields = append(fields, audience.FieldContactSeq)
+	}
+	if m.deleted_at != nil {
+		fields = append(fields, audience.FieldDeletedAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, audience.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, audience.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AudienceMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case audience.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case audience.FieldName:
+		return m.Name()
+	case audience.FieldContactSeq:
+		return m.ContactSeq()
+	case audience.FieldDeletedAt:
+		return m.DeletedAt()
+	case audience.FieldCreatedAt:
+		return m.CreatedAt()
+	case audience.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AudienceMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case audience.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case audience.FieldName:
+		return m.OldName(ctx)
+	case audience.FieldContactSeq:
+		return m.OldContactSeq(ctx)
+	case audience.FieldDeletedAt:
+		return m.OldDeletedAt(ctx)
+	case audience.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case audience.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Audience field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AudienceMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case audience.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case audience.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case audience.FieldContactSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetContactSeq(v)
+		return nil
+	case audience.FieldDeletedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeletedAt(v)
+		return nil
+	case audience.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case audience.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Audience field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AudienceMutation) AddedFields() []string {
+	var fields []string
+	if m.addcontact_seq != nil {
+		fields = append(fields, audience.FieldContactSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AudienceMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case audience.FieldContactSeq:
+		return m.AddedContactSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AudienceMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case audience.FieldContactSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddContactSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Audience numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AudienceMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(audience.FieldDeletedAt) {
+		fields = append(fields, audience.FieldDeletedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AudienceMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AudienceMutation) ClearField(name string) error {
+	switch name {
+	case audience.FieldDeletedAt:
+		m.ClearDeletedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Audience nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AudienceMutation) ResetField(name string) error {
+	switch name {
+	case audience.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case audience.FieldName:
+		m.ResetName()
+		return nil
+	case audience.FieldContactSeq:
+		m.ResetContactSeq()
+		return nil
+	case audience.FieldDeletedAt:
+		m.ResetDeletedAt()
+		return nil
+	case audience.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case audience.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Audience field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AudienceMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.contacts != nil {
+		edges = append(edges, audience.EdgeContacts)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AudienceMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case audience.EdgeContacts:
+		ids := make([]ent.Value, 0, len(m.contacts))
+		for id := range m.contacts {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AudienceMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedcontacts != nil {
+		edges = append(edges, audience.EdgeContacts)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AudienceMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case audience.EdgeContacts:
+		ids := make([]ent.Value, 0, len(m.removedcontacts))
+		for id := range m.removedcontacts {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AudienceMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedcontacts {
+		edges = append(edges, audience.EdgeContacts)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AudienceMutation) EdgeCleared(name string) bool {
+	switch name {
+	case audience.EdgeContacts:
+		return m.clearedcontacts
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AudienceMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Audience unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AudienceMutation) ResetEdge(name string) error {
+	switch name {
+	case audience.EdgeContacts:
+		m.ResetContacts()
+		return nil
+	}
+	return fmt.Errorf("unknown Audience edge %s", name)
+}
+
+// AudienceContactMutation represents an operation that mutates the AudienceContact nodes in the graph.
+type AudienceContactMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	workspace_id    *string
+	to              *string
+	variables       *map[string]string
+	seq             *int64
+	addseq          *int64
+	created_at      *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	audience        *string
+	clearedaudience bool
+	done            bool
+	oldValue        func(context.Context) (*AudienceContact, error)
+	predicates      []predicate.AudienceContact
+}
+
+var _ ent.Mutation = (*AudienceContactMutation)(nil)
+
+// audiencecontactOption allows management of the mutation configuration using functional options.
+type audiencecontactOption func(*AudienceContactMutation)
+
+// newAudienceContactMutation creates new mutation for the AudienceContact entity.
+func newAudienceContactMutation(c config, op Op, opts ...audiencecontactOption) *AudienceContactMutation {
+	m := &AudienceContactMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeAudienceContact,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withAudienceContactID sets the ID field of the mutation.
+func withAudienceContactID(id string) audiencecontactOption {
+	return func(m *AudienceContactMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *AudienceContact
+		)
+		m.oldValue = func(ctx context.Context) (*AudienceContact, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().AudienceContact.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withAudienceContact sets the old AudienceContact of the mutation.
+func withAudienceContact(node *AudienceContact) audiencecontactOption {
+	return func(m *AudienceContactMutation) {
+		m.oldValue = func(context.Context) (*AudienceContact, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m AudienceContactMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m AudienceContactMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of AudienceContact entities.
+func (m *AudienceContactMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *AudienceContactMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *AudienceContactMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().AudienceContact.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *AudienceContactMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *AudienceContactMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *AudienceContactMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetAudienceID sets the "audience_id" field.
+func (m *AudienceContactMutation) SetAudienceID(s string) {
+	m.audience = &s
+}
+
+// AudienceID returns the value of the "audience_id" field in the mutation.
+func (m *AudienceContactMutation) AudienceID() (r string, exists bool) {
+	v := m.audience
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudienceID returns the old "audience_id" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldAudienceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudienceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudienceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudienceID: %w", err)
+	}
+	return oldValue.AudienceID, nil
+}
+
+// ResetAudienceID resets all changes to the "audience_id" field.
+func (m *AudienceContactMutation) ResetAudienceID() {
+	m.audience = nil
+}
+
+// SetTo sets the "to" field.
+func (m *AudienceContactMutation) SetTo(s string) {
+	m.to = &s
+}
+
+// To returns the value of the "to" field in the mutation.
+func (m *AudienceContactMutation) To() (r string, exists bool) {
+	v := m.to
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTo returns the old "to" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldTo(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTo is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTo requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTo: %w", err)
+	}
+	return oldValue.To, nil
+}
+
+// ResetTo resets all changes to the "to" field.
+func (m *AudienceContactMutation) ResetTo() {
+	m.to = nil
+}
+
+// SetVariables sets the "variables" field.
+func (m *AudienceContactMutation) SetVariables(value map[string]string) {
+	m.variables = &value
+}
+
+// Variables returns the value of the "variables" field in the mutation.
+func (m *AudienceContactMutation) Variables() (r map[string]string, exists bool) {
+	v := m.variables
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVariables returns the old "variables" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldVariables(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVariables is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVariables requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVariables: %w", err)
+	}
+	return oldValue.Variables, nil
+}
+
+// ClearVariables clears the value of the "variables" field.
+func (m *AudienceContactMutation) ClearVariables() {
+	m.variables = nil
+	m.clearedFields[audiencecontact.FieldVariables] = struct{}{}
+}
+
+// VariablesCleared returns if the "variables" field was cleared in this mutation.
+func (m *AudienceContactMutation) VariablesCleared() bool {
+	_, ok := m.clearedFields[audiencecontact.FieldVariables]
+	return ok
+}
+
+// ResetVariables resets all changes to the "variables" field.
+func (m *AudienceContactMutation) ResetVariables() {
+	m.variables = nil
+	delete(m.clearedFields, audiencecontact.FieldVariables)
+}
+
+// SetSeq sets the "seq" field.
+func (m *AudienceContactMutation) SetSeq(i int64) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *AudienceContactMutation) Seq() (r int64, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *AudienceContactMutation) AddSeq(i int64) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *AudienceContactMutation) AddedSeq() (r int64, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *AudienceContactMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *AudienceContactMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *AudienceContactMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *AudienceContactMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *AudienceContactMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *AudienceContactMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the AudienceContact entity.
+// If the AudienceContact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *AudienceContactMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *AudienceContactMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearAudience clears the "audience" edge to the Audience entity.
+func (m *AudienceContactMutation) ClearAudience() {
+	m.clearedaudience = true
+	m.clearedFields[audiencecontact.FieldAudienceID] = struct{}{}
+}
+
+// AudienceCleared reports if the "audience" edge to the Audience entity was cleared.
+func (m *AudienceContactMutation) AudienceCleared() bool {
+	return m.clearedaudience
+}
+
+// AudienceIDs returns the "audience" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// AudienceID instead. It exists only for internal usage by the builders.
+func (m *AudienceContactMutation) AudienceIDs() (ids []string) {
+	if id := m.audience; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetAudience resets all changes to the "audience" edge.
+func (m *AudienceContactMutation) ResetAudience() {
+	m.audience = nil
+	m.clearedaudience = false
+}
+
+// Where appends a list predicates to the AudienceContactMutation builder.
+func (m *AudienceContactMutation) Where(ps ...predicate.AudienceContact) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the AudienceContactMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *AudienceContactMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.AudienceContact, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *AudienceContactMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *AudienceContactMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (AudienceContact).
+func (m *AudienceContactMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *AudienceContactMutation) Fields() []string {
+	fields := make([]string, 0, 7)
+	if m.workspace_id != nil {
+		fields = append(fields, audiencecontact.FieldWorkspaceID)
+	}
+	if m.audience != nil {
+		fields = append(fields, audiencecontact.FieldAudienceID)
+	}
+	if m.to != nil {
+		fields = append(fields, audiencecontact.FieldTo)
+	}
+	if m.variables != nil {
+		fields = append(fields, audiencecontact.FieldVariables)
+	}
+	if m.seq != nil {
+		fields = append(fields, audiencecontact.FieldSeq)
+	}
+	if m.created_at != nil {
+		fields = append(fields, audiencecontact.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, audiencecontact.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *AudienceContactMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case audiencecontact.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case audiencecontact.FieldAudienceID:
+		return m.AudienceID()
+	case audiencecontact.FieldTo:
+		return m.To()
+	case audiencecontact.FieldVariables:
+		return m.Variables()
+	case audiencecontact.FieldSeq:
+		return m.Seq()
+	case audiencecontact.FieldCreatedAt:
+		return m.CreatedAt()
+	case audiencecontact.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *AudienceContactMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case audiencecontact.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case audiencecontact.FieldAudienceID:
+		return m.OldAudienceID(ctx)
+	case audiencecontact.FieldTo:
+		return m.OldTo(ctx)
+	case audiencecontact.FieldVariables:
+		return m.OldVariables(ctx)
+	case audiencecontact.FieldSeq:
+		return m.OldSeq(ctx)
+	case audiencecontact.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case audiencecontact.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown AudienceContact field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AudienceContactMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case audiencecontact.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case audiencecontact.FieldAudienceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudienceID(v)
+		return nil
+	case audiencecontact.FieldTo:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTo(v)
+		return nil
+	case audiencecontact.FieldVariables:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVariables(v)
+		return nil
+	case audiencecontact.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case audiencecontact.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case audiencecontact.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *AudienceContactMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, audiencecontact.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *AudienceContactMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case audiencecontact.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *AudienceContactMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case audiencecontact.FieldSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *AudienceContactMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(audiencecontact.FieldVariables) {
+		fields = append(fields, audiencecontact.FieldVariables)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *AudienceContactMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *AudienceContactMutation) ClearField(name string) error {
+	switch name {
+	case audiencecontact.FieldVariables:
+		m.ClearVariables()
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *AudienceContactMutation) ResetField(name string) error {
+	switch name {
+	case audiencecontact.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case audiencecontact.FieldAudienceID:
+		m.ResetAudienceID()
+		return nil
+	case audiencecontact.FieldTo:
+		m.ResetTo()
+		return nil
+	case audiencecontact.FieldVariables:
+		m.ResetVariables()
+		return nil
+	case audiencecontact.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case audiencecontact.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case audiencecontact.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *AudienceContactMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.audience != nil {
+		edges = append(edges, audiencecontact.EdgeAudience)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *AudienceContactMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case audiencecontact.EdgeAudience:
+		if id := m.audience; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *AudienceContactMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *AudienceContactMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *AudienceContactMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedaudience {
+		edges = append(edges, audiencecontact.EdgeAudience)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *AudienceContactMutation) EdgeCleared(name string) bool {
+	switch name {
+	case audiencecontact.EdgeAudience:
+		return m.clearedaudience
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *AudienceContactMutation) ClearEdge(name string) error {
+	switch name {
+	case audiencecontact.EdgeAudience:
+		m.ClearAudience()
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *AudienceContactMutation) ResetEdge(name string) error {
+	switch name {
+	case audiencecontact.EdgeAudience:
+		m.ResetAudience()
+		return nil
+	}
+	return fmt.Errorf("unknown AudienceContact edge %s", name)
 }
 
 // BoardMutation represents an operation that mutates the Board nodes in the graph.
@@ -3183,6 +4714,2305 @@ func (m *BoardItemMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown BoardItem edge %s", name)
+}
+
+// CampaignMutation represents an operation that mutates the Campaign nodes in the graph.
+type CampaignMutation struct {
+	config
+	op                  Op
+	typ                 string
+	id                  *string
+	workspace_id        *string
+	name                *string
+	audience_id         *string
+	status              *string
+	text                *string
+	media_url           *string
+	media_caption       *string
+	on_missing_variable *string
+	min_delay_ms        *int
+	addmin_delay_ms     *int
+	max_delay_ms        *int
+	addmax_delay_ms     *int
+	daily_cap           *int
+	adddaily_cap        *int
+	quiet_start         *string
+	quiet_end           *string
+	timezone            *string
+	cursor              *int64
+	addcursor           *int64
+	last_seq            *int64
+	addlast_seq         *int64
+	total_count         *int
+	addtotal_count      *int
+	step_token          *string
+	next_step_at        *time.Time
+	pause_reason        *string
+	created_at          *time.Time
+	updated_at          *time.Time
+	started_at          *time.Time
+	paused_at           *time.Time
+	sent_through_at     *time.Time
+	completed_at        *time.Time
+	aborted_at          *time.Time
+	clearedFields       map[string]struct{}
+	messages            map[string]struct{}
+	removedmessages     map[string]struct{}
+	clearedmessages     bool
+	done                bool
+	oldValue            func(context.Context) (*Campaign, error)
+	predicates          []predicate.Campaign
+}
+
+var _ ent.Mutation = (*CampaignMutation)(nil)
+
+// campaignOption allows management of the mutation configuration using functional options.
+type campaignOption func(*CampaignMutation)
+
+// newCampaignMutation creates new mutation for the Campaign entity.
+func newCampaignMutation(c config, op Op, opts ...campaignOption) *CampaignMutation {
+	m := &CampaignMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCampaign,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCampaignID sets the ID field of the mutation.
+func withCampaignID(id string) campaignOption {
+	return func(m *CampaignMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Campaign
+		)
+		m.oldValue = func(ctx context.Context) (*Campaign, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Campaign.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCampaign sets the old Campaign of the mutation.
+func withCampaign(node *Campaign) campaignOption {
+	return func(m *CampaignMutation) {
+		m.oldValue = func(context.Context) (*Campaign, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CampaignMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CampaignMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Campaign entities.
+func (m *CampaignMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CampaignMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CampaignMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Campaign.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *CampaignMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *CampaignMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *CampaignMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetName sets the "name" field.
+func (m *CampaignMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *CampaignMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *CampaignMutation) ResetName() {
+	m.name = nil
+}
+
+// SetAudienceID sets the "audience_id" field.
+func (m *CampaignMutation) SetAudienceID(s string) {
+	m.audience_id = &s
+}
+
+// AudienceID returns the value of the "audience_id" field in the mutation.
+func (m *CampaignMutation) AudienceID() (r string, exists bool) {
+	v := m.audience_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudienceID returns the old "audience_id" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldAudienceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudienceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudienceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudienceID: %w", err)
+	}
+	return oldValue.AudienceID, nil
+}
+
+// ResetAudienceID resets all changes to the "audience_id" field.
+func (m *CampaignMutation) ResetAudienceID() {
+	m.audience_id = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *CampaignMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *CampaignMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *CampaignMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetText sets the "text" field.
+func (m *CampaignMutation) SetText(s string) {
+	m.text = &s
+}
+
+// Text returns the value of the "text" field in the mutation.
+func (m *CampaignMutation) Text() (r string, exists bool) {
+	v := m.text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldText returns the old "text" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldText(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldText: %w", err)
+	}
+	return oldValue.Text, nil
+}
+
+// ClearText clears the value of the "text" field.
+func (m *CampaignMutation) ClearText() {
+	m.text = nil
+	m.clearedFields[campaign.FieldText] = struct{}{}
+}
+
+// TextCleared returns if the "text" field was cleared in this mutation.
+func (m *CampaignMutation) TextCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldText]
+	return ok
+}
+
+// ResetText resets all changes to the "text" field.
+func (m *CampaignMutation) ResetText() {
+	m.text = nil
+	delete(m.clearedFields, campaign.FieldText)
+}
+
+// SetMediaURL sets the "media_url" field.
+func (m *CampaignMutation) SetMediaURL(s string) {
+	m.media_url = &s
+}
+
+// MediaURL returns the value of the "media_url" field in the mutation.
+func (m *CampaignMutation) MediaURL() (r string, exists bool) {
+	v := m.media_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaURL returns the old "media_url" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldMediaURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaURL: %w", err)
+	}
+	return oldValue.MediaURL, nil
+}
+
+// ClearMediaURL clears the value of the "media_url" field.
+func (m *CampaignMutation) ClearMediaURL() {
+	m.media_url = nil
+	m.clearedFields[campaign.FieldMediaURL] = struct{}{}
+}
+
+// MediaURLCleared returns if the "media_url" field was cleared in this mutation.
+func (m *CampaignMutation) MediaURLCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldMediaURL]
+	return ok
+}
+
+// ResetMediaURL resets all changes to the "media_url" field.
+func (m *CampaignMutation) ResetMediaURL() {
+	m.media_url = nil
+	delete(m.clearedFields, campaign.FieldMediaURL)
+}
+
+// SetMediaCaption sets the "media_caption" field.
+func (m *CampaignMutation) SetMediaCaption(s string) {
+	m.media_caption = &s
+}
+
+// MediaCaption returns the value of the "media_caption" field in the mutation.
+func (m *CampaignMutation) MediaCaption() (r string, exists bool) {
+	v := m.media_caption
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaCaption returns the old "media_caption" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldMediaCaption(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaCaption is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaCaption requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaCaption: %w", err)
+	}
+	return oldValue.MediaCaption, nil
+}
+
+// ClearMediaCaption clears the value of the "media_caption" field.
+func (m *CampaignMutation) ClearMediaCaption() {
+	m.media_caption = nil
+	m.clearedFields[campaign.FieldMediaCaption] = struct{}{}
+}
+
+// MediaCaptionCleared returns if the "media_caption" field was cleared in this mutation.
+func (m *CampaignMutation) MediaCaptionCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldMediaCaption]
+	return ok
+}
+
+// ResetMediaCaption resets all changes to the "media_caption" field.
+func (m *CampaignMutation) ResetMediaCaption() {
+	m.media_caption = nil
+	delete(m.clearedFields, campaign.FieldMediaCaption)
+}
+
+// SetOnMissingVariable sets the "on_missing_variable" field.
+func (m *CampaignMutation) SetOnMissingVariable(s string) {
+	m.on_missing_variable = &s
+}
+
+// OnMissingVariable returns the value of the "on_missing_variable" field in the mutation.
+func (m *CampaignMutation) OnMissingVariable() (r string, exists bool) {
+	v := m.on_missing_variable
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOnMissingVariable returns the old "on_missing_variable" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldOnMissingVariable(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOnMissingVariable is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOnMissingVariable requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOnMissingVariable: %w", err)
+	}
+	return oldValue.OnMissingVariable, nil
+}
+
+// ResetOnMissingVariable resets all changes to the "on_missing_variable" field.
+func (m *CampaignMutation) ResetOnMissingVariable() {
+	m.on_missing_variable = nil
+}
+
+// SetMinDelayMs sets the "min_delay_ms" field.
+func (m *CampaignMutation) SetMinDelayMs(i int) {
+	m.min_delay_ms = &i
+	m.addmin_delay_ms = nil
+}
+
+// MinDelayMs returns the value of the "min_delay_ms" field in the mutation.
+func (m *CampaignMutation) MinDelayMs() (r int, exists bool) {
+	v := m.min_delay_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMinDelayMs returns the old "min_delay_ms" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldMinDelayMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMinDelayMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMinDelayMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMinDelayMs: %w", err)
+	}
+	return oldValue.MinDelayMs, nil
+}
+
+// AddMinDelayMs adds i to the "min_delay_ms" field.
+func (m *CampaignMutation) AddMinDelayMs(i int) {
+	if m.addmin_delay_ms != nil {
+		*m.addmin_delay_ms += i
+	} else {
+		m.addmin_delay_ms = &i
+	}
+}
+
+// AddedMinDelayMs returns the value that was added to the "min_delay_ms" field in this mutation.
+func (m *CampaignMutation) AddedMinDelayMs() (r int, exists bool) {
+	v := m.addmin_delay_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMinDelayMs resets all changes to the "min_delay_ms" field.
+func (m *CampaignMutation) ResetMinDelayMs() {
+	m.min_delay_ms = nil
+	m.addmin_delay_ms = nil
+}
+
+// SetMaxDelayMs sets the "max_delay_ms" field.
+func (m *CampaignMutation) SetMaxDelayMs(i int) {
+	m.max_delay_ms = &i
+	m.addmax_delay_ms = nil
+}
+
+// MaxDelayMs returns the value of the "max_delay_ms" field in the mutation.
+func (m *CampaignMutation) MaxDelayMs() (r int, exists bool) {
+	v := m.max_delay_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxDelayMs returns the old "max_delay_ms" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldMaxDelayMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxDelayMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxDelayMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxDelayMs: %w", err)
+	}
+	return oldValue.MaxDelayMs, nil
+}
+
+// AddMaxDelayMs adds i to the "max_delay_ms" field.
+func (m *CampaignMutation) AddMaxDelayMs(i int) {
+	if m.addmax_delay_ms != nil {
+		*m.addmax_delay_ms += i
+	} else {
+		m.addmax_delay_ms = &i
+	}
+}
+
+// AddedMaxDelayMs returns the value that was added to the "max_delay_ms" field in this mutation.
+func (m *CampaignMutation) AddedMaxDelayMs() (r int, exists bool) {
+	v := m.addmax_delay_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMaxDelayMs resets all changes to the "max_delay_ms" field.
+func (m *CampaignMutation) ResetMaxDelayMs() {
+	m.max_delay_ms = nil
+	m.addmax_delay_ms = nil
+}
+
+// SetDailyCap sets the "daily_cap" field.
+func (m *CampaignMutation) SetDailyCap(i int) {
+	m.daily_cap = &i
+	m.adddaily_cap = nil
+}
+
+// DailyCap returns the value of the "daily_cap" field in the mutation.
+func (m *CampaignMutation) DailyCap() (r int, exists bool) {
+	v := m.daily_cap
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDailyCap returns the old "daily_cap" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldDailyCap(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDailyCap is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDailyCap requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDailyCap: %w", err)
+	}
+	return oldValue.DailyCap, nil
+}
+
+// AddDailyCap adds i to the "daily_cap" field.
+func (m *CampaignMutation) AddDailyCap(i int) {
+	if m.adddaily_cap != nil {
+		*m.adddaily_cap += i
+	} else {
+		m.adddaily_cap = &i
+	}
+}
+
+// AddedDailyCap returns the value that was added to the "daily_cap" field in this mutation.
+func (m *CampaignMutation) AddedDailyCap() (r int, exists bool) {
+	v := m.adddaily_cap
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetDailyCap resets all changes to the "daily_cap" field.
+func (m *CampaignMutation) ResetDailyCap() {
+	m.daily_cap = nil
+	m.adddaily_cap = nil
+}
+
+// SetQuietStart sets the "quiet_start" field.
+func (m *CampaignMutation) SetQuietStart(s string) {
+	m.quiet_start = &s
+}
+
+// QuietStart returns the value of the "quiet_start" field in the mutation.
+func (m *CampaignMutation) QuietStart() (r string, exists bool) {
+	v := m.quiet_start
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuietStart returns the old "quiet_start" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldQuietStart(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuietStart is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuietStart requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuietStart: %w", err)
+	}
+	return oldValue.QuietStart, nil
+}
+
+// ClearQuietStart clears the value of the "quiet_start" field.
+func (m *CampaignMutation) ClearQuietStart() {
+	m.quiet_start = nil
+	m.clearedFields[campaign.FieldQuietStart] = struct{}{}
+}
+
+// QuietStartCleared returns if the "quiet_start" field was cleared in this mutation.
+func (m *CampaignMutation) QuietStartCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldQuietStart]
+	return ok
+}
+
+// ResetQuietStart resets all changes to the "quiet_start" field.
+func (m *CampaignMutation) ResetQuietStart() {
+	m.quiet_start = nil
+	delete(m.clearedFields, campaign.FieldQuietStart)
+}
+
+// SetQuietEnd sets the "quiet_end" field.
+func (m *CampaignMutation) SetQuietEnd(s string) {
+	m.quiet_end = &s
+}
+
+// QuietEnd returns the value of the "quiet_end" field in the mutation.
+func (m *CampaignMutation) QuietEnd() (r string, exists bool) {
+	v := m.quiet_end
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQuietEnd returns the old "quiet_end" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldQuietEnd(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQuietEnd is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQuietEnd requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQuietEnd: %w", err)
+	}
+	return oldValue.QuietEnd, nil
+}
+
+// ClearQuietEnd clears the value of the "quiet_end" field.
+func (m *CampaignMutation) ClearQuietEnd() {
+	m.quiet_end = nil
+	m.clearedFields[campaign.FieldQuietEnd] = struct{}{}
+}
+
+// QuietEndCleared returns if the "quiet_end" field was cleared in this mutation.
+func (m *CampaignMutation) QuietEndCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldQuietEnd]
+	return ok
+}
+
+// ResetQuietEnd resets all changes to the "quiet_end" field.
+func (m *CampaignMutation) ResetQuietEnd() {
+	m.quiet_end = nil
+	delete(m.clearedFields, campaign.FieldQuietEnd)
+}
+
+// SetTimezone sets the "timezone" field.
+func (m *CampaignMutation) SetTimezone(s string) {
+	m.timezone = &s
+}
+
+// Timezone returns the value of the "timezone" field in the mutation.
+func (m *CampaignMutation) Timezone() (r string, exists bool) {
+	v := m.timezone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimezone returns the old "timezone" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldTimezone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimezone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimezone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimezone: %w", err)
+	}
+	return oldValue.Timezone, nil
+}
+
+// ClearTimezone clears the value of the "timezone" field.
+func (m *CampaignMutation) ClearTimezone() {
+	m.timezone = nil
+	m.clearedFields[campaign.FieldTimezone] = struct{}{}
+}
+
+// TimezoneCleared returns if the "timezone" field was cleared in this mutation.
+func (m *CampaignMutation) TimezoneCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldTimezone]
+	return ok
+}
+
+// ResetTimezone resets all changes to the "timezone" field.
+func (m *CampaignMutation) ResetTimezone() {
+	m.timezone = nil
+	delete(m.clearedFields, campaign.FieldTimezone)
+}
+
+// SetCursor sets the "cursor" field.
+func (m *CampaignMutation) SetCursor(i int64) {
+	m.cursor = &i
+	m.addcursor = nil
+}
+
+// Cursor returns the value of the "cursor" field in the mutation.
+func (m *CampaignMutation) Cursor() (r int64, exists bool) {
+	v := m.cursor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCursor returns the old "cursor" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldCursor(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCursor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCursor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCursor: %w", err)
+	}
+	return oldValue.Cursor, nil
+}
+
+// AddCursor adds i to the "cursor" field.
+func (m *CampaignMutation) AddCursor(i int64) {
+	if m.addcursor != nil {
+		*m.addcursor += i
+	} else {
+		m.addcursor = &i
+	}
+}
+
+// AddedCursor returns the value that was added to the "cursor" field in this mutation.
+func (m *CampaignMutation) AddedCursor() (r int64, exists bool) {
+	v := m.addcursor
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetCursor resets all changes to the "cursor" field.
+func (m *CampaignMutation) ResetCursor() {
+	m.cursor = nil
+	m.addcursor = nil
+}
+
+// SetLastSeq sets the "last_seq" field.
+func (m *CampaignMutation) SetLastSeq(i int64) {
+	m.last_seq = &i
+	m.addlast_seq = nil
+}
+
+// LastSeq returns the value of the "last_seq" field in the mutation.
+func (m *CampaignMutation) LastSeq() (r int64, exists bool) {
+	v := m.last_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastSeq returns the old "last_seq" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldLastSeq(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastSeq: %w", err)
+	}
+	return oldValue.LastSeq, nil
+}
+
+// AddLastSeq adds i to the "last_seq" field.
+func (m *CampaignMutation) AddLastSeq(i int64) {
+	if m.addlast_seq != nil {
+		*m.addlast_seq += i
+	} else {
+		m.addlast_seq = &i
+	}
+}
+
+// AddedLastSeq returns the value that was added to the "last_seq" field in this mutation.
+func (m *CampaignMutation) AddedLastSeq() (r int64, exists bool) {
+	v := m.addlast_seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetLastSeq resets all changes to the "last_seq" field.
+func (m *CampaignMutation) ResetLastSeq() {
+	m.last_seq = nil
+	m.addlast_seq = nil
+}
+
+// SetTotalCount sets the "total_count" field.
+func (m *CampaignMutation) SetTotalCount(i int) {
+	m.total_count = &i
+	m.addtotal_count = nil
+}
+
+// TotalCount returns the value of the "total_count" field in the mutation.
+func (m *CampaignMutation) TotalCount() (r int, exists bool) {
+	v := m.total_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTotalCount returns the old "total_count" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldTotalCount(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTotalCount is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTotalCount requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTotalCount: %w", err)
+	}
+	return oldValue.TotalCount, nil
+}
+
+// AddTotalCount adds i to the "total_count" field.
+func (m *CampaignMutation) AddTotalCount(i int) {
+	if m.addtotal_count != nil {
+		*m.addtotal_count += i
+	} else {
+		m.addtotal_count = &i
+	}
+}
+
+// AddedTotalCount returns the value that was added to the "total_count" field in this mutation.
+func (m *CampaignMutation) AddedTotalCount() (r int, exists bool) {
+	v := m.addtotal_count
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTotalCount resets all changes to the "total_count" field.
+func (m *CampaignMutation) ResetTotalCount() {
+	m.total_count = nil
+	m.addtotal_count = nil
+}
+
+// SetStepToken sets the "step_token" field.
+func (m *CampaignMutation) SetStepToken(s string) {
+	m.step_token = &s
+}
+
+// StepToken returns the value of the "step_token" field in the mutation.
+func (m *CampaignMutation) StepToken() (r string, exists bool) {
+	v := m.step_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStepToken returns the old "step_token" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStepToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStepToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStepToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStepToken: %w", err)
+	}
+	return oldValue.StepToken, nil
+}
+
+// ClearStepToken clears the value of the "step_token" field.
+func (m *CampaignMutation) ClearStepToken() {
+	m.step_token = nil
+	m.clearedFields[campaign.FieldStepToken] = struct{}{}
+}
+
+// StepTokenCleared returns if the "step_token" field was cleared in this mutation.
+func (m *CampaignMutation) StepTokenCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldStepToken]
+	return ok
+}
+
+// ResetStepToken resets all changes to the "step_token" field.
+func (m *CampaignMutation) ResetStepToken() {
+	m.step_token = nil
+	delete(m.clearedFields, campaign.FieldStepToken)
+}
+
+// SetNextStepAt sets the "next_step_at" field.
+func (m *CampaignMutation) SetNextStepAt(t time.Time) {
+	m.next_step_at = &t
+}
+
+// NextStepAt returns the value of the "next_step_at" field in the mutation.
+func (m *CampaignMutation) NextStepAt() (r time.Time, exists bool) {
+	v := m.next_step_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextStepAt returns the old "next_step_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldNextStepAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextStepAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextStepAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextStepAt: %w", err)
+	}
+	return oldValue.NextStepAt, nil
+}
+
+// ClearNextStepAt clears the value of the "next_step_at" field.
+func (m *CampaignMutation) ClearNextStepAt() {
+	m.next_step_at = nil
+	m.clearedFields[campaign.FieldNextStepAt] = struct{}{}
+}
+
+// NextStepAtCleared returns if the "next_step_at" field was cleared in this mutation.
+func (m *CampaignMutation) NextStepAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldNextStepAt]
+	return ok
+}
+
+// ResetNextStepAt resets all changes to the "next_step_at" field.
+func (m *CampaignMutation) ResetNextStepAt() {
+	m.next_step_at = nil
+	delete(m.clearedFields, campaign.FieldNextStepAt)
+}
+
+// SetPauseReason sets the "pause_reason" field.
+func (m *CampaignMutation) SetPauseReason(s string) {
+	m.pause_reason = &s
+}
+
+// PauseReason returns the value of the "pause_reason" field in the mutation.
+func (m *CampaignMutation) PauseReason() (r string, exists bool) {
+	v := m.pause_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseReason returns the old "pause_reason" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldPauseReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseReason: %w", err)
+	}
+	return oldValue.PauseReason, nil
+}
+
+// ClearPauseReason clears the value of the "pause_reason" field.
+func (m *CampaignMutation) ClearPauseReason() {
+	m.pause_reason = nil
+	m.clearedFields[campaign.FieldPauseReason] = struct{}{}
+}
+
+// PauseReasonCleared returns if the "pause_reason" field was cleared in this mutation.
+func (m *CampaignMutation) PauseReasonCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldPauseReason]
+	return ok
+}
+
+// ResetPauseReason resets all changes to the "pause_reason" field.
+func (m *CampaignMutation) ResetPauseReason() {
+	m.pause_reason = nil
+	delete(m.clearedFields, campaign.FieldPauseReason)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CampaignMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CampaignMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CampaignMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *CampaignMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *CampaignMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *CampaignMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetStartedAt sets the "started_at" field.
+func (m *CampaignMutation) SetStartedAt(t time.Time) {
+	m.started_at = &t
+}
+
+// StartedAt returns the value of the "started_at" field in the mutation.
+func (m *CampaignMutation) StartedAt() (r time.Time, exists bool) {
+	v := m.started_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStartedAt returns the old "started_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldStartedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStartedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStartedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStartedAt: %w", err)
+	}
+	return oldValue.StartedAt, nil
+}
+
+// ClearStartedAt clears the value of the "started_at" field.
+func (m *CampaignMutation) ClearStartedAt() {
+	m.started_at = nil
+	m.clearedFields[campaign.FieldStartedAt] = struct{}{}
+}
+
+// StartedAtCleared returns if the "started_at" field was cleared in this mutation.
+func (m *CampaignMutation) StartedAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldStartedAt]
+	return ok
+}
+
+// ResetStartedAt resets all changes to the "started_at" field.
+func (m *CampaignMutation) ResetStartedAt() {
+	m.started_at = nil
+	delete(m.clearedFields, campaign.FieldStartedAt)
+}
+
+// SetPausedAt sets the "paused_at" field.
+func (m *CampaignMutation) SetPausedAt(t time.Time) {
+	m.paused_at = &t
+}
+
+// PausedAt returns the value of the "paused_at" field in the mutation.
+func (m *CampaignMutation) PausedAt() (r time.Time, exists bool) {
+	v := m.paused_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPausedAt returns the old "paused_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldPausedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPausedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPausedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPausedAt: %w", err)
+	}
+	return oldValue.PausedAt, nil
+}
+
+// ClearPausedAt clears the value of the "paused_at" field.
+func (m *CampaignMutation) ClearPausedAt() {
+	m.paused_at = nil
+	m.clearedFields[campaign.FieldPausedAt] = struct{}{}
+}
+
+// PausedAtCleared returns if the "paused_at" field was cleared in this mutation.
+func (m *CampaignMutation) PausedAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldPausedAt]
+	return ok
+}
+
+// ResetPausedAt resets all changes to the "paused_at" field.
+func (m *CampaignMutation) ResetPausedAt() {
+	m.paused_at = nil
+	delete(m.clearedFields, campaign.FieldPausedAt)
+}
+
+// SetSentThroughAt sets the "sent_through_at" field.
+func (m *CampaignMutation) SetSentThroughAt(t time.Time) {
+	m.sent_through_at = &t
+}
+
+// SentThroughAt returns the value of the "sent_through_at" field in the mutation.
+func (m *CampaignMutation) SentThroughAt() (r time.Time, exists bool) {
+	v := m.sent_through_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSentThroughAt returns the old "sent_through_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldSentThroughAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSentThroughAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSentThroughAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSentThroughAt: %w", err)
+	}
+	return oldValue.SentThroughAt, nil
+}
+
+// ClearSentThroughAt clears the value of the "sent_through_at" field.
+func (m *CampaignMutation) ClearSentThroughAt() {
+	m.sent_through_at = nil
+	m.clearedFields[campaign.FieldSentThroughAt] = struct{}{}
+}
+
+// SentThroughAtCleared returns if the "sent_through_at" field was cleared in this mutation.
+func (m *CampaignMutation) SentThroughAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldSentThroughAt]
+	return ok
+}
+
+// ResetSentThroughAt resets all changes to the "sent_through_at" field.
+func (m *CampaignMutation) ResetSentThroughAt() {
+	m.sent_through_at = nil
+	delete(m.clearedFields, campaign.FieldSentThroughAt)
+}
+
+// SetCompletedAt sets the "completed_at" field.
+func (m *CampaignMutation) SetCompletedAt(t time.Time) {
+	m.completed_at = &t
+}
+
+// CompletedAt returns the value of the "completed_at" field in the mutation.
+func (m *CampaignMutation) CompletedAt() (r time.Time, exists bool) {
+	v := m.completed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCompletedAt returns the old "completed_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldCompletedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCompletedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCompletedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCompletedAt: %w", err)
+	}
+	return oldValue.CompletedAt, nil
+}
+
+// ClearCompletedAt clears the value of the "completed_at" field.
+func (m *CampaignMutation) ClearCompletedAt() {
+	m.completed_at = nil
+	m.clearedFields[campaign.FieldCompletedAt] = struct{}{}
+}
+
+// CompletedAtCleared returns if the "completed_at" field was cleared in this mutation.
+func (m *CampaignMutation) CompletedAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldCompletedAt]
+	return ok
+}
+
+// ResetCompletedAt resets all changes to the "completed_at" field.
+func (m *CampaignMutation) ResetCompletedAt() {
+	m.completed_at = nil
+	delete(m.clearedFields, campaign.FieldCompletedAt)
+}
+
+// SetAbortedAt sets the "aborted_at" field.
+func (m *CampaignMutation) SetAbortedAt(t time.Time) {
+	m.aborted_at = &t
+}
+
+// AbortedAt returns the value of the "aborted_at" field in the mutation.
+func (m *CampaignMutation) AbortedAt() (r time.Time, exists bool) {
+	v := m.aborted_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAbortedAt returns the old "aborted_at" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldAbortedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAbortedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAbortedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAbortedAt: %w", err)
+	}
+	return oldValue.AbortedAt, nil
+}
+
+// ClearAbortedAt clears the value of the "aborted_at" field.
+func (m *CampaignMutation) ClearAbortedAt() {
+	m.aborted_at = nil
+	m.clearedFields[campaign.FieldAbortedAt] = struct{}{}
+}
+
+// AbortedAtCleared returns if the "aborted_at" field was cleared in this mutation.
+func (m *CampaignMutation) AbortedAtCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldAbortedAt]
+	return ok
+}
+
+// ResetAbortedAt resets all changes to the "aborted_at" field.
+func (m *CampaignMutation) ResetAbortedAt() {
+	m.aborted_at = nil
+	delete(m.clearedFields, campaign.FieldAbortedAt)
+}
+
+// AddMessageIDs adds the "messages" edge to the Message entity by ids.
+func (m *CampaignMutation) AddMessageIDs(ids ...string) {
+	if m.messages == nil {
+		m.messages = make(map[string]struct{})
+	}
+	for i := range ids {
+		m.messages[ids[i]] = struct{}{}
+	}
+}
+
+// ClearMessages clears the "messages" edge to the Message entity.
+func (m *CampaignMutation) ClearMessages() {
+	m.clearedmessages = true
+}
+
+// MessagesCleared reports if the "messages" edge to the Message entity was cleared.
+func (m *CampaignMutation) MessagesCleared() bool {
+	return m.clearedmessages
+}
+
+// RemoveMessageIDs removes the "messages" edge to the Message entity by IDs.
+func (m *CampaignMutation) RemoveMessageIDs(ids ...string) {
+	if m.removedmessages == nil {
+		m.removedmessages = make(map[string]struct{})
+	}
+	for i := range ids {
+		delete(m.messages, ids[i])
+		m.removedmessages[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedMessages returns the removed IDs of the "messages" edge to the Message entity.
+func (m *CampaignMutation) RemovedMessagesIDs() (ids []string) {
+	for id := range m.removedmessages {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// MessagesIDs returns the "messages" edge IDs in the mutation.
+func (m *CampaignMutation) MessagesIDs() (ids []string) {
+	for id := range m.messages {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetMessages resets all changes to the "messages" edge.
+func (m *CampaignMutation) ResetMessages() {
+	m.messages = nil
+	m.clearedmessages = false
+	m.removedmessages = nil
+}
+
+// Where appends a list predicates to the CampaignMutation builder.
+func (m *CampaignMutation) Where(ps ...predicate.Campaign) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CampaignMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CampaignMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Campaign, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CampaignMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CampaignMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Campaign).
+func (m *CampaignMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CampaignMutation) Fields() []string {
+	fields := make([]string, 0, 27)
+	if m.workspace_id != nil {
+		fields = append(fields, campaign.FieldWorkspaceID)
+	}
+	if m.name != nil {
+		fields = append(fields, campaign.FieldName)
+	}
+	if m.audience_id != nil {
+		fields = append(fields, campaign.FieldAudienceID)
+	}
+	if m.status != nil {
+		fields = append(fields, campaign.FieldStatus)
+	}
+	if m.text != nil {
+		fields = append(fields, campaign.FieldText)
+	}
+	if m.media_url != nil {
+		fields = append(fields, campaign.FieldMediaURL)
+	}
+	if m.media_caption != nil {
+		fields = append(fields, campaign.FieldMediaCaption)
+	}
+	if m.on_missing_variable != nil {
+		fields = append(fields, campaign.FieldOnMissingVariable)
+	}
+	if m.min_delay_ms != nil {
+		fields = append(fields, campaign.FieldMinDelayMs)
+	}
+	if m.max_delay_ms != nil {
+		fields = append(fields, campaign.FieldMaxDelayMs)
+	}
+	if m.daily_cap != nil {
+		fields = append(fields, campaign.FieldDailyCap)
+	}
+	if m.quiet_start != nil {
+		fields = append(fields, campaign.FieldQuietStart)
+	}
+	if m.quiet_end != nil {
+		fields = append(fields, campaign.FieldQuietEnd)
+	}
+	if m.timezone != nil {
+		fields = append(fields, campaign.FieldTimezone)
+	}
+	if m.cursor != nil {
+		fields = append(fields, campaign.FieldCursor)
+	}
+	if m.last_seq != nil {
+		fields = append(fields, campaign.FieldLastSeq)
+	}
+	if m.total_count != nil {
+		fields = append(fields, campaign.FieldTotalCount)
+	}
+	if m.step_token != nil {
+		fields = append(fields, campaign.FieldStepToken)
+	}
+	if m.next_step_at != nil {
+		fields = append(fields, campaign.FieldNextStepAt)
+	}
+	if m.pause_reason != nil {
+		fields = append(fields, campaign.FieldPauseReason)
+	}
+	if m.created_at != nil {
+		fields = append(fields, campaign.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, campaign.FieldUpdatedAt)
+	}
+	if m.started_at != nil {
+		fields = append(fields, campaign.FieldStartedAt)
+	}
+	if m.paused_at != nil {
+		fields = append(fields, campaign.FieldPausedAt)
+	}
+	if m.sent_through_at != nil {
+		fields = append(fields, campaign.FieldSentThroughAt)
+	}
+	if m.completed_at != nil {
+		fields = append(fields, campaign.FieldCompletedAt)
+	}
+	if m.aborted_at != nil {
+		fields = append(fields, campaign.FieldAbortedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case campaign.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case campaign.FieldName:
+		return m.Name()
+	case campaign.FieldAudienceID:
+		return m.AudienceID()
+	case campaign.FieldStatus:
+		return m.Status()
+	case campaign.FieldText:
+		return m.Text()
+	case campaign.FieldMediaURL:
+		return m.MediaURL()
+	case campaign.FieldMediaCaption:
+		return m.MediaCaption()
+	case campaign.FieldOnMissingVariable:
+		return m.OnMissingVariable()
+	case campaign.FieldMinDelayMs:
+		return m.MinDelayMs()
+	case campaign.FieldMaxDelayMs:
+		return m.MaxDelayMs()
+	case campaign.FieldDailyCap:
+		return m.DailyCap()
+	case campaign.FieldQuietStart:
+		return m.QuietStart()
+	case campaign.FieldQuietEnd:
+		return m.QuietEnd()
+	case campaign.FieldTimezone:
+		return m.Timezone()
+	case campaign.FieldCursor:
+		return m.Cursor()
+	case campaign.FieldLastSeq:
+		return m.LastSeq()
+	case campaign.FieldTotalCount:
+		return m.TotalCount()
+	case campaign.FieldStepToken:
+		return m.StepToken()
+	case campaign.FieldNextStepAt:
+		return m.NextStepAt()
+	case campaign.FieldPauseReason:
+		return m.PauseReason()
+	case campaign.FieldCreatedAt:
+		return m.CreatedAt()
+	case campaign.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case campaign.FieldStartedAt:
+		return m.StartedAt()
+	case campaign.FieldPausedAt:
+		return m.PausedAt()
+	case campaign.FieldSentThroughAt:
+		return m.SentThroughAt()
+	case campaign.FieldCompletedAt:
+		return m.CompletedAt()
+	case campaign.FieldAbortedAt:
+		return m.AbortedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case campaign.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case campaign.FieldName:
+		return m.OldName(ctx)
+	case campaign.FieldAudienceID:
+		return m.OldAudienceID(ctx)
+	case campaign.FieldStatus:
+		return m.OldStatus(ctx)
+	case campaign.FieldText:
+		return m.OldText(ctx)
+	case campaign.FieldMediaURL:
+		return m.OldMediaURL(ctx)
+	case campaign.FieldMediaCaption:
+		return m.OldMediaCaption(ctx)
+	case campaign.FieldOnMissingVariable:
+		return m.OldOnMissingVariable(ctx)
+	case campaign.FieldMinDelayMs:
+		return m.OldMinDelayMs(ctx)
+	case campaign.FieldMaxDelayMs:
+		return m.OldMaxDelayMs(ctx)
+	case campaign.FieldDailyCap:
+		return m.OldDailyCap(ctx)
+	case campaign.FieldQuietStart:
+		return m.OldQuietStart(ctx)
+	case campaign.FieldQuietEnd:
+		return m.OldQuietEnd(ctx)
+	case campaign.FieldTimezone:
+		return m.OldTimezone(ctx)
+	case campaign.FieldCursor:
+		return m.OldCursor(ctx)
+	case campaign.FieldLastSeq:
+		return m.OldLastSeq(ctx)
+	case campaign.FieldTotalCount:
+		return m.OldTotalCount(ctx)
+	case campaign.FieldStepToken:
+		return m.OldStepToken(ctx)
+	case campaign.FieldNextStepAt:
+		return m.OldNextStepAt(ctx)
+	case campaign.FieldPauseReason:
+		return m.OldPauseReason(ctx)
+	case campaign.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case campaign.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case campaign.FieldStartedAt:
+		return m.OldStartedAt(ctx)
+	case campaign.FieldPausedAt:
+		return m.OldPausedAt(ctx)
+	case campaign.FieldSentThroughAt:
+		return m.OldSentThroughAt(ctx)
+	case campaign.FieldCompletedAt:
+		return m.OldCompletedAt(ctx)
+	case campaign.FieldAbortedAt:
+		return m.OldAbortedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Campaign field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CampaignMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case campaign.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case campaign.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case campaign.FieldAudienceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudienceID(v)
+		return nil
+	case campaign.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case campaign.FieldText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetText(v)
+		return nil
+	case campaign.FieldMediaURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaURL(v)
+		return nil
+	case campaign.FieldMediaCaption:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaCaption(v)
+		return nil
+	case campaign.FieldOnMissingVariable:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOnMissingVariable(v)
+		return nil
+	case campaign.FieldMinDelayMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMinDelayMs(v)
+		return nil
+	case campaign.FieldMaxDelayMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxDelayMs(v)
+		return nil
+	case campaign.FieldDailyCap:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDailyCap(v)
+		return nil
+	case campaign.FieldQuietStart:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuietStart(v)
+		return nil
+	case campaign.FieldQuietEnd:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQuietEnd(v)
+		return nil
+	case campaign.FieldTimezone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimezone(v)
+		return nil
+	case campaign.FieldCursor:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCursor(v)
+		return nil
+	case campaign.FieldLastSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastSeq(v)
+		return nil
+	case campaign.FieldTotalCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTotalCount(v)
+		return nil
+	case campaign.FieldStepToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStepToken(v)
+		return nil
+	case campaign.FieldNextStepAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextStepAt(v)
+		return nil
+	case campaign.FieldPauseReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseReason(v)
+		return nil
+	case campaign.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case campaign.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case campaign.FieldStartedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStartedAt(v)
+		return nil
+	case campaign.FieldPausedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPausedAt(v)
+		return nil
+	case campaign.FieldSentThroughAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSentThroughAt(v)
+		return nil
+	case campaign.FieldCompletedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCompletedAt(v)
+		return nil
+	case campaign.FieldAbortedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAbortedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Campaign field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CampaignMutation) AddedFields() []string {
+	var fields []string
+	if m.addmin_delay_ms != nil {
+		fields = append(fields, campaign.FieldMinDelayMs)
+	}
+	if m.addmax_delay_ms != nil {
+		fields = append(fields, campaign.FieldMaxDelayMs)
+	}
+	if m.adddaily_cap != nil {
+		fields = append(fields, campaign.FieldDailyCap)
+	}
+	if m.addcursor != nil {
+		fields = append(fields, campaign.FieldCursor)
+	}
+	if m.addlast_seq != nil {
+		fields = append(fields, campaign.FieldLastSeq)
+	}
+	if m.addtotal_count != nil {
+		fields = append(fields, campaign.FieldTotalCount)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CampaignMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case campaign.FieldMinDelayMs:
+		return m.AddedMinDelayMs()
+	case campaign.FieldMaxDelayMs:
+		return m.AddedMaxDelayMs()
+	case campaign.FieldDailyCap:
+		return m.AddedDailyCap()
+	case campaign.FieldCursor:
+		return m.AddedCursor()
+	case campaign.FieldLastSeq:
+		return m.AddedLastSeq()
+	case campaign.FieldTotalCount:
+		return m.AddedTotalCount()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CampaignMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case campaign.FieldMinDelayMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMinDelayMs(v)
+		return nil
+	case campaign.FieldMaxDelayMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxDelayMs(v)
+		return nil
+	case campaign.FieldDailyCap:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddDailyCap(v)
+		return nil
+	case campaign.FieldCursor:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddCursor(v)
+		return nil
+	case campaign.FieldLastSeq:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLastSeq(v)
+		return nil
+	case campaign.FieldTotalCount:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTotalCount(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Campaign numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CampaignMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(campaign.FieldText) {
+		fields = append(fields, campaign.FieldText)
+	}
+	if m.FieldCleared(campaign.FieldMediaURL) {
+		fields = append(fields, campaign.FieldMediaURL)
+	}
+	if m.FieldCleared(campaign.FieldMediaCaption) {
+		fields = append(fields, campaign.FieldMediaCaption)
+	}
+	if m.FieldCleared(campaign.FieldQuietStart) {
+		fields = append(fields, campaign.FieldQuietStart)
+	}
+	if m.FieldCleared(campaign.FieldQuietEnd) {
+		fields = append(fields, campaign.FieldQuietEnd)
+	}
+	if m.FieldCleared(campaign.FieldTimezone) {
+		fields = append(fields, campaign.FieldTimezone)
+	}
+	if m.FieldCleared(campaign.FieldStepToken) {
+		fields = append(fields, campaign.FieldStepToken)
+	}
+	if m.FieldCleared(campaign.FieldNextStepAt) {
+		fields = append(fields, campaign.FieldNextStepAt)
+	}
+	if m.FieldCleared(campaign.FieldPauseReason) {
+		fields = append(fields, campaign.FieldPauseReason)
+	}
+	if m.FieldCleared(campaign.FieldStartedAt) {
+		fields = append(fields, campaign.FieldStartedAt)
+	}
+	if m.FieldCleared(campaign.FieldPausedAt) {
+		fields = append(fields, campaign.FieldPausedAt)
+	}
+	if m.FieldCleared(campaign.FieldSentThroughAt) {
+		fields = append(fields, campaign.FieldSentThroughAt)
+	}
+	if m.FieldCleared(campaign.FieldCompletedAt) {
+		fields = append(fields, campaign.FieldCompletedAt)
+	}
+	if m.FieldCleared(campaign.FieldAbortedAt) {
+		fields = append(fields, campaign.FieldAbortedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CampaignMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CampaignMutation) ClearField(name string) error {
+	switch name {
+	case campaign.FieldText:
+		m.ClearText()
+		return nil
+	case campaign.FieldMediaURL:
+		m.ClearMediaURL()
+		return nil
+	case campaign.FieldMediaCaption:
+		m.ClearMediaCaption()
+		return nil
+	case campaign.FieldQuietStart:
+		m.ClearQuietStart()
+		return nil
+	case campaign.FieldQuietEnd:
+		m.ClearQuietEnd()
+		return nil
+	case campaign.FieldTimezone:
+		m.ClearTimezone()
+		return nil
+	case campaign.FieldStepToken:
+		m.ClearStepToken()
+		return nil
+	case campaign.FieldNextStepAt:
+		m.ClearNextStepAt()
+		return nil
+	case campaign.FieldPauseReason:
+		m.ClearPauseReason()
+		return nil
+	case campaign.FieldStartedAt:
+		m.ClearStartedAt()
+		return nil
+	case campaign.FieldPausedAt:
+		m.ClearPausedAt()
+		return nil
+	case campaign.FieldSentThroughAt:
+		m.ClearSentThroughAt()
+		return nil
+	case campaign.FieldCompletedAt:
+		m.ClearCompletedAt()
+		return nil
+	case campaign.FieldAbortedAt:
+		m.ClearAbortedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Campaign nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CampaignMutation) ResetField(name string) error {
+	switch name {
+	case campaign.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case campaign.FieldName:
+		m.ResetName()
+		return nil
+	case campaign.FieldAudienceID:
+		m.ResetAudienceID()
+		return nil
+	case campaign.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case campaign.FieldText:
+		m.ResetText()
+		return nil
+	case campaign.FieldMediaURL:
+		m.ResetMediaURL()
+		return nil
+	case campaign.FieldMediaCaption:
+		m.ResetMediaCaption()
+		return nil
+	case campaign.FieldOnMissingVariable:
+		m.ResetOnMissingVariable()
+		return nil
+	case campaign.FieldMinDelayMs:
+		m.ResetMinDelayMs()
+		return nil
+	case campaign.FieldMaxDelayMs:
+		m.ResetMaxDelayMs()
+		return nil
+	case campaign.FieldDailyCap:
+		m.ResetDailyCap()
+		return nil
+	case campaign.FieldQuietStart:
+		m.ResetQuietStart()
+		return nil
+	case campaign.FieldQuietEnd:
+		m.ResetQuietEnd()
+		return nil
+	case campaign.FieldTimezone:
+		m.ResetTimezone()
+		return nil
+	case campaign.FieldCursor:
+		m.ResetCursor()
+		return nil
+	case campaign.FieldLastSeq:
+		m.ResetLastSeq()
+		return nil
+	case campaign.FieldTotalCount:
+		m.ResetTotalCount()
+		return nil
+	case campaign.FieldStepToken:
+		m.ResetStepToken()
+		return nil
+	case campaign.FieldNextStepAt:
+		m.ResetNextStepAt()
+		return nil
+	case campaign.FieldPauseReason:
+		m.ResetPauseReason()
+		return nil
+	case campaign.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case campaign.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case campaign.FieldStartedAt:
+		m.ResetStartedAt()
+		return nil
+	case campaign.FieldPausedAt:
+		m.ResetPausedAt()
+		return nil
+	case campaign.FieldSentThroughAt:
+		m.ResetSentThroughAt()
+		return nil
+	case campaign.FieldCompletedAt:
+		m.ResetCompletedAt()
+		return nil
+	case campaign.FieldAbortedAt:
+		m.ResetAbortedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Campaign field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CampaignMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.messages != nil {
+		edges = append(edges, campaign.EdgeMessages)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CampaignMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case campaign.EdgeMessages:
+		ids := make([]ent.Value, 0, len(m.messages))
+		for id := range m.messages {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CampaignMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedmessages != nil {
+		edges = append(edges, campaign.EdgeMessages)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CampaignMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case campaign.EdgeMessages:
+		ids := make([]ent.Value, 0, len(m.removedmessages))
+		for id := range m.removedmessages {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CampaignMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedmessages {
+		edges = append(edges, campaign.EdgeMessages)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CampaignMutation) EdgeCleared(name string) bool {
+	switch name {
+	case campaign.EdgeMessages:
+		return m.clearedmessages
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CampaignMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Campaign unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CampaignMutation) ResetEdge(name string) error {
+	switch name {
+	case campaign.EdgeMessages:
+		m.ResetMessages()
+		return nil
+	}
+	return fmt.Errorf("unknown Campaign edge %s", name)
 }
 
 // ChatMutation represents an operation that mutates the Chat nodes in the graph.
@@ -8342,6 +12172,957 @@ func (m *DeliveryAttemptMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown DeliveryAttempt edge %s", name)
 }
 
+// EngineMutation represents an operation that mutates the Engine nodes in the graph.
+type EngineMutation struct {
+	config
+	op              Op
+	typ             string
+	id              *string
+	workspace_id    *string
+	kind            *engine.Kind
+	name            *string
+	state           *string
+	_type           *string
+	token_prefix    *string
+	token_hash      *string
+	connected_at    *time.Time
+	disconnected_at *time.Time
+	created_at      *time.Time
+	updated_at      *time.Time
+	clearedFields   map[string]struct{}
+	done            bool
+	oldValue        func(context.Context) (*Engine, error)
+	predicates      []predicate.Engine
+}
+
+var _ ent.Mutation = (*EngineMutation)(nil)
+
+// engineOption allows management of the mutation configuration using functional options.
+type engineOption func(*EngineMutation)
+
+// newEngineMutation creates new mutation for the Engine entity.
+func newEngineMutation(c config, op Op, opts ...engineOption) *EngineMutation {
+	m := &EngineMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeEngine,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withEngineID sets the ID field of the mutation.
+func withEngineID(id string) engineOption {
+	return func(m *EngineMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Engine
+		)
+		m.oldValue = func(ctx context.Context) (*Engine, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Engine.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withEngine sets the old Engine of the mutation.
+func withEngine(node *Engine) engineOption {
+	return func(m *EngineMutation) {
+		m.oldValue = func(context.Context) (*Engine, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m EngineMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m EngineMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Engine entities.
+func (m *EngineMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *EngineMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *EngineMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Engine.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *EngineMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *EngineMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *EngineMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetKind sets the "kind" field.
+func (m *EngineMutation) SetKind(e engine.Kind) {
+	m.kind = &e
+}
+
+// Kind returns the value of the "kind" field in the mutation.
+func (m *EngineMutation) Kind() (r engine.Kind, exists bool) {
+	v := m.kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKind returns the old "kind" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldKind(ctx context.Context) (v engine.Kind, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKind: %w", err)
+	}
+	return oldValue.Kind, nil
+}
+
+// ResetKind resets all changes to the "kind" field.
+func (m *EngineMutation) ResetKind() {
+	m.kind = nil
+}
+
+// SetName sets the "name" field.
+func (m *EngineMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *EngineMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *EngineMutation) ResetName() {
+	m.name = nil
+}
+
+// SetState sets the "state" field.
+func (m *EngineMutation) SetState(s string) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *EngineMutation) State() (r string, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldState(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *EngineMutation) ResetState() {
+	m.state = nil
+}
+
+// SetType sets the "type" field.
+func (m *EngineMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *EngineMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *EngineMutation) ResetType() {
+	m._type = nil
+}
+
+// SetTokenPrefix sets the "token_prefix" field.
+func (m *EngineMutation) SetTokenPrefix(s string) {
+	m.token_prefix = &s
+}
+
+// TokenPrefix returns the value of the "token_prefix" field in the mutation.
+func (m *EngineMutation) TokenPrefix() (r string, exists bool) {
+	v := m.token_prefix
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenPrefix returns the old "token_prefix" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldTokenPrefix(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenPrefix is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenPrefix requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenPrefix: %w", err)
+	}
+	return oldValue.TokenPrefix, nil
+}
+
+// ClearTokenPrefix clears the value of the "token_prefix" field.
+func (m *EngineMutation) ClearTokenPrefix() {
+	m.token_prefix = nil
+	m.clearedFields[engine.FieldTokenPrefix] = struct{}{}
+}
+
+// TokenPrefixCleared returns if the "token_prefix" field was cleared in this mutation.
+func (m *EngineMutation) TokenPrefixCleared() bool {
+	_, ok := m.clearedFields[engine.FieldTokenPrefix]
+	return ok
+}
+
+// ResetTokenPrefix resets all changes to the "token_prefix" field.
+func (m *EngineMutation) ResetTokenPrefix() {
+	m.token_prefix = nil
+	delete(m.clearedFields, engine.FieldTokenPrefix)
+}
+
+// SetTokenHash sets the "token_hash" field.
+func (m *EngineMutation) SetTokenHash(s string) {
+	m.token_hash = &s
+}
+
+// TokenHash returns the value of the "token_hash" field in the mutation.
+func (m *EngineMutation) TokenHash() (r string, exists bool) {
+	v := m.token_hash
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTokenHash returns the old "token_hash" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldTokenHash(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTokenHash is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTokenHash requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTokenHash: %w", err)
+	}
+	return oldValue.TokenHash, nil
+}
+
+// ClearTokenHash clears the value of the "token_hash" field.
+func (m *EngineMutation) ClearTokenHash() {
+	m.token_hash = nil
+	m.clearedFields[engine.FieldTokenHash] = struct{}{}
+}
+
+// TokenHashCleared returns if the "token_hash" field was cleared in this mutation.
+func (m *EngineMutation) TokenHashCleared() bool {
+	_, ok := m.clearedFields[engine.FieldTokenHash]
+	return ok
+}
+
+// ResetTokenHash resets all changes to the "token_hash" field.
+func (m *EngineMutation) ResetTokenHash() {
+	m.token_hash = nil
+	delete(m.clearedFields, engine.FieldTokenHash)
+}
+
+// SetConnectedAt sets the "connected_at" field.
+func (m *EngineMutation) SetConnectedAt(t time.Time) {
+	m.connected_at = &t
+}
+
+// ConnectedAt returns the value of the "connected_at" field in the mutation.
+func (m *EngineMutation) ConnectedAt() (r time.Time, exists bool) {
+	v := m.connected_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldConnectedAt returns the old "connected_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldConnectedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldConnectedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldConnectedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldConnectedAt: %w", err)
+	}
+	return oldValue.ConnectedAt, nil
+}
+
+// ClearConnectedAt clears the value of the "connected_at" field.
+func (m *EngineMutation) ClearConnectedAt() {
+	m.connected_at = nil
+	m.clearedFields[engine.FieldConnectedAt] = struct{}{}
+}
+
+// ConnectedAtCleared returns if the "connected_at" field was cleared in this mutation.
+func (m *EngineMutation) ConnectedAtCleared() bool {
+	_, ok := m.clearedFields[engine.FieldConnectedAt]
+	return ok
+}
+
+// ResetConnectedAt resets all changes to the "connected_at" field.
+func (m *EngineMutation) ResetConnectedAt() {
+	m.connected_at = nil
+	delete(m.clearedFields, engine.FieldConnectedAt)
+}
+
+// SetDisconnectedAt sets the "disconnected_at" field.
+func (m *EngineMutation) SetDisconnectedAt(t time.Time) {
+	m.disconnected_at = &t
+}
+
+// DisconnectedAt returns the value of the "disconnected_at" field in the mutation.
+func (m *EngineMutation) DisconnectedAt() (r time.Time, exists bool) {
+	v := m.disconnected_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDisconnectedAt returns the old "disconnected_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldDisconnectedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDisconnectedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDisconnectedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDisconnectedAt: %w", err)
+	}
+	return oldValue.DisconnectedAt, nil
+}
+
+// ClearDisconnectedAt clears the value of the "disconnected_at" field.
+func (m *EngineMutation) ClearDisconnectedAt() {
+	m.disconnected_at = nil
+	m.clearedFields[engine.FieldDisconnectedAt] = struct{}{}
+}
+
+// DisconnectedAtCleared returns if the "disconnected_at" field was cleared in this mutation.
+func (m *EngineMutation) DisconnectedAtCleared() bool {
+	_, ok := m.clearedFields[engine.FieldDisconnectedAt]
+	return ok
+}
+
+// ResetDisconnectedAt resets all changes to the "disconnected_at" field.
+func (m *EngineMutation) ResetDisconnectedAt() {
+	m.disconnected_at = nil
+	delete(m.clearedFields, engine.FieldDisconnectedAt)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *EngineMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *EngineMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *EngineMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *EngineMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *EngineMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *EngineMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the EngineMutation builder.
+func (m *EngineMutation) Where(ps ...predicate.Engine) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the EngineMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *EngineMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Engine, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *EngineMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *EngineMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Engine).
+func (m *EngineMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *EngineMutation) Fields() []string {
+	fields := make([]string, 0, 11)
+	if m.workspace_id != nil {
+		fields = append(fields, engine.FieldWorkspaceID)
+	}
+	if m.kind != nil {
+		fields = append(fields, engine.FieldKind)
+	}
+	if m.name != nil {
+		fields = append(fields, engine.FieldName)
+	}
+	if m.state != nil {
+		fields = append(fields, engine.FieldState)
+	}
+	if m._type != nil {
+		fields = append(fields, engine.FieldType)
+	}
+	if m.token_prefix != nil {
+		fields = append(fields, engine.FieldTokenPrefix)
+	}
+	if m.token_hash != nil {
+		fields = append(fields, engine.FieldTokenHash)
+	}
+	if m.connected_at != nil {
+		fields = append(fields, engine.FieldConnectedAt)
+	}
+	if m.disconnected_at != nil {
+		fields = append(fields, engine.FieldDisconnectedAt)
+	}
+	if m.created_at != nil {
+		fields = append(fields, engine.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, engine.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *EngineMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case engine.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case engine.FieldKind:
+		return m.Kind()
+	case engine.FieldName:
+		return m.Name()
+	case engine.FieldState:
+		return m.State()
+	case engine.FieldType:
+		return m.GetType()
+	case engine.FieldTokenPrefix:
+		return m.TokenPrefix()
+	case engine.FieldTokenHash:
+		return m.TokenHash()
+	case engine.FieldConnectedAt:
+		return m.ConnectedAt()
+	case engine.FieldDisconnectedAt:
+		return m.DisconnectedAt()
+	case engine.FieldCreatedAt:
+		return m.CreatedAt()
+	case engine.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case engine.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case engine.FieldKind:
+		return m.OldKind(ctx)
+	case engine.FieldName:
+		return m.OldName(ctx)
+	case engine.FieldState:
+		return m.OldState(ctx)
+	case engine.FieldType:
+		return m.OldType(ctx)
+	case engine.FieldTokenPrefix:
+		return m.OldTokenPrefix(ctx)
+	case engine.FieldTokenHash:
+		return m.OldTokenHash(ctx)
+	case engine.FieldConnectedAt:
+		return m.OldConnectedAt(ctx)
+	case engine.FieldDisconnectedAt:
+		return m.OldDisconnectedAt(ctx)
+	case engine.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case engine.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Engine field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EngineMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case engine.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case engine.FieldKind:
+		v, ok := value.(engine.Kind)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKind(v)
+		return nil
+	case engine.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case engine.FieldState:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case engine.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case engine.FieldTokenPrefix:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenPrefix(v)
+		return nil
+	case engine.FieldTokenHash:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTokenHash(v)
+		return nil
+	case engine.FieldConnectedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetConnectedAt(v)
+		return nil
+	case engine.FieldDisconnectedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDisconnectedAt(v)
+		return nil
+	case engine.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case engine.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Engine field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *EngineMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *EngineMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *EngineMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Engine numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *EngineMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(engine.FieldTokenPrefix) {
+		fields = append(fields, engine.FieldTokenPrefix)
+	}
+	if m.FieldCleared(engine.FieldTokenHash) {
+		fields = append(fields, engine.FieldTokenHash)
+	}
+	if m.FieldCleared(engine.FieldConnectedAt) {
+		fields = append(fields, engine.FieldConnectedAt)
+	}
+	if m.FieldCleared(engine.FieldDisconnectedAt) {
+		fields = append(fields, engine.FieldDisconnectedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *EngineMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *EngineMutation) ClearField(name string) error {
+	switch name {
+	case engine.FieldTokenPrefix:
+		m.ClearTokenPrefix()
+		return nil
+	case engine.FieldTokenHash:
+		m.ClearTokenHash()
+		return nil
+	case engine.FieldConnectedAt:
+		m.ClearConnectedAt()
+		return nil
+	case engine.FieldDisconnectedAt:
+		m.ClearDisconnectedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Engine nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *EngineMutation) ResetField(name string) error {
+	switch name {
+	case engine.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case engine.FieldKind:
+		m.ResetKind()
+		return nil
+	case engine.FieldName:
+		m.ResetName()
+		return nil
+	case engine.FieldState:
+		m.ResetState()
+		return nil
+	case engine.FieldType:
+		m.ResetType()
+		return nil
+	case engine.FieldTokenPrefix:
+		m.ResetTokenPrefix()
+		return nil
+	case engine.FieldTokenHash:
+		m.ResetTokenHash()
+		return nil
+	case engine.FieldConnectedAt:
+		m.ResetConnectedAt()
+		return nil
+	case engine.FieldDisconnectedAt:
+		m.ResetDisconnectedAt()
+		return nil
+	case engine.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case engine.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Engine field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *EngineMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *EngineMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *EngineMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *EngineMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *EngineMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *EngineMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *EngineMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Engine unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *EngineMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Engine edge %s", name)
+}
+
 // EventMutation represents an operation that mutates the Event nodes in the graph.
 type EventMutation struct {
 	config
@@ -11462,7 +16243,10 @@ type MessageMutation struct {
 	dispatch_attempts    *int
 	adddispatch_attempts *int
 	claim_token          *string
+	audience_contact_id  *string
 	clearedFields        map[string]struct{}
+	campaign             *string
+	clearedcampaign      bool
 	done                 bool
 	oldValue             func(context.Context) (*Message, error)
 	predicates           []predicate.Message
@@ -13320,6 +18104,131 @@ func (m *MessageMutation) ResetClaimToken() {
 	delete(m.clearedFields, message.FieldClaimToken)
 }
 
+// SetCampaignID sets the "campaign_id" field.
+func (m *MessageMutation) SetCampaignID(s string) {
+	m.campaign = &s
+}
+
+// CampaignID returns the value of the "campaign_id" field in the mutation.
+func (m *MessageMutation) CampaignID() (r string, exists bool) {
+	v := m.campaign
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCampaignID returns the old "campaign_id" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldCampaignID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCampaignID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCampaignID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCampaignID: %w", err)
+	}
+	return oldValue.CampaignID, nil
+}
+
+// ClearCampaignID clears the value of the "campaign_id" field.
+func (m *MessageMutation) ClearCampaignID() {
+	m.campaign = nil
+	m.clearedFields[message.FieldCampaignID] = struct{}{}
+}
+
+// CampaignIDCleared returns if the "campaign_id" field was cleared in this mutation.
+func (m *MessageMutation) CampaignIDCleared() bool {
+	_, ok := m.clearedFields[message.FieldCampaignID]
+	return ok
+}
+
+// ResetCampaignID resets all changes to the "campaign_id" field.
+func (m *MessageMutation) ResetCampaignID() {
+	m.campaign = nil
+	delete(m.clearedFields, message.FieldCampaignID)
+}
+
+// SetAudienceContactID sets the "audience_contact_id" field.
+func (m *MessageMutation) SetAudienceContactID(s string) {
+	m.audience_contact_id = &s
+}
+
+// AudienceContactID returns the value of the "audience_contact_id" field in the mutation.
+func (m *MessageMutation) AudienceContactID() (r string, exists bool) {
+	v := m.audience_contact_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudienceContactID returns the old "audience_contact_id" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldAudienceContactID(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudienceContactID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudienceContactID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudienceContactID: %w", err)
+	}
+	return oldValue.AudienceContactID, nil
+}
+
+// ClearAudienceContactID clears the value of the "audience_contact_id" field.
+func (m *MessageMutation) ClearAudienceContactID() {
+	m.audience_contact_id = nil
+	m.clearedFields[message.FieldAudienceContactID] = struct{}{}
+}
+
+// AudienceContactIDCleared returns if the "audience_contact_id" field was cleared in this mutation.
+func (m *MessageMutation) AudienceContactIDCleared() bool {
+	_, ok := m.clearedFields[message.FieldAudienceContactID]
+	return ok
+}
+
+// ResetAudienceContactID resets all changes to the "audience_contact_id" field.
+func (m *MessageMutation) ResetAudienceContactID() {
+	m.audience_contact_id = nil
+	delete(m.clearedFields, message.FieldAudienceContactID)
+}
+
+// ClearCampaign clears the "campaign" edge to the Campaign entity.
+func (m *MessageMutation) ClearCampaign() {
+	m.clearedcampaign = true
+	m.clearedFields[message.FieldCampaignID] = struct{}{}
+}
+
+// CampaignCleared reports if the "campaign" edge to the Campaign entity was cleared.
+func (m *MessageMutation) CampaignCleared() bool {
+	return m.CampaignIDCleared() || m.clearedcampaign
+}
+
+// CampaignIDs returns the "campaign" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CampaignID instead. It exists only for internal usage by the builders.
+func (m *MessageMutation) CampaignIDs() (ids []string) {
+	if id := m.campaign; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCampaign resets all changes to the "campaign" edge.
+func (m *MessageMutation) ResetCampaign() {
+	m.campaign = nil
+	m.clearedcampaign = false
+}
+
 // Where appends a list predicates to the MessageMutation builder.
 func (m *MessageMutation) Where(ps ...predicate.Message) {
 	m.predicates = append(m.predicates, ps...)
@@ -13354,7 +18263,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 37)
+	fields := make([]string, 0, 39)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -13466,6 +18375,12 @@ func (m *MessageMutation) Fields() []string {
 	if m.claim_token != nil {
 		fields = append(fields, message.FieldClaimToken)
 	}
+	if m.campaign != nil {
+		fields = append(fields, message.FieldCampaignID)
+	}
+	if m.audience_contact_id != nil {
+		fields = append(fields, message.FieldAudienceContactID)
+	}
 	return fields
 }
 
@@ -13548,6 +18463,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.DispatchAttempts()
 	case message.FieldClaimToken:
 		return m.ClaimToken()
+	case message.FieldCampaignID:
+		return m.CampaignID()
+	case message.FieldAudienceContactID:
+		return m.AudienceContactID()
 	}
 	return nil, false
 }
@@ -13631,6 +18550,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDispatchAttempts(ctx)
 	case message.FieldClaimToken:
 		return m.OldClaimToken(ctx)
+	case message.FieldCampaignID:
+		return m.OldCampaignID(ctx)
+	case message.FieldAudienceContactID:
+		return m.OldAudienceContactID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Message field %s", name)
 }
@@ -13899,6 +18822,20 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetClaimToken(v)
 		return nil
+	case message.FieldCampaignID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCampaignID(v)
+		return nil
+	case message.FieldAudienceContactID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudienceContactID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
@@ -14028,6 +18965,12 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldClaimToken) {
 		fields = append(fields, message.FieldClaimToken)
 	}
+	if m.FieldCleared(message.FieldCampaignID) {
+		fields = append(fields, message.FieldCampaignID)
+	}
+	if m.FieldCleared(message.FieldAudienceContactID) {
+		fields = append(fields, message.FieldAudienceContactID)
+	}
 	return fields
 }
 
@@ -14125,6 +19068,12 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldClaimToken:
 		m.ClearClaimToken()
+		return nil
+	case message.FieldCampaignID:
+		m.ClearCampaignID()
+		return nil
+	case message.FieldAudienceContactID:
+		m.ClearAudienceContactID()
 		return nil
 	}
 	return fmt.Errorf("unknown Message nullable field %s", name)
@@ -14245,25 +19194,40 @@ func (m *MessageMutation) ResetField(name string) error {
 	case message.FieldClaimToken:
 		m.ResetClaimToken()
 		return nil
+	case message.FieldCampaignID:
+		m.ResetCampaignID()
+		return nil
+	case message.FieldAudienceContactID:
+		m.ResetAudienceContactID()
+		return nil
 	}
 	return fmt.Errorf("unknown Message field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *MessageMutation) AddedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
+	if m.campaign != nil {
+		edges = append(edges, message.EdgeCampaign)
+	}
 	return edges
 }
 
 // AddedIDs returns all IDs (to other nodes) that were added for the given edge
 // name in this mutation.
 func (m *MessageMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case message.EdgeCampaign:
+		if id := m.campaign; id != nil {
+			return []ent.Value{*id}
+		}
+	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *MessageMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
 	return edges
 }
 
@@ -14275,25 +19239,42 @@ func (m *MessageMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *MessageMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 0)
+	edges := make([]string, 0, 1)
+	if m.clearedcampaign {
+		edges = append(edges, message.EdgeCampaign)
+	}
 	return edges
 }
 
 // EdgeCleared returns a boolean which indicates if the edge with the given name
 // was cleared in this mutation.
 func (m *MessageMutation) EdgeCleared(name string) bool {
+	switch name {
+	case message.EdgeCampaign:
+		return m.clearedcampaign
+	}
 	return false
 }
 
 // ClearEdge clears the value of the edge with the given name. It returns an error
 // if that edge is not defined in the schema.
 func (m *MessageMutation) ClearEdge(name string) error {
+	switch name {
+	case message.EdgeCampaign:
+		m.ClearCampaign()
+		return nil
+	}
 	return fmt.Errorf("unknown Message unique edge %s", name)
 }
 
 // ResetEdge resets all changes to the edge with the given name in this mutation.
 // It returns an error if the edge is not defined in the schema.
 func (m *MessageMutation) ResetEdge(name string) error {
+	switch name {
+	case message.EdgeCampaign:
+		m.ResetCampaign()
+		return nil
+	}
 	return fmt.Errorf("unknown Message edge %s", name)
 }
 
@@ -16899,6 +21880,682 @@ func (m *SandboxEventMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SandboxEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SandboxEvent edge %s", name)
+}
+
+// SandboxGroupMutation represents an operation that mutates the SandboxGroup nodes in the graph.
+type SandboxGroupMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *string
+	workspace_id  *string
+	group_jid     *string
+	state         *json.RawMessage
+	appendstate   json.RawMessage
+	version       *int
+	addversion    *int
+	next_due_at   *time.Time
+	updated_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*SandboxGroup, error)
+	predicates    []predicate.SandboxGroup
+}
+
+var _ ent.Mutation = (*SandboxGroupMutation)(nil)
+
+// sandboxgroupOption allows management of the mutation configuration using functional options.
+type sandboxgroupOption func(*SandboxGroupMutation)
+
+// newSandboxGroupMutation creates new mutation for the SandboxGroup entity.
+func newSandboxGroupMutation(c config, op Op, opts ...sandboxgroupOption) *SandboxGroupMutation {
+	m := &SandboxGroupMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSandboxGroup,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSandboxGroupID sets the ID field of the mutation.
+func withSandboxGroupID(id string) sandboxgroupOption {
+	return func(m *SandboxGroupMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SandboxGroup
+		)
+		m.oldValue = func(ctx context.Context) (*SandboxGroup, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SandboxGroup.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSandboxGroup sets the old SandboxGroup of the mutation.
+func withSandboxGroup(node *SandboxGroup) sandboxgroupOption {
+	return func(m *SandboxGroupMutation) {
+		m.oldValue = func(context.Context) (*SandboxGroup, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SandboxGroupMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SandboxGroupMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of SandboxGroup entities.
+func (m *SandboxGroupMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SandboxGroupMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SandboxGroupMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SandboxGroup.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *SandboxGroupMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *SandboxGroupMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *SandboxGroupMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetGroupJid sets the "group_jid" field.
+func (m *SandboxGroupMutation) SetGroupJid(s string) {
+	m.group_jid = &s
+}
+
+// GroupJid returns the value of the "group_jid" field in the mutation.
+func (m *SandboxGroupMutation) GroupJid() (r string, exists bool) {
+	v := m.group_jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGroupJid returns the old "group_jid" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldGroupJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGroupJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGroupJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGroupJid: %w", err)
+	}
+	return oldValue.GroupJid, nil
+}
+
+// ResetGroupJid resets all changes to the "group_jid" field.
+func (m *SandboxGroupMutation) ResetGroupJid() {
+	m.group_jid = nil
+}
+
+// SetState sets the "state" field.
+func (m *SandboxGroupMutation) SetState(jm json.RawMessage) {
+	m.state = &jm
+	m.appendstate = nil
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *SandboxGroupMutation) State() (r json.RawMessage, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldState(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// AppendState adds jm to the "state" field.
+func (m *SandboxGroupMutation) AppendState(jm json.RawMessage) {
+	m.appendstate = append(m.appendstate, jm...)
+}
+
+// AppendedState returns the list of values that were appended to the "state" field in this mutation.
+func (m *SandboxGroupMutation) AppendedState() (json.RawMessage, bool) {
+	if len(m.appendstate) == 0 {
+		return nil, false
+	}
+	return m.appendstate, true
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *SandboxGroupMutation) ResetState() {
+	m.state = nil
+	m.appendstate = nil
+}
+
+// SetVersion sets the "version" field.
+func (m *SandboxGroupMutation) SetVersion(i int) {
+	m.version = &i
+	m.addversion = nil
+}
+
+// Version returns the value of the "version" field in the mutation.
+func (m *SandboxGroupMutation) Version() (r int, exists bool) {
+	v := m.version
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVersion returns the old "version" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldVersion(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVersion is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVersion requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVersion: %w", err)
+	}
+	return oldValue.Version, nil
+}
+
+// AddVersion adds i to the "version" field.
+func (m *SandboxGroupMutation) AddVersion(i int) {
+	if m.addversion != nil {
+		*m.addversion += i
+	} else {
+		m.addversion = &i
+	}
+}
+
+// AddedVersion returns the value that was added to the "version" field in this mutation.
+func (m *SandboxGroupMutation) AddedVersion() (r int, exists bool) {
+	v := m.addversion
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetVersion resets all changes to the "version" field.
+func (m *SandboxGroupMutation) ResetVersion() {
+	m.version = nil
+	m.addversion = nil
+}
+
+// SetNextDueAt sets the "next_due_at" field.
+func (m *SandboxGroupMutation) SetNextDueAt(t time.Time) {
+	m.next_due_at = &t
+}
+
+// NextDueAt returns the value of the "next_due_at" field in the mutation.
+func (m *SandboxGroupMutation) NextDueAt() (r time.Time, exists bool) {
+	v := m.next_due_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNextDueAt returns the old "next_due_at" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldNextDueAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNextDueAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNextDueAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNextDueAt: %w", err)
+	}
+	return oldValue.NextDueAt, nil
+}
+
+// ClearNextDueAt clears the value of the "next_due_at" field.
+func (m *SandboxGroupMutation) ClearNextDueAt() {
+	m.next_due_at = nil
+	m.clearedFields[sandboxgroup.FieldNextDueAt] = struct{}{}
+}
+
+// NextDueAtCleared returns if the "next_due_at" field was cleared in this mutation.
+func (m *SandboxGroupMutation) NextDueAtCleared() bool {
+	_, ok := m.clearedFields[sandboxgroup.FieldNextDueAt]
+	return ok
+}
+
+// ResetNextDueAt resets all changes to the "next_due_at" field.
+func (m *SandboxGroupMutation) ResetNextDueAt() {
+	m.next_due_at = nil
+	delete(m.clearedFields, sandboxgroup.FieldNextDueAt)
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *SandboxGroupMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *SandboxGroupMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the SandboxGroup entity.
+// If the SandboxGroup object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SandboxGroupMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *SandboxGroupMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// Where appends a list predicates to the SandboxGroupMutation builder.
+func (m *SandboxGroupMutation) Where(ps ...predicate.SandboxGroup) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SandboxGroupMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SandboxGroupMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SandboxGroup, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SandboxGroupMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SandboxGroupMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SandboxGroup).
+func (m *SandboxGroupMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SandboxGroupMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.workspace_id != nil {
+		fields = append(fields, sandboxgroup.FieldWorkspaceID)
+	}
+	if m.group_jid != nil {
+		fields = append(fields, sandboxgroup.FieldGroupJid)
+	}
+	if m.state != nil {
+		fields = append(fields, sandboxgroup.FieldState)
+	}
+	if m.version != nil {
+		fields = append(fields, sandboxgroup.FieldVersion)
+	}
+	if m.next_due_at != nil {
+		fields = append(fields, sandboxgroup.FieldNextDueAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, sandboxgroup.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SandboxGroupMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxgroup.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case sandboxgroup.FieldGroupJid:
+		return m.GroupJid()
+	case sandboxgroup.FieldState:
+		return m.State()
+	case sandboxgroup.FieldVersion:
+		return m.Version()
+	case sandboxgroup.FieldNextDueAt:
+		return m.NextDueAt()
+	case sandboxgroup.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SandboxGroupMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case sandboxgroup.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case sandboxgroup.FieldGroupJid:
+		return m.OldGroupJid(ctx)
+	case sandboxgroup.FieldState:
+		return m.OldState(ctx)
+	case sandboxgroup.FieldVersion:
+		return m.OldVersion(ctx)
+	case sandboxgroup.FieldNextDueAt:
+		return m.OldNextDueAt(ctx)
+	case sandboxgroup.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SandboxGroup field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxGroupMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case sandboxgroup.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case sandboxgroup.FieldGroupJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGroupJid(v)
+		return nil
+	case sandboxgroup.FieldState:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case sandboxgroup.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVersion(v)
+		return nil
+	case sandboxgroup.FieldNextDueAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNextDueAt(v)
+		return nil
+	case sandboxgroup.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxGroup field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SandboxGroupMutation) AddedFields() []string {
+	var fields []string
+	if m.addversion != nil {
+		fields = append(fields, sandboxgroup.FieldVersion)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SandboxGroupMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case sandboxgroup.FieldVersion:
+		return m.AddedVersion()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SandboxGroupMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case sandboxgroup.FieldVersion:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddVersion(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxGroup numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SandboxGroupMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(sandboxgroup.FieldNextDueAt) {
+		fields = append(fields, sandboxgroup.FieldNextDueAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SandboxGroupMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SandboxGroupMutation) ClearField(name string) error {
+	switch name {
+	case sandboxgroup.FieldNextDueAt:
+		m.ClearNextDueAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxGroup nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SandboxGroupMutation) ResetField(name string) error {
+	switch name {
+	case sandboxgroup.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case sandboxgroup.FieldGroupJid:
+		m.ResetGroupJid()
+		return nil
+	case sandboxgroup.FieldState:
+		m.ResetState()
+		return nil
+	case sandboxgroup.FieldVersion:
+		m.ResetVersion()
+		return nil
+	case sandboxgroup.FieldNextDueAt:
+		m.ResetNextDueAt()
+		return nil
+	case sandboxgroup.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SandboxGroup field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SandboxGroupMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SandboxGroupMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SandboxGroupMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SandboxGroupMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SandboxGroupMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SandboxGroupMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SandboxGroupMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SandboxGroup unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SandboxGroupMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SandboxGroup edge %s", name)
 }
 
 // SandboxSendMutation represents an operation that mutates the SandboxSend nodes in the graph.

@@ -16,10 +16,16 @@ type Tx struct {
 	config
 	// APIKey is the client for interacting with the APIKey builders.
 	APIKey *APIKeyClient
+	// Audience is the client for interacting with the Audience builders.
+	Audience *AudienceClient
+	// AudienceContact is the client for interacting with the AudienceContact builders.
+	AudienceContact *AudienceContactClient
 	// Board is the client for interacting with the Board builders.
 	Board *BoardClient
 	// BoardItem is the client for interacting with the BoardItem builders.
 	BoardItem *BoardItemClient
+	// Campaign is the client for interacting with the Campaign builders.
+	Campaign *CampaignClient
 	// Chat is the client for interacting with the Chat builders.
 	Chat *ChatClient
 	// ChatMember is the client for interacting with the ChatMember builders.
@@ -30,6 +36,8 @@ type Tx struct {
 	Delivery *DeliveryClient
 	// DeliveryAttempt is the client for interacting with the DeliveryAttempt builders.
 	DeliveryAttempt *DeliveryAttemptClient
+	// Engine is the client for interacting with the Engine builders.
+	Engine *EngineClient
 	// Event is the client for interacting with the Event builders.
 	Event *EventClient
 	// IdempotencyKey is the client for interacting with the IdempotencyKey builders.
@@ -46,6 +54,8 @@ type Tx struct {
 	MusicUpload *MusicUploadClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
+	// SandboxGroup is the client for interacting with the SandboxGroup builders.
+	SandboxGroup *SandboxGroupClient
 	// SandboxSend is the client for interacting with the SandboxSend builders.
 	SandboxSend *SandboxSendClient
 	// SandboxWorld is the client for interacting with the SandboxWorld builders.
@@ -186,13 +196,17 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.APIKey = NewAPIKeyClient(tx.config)
+	tx.Audience = NewAudienceClient(tx.config)
+	tx.AudienceContact = NewAudienceContactClient(tx.config)
 	tx.Board = NewBoardClient(tx.config)
 	tx.BoardItem = NewBoardItemClient(tx.config)
+	tx.Campaign = NewCampaignClient(tx.config)
 	tx.Chat = NewChatClient(tx.config)
 	tx.ChatMember = NewChatMemberClient(tx.config)
 	tx.Contact = NewContactClient(tx.config)
 	tx.Delivery = NewDeliveryClient(tx.config)
 	tx.DeliveryAttempt = NewDeliveryAttemptClient(tx.config)
+	tx.Engine = NewEngineClient(tx.config)
 	tx.Event = NewEventClient(tx.config)
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.InboxEvent = NewInboxEventClient(tx.config)
@@ -201,6 +215,7 @@ func (tx *Tx) init() {
 	tx.MusicClip = NewMusicClipClient(tx.config)
 	tx.MusicUpload = NewMusicUploadClient(tx.config)
 	tx.SandboxEvent = NewSandboxEventClient(tx.config)
+	tx.SandboxGroup = NewSandboxGroupClient(tx.config)
 	tx.SandboxSend = NewSandboxSendClient(tx.config)
 	tx.SandboxWorld = NewSandboxWorldClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)

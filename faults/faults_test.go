@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -42,6 +43,7 @@ var allEvents = []string{
 	"new_message_received_webhook", "reply_to_my_message_webhook", "message_edited_webhook",
 	"message_deleted_revoked_webhook", "message_reaction_webhook", "poll_vote_webhook", "ack_changed_webhook",
 	"session.connected", "session.disconnected",
+	"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
 }
 
 func TestFaults(t *testing.T) {
@@ -177,7 +179,9 @@ func newHarness(t *testing.T) *harness {
 	h.redisURL = ru.String()
 
 	h.receiver = newReceiver(t)
-	h.nextPort.Store(int32(38000 + os.Getpid()%1000*10))
+	// Below Linux's ephemeral range (32768–60999): a port in it can be
+	// taken at any moment by one of the suite's own outgoing connections.
+	h.nextPort.Store(int32(20000 + os.Getpid()%1000*10))
 	return h
 }
 
@@ -231,10 +235,21 @@ type proc struct {
 }
 
 func (h *harness) proc(name, role string) *proc {
-	port := h.nextPort.Add(1)
-	p := &proc{h: h, name: name, role: role, addr: fmt.Sprintf("127.0.0.1:%d", port), log: filepath.Join(h.dir, name+".log")}
+	p := &proc{h: h, name: name, role: role, addr: h.freeAddr(), log: filepath.Join(h.dir, name+".log")}
 	h.t.Cleanup(func() { p.kill() })
 	return p
+}
+
+// freeAddr is the next loopback address of the suite's range that nothing
+// listens on. A process keeps its address across restarts.
+func (h *harness) freeAddr() string {
+	for {
+		addr := fmt.Sprintf("127.0.0.1:%d", h.nextPort.Add(1))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
 }
 
 func (p *proc) base() string { return "http://" + p.addr }
@@ -257,7 +272,7 @@ func (p *proc) tryStart() error {
 		"DATABASE_URL="+p.h.proxyURL, "REDIS_URL="+p.h.redisURL,
 		"SWITCHBOARD_SANDBOX_ACK_DELAY=300ms", "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true",
 		"SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE=1s,2s,4s,8s,15s,30s,60s", "SWITCHBOARD_DISPATCH_TIMEOUT=4s",
-		"SWITCHBOARD_LOG_LEVEL=info")
+		"SWITCHBOARD_LOG_LEVEL=info", "SWITCHBOARD_RATE_LIMIT=off")
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		return err

@@ -2,15 +2,19 @@ package graph
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
@@ -22,6 +26,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/view"
 )
 
 // Bounds of the conversation operations (the reference contract's, where it has
@@ -176,12 +181,6 @@ func networkKey(m *ent.Message) (engine.Key, error) {
 	return k, nil
 }
 
-// inStore selects the messages of the store: everything but the queue's
-// messages that never reached the network.
-func inStore() predicate.Message {
-	return message.Or(message.OriginNEQ(message.OriginScheduled), message.WaSerializedNEQ(""))
-}
-
 // latestChats is the use case behind latestChats.
 func (r *Resolver) latestChats(ctx context.Context, numberOfChats, numberOfMessages *int) (*model.LatestChats, error) {
 	var p switchboard.Problems
@@ -212,17 +211,75 @@ func (r *Resolver) latestChats(ctx context.Context, numberOfChats, numberOfMessa
 		return nil, err
 	}
 	out := &model.LatestChats{Chats: make([]*model.LatestChat, len(chats)), TotalChats: total, NumberOfChats: nc, NumberOfMessages: nm}
+	byChat := make(map[string]*model.LatestChat, len(chats))
+	jids := make([]string, len(chats))
 	for i, c := range chats {
 		out.Chats[i] = &model.LatestChat{Chat: c, Messages: []*ent.Message{}}
-		if nm == 0 {
-			continue
-		}
-		if out.Chats[i].Messages, err = r.Client.Message.Query().Where(message.To(c.Jid), inStore()).
-			Order(ent.Desc(message.FieldCreatedAt), ent.Desc(message.FieldID)).Limit(nm).All(ctx); err != nil {
-			return nil, err
+		byChat[c.Jid], jids[i] = out.Chats[i], c.Jid
+	}
+	if nm == 0 || len(chats) == 0 {
+		return out, nil
+	}
+	// The latest nm messages of every chat of the page, in one query.
+	mq := r.Client.Message.Query().Where(messaging.InStore())
+	mq.Modify(latestPerChat(jids, nm))
+	msgs, err := mq.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range msgs {
+		if c := byChat[m.To]; c != nil {
+			c.Messages = append(c.Messages, m)
 		}
 	}
+	for _, c := range out.Chats { // newest first; the query leaves the order to us
+		slices.SortFunc(c.Messages, func(a, b *ent.Message) int {
+			if d := b.CreatedAt.Compare(a.CreatedAt); d != 0 {
+				return d
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+	}
 	return out, nil
+}
+
+// latestPerChat narrows a message query to the n newest messages of each of
+// the chats jids, in no particular order.
+//
+// On PostgreSQL each chat reads its own n newest rows off the index on
+// (workspace_id, to, created_at): the query becomes a LATERAL join of the
+// chat ids with the original query limited to one chat, so nothing is sorted
+// or numbered beyond the rows returned. Elsewhere (SQLite) the rows are
+// numbered per chat, newest first, in one window (row_number() OVER (PARTITION
+// BY to ORDER BY created_at DESC, id DESC)) and the first n of each chat kept.
+// Both stand in for the messages table under the table's own name, so the
+// columns ent selects and scans stay as they are.
+func latestPerChat(jids []string, n int) func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		if s.Dialect() == dialect.Postgres {
+			one := s.Clone().ClearOrder().
+				Where(sql.ExprP(s.C(message.FieldTo)+" = c.jid")).
+				OrderBy(sql.Desc(s.C(message.FieldCreatedAt)), sql.Desc(s.C(message.FieldID))).
+				Limit(n)
+			from := sql.ExprFunc(func(b *sql.Builder) {
+				b.WriteString("unnest(").Arg(jids).WriteString("::text[]) AS c(jid) CROSS JOIN LATERAL ")
+				b.Wrap(func(b *sql.Builder) { b.Join(one) })
+				b.WriteString(" AS ").Ident(message.Table)
+			})
+			*s = *sql.Dialect(s.Dialect()).Select(s.SelectedColumns()...).FromExpr(from)
+			return
+		}
+		in := make([]driver.Value, len(jids))
+		for i, j := range jids {
+			in[i] = j
+		}
+		numbered := s.Clone().ClearOrder().Where(sql.InValues(s.C(message.FieldTo), in...))
+		numbered.AppendSelectExprAs(sql.RowNumber().PartitionBy(s.C(message.FieldTo)).OrderExpr(
+			sql.Expr(sql.Desc(s.C(message.FieldCreatedAt))), sql.Expr(sql.Desc(s.C(message.FieldID)))), "rn")
+		numbered.As(message.Table)
+		*s = *sql.Dialect(s.Dialect()).Select(s.SelectedColumns()...).From(numbered).
+			Where(sql.LTE(numbered.C("rn"), n))
+	}
 }
 
 // byLastMessage orders chats newest message first, chats without one last.
@@ -328,7 +385,7 @@ func (r *Resolver) storedMessages(ctx context.Context, f *model.StoredMessageFil
 		f = &model.StoredMessageFilter{}
 	}
 	var p switchboard.Problems
-	q := r.Client.Message.Query().Where(inStore())
+	q := r.Client.Message.Query().Where(messaging.InStore())
 	order := ent.Desc
 	if f.ChatID != nil {
 		if !IsJID(*f.ChatID) {
@@ -737,14 +794,14 @@ func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, unt
 	if err != nil {
 		return nil, err
 	}
-	before, err := r.Client.Message.Query().Where(message.To(c.Jid), inStore()).Count(ctx)
+	before, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
 	if err != nil {
 		return nil, err
 	}
 	res := &model.LoadOlderResult{CanLoadMore: !c.HistoryComplete, Coverage: &model.Coverage{}}
 	oldest := c.OldestLoadedAt
 	if oldest == nil {
-		first, err := r.Client.Message.Query().Where(message.To(c.Jid), inStore()).Order(ent.Asc(message.FieldCreatedAt)).First(ctx)
+		first, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Order(ent.Asc(message.FieldCreatedAt)).First(ctx)
 		if err != nil && !ent.IsNotFound(err) {
 			return nil, err
 		}
@@ -779,7 +836,7 @@ func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, unt
 		o := page.OldestAt
 		oldest, res.CanLoadMore = &o, page.More
 	}
-	after, err := r.Client.Message.Query().Where(message.To(c.Jid), inStore()).Count(ctx)
+	after, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -866,6 +923,83 @@ func (r *Resolver) Quoted(ctx context.Context, msgs []*ent.Message) (map[string]
 		out[m.WaSerialized] = m
 	}
 	return out, err
+}
+
+// quotedMessage renders the message obj replies to, as REST's quotedMessage. The
+// quoted messages of the whole list obj was resolved in (a page, a connection, a
+// latest chat's messages) are read together, in one query, when the first of
+// them is asked for; a message outside a list reads its own.
+func (r *Resolver) quotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error) {
+	if obj.ReplyTo == "" {
+		return nil, nil
+	}
+	k, ok := engine.ParseKey(obj.ReplyTo)
+	if !ok {
+		return nil, nil
+	}
+	found, err := r.quotedInList(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	v := view.NewQuotedMessage(obj.ReplyTo, found[obj.ReplyTo])
+	out := &model.QuotedMessage{WaMessageKey: &k}
+	for dst, src := range map[**string]string{&out.Text: v.Text, &out.Type: v.Type, &out.Author: v.Author} {
+		if src != "" {
+			*dst = &src
+		}
+	}
+	return out, nil
+}
+
+// quoteBatchesKey holds the quoteBatches of one GraphQL operation.
+type quoteBatchesKey struct{}
+
+// quoteBatches are the quoted messages read for each list of messages of one
+// operation, by the field context of the list.
+type quoteBatches struct {
+	mu    sync.Mutex
+	lists map[*graphql.FieldContext]*quoteBatch
+}
+
+type quoteBatch struct {
+	once  sync.Once
+	found map[string]*ent.Message
+	err   error
+}
+
+// withQuoteBatches gives an operation its quoteBatches.
+func withQuoteBatches(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(context.WithValue(ctx, quoteBatchesKey{}, &quoteBatches{lists: map[*graphql.FieldContext]*quoteBatch{}}))
+}
+
+// quotedInList returns the quoted messages of the list obj belongs to.
+func (r *Resolver) quotedInList(ctx context.Context, obj *ent.Message) (map[string]*ent.Message, error) {
+	batches, _ := ctx.Value(quoteBatchesKey{}).(*quoteBatches)
+	var list *graphql.FieldContext
+	var msgs []*ent.Message
+	for fc := graphql.GetFieldContext(ctx); fc != nil && batches != nil && list == nil; fc = fc.Parent {
+		switch v := fc.Result.(type) {
+		case []*ent.Message:
+			list, msgs = fc, v
+		case []*ent.MessageEdge:
+			list, msgs = fc, make([]*ent.Message, 0, len(v))
+			for _, e := range v {
+				msgs = append(msgs, e.Node)
+			}
+		}
+	}
+	if list == nil {
+		return r.Quoted(ctx, []*ent.Message{obj})
+	}
+	batches.mu.Lock()
+	b := batches.lists[list]
+	if b == nil {
+		b = &quoteBatch{}
+		batches.lists[list] = b
+	}
+	batches.mu.Unlock()
+	b.once.Do(func() { b.found, b.err = r.Quoted(ctx, msgs) })
+	return b.found, b.err
 }
 
 // messagePage is one page of q by time in order, with the exact total.

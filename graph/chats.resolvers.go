@@ -27,8 +27,13 @@ func (r *chatResolver) MessageConnection(ctx context.Context, obj *ent.Chat, aft
 	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
-	return r.Client.Message.Query().Where(message.To(obj.Jid), inStore()).Paginate(ctx, after, first, before, last,
+	return r.Client.Message.Query().Where(message.To(obj.Jid), messaging.InStore()).Paginate(ctx, after, first, before, last,
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
+}
+
+// QuotedMessage is the resolver for the quotedMessage field.
+func (r *messageResolver) QuotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error) {
+	return r.quotedMessage(ctx, obj)
 }
 
 // DataBase64 is the resolver for the dataBase64 field.

@@ -59,6 +59,9 @@ func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor
 	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
 	return r.Client.Chat.Query().Paginate(ctx, after, first, before, last,
 		ent.WithChatOrder(orderBy), ent.WithChatFilter(where.Filter))
 }
@@ -69,6 +72,9 @@ func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cur
 		return nil, err
 	}
 	if err := checkText("after", after, "before", before, "where", where); err != nil {
+		return nil, err
+	}
+	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
 	return r.Client.Contact.Query().Paginate(ctx, after, first, before, last, ent.WithContactFilter(where.Filter))
@@ -97,11 +103,20 @@ func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[strin
 	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))
 }
 
+// Audience returns AudienceResolver implementation.
+func (r *Resolver) Audience() AudienceResolver { return &audienceResolver{r} }
+
+// AudienceContact returns AudienceContactResolver implementation.
+func (r *Resolver) AudienceContact() AudienceContactResolver { return &audienceContactResolver{r} }
+
 // Board returns BoardResolver implementation.
 func (r *Resolver) Board() BoardResolver { return &boardResolver{r} }
 
 // BoardItem returns BoardItemResolver implementation.
 func (r *Resolver) BoardItem() BoardItemResolver { return &boardItemResolver{r} }
+
+// Campaign returns CampaignResolver implementation.
+func (r *Resolver) Campaign() CampaignResolver { return &campaignResolver{r} }
 
 // Chat returns ChatResolver implementation.
 func (r *Resolver) Chat() ChatResolver { return &chatResolver{r} }
@@ -113,9 +128,12 @@ func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	boardResolver     struct{ *Resolver }
-	boardItemResolver struct{ *Resolver }
-	chatResolver      struct{ *Resolver }
-	messageResolver   struct{ *Resolver }
-	queryResolver     struct{ *Resolver }
+	audienceResolver        struct{ *Resolver }
+	audienceContactResolver struct{ *Resolver }
+	boardResolver           struct{ *Resolver }
+	boardItemResolver       struct{ *Resolver }
+	campaignResolver        struct{ *Resolver }
+	chatResolver            struct{ *Resolver }
+	messageResolver         struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
 )

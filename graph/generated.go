@@ -37,9 +37,13 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Audience() AudienceResolver
+	AudienceContact() AudienceContactResolver
 	Board() BoardResolver
 	BoardItem() BoardItemResolver
+	Campaign() CampaignResolver
 	Chat() ChatResolver
+	Group() GroupResolver
 	Message() MessageResolver
 	MessageMedia() MessageMediaResolver
 	Mutation() MutationResolver
@@ -56,6 +60,68 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		Timezone  func(childComplexity int) int
 		UserEmail func(childComplexity int) int
+	}
+
+	Audience struct {
+		ContactCount func(childComplexity int) int
+		Contacts     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.AudienceContactOrder, where *ent.AudienceContactWhereInput) int
+		CreatedAt    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Name         func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+		WorkspaceID  func(childComplexity int) int
+	}
+
+	AudienceConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AudienceContact struct {
+		Audience    func(childComplexity int) int
+		AudienceID  func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		To          func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Variables   func(childComplexity int) int
+		WorkspaceID func(childComplexity int) int
+	}
+
+	AudienceContactConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AudienceContactEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AudienceContactsPayload struct {
+		Added        func(childComplexity int) int
+		Audience     func(childComplexity int) int
+		ContactCount func(childComplexity int) int
+		Skipped      func(childComplexity int) int
+	}
+
+	AudienceEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	AudiencePage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	AudienceVariable struct {
+		Key   func(childComplexity int) int
+		Value func(childComplexity int) int
 	}
 
 	Board struct {
@@ -168,6 +234,65 @@ type ComplexityRoot struct {
 		Excerpt     func(childComplexity int) int
 		ExtractedAt func(childComplexity int) int
 		MessageKey  func(childComplexity int) int
+	}
+
+	Campaign struct {
+		AbortedAt         func(childComplexity int) int
+		AudienceID        func(childComplexity int) int
+		CompletedAt       func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		ID                func(childComplexity int) int
+		MediaCaption      func(childComplexity int) int
+		MediaURL          func(childComplexity int) int
+		Messages          func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) int
+		Name              func(childComplexity int) int
+		OnMissingVariable func(childComplexity int) int
+		Pacing            func(childComplexity int) int
+		PauseReason       func(childComplexity int) int
+		PausedAt          func(childComplexity int) int
+		Progress          func(childComplexity int) int
+		StartedAt         func(childComplexity int) int
+		Status            func(childComplexity int) int
+		Text              func(childComplexity int) int
+		UpdatedAt         func(childComplexity int) int
+		WorkspaceID       func(childComplexity int) int
+	}
+
+	CampaignConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	CampaignEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	CampaignPacing struct {
+		DailyCap        func(childComplexity int) int
+		MaxDelaySeconds func(childComplexity int) int
+		MinDelaySeconds func(childComplexity int) int
+		QuietHours      func(childComplexity int) int
+	}
+
+	CampaignPage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	CampaignProgress struct {
+		Delivered func(childComplexity int) int
+		Failed    func(childComplexity int) int
+		Made      func(childComplexity int) int
+		Percent   func(childComplexity int) int
+		Queued    func(childComplexity int) int
+		Read      func(childComplexity int) int
+		Remaining func(childComplexity int) int
+		Sent      func(childComplexity int) int
+		Total     func(childComplexity int) int
 	}
 
 	Chat struct {
@@ -310,10 +435,71 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	Engine struct {
+		Connected      func(childComplexity int) int
+		ConnectedAt    func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		DisconnectedAt func(childComplexity int) int
+		HasSynced      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Name           func(childComplexity int) int
+		State          func(childComplexity int) int
+		Stream         func(childComplexity int) int
+		TokenPrefix    func(childComplexity int) int
+		Type           func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
 	EngineConnection struct {
 		Connected func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Type      func(childComplexity int) int
+	}
+
+	EngineCreated struct {
+		Engine func(childComplexity int) int
+		Token  func(childComplexity int) int
+	}
+
+	EnginePage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	FailedParticipant struct {
+		ChatID      func(childComplexity int) int
+		Code        func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Participant func(childComplexity int) int
+	}
+
+	Group struct {
+		Announce         func(childComplexity int) int
+		Chat             func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		ID               func(childComplexity int) int
+		LastMessageAt    func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Owner            func(childComplexity int) int
+		ParticipantCount func(childComplexity int) int
+		Participants     func(childComplexity int) int
+		Restrict         func(childComplexity int) int
+	}
+
+	GroupPage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
+	GroupResult struct {
+		FailedParticipants func(childComplexity int) int
+		Group              func(childComplexity int) int
 	}
 
 	LatestChat struct {
@@ -347,6 +533,8 @@ type ComplexityRoot struct {
 
 	Message struct {
 		Ack               func(childComplexity int) int
+		Campaign          func(childComplexity int) int
+		CampaignID        func(childComplexity int) int
 		ConfirmedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
@@ -366,6 +554,7 @@ type ComplexityRoot struct {
 		PollAllowMultiple func(childComplexity int) int
 		PollOptions       func(childComplexity int) int
 		PollQuestion      func(childComplexity int) int
+		QuotedMessage     func(childComplexity int) int
 		Reaction          func(childComplexity int) int
 		ReadAt            func(childComplexity int) int
 		ReceivedAt        func(childComplexity int) int
@@ -449,25 +638,48 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddAudienceContacts      func(childComplexity int, id string, contacts []*model.AudienceContactInput) int
+		AddGroupParticipants     func(childComplexity int, id string, participants []string) int
 		ArchiveChat              func(childComplexity int, chatID string, archived bool) int
+		CancelCampaign           func(childComplexity int, id string) int
 		CancelScheduledMessage   func(childComplexity int, id string) int
+		CreateAudience           func(childComplexity int, input model.AudienceInput) int
 		CreateBoardItem          func(childComplexity int, boardID string, input model.BoardItemInput) int
+		CreateCampaign           func(childComplexity int, input model.CampaignInput) int
+		CreateEngine             func(childComplexity int, input model.EngineInput) int
+		CreateGroup              func(childComplexity int, name string, participants []string) int
 		CreateNewsletter         func(childComplexity int, name string) int
 		CreateWebhook            func(childComplexity int, input model.WebhookInput) int
+		DeleteAudience           func(childComplexity int, id string) int
+		DeleteEngine             func(childComplexity int, id string) int
 		DeleteWebhook            func(childComplexity int, id string) int
+		DemoteGroupParticipant   func(childComplexity int, id string, participant string) int
+		EnginePairingCode        func(childComplexity int, id string, phone string) int
+		EnginePairingQR          func(childComplexity int, id string) int
 		GenerateSong             func(childComplexity int, input model.SongInput) int
+		LeaveGroup               func(childComplexity int, id string) int
 		LoadOlderMessages        func(childComplexity int, chatID string, pages *int, untilDate *string) int
+		LogoutEngine             func(childComplexity int, id string) int
 		MarkChatRead             func(childComplexity int, chatID string) int
 		OpenBoard                func(childComplexity int, input model.BoardInput) int
+		PauseCampaign            func(childComplexity int, id string) int
 		PinMessage               func(childComplexity int, key string, duration *int, chatID *string) int
+		PromoteGroupParticipant  func(childComplexity int, id string, participant string) int
 		ReactToMessage           func(childComplexity int, key string, emoji string, chatID *string) int
 		RedeliverWebhookDelivery func(childComplexity int, webhookID string, deliveryID string) int
+		RemoveAudienceContact    func(childComplexity int, id string, contactID string) int
+		RemoveGroupParticipant   func(childComplexity int, id string, participant string) int
+		ResumeCampaign           func(childComplexity int, id string) int
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput) int
+		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
+		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
+		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
 		UpdateBoardItem          func(childComplexity int, boardID string, itemID string, input model.BoardItemPatch) int
+		UpdateGroup              func(childComplexity int, id string, input model.GroupUpdateInput) int
 		UpdateScheduledMessage   func(childComplexity int, id string, input model.MessagePatch) int
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
 		UploadMusicAudio         func(childComplexity int, input model.MusicUploadInput) int
@@ -504,10 +716,14 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Account               func(childComplexity int) int
+		Audience              func(childComplexity int, id string) int
+		AudienceList          func(childComplexity int, order *string, limit *int, skip *int) int
 		Board                 func(childComplexity int, id string) int
 		BoardItems            func(childComplexity int, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) int
 		BoardList             func(childComplexity int, filter *model.BoardFilter, limit *int, skip *int) int
 		Boards                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BoardOrder, where *ent.BoardWhereInput) int
+		Campaign              func(childComplexity int, id string) int
+		CampaignList          func(childComplexity int, order *string, status *string, limit *int, skip *int) int
 		Chat                  func(childComplexity int, id string) int
 		ChatConnection        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) int
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
@@ -515,7 +731,11 @@ type ComplexityRoot struct {
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
 		ContactList           func(childComplexity int, searchToken *string, limit *int, skip *int) int
+		Engine                func(childComplexity int, id string) int
+		EngineList            func(childComplexity int, limit *int, skip *int) int
 		FindSimilarBoardItems func(childComplexity int, boardID string, candidates []*model.BoardCandidateInput) int
+		Group                 func(childComplexity int, id string) int
+		GroupList             func(childComplexity int, searchToken *string, includeArchive *bool, limit *int, skip *int) int
 		LatestChats           func(childComplexity int, numberOfChats *int, numberOfMessages *int) int
 		Message               func(childComplexity int, key string, chatID *string) int
 		MessageAck            func(childComplexity int, key string, chatID *string) int
@@ -537,6 +757,19 @@ type ComplexityRoot struct {
 		WebhookDeliveries     func(childComplexity int, webhookID string, status *string, limit *int, skip *int) int
 		WebhookList           func(childComplexity int, limit *int, skip *int) int
 		Webhooks              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) int
+	}
+
+	QuietHours struct {
+		End      func(childComplexity int) int
+		Start    func(childComplexity int) int
+		Timezone func(childComplexity int) int
+	}
+
+	QuotedMessage struct {
+		Author       func(childComplexity int) int
+		Text         func(childComplexity int) int
+		Type         func(childComplexity int) int
+		WaMessageKey func(childComplexity int) int
 	}
 
 	RotateSecretPayload struct {
@@ -603,6 +836,12 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AudienceResolver interface {
+	ContactCount(ctx context.Context, obj *ent.Audience) (int, error)
+}
+type AudienceContactResolver interface {
+	Variables(ctx context.Context, obj *ent.AudienceContact) ([]*model.AudienceVariable, error)
+}
 type BoardResolver interface {
 	ItemCount(ctx context.Context, obj *ent.Board) (int, error)
 	WebURL(ctx context.Context, obj *ent.Board) (string, error)
@@ -614,10 +853,18 @@ type BoardItemResolver interface {
 
 	WebURL(ctx context.Context, obj *ent.BoardItem) (string, error)
 }
+type CampaignResolver interface {
+	Progress(ctx context.Context, obj *ent.Campaign) (*model.CampaignProgress, error)
+	Pacing(ctx context.Context, obj *ent.Campaign) (*model.CampaignPacing, error)
+}
 type ChatResolver interface {
 	MessageConnection(ctx context.Context, obj *ent.Chat, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error)
 }
+type GroupResolver interface {
+	Participants(ctx context.Context, obj *model.Group) ([]*model.Participant, error)
+}
 type MessageResolver interface {
+	QuotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error)
 	WaMessageKey(ctx context.Context, obj *ent.Message) (*engine.Key, error)
 
 	Ack(ctx context.Context, obj *ent.Message) (int, error)
@@ -626,10 +873,20 @@ type MessageMediaResolver interface {
 	DataBase64(ctx context.Context, obj *engine.Media) (string, error)
 }
 type MutationResolver interface {
+	CreateAudience(ctx context.Context, input model.AudienceInput) (*ent.Audience, error)
+	UpdateAudience(ctx context.Context, id string, input model.AudiencePatch) (*ent.Audience, error)
+	DeleteAudience(ctx context.Context, id string) (*model.DeletePayload, error)
+	AddAudienceContacts(ctx context.Context, id string, contacts []*model.AudienceContactInput) (*model.AudienceContactsPayload, error)
+	UpdateAudienceContact(ctx context.Context, id string, contactID string, input model.AudienceContactPatch) (*ent.AudienceContact, error)
+	RemoveAudienceContact(ctx context.Context, id string, contactID string) (*model.DeletePayload, error)
 	OpenBoard(ctx context.Context, input model.BoardInput) (*ent.Board, error)
 	CreateBoardItem(ctx context.Context, boardID string, input model.BoardItemInput) (*model.BoardItemPayload, error)
 	UpdateBoardItem(ctx context.Context, boardID string, itemID string, input model.BoardItemPatch) (*ent.BoardItem, error)
 	UpsertBoardItems(ctx context.Context, boardID string, items []*model.BoardItemInput, mode *string) (*model.BoardMergeReport, error)
+	CreateCampaign(ctx context.Context, input model.CampaignInput) (*ent.Campaign, error)
+	PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error)
+	ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error)
+	CancelCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	MarkChatRead(ctx context.Context, chatID string) (bool, error)
 	ArchiveChat(ctx context.Context, chatID string, archived bool) (bool, error)
 	ReactToMessage(ctx context.Context, key string, emoji string, chatID *string) (bool, error)
@@ -637,6 +894,19 @@ type MutationResolver interface {
 	UnpinMessage(ctx context.Context, key string, chatID *string) (bool, error)
 	LoadOlderMessages(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error)
 	CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error)
+	CreateEngine(ctx context.Context, input model.EngineInput) (*model.EngineCreated, error)
+	DeleteEngine(ctx context.Context, id string) (bool, error)
+	LogoutEngine(ctx context.Context, id string) (*model.Engine, error)
+	EnginePairingQR(ctx context.Context, id string) (string, error)
+	EnginePairingCode(ctx context.Context, id string, phone string) (string, error)
+	CreateGroup(ctx context.Context, name string, participants []string) (*model.GroupResult, error)
+	UpdateGroup(ctx context.Context, id string, input model.GroupUpdateInput) (*model.Group, error)
+	AddGroupParticipants(ctx context.Context, id string, participants []string) (*model.GroupResult, error)
+	RemoveGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error)
+	PromoteGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error)
+	DemoteGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error)
+	LeaveGroup(ctx context.Context, id string) (bool, error)
+	SetGroupPicture(ctx context.Context, id string, input model.GroupPictureInput) (*model.Group, error)
 	GenerateSong(ctx context.Context, input model.SongInput) (*model.SongJob, error)
 	UploadMusicAudio(ctx context.Context, input model.MusicUploadInput) (*model.MusicUploadResult, error)
 	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error)
@@ -658,10 +928,14 @@ type QueryResolver interface {
 	ContactConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) (*ent.ContactConnection, error)
 	Messages(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error)
 	Webhooks(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) (*ent.WebhookConnection, error)
+	Audience(ctx context.Context, id string) (*ent.Audience, error)
+	AudienceList(ctx context.Context, order *string, limit *int, skip *int) (*model.AudiencePage, error)
 	Board(ctx context.Context, id string) (*ent.Board, error)
 	BoardList(ctx context.Context, filter *model.BoardFilter, limit *int, skip *int) (*model.BoardPage, error)
 	BoardItems(ctx context.Context, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) (*model.BoardItemPage, error)
 	FindSimilarBoardItems(ctx context.Context, boardID string, candidates []*model.BoardCandidateInput) (*model.SimilarItems, error)
+	Campaign(ctx context.Context, id string) (*ent.Campaign, error)
+	CampaignList(ctx context.Context, order *string, status *string, limit *int, skip *int) (*model.CampaignPage, error)
 	LatestChats(ctx context.Context, numberOfChats *int, numberOfMessages *int) (*model.LatestChats, error)
 	ChatList(ctx context.Context, filter *model.ChatFilter, limit *int, skip *int) (*model.ChatPage, error)
 	Chat(ctx context.Context, id string) (*ent.Chat, error)
@@ -675,6 +949,10 @@ type QueryResolver interface {
 	MessageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error)
 	NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error)
 	Newsletter(ctx context.Context, id string) (*ent.Chat, error)
+	EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error)
+	Engine(ctx context.Context, id string) (*model.Engine, error)
+	GroupList(ctx context.Context, searchToken *string, includeArchive *bool, limit *int, skip *int) (*model.GroupPage, error)
+	Group(ctx context.Context, id string) (*model.Group, error)
 	MusicSong(ctx context.Context, id string) (*ent.MusicClip, error)
 	MusicAccount(ctx context.Context) (*music.Account, error)
 	Ping(ctx context.Context) (*model.Ping, error)
@@ -735,6 +1013,230 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Account.UserEmail(childComplexity), true
+
+	case "Audience.contactCount":
+		if e.ComplexityRoot.Audience.ContactCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.ContactCount(childComplexity), true
+	case "Audience.contacts":
+		if e.ComplexityRoot.Audience.Contacts == nil {
+			break
+		}
+
+		args, err := ec.field_Audience_contacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Audience.Contacts(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.AudienceContactOrder), args["where"].(*ent.AudienceContactWhereInput)), true
+	case "Audience.createdAt":
+		if e.ComplexityRoot.Audience.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.CreatedAt(childComplexity), true
+	case "Audience.id":
+		if e.ComplexityRoot.Audience.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.ID(childComplexity), true
+	case "Audience.name":
+		if e.ComplexityRoot.Audience.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.Name(childComplexity), true
+	case "Audience.updatedAt":
+		if e.ComplexityRoot.Audience.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.UpdatedAt(childComplexity), true
+	case "Audience.workspaceID":
+		if e.ComplexityRoot.Audience.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Audience.WorkspaceID(childComplexity), true
+
+	case "AudienceConnection.edges":
+		if e.ComplexityRoot.AudienceConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceConnection.Edges(childComplexity), true
+	case "AudienceConnection.pageInfo":
+		if e.ComplexityRoot.AudienceConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceConnection.PageInfo(childComplexity), true
+	case "AudienceConnection.totalCount":
+		if e.ComplexityRoot.AudienceConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceConnection.TotalCount(childComplexity), true
+
+	case "AudienceContact.audience":
+		if e.ComplexityRoot.AudienceContact.Audience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.Audience(childComplexity), true
+	case "AudienceContact.audienceID":
+		if e.ComplexityRoot.AudienceContact.AudienceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.AudienceID(childComplexity), true
+	case "AudienceContact.createdAt":
+		if e.ComplexityRoot.AudienceContact.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.CreatedAt(childComplexity), true
+	case "AudienceContact.id":
+		if e.ComplexityRoot.AudienceContact.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.ID(childComplexity), true
+	case "AudienceContact.to":
+		if e.ComplexityRoot.AudienceContact.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.To(childComplexity), true
+	case "AudienceContact.updatedAt":
+		if e.ComplexityRoot.AudienceContact.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.UpdatedAt(childComplexity), true
+	case "AudienceContact.variables":
+		if e.ComplexityRoot.AudienceContact.Variables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.Variables(childComplexity), true
+	case "AudienceContact.workspaceID":
+		if e.ComplexityRoot.AudienceContact.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContact.WorkspaceID(childComplexity), true
+
+	case "AudienceContactConnection.edges":
+		if e.ComplexityRoot.AudienceContactConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactConnection.Edges(childComplexity), true
+	case "AudienceContactConnection.pageInfo":
+		if e.ComplexityRoot.AudienceContactConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactConnection.PageInfo(childComplexity), true
+	case "AudienceContactConnection.totalCount":
+		if e.ComplexityRoot.AudienceContactConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactConnection.TotalCount(childComplexity), true
+
+	case "AudienceContactEdge.cursor":
+		if e.ComplexityRoot.AudienceContactEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactEdge.Cursor(childComplexity), true
+	case "AudienceContactEdge.node":
+		if e.ComplexityRoot.AudienceContactEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactEdge.Node(childComplexity), true
+
+	case "AudienceContactsPayload.added":
+		if e.ComplexityRoot.AudienceContactsPayload.Added == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactsPayload.Added(childComplexity), true
+	case "AudienceContactsPayload.audience":
+		if e.ComplexityRoot.AudienceContactsPayload.Audience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactsPayload.Audience(childComplexity), true
+	case "AudienceContactsPayload.contactCount":
+		if e.ComplexityRoot.AudienceContactsPayload.ContactCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactsPayload.ContactCount(childComplexity), true
+	case "AudienceContactsPayload.skipped":
+		if e.ComplexityRoot.AudienceContactsPayload.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceContactsPayload.Skipped(childComplexity), true
+
+	case "AudienceEdge.cursor":
+		if e.ComplexityRoot.AudienceEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceEdge.Cursor(childComplexity), true
+	case "AudienceEdge.node":
+		if e.ComplexityRoot.AudienceEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceEdge.Node(childComplexity), true
+
+	case "AudiencePage.items":
+		if e.ComplexityRoot.AudiencePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePage.Items(childComplexity), true
+	case "AudiencePage.limit":
+		if e.ComplexityRoot.AudiencePage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePage.Limit(childComplexity), true
+	case "AudiencePage.skip":
+		if e.ComplexityRoot.AudiencePage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePage.Skip(childComplexity), true
+	case "AudiencePage.total":
+		if e.ComplexityRoot.AudiencePage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudiencePage.Total(childComplexity), true
+
+	case "AudienceVariable.key":
+		if e.ComplexityRoot.AudienceVariable.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceVariable.Key(childComplexity), true
+	case "AudienceVariable.value":
+		if e.ComplexityRoot.AudienceVariable.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AudienceVariable.Value(childComplexity), true
 
 	case "Board.agentID":
 		if e.ComplexityRoot.Board.AgentID == nil {
@@ -1174,6 +1676,263 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BoardSource.MessageKey(childComplexity), true
+
+	case "Campaign.abortedAt":
+		if e.ComplexityRoot.Campaign.AbortedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.AbortedAt(childComplexity), true
+	case "Campaign.audienceID":
+		if e.ComplexityRoot.Campaign.AudienceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.AudienceID(childComplexity), true
+	case "Campaign.completedAt":
+		if e.ComplexityRoot.Campaign.CompletedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.CompletedAt(childComplexity), true
+	case "Campaign.createdAt":
+		if e.ComplexityRoot.Campaign.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.CreatedAt(childComplexity), true
+	case "Campaign.id":
+		if e.ComplexityRoot.Campaign.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.ID(childComplexity), true
+	case "Campaign.mediaCaption":
+		if e.ComplexityRoot.Campaign.MediaCaption == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.MediaCaption(childComplexity), true
+	case "Campaign.mediaURL":
+		if e.ComplexityRoot.Campaign.MediaURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.MediaURL(childComplexity), true
+	case "Campaign.messages":
+		if e.ComplexityRoot.Campaign.Messages == nil {
+			break
+		}
+
+		args, err := ec.field_Campaign_messages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Campaign.Messages(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.MessageOrder), args["where"].(*ent.MessageWhereInput)), true
+	case "Campaign.name":
+		if e.ComplexityRoot.Campaign.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Name(childComplexity), true
+	case "Campaign.onMissingVariable":
+		if e.ComplexityRoot.Campaign.OnMissingVariable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.OnMissingVariable(childComplexity), true
+	case "Campaign.pacing":
+		if e.ComplexityRoot.Campaign.Pacing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Pacing(childComplexity), true
+	case "Campaign.pauseReason":
+		if e.ComplexityRoot.Campaign.PauseReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PauseReason(childComplexity), true
+	case "Campaign.pausedAt":
+		if e.ComplexityRoot.Campaign.PausedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.PausedAt(childComplexity), true
+	case "Campaign.progress":
+		if e.ComplexityRoot.Campaign.Progress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Progress(childComplexity), true
+	case "Campaign.startedAt":
+		if e.ComplexityRoot.Campaign.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.StartedAt(childComplexity), true
+	case "Campaign.status":
+		if e.ComplexityRoot.Campaign.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Status(childComplexity), true
+	case "Campaign.text":
+		if e.ComplexityRoot.Campaign.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.Text(childComplexity), true
+	case "Campaign.updatedAt":
+		if e.ComplexityRoot.Campaign.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.UpdatedAt(childComplexity), true
+	case "Campaign.workspaceID":
+		if e.ComplexityRoot.Campaign.WorkspaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.WorkspaceID(childComplexity), true
+
+	case "CampaignConnection.edges":
+		if e.ComplexityRoot.CampaignConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignConnection.Edges(childComplexity), true
+	case "CampaignConnection.pageInfo":
+		if e.ComplexityRoot.CampaignConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignConnection.PageInfo(childComplexity), true
+	case "CampaignConnection.totalCount":
+		if e.ComplexityRoot.CampaignConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignConnection.TotalCount(childComplexity), true
+
+	case "CampaignEdge.cursor":
+		if e.ComplexityRoot.CampaignEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignEdge.Cursor(childComplexity), true
+	case "CampaignEdge.node":
+		if e.ComplexityRoot.CampaignEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignEdge.Node(childComplexity), true
+
+	case "CampaignPacing.dailyCap":
+		if e.ComplexityRoot.CampaignPacing.DailyCap == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPacing.DailyCap(childComplexity), true
+	case "CampaignPacing.maxDelaySeconds":
+		if e.ComplexityRoot.CampaignPacing.MaxDelaySeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPacing.MaxDelaySeconds(childComplexity), true
+	case "CampaignPacing.minDelaySeconds":
+		if e.ComplexityRoot.CampaignPacing.MinDelaySeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPacing.MinDelaySeconds(childComplexity), true
+	case "CampaignPacing.quietHours":
+		if e.ComplexityRoot.CampaignPacing.QuietHours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPacing.QuietHours(childComplexity), true
+
+	case "CampaignPage.items":
+		if e.ComplexityRoot.CampaignPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPage.Items(childComplexity), true
+	case "CampaignPage.limit":
+		if e.ComplexityRoot.CampaignPage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPage.Limit(childComplexity), true
+	case "CampaignPage.skip":
+		if e.ComplexityRoot.CampaignPage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPage.Skip(childComplexity), true
+	case "CampaignPage.total":
+		if e.ComplexityRoot.CampaignPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPage.Total(childComplexity), true
+
+	case "CampaignProgress.delivered":
+		if e.ComplexityRoot.CampaignProgress.Delivered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Delivered(childComplexity), true
+	case "CampaignProgress.failed":
+		if e.ComplexityRoot.CampaignProgress.Failed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Failed(childComplexity), true
+	case "CampaignProgress.made":
+		if e.ComplexityRoot.CampaignProgress.Made == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Made(childComplexity), true
+	case "CampaignProgress.percent":
+		if e.ComplexityRoot.CampaignProgress.Percent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Percent(childComplexity), true
+	case "CampaignProgress.queued":
+		if e.ComplexityRoot.CampaignProgress.Queued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Queued(childComplexity), true
+	case "CampaignProgress.read":
+		if e.ComplexityRoot.CampaignProgress.Read == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Read(childComplexity), true
+	case "CampaignProgress.remaining":
+		if e.ComplexityRoot.CampaignProgress.Remaining == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Remaining(childComplexity), true
+	case "CampaignProgress.sent":
+		if e.ComplexityRoot.CampaignProgress.Sent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Sent(childComplexity), true
+	case "CampaignProgress.total":
+		if e.ComplexityRoot.CampaignProgress.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignProgress.Total(childComplexity), true
 
 	case "Chat.announce":
 		if e.ComplexityRoot.Chat.Announce == nil {
@@ -1748,6 +2507,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeliveryPage.Total(childComplexity), true
 
+	case "Engine.connected":
+		if e.ComplexityRoot.Engine.Connected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Connected(childComplexity), true
+	case "Engine.connectedAt":
+		if e.ComplexityRoot.Engine.ConnectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.ConnectedAt(childComplexity), true
+	case "Engine.createdAt":
+		if e.ComplexityRoot.Engine.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.CreatedAt(childComplexity), true
+	case "Engine.disconnectedAt":
+		if e.ComplexityRoot.Engine.DisconnectedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.DisconnectedAt(childComplexity), true
+	case "Engine.hasSynced":
+		if e.ComplexityRoot.Engine.HasSynced == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.HasSynced(childComplexity), true
+	case "Engine.id":
+		if e.ComplexityRoot.Engine.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.ID(childComplexity), true
+	case "Engine.kind":
+		if e.ComplexityRoot.Engine.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Kind(childComplexity), true
+	case "Engine.name":
+		if e.ComplexityRoot.Engine.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Name(childComplexity), true
+	case "Engine.state":
+		if e.ComplexityRoot.Engine.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.State(childComplexity), true
+	case "Engine.stream":
+		if e.ComplexityRoot.Engine.Stream == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Stream(childComplexity), true
+	case "Engine.tokenPrefix":
+		if e.ComplexityRoot.Engine.TokenPrefix == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.TokenPrefix(childComplexity), true
+	case "Engine.type":
+		if e.ComplexityRoot.Engine.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Type(childComplexity), true
+	case "Engine.updatedAt":
+		if e.ComplexityRoot.Engine.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.UpdatedAt(childComplexity), true
+
 	case "EngineConnection.connected":
 		if e.ComplexityRoot.EngineConnection.Connected == nil {
 			break
@@ -1766,6 +2604,174 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EngineConnection.Type(childComplexity), true
+
+	case "EngineCreated.engine":
+		if e.ComplexityRoot.EngineCreated.Engine == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EngineCreated.Engine(childComplexity), true
+	case "EngineCreated.token":
+		if e.ComplexityRoot.EngineCreated.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EngineCreated.Token(childComplexity), true
+
+	case "EnginePage.items":
+		if e.ComplexityRoot.EnginePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnginePage.Items(childComplexity), true
+	case "EnginePage.limit":
+		if e.ComplexityRoot.EnginePage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnginePage.Limit(childComplexity), true
+	case "EnginePage.skip":
+		if e.ComplexityRoot.EnginePage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnginePage.Skip(childComplexity), true
+	case "EnginePage.total":
+		if e.ComplexityRoot.EnginePage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EnginePage.Total(childComplexity), true
+
+	case "FailedParticipant.chatId":
+		if e.ComplexityRoot.FailedParticipant.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailedParticipant.ChatID(childComplexity), true
+	case "FailedParticipant.code":
+		if e.ComplexityRoot.FailedParticipant.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailedParticipant.Code(childComplexity), true
+	case "FailedParticipant.message":
+		if e.ComplexityRoot.FailedParticipant.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailedParticipant.Message(childComplexity), true
+	case "FailedParticipant.participant":
+		if e.ComplexityRoot.FailedParticipant.Participant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FailedParticipant.Participant(childComplexity), true
+
+	case "Group.announce":
+		if e.ComplexityRoot.Group.Announce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Announce(childComplexity), true
+	case "Group.chat":
+		if e.ComplexityRoot.Group.Chat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Chat(childComplexity), true
+	case "Group.createdAt":
+		if e.ComplexityRoot.Group.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.CreatedAt(childComplexity), true
+	case "Group.description":
+		if e.ComplexityRoot.Group.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Description(childComplexity), true
+	case "Group.id":
+		if e.ComplexityRoot.Group.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.ID(childComplexity), true
+	case "Group.lastMessageAt":
+		if e.ComplexityRoot.Group.LastMessageAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.LastMessageAt(childComplexity), true
+	case "Group.name":
+		if e.ComplexityRoot.Group.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Name(childComplexity), true
+	case "Group.owner":
+		if e.ComplexityRoot.Group.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Owner(childComplexity), true
+	case "Group.participantCount":
+		if e.ComplexityRoot.Group.ParticipantCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.ParticipantCount(childComplexity), true
+	case "Group.participants":
+		if e.ComplexityRoot.Group.Participants == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Participants(childComplexity), true
+	case "Group.restrict":
+		if e.ComplexityRoot.Group.Restrict == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Restrict(childComplexity), true
+
+	case "GroupPage.items":
+		if e.ComplexityRoot.GroupPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupPage.Items(childComplexity), true
+	case "GroupPage.limit":
+		if e.ComplexityRoot.GroupPage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupPage.Limit(childComplexity), true
+	case "GroupPage.skip":
+		if e.ComplexityRoot.GroupPage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupPage.Skip(childComplexity), true
+	case "GroupPage.total":
+		if e.ComplexityRoot.GroupPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupPage.Total(childComplexity), true
+
+	case "GroupResult.failedParticipants":
+		if e.ComplexityRoot.GroupResult.FailedParticipants == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupResult.FailedParticipants(childComplexity), true
+	case "GroupResult.group":
+		if e.ComplexityRoot.GroupResult.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupResult.Group(childComplexity), true
 
 	case "LatestChat.chat":
 		if e.ComplexityRoot.LatestChat.Chat == nil {
@@ -1879,6 +2885,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Ack(childComplexity), true
+	case "Message.campaign":
+		if e.ComplexityRoot.Message.Campaign == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Campaign(childComplexity), true
+	case "Message.campaignID":
+		if e.ComplexityRoot.Message.CampaignID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.CampaignID(childComplexity), true
 	case "Message.confirmedAt":
 		if e.ComplexityRoot.Message.ConfirmedAt == nil {
 			break
@@ -1993,6 +3011,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.PollQuestion(childComplexity), true
+	case "Message.quotedMessage":
+		if e.ComplexityRoot.Message.QuotedMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.QuotedMessage(childComplexity), true
 	case "Message.reaction":
 		if e.ComplexityRoot.Message.Reaction == nil {
 			break
@@ -2321,6 +3345,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MusicUploadResult.UploadID(childComplexity), true
 
+	case "Mutation.addAudienceContacts":
+		if e.ComplexityRoot.Mutation.AddAudienceContacts == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addAudienceContacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddAudienceContacts(childComplexity, args["id"].(string), args["contacts"].([]*model.AudienceContactInput)), true
+	case "Mutation.addGroupParticipants":
+		if e.ComplexityRoot.Mutation.AddGroupParticipants == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addGroupParticipants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddGroupParticipants(childComplexity, args["id"].(string), args["participants"].([]string)), true
 	case "Mutation.archiveChat":
 		if e.ComplexityRoot.Mutation.ArchiveChat == nil {
 			break
@@ -2332,6 +3378,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ArchiveChat(childComplexity, args["chatId"].(string), args["archived"].(bool)), true
+	case "Mutation.cancelCampaign":
+		if e.ComplexityRoot.Mutation.CancelCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelCampaign(childComplexity, args["id"].(string)), true
 	case "Mutation.cancelScheduledMessage":
 		if e.ComplexityRoot.Mutation.CancelScheduledMessage == nil {
 			break
@@ -2343,6 +3400,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelScheduledMessage(childComplexity, args["id"].(string)), true
+	case "Mutation.createAudience":
+		if e.ComplexityRoot.Mutation.CreateAudience == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createAudience_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateAudience(childComplexity, args["input"].(model.AudienceInput)), true
 	case "Mutation.createBoardItem":
 		if e.ComplexityRoot.Mutation.CreateBoardItem == nil {
 			break
@@ -2354,6 +3422,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateBoardItem(childComplexity, args["boardId"].(string), args["input"].(model.BoardItemInput)), true
+	case "Mutation.createCampaign":
+		if e.ComplexityRoot.Mutation.CreateCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCampaign(childComplexity, args["input"].(model.CampaignInput)), true
+	case "Mutation.createEngine":
+		if e.ComplexityRoot.Mutation.CreateEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateEngine(childComplexity, args["input"].(model.EngineInput)), true
+	case "Mutation.createGroup":
+		if e.ComplexityRoot.Mutation.CreateGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateGroup(childComplexity, args["name"].(string), args["participants"].([]string)), true
 	case "Mutation.createNewsletter":
 		if e.ComplexityRoot.Mutation.CreateNewsletter == nil {
 			break
@@ -2376,6 +3477,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateWebhook(childComplexity, args["input"].(model.WebhookInput)), true
+	case "Mutation.deleteAudience":
+		if e.ComplexityRoot.Mutation.DeleteAudience == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAudience_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAudience(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteEngine":
+		if e.ComplexityRoot.Mutation.DeleteEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteEngine(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteWebhook":
 		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
 			break
@@ -2387,6 +3510,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["id"].(string)), true
+	case "Mutation.demoteGroupParticipant":
+		if e.ComplexityRoot.Mutation.DemoteGroupParticipant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_demoteGroupParticipant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DemoteGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
+	case "Mutation.enginePairingCode":
+		if e.ComplexityRoot.Mutation.EnginePairingCode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_enginePairingCode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EnginePairingCode(childComplexity, args["id"].(string), args["phone"].(string)), true
+	case "Mutation.enginePairingQR":
+		if e.ComplexityRoot.Mutation.EnginePairingQR == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_enginePairingQR_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EnginePairingQR(childComplexity, args["id"].(string)), true
 	case "Mutation.generateSong":
 		if e.ComplexityRoot.Mutation.GenerateSong == nil {
 			break
@@ -2398,6 +3554,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.GenerateSong(childComplexity, args["input"].(model.SongInput)), true
+	case "Mutation.leaveGroup":
+		if e.ComplexityRoot.Mutation.LeaveGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveGroup(childComplexity, args["id"].(string)), true
 	case "Mutation.loadOlderMessages":
 		if e.ComplexityRoot.Mutation.LoadOlderMessages == nil {
 			break
@@ -2409,6 +3576,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LoadOlderMessages(childComplexity, args["chatId"].(string), args["pages"].(*int), args["untilDate"].(*string)), true
+	case "Mutation.logoutEngine":
+		if e.ComplexityRoot.Mutation.LogoutEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_logoutEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LogoutEngine(childComplexity, args["id"].(string)), true
 	case "Mutation.markChatRead":
 		if e.ComplexityRoot.Mutation.MarkChatRead == nil {
 			break
@@ -2431,6 +3609,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.OpenBoard(childComplexity, args["input"].(model.BoardInput)), true
+	case "Mutation.pauseCampaign":
+		if e.ComplexityRoot.Mutation.PauseCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseCampaign(childComplexity, args["id"].(string)), true
 	case "Mutation.pinMessage":
 		if e.ComplexityRoot.Mutation.PinMessage == nil {
 			break
@@ -2442,6 +3631,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PinMessage(childComplexity, args["key"].(string), args["duration"].(*int), args["chatId"].(*string)), true
+	case "Mutation.promoteGroupParticipant":
+		if e.ComplexityRoot.Mutation.PromoteGroupParticipant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_promoteGroupParticipant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PromoteGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
 	case "Mutation.reactToMessage":
 		if e.ComplexityRoot.Mutation.ReactToMessage == nil {
 			break
@@ -2464,6 +3664,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeliverWebhookDelivery(childComplexity, args["webhookId"].(string), args["deliveryId"].(string)), true
+	case "Mutation.removeAudienceContact":
+		if e.ComplexityRoot.Mutation.RemoveAudienceContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeAudienceContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveAudienceContact(childComplexity, args["id"].(string), args["contactId"].(string)), true
+	case "Mutation.removeGroupParticipant":
+		if e.ComplexityRoot.Mutation.RemoveGroupParticipant == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeGroupParticipant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
+	case "Mutation.resumeCampaign":
+		if e.ComplexityRoot.Mutation.ResumeCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeCampaign(childComplexity, args["id"].(string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -2497,6 +3730,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput)), true
+	case "Mutation.setGroupPicture":
+		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setGroupPicture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetGroupPicture(childComplexity, args["id"].(string), args["input"].(model.GroupPictureInput)), true
 	case "Mutation.simulateGroupChange":
 		if e.ComplexityRoot.Mutation.SimulateGroupChange == nil {
 			break
@@ -2519,6 +3763,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnpinMessage(childComplexity, args["key"].(string), args["chatId"].(*string)), true
+	case "Mutation.updateAudience":
+		if e.ComplexityRoot.Mutation.UpdateAudience == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAudience_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAudience(childComplexity, args["id"].(string), args["input"].(model.AudiencePatch)), true
+	case "Mutation.updateAudienceContact":
+		if e.ComplexityRoot.Mutation.UpdateAudienceContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateAudienceContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateAudienceContact(childComplexity, args["id"].(string), args["contactId"].(string), args["input"].(model.AudienceContactPatch)), true
 	case "Mutation.updateBoardItem":
 		if e.ComplexityRoot.Mutation.UpdateBoardItem == nil {
 			break
@@ -2530,6 +3796,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateBoardItem(childComplexity, args["boardId"].(string), args["itemId"].(string), args["input"].(model.BoardItemPatch)), true
+	case "Mutation.updateGroup":
+		if e.ComplexityRoot.Mutation.UpdateGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["id"].(string), args["input"].(model.GroupUpdateInput)), true
 	case "Mutation.updateScheduledMessage":
 		if e.ComplexityRoot.Mutation.UpdateScheduledMessage == nil {
 			break
@@ -2681,6 +3958,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Account(childComplexity), true
+	case "Query.audience":
+		if e.ComplexityRoot.Query.Audience == nil {
+			break
+		}
+
+		args, err := ec.field_Query_audience_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Audience(childComplexity, args["id"].(string)), true
+	case "Query.audienceList":
+		if e.ComplexityRoot.Query.AudienceList == nil {
+			break
+		}
+
+		args, err := ec.field_Query_audienceList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AudienceList(childComplexity, args["order"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.board":
 		if e.ComplexityRoot.Query.Board == nil {
 			break
@@ -2725,6 +4024,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Boards(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.BoardOrder), args["where"].(*ent.BoardWhereInput)), true
+	case "Query.campaign":
+		if e.ComplexityRoot.Query.Campaign == nil {
+			break
+		}
+
+		args, err := ec.field_Query_campaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Campaign(childComplexity, args["id"].(string)), true
+	case "Query.campaignList":
+		if e.ComplexityRoot.Query.CampaignList == nil {
+			break
+		}
+
+		args, err := ec.field_Query_campaignList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CampaignList(childComplexity, args["order"].(*string), args["status"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.chat":
 		if e.ComplexityRoot.Query.Chat == nil {
 			break
@@ -2802,6 +4123,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.engine":
+		if e.ComplexityRoot.Query.Engine == nil {
+			break
+		}
+
+		args, err := ec.field_Query_engine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Engine(childComplexity, args["id"].(string)), true
+	case "Query.engineList":
+		if e.ComplexityRoot.Query.EngineList == nil {
+			break
+		}
+
+		args, err := ec.field_Query_engineList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EngineList(childComplexity, args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.findSimilarBoardItems":
 		if e.ComplexityRoot.Query.FindSimilarBoardItems == nil {
 			break
@@ -2813,6 +4156,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.FindSimilarBoardItems(childComplexity, args["boardId"].(string), args["candidates"].([]*model.BoardCandidateInput)), true
+	case "Query.group":
+		if e.ComplexityRoot.Query.Group == nil {
+			break
+		}
+
+		args, err := ec.field_Query_group_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Group(childComplexity, args["id"].(string)), true
+	case "Query.groupList":
+		if e.ComplexityRoot.Query.GroupList == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupList(childComplexity, args["searchToken"].(*string), args["includeArchive"].(*bool), args["limit"].(*int), args["skip"].(*int)), true
 
 	case "Query.latestChats":
 		if e.ComplexityRoot.Query.LatestChats == nil {
@@ -3036,6 +4401,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["where"].(*ent.WebhookWhereInput)), true
 
+	case "QuietHours.end":
+		if e.ComplexityRoot.QuietHours.End == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuietHours.End(childComplexity), true
+	case "QuietHours.start":
+		if e.ComplexityRoot.QuietHours.Start == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuietHours.Start(childComplexity), true
+	case "QuietHours.timezone":
+		if e.ComplexityRoot.QuietHours.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuietHours.Timezone(childComplexity), true
+
+	case "QuotedMessage.author":
+		if e.ComplexityRoot.QuotedMessage.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotedMessage.Author(childComplexity), true
+	case "QuotedMessage.text":
+		if e.ComplexityRoot.QuotedMessage.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotedMessage.Text(childComplexity), true
+	case "QuotedMessage.type":
+		if e.ComplexityRoot.QuotedMessage.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotedMessage.Type(childComplexity), true
+	case "QuotedMessage.waMessageKey":
+		if e.ComplexityRoot.QuotedMessage.WaMessageKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QuotedMessage.WaMessageKey(childComplexity), true
+
 	case "RotateSecretPayload.id":
 		if e.ComplexityRoot.RotateSecretPayload.ID == nil {
 			break
@@ -3251,6 +4660,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAccountWhereInput,
+		ec.unmarshalInputAudienceContactInput,
+		ec.unmarshalInputAudienceContactOrder,
+		ec.unmarshalInputAudienceContactPatch,
+		ec.unmarshalInputAudienceContactWhereInput,
+		ec.unmarshalInputAudienceInput,
+		ec.unmarshalInputAudienceOrder,
+		ec.unmarshalInputAudiencePatch,
+		ec.unmarshalInputAudienceVariableInput,
+		ec.unmarshalInputAudienceWhereInput,
 		ec.unmarshalInputBoardCandidateInput,
 		ec.unmarshalInputBoardCellInput,
 		ec.unmarshalInputBoardFilter,
@@ -3263,18 +4681,26 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputBoardOrder,
 		ec.unmarshalInputBoardSourceInput,
 		ec.unmarshalInputBoardWhereInput,
+		ec.unmarshalInputCampaignInput,
+		ec.unmarshalInputCampaignOrder,
+		ec.unmarshalInputCampaignPacingInput,
+		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputChatFilter,
 		ec.unmarshalInputChatOrder,
 		ec.unmarshalInputChatWhereInput,
 		ec.unmarshalInputContactWhereInput,
 		ec.unmarshalInputDeliveryAttemptWhereInput,
 		ec.unmarshalInputDeliveryWhereInput,
+		ec.unmarshalInputEngineInput,
 		ec.unmarshalInputGroupChangeInput,
+		ec.unmarshalInputGroupPictureInput,
+		ec.unmarshalInputGroupUpdateInput,
 		ec.unmarshalInputMessageInput,
 		ec.unmarshalInputMessageOrder,
 		ec.unmarshalInputMessagePatch,
 		ec.unmarshalInputMessageWhereInput,
 		ec.unmarshalInputMusicUploadInput,
+		ec.unmarshalInputQuietHoursInput,
 		ec.unmarshalInputScheduledMessageFilter,
 		ec.unmarshalInputSongInput,
 		ec.unmarshalInputStoredMessageFilter,
@@ -3355,7 +4781,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "boards.graphql" "chats.graphql" "ent.graphql" "music.graphql" "schema.graphql"
+//go:embed "audiences.graphql" "boards.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "music.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -3367,9 +4793,13 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "audiences.graphql", Input: sourceData("audiences.graphql"), BuiltIn: false},
 	{Name: "boards.graphql", Input: sourceData("boards.graphql"), BuiltIn: false},
+	{Name: "campaigns.graphql", Input: sourceData("campaigns.graphql"), BuiltIn: false},
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
+	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
+	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
 	{Name: "music.graphql", Input: sourceData("music.graphql"), BuiltIn: false},
 	{Name: "schema.graphql", Input: sourceData("schema.graphql"), BuiltIn: false},
 }
@@ -3393,6 +4823,118 @@ func (ec *executionContext) childFields_Account(ctx context.Context, field graph
 		return ec.fieldContext_Account_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
+
+func (ec *executionContext) childFields_Audience(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Audience_id(ctx, field)
+	case "workspaceID":
+		return ec.fieldContext_Audience_workspaceID(ctx, field)
+	case "name":
+		return ec.fieldContext_Audience_name(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Audience_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Audience_updatedAt(ctx, field)
+	case "contacts":
+		return ec.fieldContext_Audience_contacts(ctx, field)
+	case "contactCount":
+		return ec.fieldContext_Audience_contactCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Audience", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceContact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AudienceContact_id(ctx, field)
+	case "workspaceID":
+		return ec.fieldContext_AudienceContact_workspaceID(ctx, field)
+	case "audienceID":
+		return ec.fieldContext_AudienceContact_audienceID(ctx, field)
+	case "to":
+		return ec.fieldContext_AudienceContact_to(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AudienceContact_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_AudienceContact_updatedAt(ctx, field)
+	case "audience":
+		return ec.fieldContext_AudienceContact_audience(ctx, field)
+	case "variables":
+		return ec.fieldContext_AudienceContact_variables(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceContact", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceContactConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AudienceContactConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AudienceContactConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AudienceContactConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceContactConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceContactEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AudienceContactEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AudienceContactEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceContactEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceContactsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "added":
+		return ec.fieldContext_AudienceContactsPayload_added(ctx, field)
+	case "skipped":
+		return ec.fieldContext_AudienceContactsPayload_skipped(ctx, field)
+	case "contactCount":
+		return ec.fieldContext_AudienceContactsPayload_contactCount(ctx, field)
+	case "audience":
+		return ec.fieldContext_AudienceContactsPayload_audience(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceContactsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_AudienceEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_AudienceEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_AudiencePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AudiencePage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_AudiencePage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_AudiencePage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_AudiencePage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudiencePage", field.Name)
+}
+
+func (ec *executionContext) childFields_AudienceVariable(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "key":
+		return ec.fieldContext_AudienceVariable_key(ctx, field)
+	case "value":
+		return ec.fieldContext_AudienceVariable_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AudienceVariable", field.Name)
 }
 
 func (ec *executionContext) childFields_Board(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3617,6 +5159,112 @@ func (ec *executionContext) childFields_BoardSource(ctx context.Context, field g
 		return ec.fieldContext_BoardSource_extractedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BoardSource", field.Name)
+}
+
+func (ec *executionContext) childFields_Campaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Campaign_id(ctx, field)
+	case "workspaceID":
+		return ec.fieldContext_Campaign_workspaceID(ctx, field)
+	case "name":
+		return ec.fieldContext_Campaign_name(ctx, field)
+	case "audienceID":
+		return ec.fieldContext_Campaign_audienceID(ctx, field)
+	case "status":
+		return ec.fieldContext_Campaign_status(ctx, field)
+	case "text":
+		return ec.fieldContext_Campaign_text(ctx, field)
+	case "mediaURL":
+		return ec.fieldContext_Campaign_mediaURL(ctx, field)
+	case "mediaCaption":
+		return ec.fieldContext_Campaign_mediaCaption(ctx, field)
+	case "pauseReason":
+		return ec.fieldContext_Campaign_pauseReason(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Campaign_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Campaign_updatedAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Campaign_startedAt(ctx, field)
+	case "pausedAt":
+		return ec.fieldContext_Campaign_pausedAt(ctx, field)
+	case "completedAt":
+		return ec.fieldContext_Campaign_completedAt(ctx, field)
+	case "abortedAt":
+		return ec.fieldContext_Campaign_abortedAt(ctx, field)
+	case "messages":
+		return ec.fieldContext_Campaign_messages(ctx, field)
+	case "progress":
+		return ec.fieldContext_Campaign_progress(ctx, field)
+	case "pacing":
+		return ec.fieldContext_Campaign_pacing(ctx, field)
+	case "onMissingVariable":
+		return ec.fieldContext_Campaign_onMissingVariable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Campaign", field.Name)
+}
+
+func (ec *executionContext) childFields_CampaignEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "node":
+		return ec.fieldContext_CampaignEdge_node(ctx, field)
+	case "cursor":
+		return ec.fieldContext_CampaignEdge_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CampaignPacing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minDelaySeconds":
+		return ec.fieldContext_CampaignPacing_minDelaySeconds(ctx, field)
+	case "maxDelaySeconds":
+		return ec.fieldContext_CampaignPacing_maxDelaySeconds(ctx, field)
+	case "dailyCap":
+		return ec.fieldContext_CampaignPacing_dailyCap(ctx, field)
+	case "quietHours":
+		return ec.fieldContext_CampaignPacing_quietHours(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignPacing", field.Name)
+}
+
+func (ec *executionContext) childFields_CampaignPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CampaignPage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_CampaignPage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_CampaignPage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_CampaignPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CampaignProgress(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_CampaignProgress_total(ctx, field)
+	case "made":
+		return ec.fieldContext_CampaignProgress_made(ctx, field)
+	case "queued":
+		return ec.fieldContext_CampaignProgress_queued(ctx, field)
+	case "sent":
+		return ec.fieldContext_CampaignProgress_sent(ctx, field)
+	case "delivered":
+		return ec.fieldContext_CampaignProgress_delivered(ctx, field)
+	case "read":
+		return ec.fieldContext_CampaignProgress_read(ctx, field)
+	case "failed":
+		return ec.fieldContext_CampaignProgress_failed(ctx, field)
+	case "remaining":
+		return ec.fieldContext_CampaignProgress_remaining(ctx, field)
+	case "percent":
+		return ec.fieldContext_CampaignProgress_percent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CampaignProgress", field.Name)
 }
 
 func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3899,6 +5547,38 @@ func (ec *executionContext) childFields_DeliveryPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type DeliveryPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Engine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Engine_id(ctx, field)
+	case "kind":
+		return ec.fieldContext_Engine_kind(ctx, field)
+	case "name":
+		return ec.fieldContext_Engine_name(ctx, field)
+	case "type":
+		return ec.fieldContext_Engine_type(ctx, field)
+	case "connected":
+		return ec.fieldContext_Engine_connected(ctx, field)
+	case "state":
+		return ec.fieldContext_Engine_state(ctx, field)
+	case "stream":
+		return ec.fieldContext_Engine_stream(ctx, field)
+	case "hasSynced":
+		return ec.fieldContext_Engine_hasSynced(ctx, field)
+	case "tokenPrefix":
+		return ec.fieldContext_Engine_tokenPrefix(ctx, field)
+	case "connectedAt":
+		return ec.fieldContext_Engine_connectedAt(ctx, field)
+	case "disconnectedAt":
+		return ec.fieldContext_Engine_disconnectedAt(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Engine_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Engine_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Engine", field.Name)
+}
+
 func (ec *executionContext) childFields_EngineConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3909,6 +5589,96 @@ func (ec *executionContext) childFields_EngineConnection(ctx context.Context, fi
 		return ec.fieldContext_EngineConnection_connected(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EngineConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_EngineCreated(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engine":
+		return ec.fieldContext_EngineCreated_engine(ctx, field)
+	case "token":
+		return ec.fieldContext_EngineCreated_token(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EngineCreated", field.Name)
+}
+
+func (ec *executionContext) childFields_EnginePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_EnginePage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_EnginePage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_EnginePage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_EnginePage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EnginePage", field.Name)
+}
+
+func (ec *executionContext) childFields_FailedParticipant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "participant":
+		return ec.fieldContext_FailedParticipant_participant(ctx, field)
+	case "chatId":
+		return ec.fieldContext_FailedParticipant_chatId(ctx, field)
+	case "code":
+		return ec.fieldContext_FailedParticipant_code(ctx, field)
+	case "message":
+		return ec.fieldContext_FailedParticipant_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FailedParticipant", field.Name)
+}
+
+func (ec *executionContext) childFields_Group(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Group_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Group_name(ctx, field)
+	case "description":
+		return ec.fieldContext_Group_description(ctx, field)
+	case "owner":
+		return ec.fieldContext_Group_owner(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Group_createdAt(ctx, field)
+	case "lastMessageAt":
+		return ec.fieldContext_Group_lastMessageAt(ctx, field)
+	case "participantCount":
+		return ec.fieldContext_Group_participantCount(ctx, field)
+	case "announce":
+		return ec.fieldContext_Group_announce(ctx, field)
+	case "restrict":
+		return ec.fieldContext_Group_restrict(ctx, field)
+	case "participants":
+		return ec.fieldContext_Group_participants(ctx, field)
+	case "chat":
+		return ec.fieldContext_Group_chat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_GroupPage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_GroupPage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_GroupPage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_GroupPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupPage", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "group":
+		return ec.fieldContext_GroupResult_group(ctx, field)
+	case "failedParticipants":
+		return ec.fieldContext_GroupResult_failedParticipants(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupResult", field.Name)
 }
 
 func (ec *executionContext) childFields_LatestChat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4041,6 +5811,12 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_waSerialized(ctx, field)
 	case "fromMe":
 		return ec.fieldContext_Message_fromMe(ctx, field)
+	case "campaignID":
+		return ec.fieldContext_Message_campaignID(ctx, field)
+	case "campaign":
+		return ec.fieldContext_Message_campaign(ctx, field)
+	case "quotedMessage":
+		return ec.fieldContext_Message_quotedMessage(ctx, field)
 	case "waMessageKey":
 		return ec.fieldContext_Message_waMessageKey(ctx, field)
 	case "linkPreview":
@@ -4229,6 +6005,32 @@ func (ec *executionContext) childFields_Ping(ctx context.Context, field graphql.
 		return ec.fieldContext_Ping_message(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Ping", field.Name)
+}
+
+func (ec *executionContext) childFields_QuietHours(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "start":
+		return ec.fieldContext_QuietHours_start(ctx, field)
+	case "end":
+		return ec.fieldContext_QuietHours_end(ctx, field)
+	case "timezone":
+		return ec.fieldContext_QuietHours_timezone(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuietHours", field.Name)
+}
+
+func (ec *executionContext) childFields_QuotedMessage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "waMessageKey":
+		return ec.fieldContext_QuotedMessage_waMessageKey(ctx, field)
+	case "text":
+		return ec.fieldContext_QuotedMessage_text(ctx, field)
+	case "type":
+		return ec.fieldContext_QuotedMessage_type(ctx, field)
+	case "author":
+		return ec.fieldContext_QuotedMessage_author(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QuotedMessage", field.Name)
 }
 
 func (ec *executionContext) childFields_RotateSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4465,6 +6267,60 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Audience_contacts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.AudienceContactOrder, error) {
+			return ec.unmarshalOAudienceContactOrder2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.AudienceContactWhereInput, error) {
+			return ec.unmarshalOAudienceContactWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Board_items_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4511,6 +6367,60 @@ func (ec *executionContext) field_Board_items_args(ctx context.Context, rawArgs 
 	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
 		func(ctx context.Context, v any) (*ent.BoardItemWhereInput, error) {
 			return ec.unmarshalOBoardItemWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐBoardItemWhereInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Campaign_messages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*entgql.Cursor[string], error) {
+			return ec.unmarshalOCursor2ᚖentgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*ent.MessageOrder, error) {
+			return ec.unmarshalOMessageOrder2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMessageOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*ent.MessageWhereInput, error) {
+			return ec.unmarshalOMessageWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMessageWhereInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4573,6 +6483,50 @@ func (ec *executionContext) field_Chat_messageConnection_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addAudienceContacts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "contacts",
+		func(ctx context.Context, v any) ([]*model.AudienceContactInput, error) {
+			return ec.unmarshalNAudienceContactInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["contacts"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addGroupParticipants_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_archiveChat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4595,6 +6549,20 @@ func (ec *executionContext) field_Mutation_archiveChat_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelScheduledMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4606,6 +6574,20 @@ func (ec *executionContext) field_Mutation_cancelScheduledMessage_args(ctx conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createAudience_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AudienceInput, error) {
+			return ec.unmarshalNAudienceInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -4628,6 +6610,56 @@ func (ec *executionContext) field_Mutation_createBoardItem_args(ctx context.Cont
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignInput, error) {
+			return ec.unmarshalNCampaignInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createEngine_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.EngineInput, error) {
+			return ec.unmarshalNEngineInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "participants",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participants"] = arg1
 	return args, nil
 }
 
@@ -4659,12 +6691,98 @@ func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteAudience_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteEngine_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
 		func(ctx context.Context, v any) (string, error) {
 			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_demoteGroupParticipant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "participant",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participant"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_enginePairingCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "phone",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["phone"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_enginePairingQR_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4684,6 +6802,20 @@ func (ec *executionContext) field_Mutation_generateSong_args(ctx context.Context
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4717,6 +6849,20 @@ func (ec *executionContext) field_Mutation_loadOlderMessages_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_logoutEngine_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_markChatRead_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4742,6 +6888,20 @@ func (ec *executionContext) field_Mutation_openBoard_args(ctx context.Context, r
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pauseCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4772,6 +6932,28 @@ func (ec *executionContext) field_Mutation_pinMessage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["chatId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_promoteGroupParticipant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "participant",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participant"] = arg1
 	return args, nil
 }
 
@@ -4824,6 +7006,64 @@ func (ec *executionContext) field_Mutation_redeliverWebhookDelivery_args(ctx con
 		return nil, err
 	}
 	args["deliveryId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeAudienceContact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "contactId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["contactId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeGroupParticipant_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "participant",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["participant"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_resumeCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -4893,6 +7133,28 @@ func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setGroupPicture_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.GroupPictureInput, error) {
+			return ec.unmarshalNGroupPictureInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupPictureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_simulateGroupChange_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4929,6 +7191,58 @@ func (ec *executionContext) field_Mutation_unpinMessage_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateAudienceContact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "contactId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["contactId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AudienceContactPatch, error) {
+			return ec.unmarshalNAudienceContactPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateAudience_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AudiencePatch, error) {
+			return ec.unmarshalNAudiencePatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudiencePatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateBoardItem_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4956,6 +7270,28 @@ func (ec *executionContext) field_Mutation_updateBoardItem_args(ctx context.Cont
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.GroupUpdateInput, error) {
+			return ec.unmarshalNGroupUpdateInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -5058,6 +7394,50 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_audienceList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_audience_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5194,6 +7574,58 @@ func (ec *executionContext) field_Query_boards_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["where"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_campaignList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_campaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -5439,6 +7871,42 @@ func (ec *executionContext) field_Query_contactList_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_engineList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_engine_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_findSimilarBoardItems_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5458,6 +7926,58 @@ func (ec *executionContext) field_Query_findSimilarBoardItems_args(ctx context.C
 		return nil, err
 	}
 	args["candidates"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "searchToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["searchToken"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "includeArchive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includeArchive"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_group_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -6138,6 +8658,922 @@ func (ec *executionContext) _Account_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Account_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_id(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_workspaceID(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_workspaceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_workspaceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_name(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Audience_contacts(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_contacts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Contacts(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.AudienceContactOrder), fc.Args["where"].(*ent.AudienceContactWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AudienceContactConnection) graphql.Marshaler {
+			return ec.marshalNAudienceContactConnection2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_contacts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Audience",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceContactConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Audience_contacts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Audience_contactCount(ctx context.Context, field graphql.CollectedField, obj *ent.Audience) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Audience_contactCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Audience().ContactCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Audience_contactCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Audience", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AudienceEdge) graphql.Marshaler {
+			return ec.marshalOAudienceEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_id(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_workspaceID(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_workspaceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_workspaceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_audienceID(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_audienceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AudienceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_audienceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_to(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContact", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContact_audience(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_audience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Audience(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_audience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContact",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceContact_variables(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContact_variables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AudienceContact().Variables(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AudienceVariable) graphql.Marshaler {
+			return ec.marshalNAudienceVariable2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContact_variables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContact",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceVariable(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceContactConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.AudienceContactEdge) graphql.Marshaler {
+			return ec.marshalOAudienceContactEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContactConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceContactEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceContactConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContactConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceContactConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContactConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContactConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContactEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContactEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AudienceContact) graphql.Marshaler {
+			return ec.marshalOAudienceContact2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContact(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContactEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceContact(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceContactEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceContactEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContactEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContactsPayload_added(ctx context.Context, field graphql.CollectedField, obj *model.AudienceContactsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactsPayload_added(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Added, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactsPayload_added(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContactsPayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContactsPayload_skipped(ctx context.Context, field graphql.CollectedField, obj *model.AudienceContactsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactsPayload_skipped(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skipped, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactsPayload_skipped(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContactsPayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContactsPayload_contactCount(ctx context.Context, field graphql.CollectedField, obj *model.AudienceContactsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactsPayload_contactCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContactCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactsPayload_contactCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceContactsPayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceContactsPayload_audience(ctx context.Context, field graphql.CollectedField, obj *model.AudienceContactsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceContactsPayload_audience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Audience, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceContactsPayload_audience(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceContactsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalOAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudienceEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudienceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.AudienceEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _AudiencePage_items(ctx context.Context, field graphql.CollectedField, obj *model.AudiencePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AudiencePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AudiencePage_limit(ctx context.Context, field graphql.CollectedField, obj *model.AudiencePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudiencePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudiencePage_skip(ctx context.Context, field graphql.CollectedField, obj *model.AudiencePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePage_skip(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skip, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePage_skip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudiencePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudiencePage_total(ctx context.Context, field graphql.CollectedField, obj *model.AudiencePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudiencePage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudiencePage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudiencePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceVariable_key(ctx context.Context, field graphql.CollectedField, obj *model.AudienceVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceVariable_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceVariable_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceVariable", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AudienceVariable_value(ctx context.Context, field graphql.CollectedField, obj *model.AudienceVariable) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AudienceVariable_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AudienceVariable_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AudienceVariable", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Board_id(ctx context.Context, field graphql.CollectedField, obj *ent.Board) (ret graphql.Marshaler) {
@@ -7940,6 +11376,1033 @@ func (ec *executionContext) _BoardSource_extractedAt(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_BoardSource_extractedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("BoardSource", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_id(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_workspaceID(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_workspaceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WorkspaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_workspaceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_name(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_audienceID(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_audienceID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AudienceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_audienceID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_status(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_text(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_mediaURL(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_mediaURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_mediaURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_mediaCaption(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_mediaCaption(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaCaption, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_mediaCaption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_pauseReason(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_pauseReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PauseReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_pauseReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_updatedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_startedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_startedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_startedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_pausedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_pausedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PausedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_pausedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_completedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_completedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CompletedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_completedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_abortedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_abortedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AbortedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_abortedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_messages(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_messages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Messages(ctx, fc.Args["after"].(*entgql.Cursor[string]), fc.Args["first"].(*int), fc.Args["before"].(*entgql.Cursor[string]), fc.Args["last"].(*int), fc.Args["orderBy"].(*ent.MessageOrder), fc.Args["where"].(*ent.MessageWhereInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.MessageConnection) graphql.Marshaler {
+			return ec.marshalNMessageConnection2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMessageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_messages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Campaign_messages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_progress(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_progress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().Progress(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CampaignProgress) graphql.Marshaler {
+			return ec.marshalNCampaignProgress2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignProgress(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_progress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignProgress(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_pacing(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_pacing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Campaign().Pacing(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CampaignPacing) graphql.Marshaler {
+			return ec.marshalNCampaignPacing2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPacing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_pacing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Campaign",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignPacing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Campaign_onMissingVariable(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_onMissingVariable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OnMissingVariable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_onMissingVariable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.CampaignEdge) graphql.Marshaler {
+			return ec.marshalOCampaignEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignEdge(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.PageInfo[string]) graphql.Marshaler {
+			return ec.marshalNPageInfo2entgoᚗioᚋcontribᚋentgqlᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignEdge_node(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalOCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *ent.CampaignEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v entgql.Cursor[string]) graphql.Marshaler {
+			return ec.marshalNCursor2entgoᚗioᚋcontribᚋentgqlᚐCursor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignEdge", field, false, false, errors.New("field of type Cursor does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPacing_minDelaySeconds(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPacing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPacing_minDelaySeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinDelaySeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPacing_minDelaySeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPacing", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPacing_maxDelaySeconds(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPacing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPacing_maxDelaySeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxDelaySeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPacing_maxDelaySeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPacing", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPacing_dailyCap(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPacing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPacing_dailyCap(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DailyCap, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPacing_dailyCap(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPacing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPacing_quietHours(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPacing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPacing_quietHours(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuietHours, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QuietHours) graphql.Marshaler {
+			return ec.marshalOQuietHours2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuietHours(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPacing_quietHours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignPacing",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuietHours(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CampaignPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CampaignPage_limit(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPage_skip(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPage_skip(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skip, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPage_skip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignPage_total(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_total(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_made(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_made(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Made, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_made(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_queued(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_queued(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Queued, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_queued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_sent(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_sent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_sent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_delivered(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_delivered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_delivered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_read(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_read(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Read, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_read(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_failed(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_failed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Failed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_failed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_remaining(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_remaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_remaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CampaignProgress_percent(ctx context.Context, field graphql.CollectedField, obj *model.CampaignProgress) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignProgress_percent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Percent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignProgress_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignProgress", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _Chat_id(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
@@ -10223,6 +14686,305 @@ func (ec *executionContext) fieldContext_DeliveryPage_total(_ context.Context, f
 	return graphql.NewScalarFieldContext("DeliveryPage", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Engine_id(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_kind(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_name(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_type(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_connected(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_connected(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Connected, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_connected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_state(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_stream(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_stream(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stream(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_stream(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_hasSynced(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_hasSynced(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasSynced(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_hasSynced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_tokenPrefix(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_tokenPrefix(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenPrefix(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_tokenPrefix(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_connectedAt(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_connectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_connectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_disconnectedAt(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_disconnectedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisconnectedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_disconnectedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _EngineConnection_id(ctx context.Context, field graphql.CollectedField, obj *model.EngineConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10290,6 +15052,690 @@ func (ec *executionContext) _EngineConnection_connected(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_EngineConnection_connected(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EngineConnection", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _EngineCreated_engine(ctx context.Context, field graphql.CollectedField, obj *model.EngineCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EngineCreated_engine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Engine, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Engine) graphql.Marshaler {
+			return ec.marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EngineCreated_engine(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EngineCreated",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Engine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EngineCreated_token(ctx context.Context, field graphql.CollectedField, obj *model.EngineCreated) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EngineCreated_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EngineCreated_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EngineCreated", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EnginePage_items(ctx context.Context, field graphql.CollectedField, obj *model.EnginePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnginePage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Engine) graphql.Marshaler {
+			return ec.marshalNEngine2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnginePage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EnginePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Engine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EnginePage_limit(ctx context.Context, field graphql.CollectedField, obj *model.EnginePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnginePage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnginePage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnginePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EnginePage_skip(ctx context.Context, field graphql.CollectedField, obj *model.EnginePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnginePage_skip(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skip, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnginePage_skip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnginePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _EnginePage_total(ctx context.Context, field graphql.CollectedField, obj *model.EnginePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EnginePage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EnginePage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EnginePage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FailedParticipant_participant(ctx context.Context, field graphql.CollectedField, obj *model.FailedParticipant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailedParticipant_participant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Participant, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailedParticipant_participant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FailedParticipant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FailedParticipant_chatId(ctx context.Context, field graphql.CollectedField, obj *model.FailedParticipant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailedParticipant_chatId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChatID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailedParticipant_chatId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FailedParticipant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FailedParticipant_code(ctx context.Context, field graphql.CollectedField, obj *model.FailedParticipant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailedParticipant_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailedParticipant_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FailedParticipant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FailedParticipant_message(ctx context.Context, field graphql.CollectedField, obj *model.FailedParticipant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FailedParticipant_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FailedParticipant_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FailedParticipant", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_id(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_name(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_description(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_owner(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Group_lastMessageAt(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_lastMessageAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastMessageAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_lastMessageAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Group_participantCount(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_participantCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParticipantCount(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_participantCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Group_announce(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_announce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Announce(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_announce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Group_restrict(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_restrict(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restrict(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_restrict(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Group_participants(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_participants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Participants(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Participant) graphql.Marshaler {
+			return ec.marshalNParticipant2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐParticipantᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_participants(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Group",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Participant(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Group_chat(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_chat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Chat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Chat) graphql.Marshaler {
+			return ec.marshalNChat2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐChat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_chat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Group",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Chat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupPage_items(ctx context.Context, field graphql.CollectedField, obj *model.GroupPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupPage_limit(ctx context.Context, field graphql.CollectedField, obj *model.GroupPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupPage_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupPage_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupPage_skip(ctx context.Context, field graphql.CollectedField, obj *model.GroupPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupPage_skip(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Skip, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupPage_skip(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupPage_total(ctx context.Context, field graphql.CollectedField, obj *model.GroupPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupPage_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupPage_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupPage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _GroupResult_group(ctx context.Context, field graphql.CollectedField, obj *model.GroupResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupResult_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Group, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupResult_group(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _GroupResult_failedParticipants(ctx context.Context, field graphql.CollectedField, obj *model.GroupResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupResult_failedParticipants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FailedParticipants, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FailedParticipant) graphql.Marshaler {
+			return ec.marshalNFailedParticipant2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐFailedParticipantᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupResult_failedParticipants(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "GroupResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FailedParticipant(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _LatestChat_chat(ctx context.Context, field graphql.CollectedField, obj *model.LatestChat) (ret graphql.Marshaler) {
@@ -11524,6 +16970,93 @@ func (ec *executionContext) fieldContext_Message_fromMe(_ context.Context, field
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Message_campaignID(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_campaignID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CampaignID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_campaignID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Message_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Campaign(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalOCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_campaign(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Message",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Message_quotedMessage(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_quotedMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Message().QuotedMessage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.QuotedMessage) graphql.Marshaler {
+			return ec.marshalOQuotedMessage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuotedMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_quotedMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Message",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QuotedMessage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Message_waMessageKey(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12452,6 +17985,270 @@ func (ec *executionContext) fieldContext_MusicUploadResult_status(_ context.Cont
 	return graphql.NewScalarFieldContext("MusicUploadResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Mutation_createAudience(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createAudience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateAudience(ctx, fc.Args["input"].(model.AudienceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createAudience(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createAudience_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateAudience(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateAudience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateAudience(ctx, fc.Args["id"].(string), fc.Args["input"].(model.AudiencePatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateAudience(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateAudience_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAudience(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAudience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAudience(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAudience(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAudience_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addAudienceContacts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addAudienceContacts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddAudienceContacts(ctx, fc.Args["id"].(string), fc.Args["contacts"].([]*model.AudienceContactInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AudienceContactsPayload) graphql.Marshaler {
+			return ec.marshalNAudienceContactsPayload2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addAudienceContacts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceContactsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addAudienceContacts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateAudienceContact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateAudienceContact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateAudienceContact(ctx, fc.Args["id"].(string), fc.Args["contactId"].(string), fc.Args["input"].(model.AudienceContactPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.AudienceContact) graphql.Marshaler {
+			return ec.marshalNAudienceContact2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContact(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateAudienceContact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudienceContact(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateAudienceContact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeAudienceContact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeAudienceContact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveAudienceContact(ctx, fc.Args["id"].(string), fc.Args["contactId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePayload) graphql.Marshaler {
+			return ec.marshalNDeletePayload2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐDeletePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeAudienceContact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeAudienceContact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_openBoard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12622,6 +18419,182 @@ func (ec *executionContext) fieldContext_Mutation_upsertBoardItems(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_upsertBoardItems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCampaign(ctx, fc.Args["input"].(model.CampaignInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pauseCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PauseCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pauseCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_resumeCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ResumeCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_resumeCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_resumeCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelCampaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12930,6 +18903,578 @@ func (ec *executionContext) fieldContext_Mutation_createNewsletter(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createNewsletter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createEngine(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createEngine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateEngine(ctx, fc.Args["input"].(model.EngineInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EngineCreated) graphql.Marshaler {
+			return ec.marshalNEngineCreated2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineCreated(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createEngine(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EngineCreated(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createEngine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteEngine(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteEngine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteEngine(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteEngine(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteEngine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_logoutEngine(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_logoutEngine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LogoutEngine(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Engine) graphql.Marshaler {
+			return ec.marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_logoutEngine(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Engine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_logoutEngine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_enginePairingQR(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_enginePairingQR(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EnginePairingQR(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_enginePairingQR(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_enginePairingQR_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_enginePairingCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_enginePairingCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().EnginePairingCode(ctx, fc.Args["id"].(string), fc.Args["phone"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_enginePairingCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_enginePairingCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateGroup(ctx, fc.Args["name"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupResult) graphql.Marshaler {
+			return ec.marshalNGroupResult2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["id"].(string), fc.Args["input"].(model.GroupUpdateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addGroupParticipants(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addGroupParticipants(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddGroupParticipants(ctx, fc.Args["id"].(string), fc.Args["participants"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupResult) graphql.Marshaler {
+			return ec.marshalNGroupResult2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addGroupParticipants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addGroupParticipants_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeGroupParticipant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeGroupParticipant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveGroupParticipant(ctx, fc.Args["id"].(string), fc.Args["participant"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeGroupParticipant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeGroupParticipant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_promoteGroupParticipant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_promoteGroupParticipant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PromoteGroupParticipant(ctx, fc.Args["id"].(string), fc.Args["participant"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_promoteGroupParticipant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_promoteGroupParticipant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_demoteGroupParticipant(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_demoteGroupParticipant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DemoteGroupParticipant(ctx, fc.Args["id"].(string), fc.Args["participant"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_demoteGroupParticipant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_demoteGroupParticipant_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveGroup(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setGroupPicture(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setGroupPicture(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetGroupPicture(ctx, fc.Args["id"].(string), fc.Args["input"].(model.GroupPictureInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setGroupPicture(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setGroupPicture_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14158,6 +20703,94 @@ func (ec *executionContext) fieldContext_Query_webhooks(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_audience(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_audience(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Audience(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+			return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_audience(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Audience(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_audience_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_audienceList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_audienceList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AudienceList(ctx, fc.Args["order"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AudiencePage) graphql.Marshaler {
+			return ec.marshalNAudiencePage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudiencePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_audienceList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AudiencePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_audienceList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_board(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14328,6 +20961,94 @@ func (ec *executionContext) fieldContext_Query_findSimilarBoardItems(ctx context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_findSimilarBoardItems_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_campaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_campaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Campaign(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_campaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_campaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_campaignList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_campaignList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CampaignList(ctx, fc.Args["order"].(*string), fc.Args["status"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CampaignPage) graphql.Marshaler {
+			return ec.marshalNCampaignPage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_campaignList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CampaignPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_campaignList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14906,6 +21627,182 @@ func (ec *executionContext) fieldContext_Query_newsletter(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_engineList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_engineList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EngineList(ctx, fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EnginePage) graphql.Marshaler {
+			return ec.marshalNEnginePage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEnginePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_engineList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EnginePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_engineList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_engine(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_engine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Engine(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Engine) graphql.Marshaler {
+			return ec.marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_engine(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Engine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_engine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupList(ctx, fc.Args["searchToken"].(*string), fc.Args["includeArchive"].(*bool), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupPage) graphql.Marshaler {
+			return ec.marshalNGroupPage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_group(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_group(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Group(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_group(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_group_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_musicSong(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15384,6 +22281,176 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QuietHours_start(ctx context.Context, field graphql.CollectedField, obj *model.QuietHours) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuietHours_start(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Start, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuietHours_start(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuietHours", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuietHours_end(ctx context.Context, field graphql.CollectedField, obj *model.QuietHours) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuietHours_end(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.End, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuietHours_end(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuietHours", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuietHours_timezone(ctx context.Context, field graphql.CollectedField, obj *model.QuietHours) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuietHours_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuietHours_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuietHours", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuotedMessage_waMessageKey(ctx context.Context, field graphql.CollectedField, obj *model.QuotedMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotedMessage_waMessageKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaMessageKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *engine.Key) graphql.Marshaler {
+			return ec.marshalNMessageKey2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QuotedMessage_waMessageKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "QuotedMessage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _QuotedMessage_text(ctx context.Context, field graphql.CollectedField, obj *model.QuotedMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotedMessage_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotedMessage_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotedMessage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuotedMessage_type(ctx context.Context, field graphql.CollectedField, obj *model.QuotedMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotedMessage_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotedMessage_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotedMessage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _QuotedMessage_author(ctx context.Context, field graphql.CollectedField, obj *model.QuotedMessage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QuotedMessage_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Author, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QuotedMessage_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QuotedMessage", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RotateSecretPayload_id(ctx context.Context, field graphql.CollectedField, obj *model.RotateSecretPayload) (ret graphql.Marshaler) {
@@ -17736,6 +24803,1201 @@ func (ec *executionContext) unmarshalInputAccountWhereInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAudienceContactInput(ctx context.Context, obj any) (model.AudienceContactInput, error) {
+	var it model.AudienceContactInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"to", "variables"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "variables":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variables"))
+			data, err := ec.unmarshalOAudienceVariableInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Variables = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceContactOrder(ctx context.Context, obj any) (ent.AudienceContactOrder, error) {
+	var it ent.AudienceContactOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNAudienceContactOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceContactPatch(ctx context.Context, obj any) (model.AudienceContactPatch, error) {
+	var it model.AudienceContactPatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"to", "variables"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "variables":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("variables"))
+			data, err := ec.unmarshalOAudienceVariableInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Variables = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceContactWhereInput(ctx context.Context, obj any) (ent.AudienceContactWhereInput, error) {
+	var it ent.AudienceContactWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "audienceID", "audienceIDNEQ", "audienceIDIn", "audienceIDNotIn", "audienceIDGT", "audienceIDGTE", "audienceIDLT", "audienceIDLTE", "audienceIDContains", "audienceIDHasPrefix", "audienceIDHasSuffix", "audienceIDEqualFold", "audienceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "hasAudience", "hasAudienceWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOAudienceContactWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOAudienceContactWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOAudienceContactWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "workspaceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "workspaceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNEQ = data
+		case "workspaceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDIn = data
+		case "workspaceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNotIn = data
+		case "workspaceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGT = data
+		case "workspaceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGTE = data
+		case "workspaceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLT = data
+		case "workspaceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLTE = data
+		case "workspaceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContains = data
+		case "workspaceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasPrefix = data
+		case "workspaceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasSuffix = data
+		case "workspaceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDEqualFold = data
+		case "workspaceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContainsFold = data
+		case "audienceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceID = data
+		case "audienceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDNEQ = data
+		case "audienceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDIn = data
+		case "audienceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDNotIn = data
+		case "audienceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDGT = data
+		case "audienceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDGTE = data
+		case "audienceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDLT = data
+		case "audienceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDLTE = data
+		case "audienceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDContains = data
+		case "audienceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDHasPrefix = data
+		case "audienceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDHasSuffix = data
+		case "audienceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDEqualFold = data
+		case "audienceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDContainsFold = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		case "toNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToNEQ = data
+		case "toIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToIn = data
+		case "toNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToNotIn = data
+		case "toGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToGT = data
+		case "toGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToGTE = data
+		case "toLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToLT = data
+		case "toLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToLTE = data
+		case "toContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToContains = data
+		case "toHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToHasPrefix = data
+		case "toHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToHasSuffix = data
+		case "toEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToEqualFold = data
+		case "toContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("toContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ToContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "updatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAt = data
+		case "updatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNEQ = data
+		case "updatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtIn = data
+		case "updatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNotIn = data
+		case "updatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGT = data
+		case "updatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGTE = data
+		case "updatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLT = data
+		case "updatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLTE = data
+		case "hasAudience":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAudience"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasAudience = data
+		case "hasAudienceWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasAudienceWith"))
+			data, err := ec.unmarshalOAudienceWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasAudienceWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceInput(ctx context.Context, obj any) (model.AudienceInput, error) {
+	var it model.AudienceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "contacts"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "contacts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contacts"))
+			data, err := ec.unmarshalOAudienceContactInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Contacts = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceOrder(ctx context.Context, obj any) (ent.AudienceOrder, error) {
+	var it ent.AudienceOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNAudienceOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudiencePatch(ctx context.Context, obj any) (model.AudiencePatch, error) {
+	var it model.AudiencePatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceVariableInput(ctx context.Context, obj any) (model.AudienceVariableInput, error) {
+	var it model.AudienceVariableInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"key", "value"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "key":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("key"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Key = data
+		case "value":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAudienceWhereInput(ctx context.Context, obj any) (ent.AudienceWhereInput, error) {
+	var it ent.AudienceWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "hasContacts", "hasContactsWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOAudienceWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOAudienceWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOAudienceWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "workspaceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "workspaceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNEQ = data
+		case "workspaceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDIn = data
+		case "workspaceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNotIn = data
+		case "workspaceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGT = data
+		case "workspaceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGTE = data
+		case "workspaceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLT = data
+		case "workspaceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLTE = data
+		case "workspaceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContains = data
+		case "workspaceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasPrefix = data
+		case "workspaceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasSuffix = data
+		case "workspaceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDEqualFold = data
+		case "workspaceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContainsFold = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "nameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNEQ = data
+		case "nameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameIn = data
+		case "nameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNotIn = data
+		case "nameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGT = data
+		case "nameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGTE = data
+		case "nameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLT = data
+		case "nameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLTE = data
+		case "nameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContains = data
+		case "nameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasPrefix = data
+		case "nameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasSuffix = data
+		case "nameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameEqualFold = data
+		case "nameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "updatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAt = data
+		case "updatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNEQ = data
+		case "updatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtIn = data
+		case "updatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNotIn = data
+		case "updatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGT = data
+		case "updatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGTE = data
+		case "updatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLT = data
+		case "updatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLTE = data
+		case "hasContacts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasContacts"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasContacts = data
+		case "hasContactsWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasContactsWith"))
+			data, err := ec.unmarshalOAudienceContactWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasContactsWith = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputBoardCandidateInput(ctx context.Context, obj any) (model.BoardCandidateInput, error) {
 	var it model.BoardCandidateInput
 	if obj == nil {
@@ -20059,6 +28321,1474 @@ func (ec *executionContext) unmarshalInputBoardWhereInput(ctx context.Context, o
 				return it, err
 			}
 			it.HasItemsWith = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignInput(ctx context.Context, obj any) (model.CampaignInput, error) {
+	var it model.CampaignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "audienceId", "text", "mediaUrl", "mediaCaption", "onMissingVariable", "pacing"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "audienceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceID = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "mediaUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURL = data
+		case "mediaCaption":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaption"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaption = data
+		case "onMissingVariable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("onMissingVariable"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OnMissingVariable = data
+		case "pacing":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pacing"))
+			data, err := ec.unmarshalOCampaignPacingInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPacingInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Pacing = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignOrder(ctx context.Context, obj any) (ent.CampaignOrder, error) {
+	var it ent.CampaignOrder
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["direction"]; !present {
+		asMap["direction"] = "ASC"
+	}
+
+	fieldsInOrder := [...]string{"direction", "field"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalNOrderDirection2entgoᚗioᚋcontribᚋentgqlᚐOrderDirection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "field":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("field"))
+			data, err := ec.unmarshalNCampaignOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignOrderField(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Field = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignPacingInput(ctx context.Context, obj any) (model.CampaignPacingInput, error) {
+	var it model.CampaignPacingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"minDelaySeconds", "maxDelaySeconds", "dailyCap", "quietHours"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "minDelaySeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minDelaySeconds"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinDelaySeconds = data
+		case "maxDelaySeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxDelaySeconds"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxDelaySeconds = data
+		case "dailyCap":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dailyCap"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DailyCap = data
+		case "quietHours":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quietHours"))
+			data, err := ec.unmarshalOQuietHoursInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuietHoursInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.QuietHours = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context, obj any) (ent.CampaignWhereInput, error) {
+	var it ent.CampaignWhereInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "audienceID", "audienceIDNEQ", "audienceIDIn", "audienceIDNotIn", "audienceIDGT", "audienceIDGTE", "audienceIDLT", "audienceIDLTE", "audienceIDContains", "audienceIDHasPrefix", "audienceIDHasSuffix", "audienceIDEqualFold", "audienceIDContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaCaption", "mediaCaptionNEQ", "mediaCaptionIn", "mediaCaptionNotIn", "mediaCaptionGT", "mediaCaptionGTE", "mediaCaptionLT", "mediaCaptionLTE", "mediaCaptionContains", "mediaCaptionHasPrefix", "mediaCaptionHasSuffix", "mediaCaptionIsNil", "mediaCaptionNotNil", "mediaCaptionEqualFold", "mediaCaptionContainsFold", "pauseReason", "pauseReasonNEQ", "pauseReasonIn", "pauseReasonNotIn", "pauseReasonGT", "pauseReasonGTE", "pauseReasonLT", "pauseReasonLTE", "pauseReasonContains", "pauseReasonHasPrefix", "pauseReasonHasSuffix", "pauseReasonIsNil", "pauseReasonNotNil", "pauseReasonEqualFold", "pauseReasonContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "startedAtIsNil", "startedAtNotNil", "pausedAt", "pausedAtNEQ", "pausedAtIn", "pausedAtNotIn", "pausedAtGT", "pausedAtGTE", "pausedAtLT", "pausedAtLTE", "pausedAtIsNil", "pausedAtNotNil", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "abortedAt", "abortedAtNEQ", "abortedAtIn", "abortedAtNotIn", "abortedAtGT", "abortedAtGTE", "abortedAtLT", "abortedAtLTE", "abortedAtIsNil", "abortedAtNotNil", "hasMessages", "hasMessagesWith"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "not":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("not"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Not = data
+		case "and":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("and"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.And = data
+		case "or":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("or"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Or = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNEQ = data
+		case "idIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDIn = data
+		case "idNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDNotIn = data
+		case "idGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGT = data
+		case "idGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDGTE = data
+		case "idLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLT = data
+		case "idLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDLTE = data
+		case "idEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDEqualFold = data
+		case "idContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IDContainsFold = data
+		case "workspaceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceID = data
+		case "workspaceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNEQ = data
+		case "workspaceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDIn = data
+		case "workspaceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDNotIn = data
+		case "workspaceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGT = data
+		case "workspaceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDGTE = data
+		case "workspaceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLT = data
+		case "workspaceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDLTE = data
+		case "workspaceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContains = data
+		case "workspaceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasPrefix = data
+		case "workspaceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDHasSuffix = data
+		case "workspaceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDEqualFold = data
+		case "workspaceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("workspaceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WorkspaceIDContainsFold = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "nameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNEQ = data
+		case "nameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameIn = data
+		case "nameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameNotIn = data
+		case "nameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGT = data
+		case "nameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameGTE = data
+		case "nameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLT = data
+		case "nameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameLTE = data
+		case "nameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContains = data
+		case "nameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasPrefix = data
+		case "nameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameHasSuffix = data
+		case "nameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameEqualFold = data
+		case "nameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NameContainsFold = data
+		case "audienceID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceID = data
+		case "audienceIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDNEQ = data
+		case "audienceIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDIn = data
+		case "audienceIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDNotIn = data
+		case "audienceIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDGT = data
+		case "audienceIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDGTE = data
+		case "audienceIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDLT = data
+		case "audienceIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDLTE = data
+		case "audienceIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDContains = data
+		case "audienceIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDHasPrefix = data
+		case "audienceIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDHasSuffix = data
+		case "audienceIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDEqualFold = data
+		case "audienceIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("audienceIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AudienceIDContainsFold = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "statusNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNEQ = data
+		case "statusIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusIn = data
+		case "statusNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusNotIn = data
+		case "statusGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusGT = data
+		case "statusGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusGTE = data
+		case "statusLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusLT = data
+		case "statusLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusLTE = data
+		case "statusContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusContains = data
+		case "statusHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusHasPrefix = data
+		case "statusHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusHasSuffix = data
+		case "statusEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusEqualFold = data
+		case "statusContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("statusContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StatusContainsFold = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "textNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNEQ = data
+		case "textIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextIn = data
+		case "textNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNotIn = data
+		case "textGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextGT = data
+		case "textGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextGTE = data
+		case "textLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextLT = data
+		case "textLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextLTE = data
+		case "textContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextContains = data
+		case "textHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextHasPrefix = data
+		case "textHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextHasSuffix = data
+		case "textIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextIsNil = data
+		case "textNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextNotNil = data
+		case "textEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextEqualFold = data
+		case "textContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("textContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TextContainsFold = data
+		case "mediaURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURL = data
+		case "mediaURLNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLNEQ = data
+		case "mediaURLIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLIn = data
+		case "mediaURLNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLNotIn = data
+		case "mediaURLGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLGT = data
+		case "mediaURLGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLGTE = data
+		case "mediaURLLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLLT = data
+		case "mediaURLLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLLTE = data
+		case "mediaURLContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLContains = data
+		case "mediaURLHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLHasPrefix = data
+		case "mediaURLHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLHasSuffix = data
+		case "mediaURLIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLIsNil = data
+		case "mediaURLNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLNotNil = data
+		case "mediaURLEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLEqualFold = data
+		case "mediaURLContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaURLContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURLContainsFold = data
+		case "mediaCaption":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaption"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaption = data
+		case "mediaCaptionNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionNEQ = data
+		case "mediaCaptionIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionIn = data
+		case "mediaCaptionNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionNotIn = data
+		case "mediaCaptionGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionGT = data
+		case "mediaCaptionGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionGTE = data
+		case "mediaCaptionLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionLT = data
+		case "mediaCaptionLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionLTE = data
+		case "mediaCaptionContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionContains = data
+		case "mediaCaptionHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionHasPrefix = data
+		case "mediaCaptionHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionHasSuffix = data
+		case "mediaCaptionIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionIsNil = data
+		case "mediaCaptionNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionNotNil = data
+		case "mediaCaptionEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionEqualFold = data
+		case "mediaCaptionContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaptionContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaptionContainsFold = data
+		case "pauseReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReason"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReason = data
+		case "pauseReasonNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonNEQ = data
+		case "pauseReasonIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonIn = data
+		case "pauseReasonNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonNotIn = data
+		case "pauseReasonGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonGT = data
+		case "pauseReasonGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonGTE = data
+		case "pauseReasonLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonLT = data
+		case "pauseReasonLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonLTE = data
+		case "pauseReasonContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonContains = data
+		case "pauseReasonHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonHasPrefix = data
+		case "pauseReasonHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonHasSuffix = data
+		case "pauseReasonIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonIsNil = data
+		case "pauseReasonNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonNotNil = data
+		case "pauseReasonEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonEqualFold = data
+		case "pauseReasonContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReasonContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PauseReasonContainsFold = data
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = data
+		case "createdAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNEQ = data
+		case "createdAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtIn = data
+		case "createdAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtNotIn = data
+		case "createdAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGT = data
+		case "createdAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtGTE = data
+		case "createdAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLT = data
+		case "createdAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAtLTE = data
+		case "updatedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAt = data
+		case "updatedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNEQ = data
+		case "updatedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtIn = data
+		case "updatedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtNotIn = data
+		case "updatedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGT = data
+		case "updatedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtGTE = data
+		case "updatedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLT = data
+		case "updatedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("updatedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UpdatedAtLTE = data
+		case "startedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAt = data
+		case "startedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtNEQ = data
+		case "startedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtIn = data
+		case "startedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtNotIn = data
+		case "startedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtGT = data
+		case "startedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtGTE = data
+		case "startedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtLT = data
+		case "startedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtLTE = data
+		case "startedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtIsNil = data
+		case "startedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAtNotNil = data
+		case "pausedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAt = data
+		case "pausedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtNEQ = data
+		case "pausedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtIn = data
+		case "pausedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtNotIn = data
+		case "pausedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtGT = data
+		case "pausedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtGTE = data
+		case "pausedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtLT = data
+		case "pausedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtLTE = data
+		case "pausedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtIsNil = data
+		case "pausedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pausedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PausedAtNotNil = data
+		case "completedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAt = data
+		case "completedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtNEQ = data
+		case "completedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtIn = data
+		case "completedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtNotIn = data
+		case "completedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtGT = data
+		case "completedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtGTE = data
+		case "completedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtLT = data
+		case "completedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtLTE = data
+		case "completedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtIsNil = data
+		case "completedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("completedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CompletedAtNotNil = data
+		case "abortedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAt = data
+		case "abortedAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtNEQ = data
+		case "abortedAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtIn = data
+		case "abortedAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtNotIn = data
+		case "abortedAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtGT = data
+		case "abortedAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtGTE = data
+		case "abortedAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtLT = data
+		case "abortedAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtLTE = data
+		case "abortedAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtIsNil = data
+		case "abortedAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("abortedAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AbortedAtNotNil = data
+		case "hasMessages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasMessages"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasMessages = data
+		case "hasMessagesWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasMessagesWith"))
+			data, err := ec.unmarshalOMessageWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐMessageWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasMessagesWith = data
 		}
 	}
 	return it, nil
@@ -24063,6 +33793,43 @@ func (ec *executionContext) unmarshalInputDeliveryWhereInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputEngineInput(ctx context.Context, obj any) (model.EngineInput, error) {
+	var it model.EngineInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"kind", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputGroupChangeInput(ctx context.Context, obj any) (model.GroupChangeInput, error) {
 	var it model.GroupChangeInput
 	if obj == nil {
@@ -24116,6 +33883,122 @@ func (ec *executionContext) unmarshalInputGroupChangeInput(ctx context.Context, 
 				return it, err
 			}
 			it.Value = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputGroupPictureInput(ctx context.Context, obj any) (model.GroupPictureInput, error) {
+	var it model.GroupPictureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"file", "fileDataUrl", "url", "fileName", "fileMimeType"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "file":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("file"))
+			data, err := ec.unmarshalOUpload2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.File = data
+		case "fileDataUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileDataUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileDataURL = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "fileName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileName = data
+		case "fileMimeType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fileMimeType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FileMimeType = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputGroupUpdateInput(ctx context.Context, obj any) (model.GroupUpdateInput, error) {
+	var it model.GroupUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "description", "announce", "restrict", "editInfoAdminsOnly"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "announce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("announce"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Announce = data
+		case "restrict":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("restrict"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Restrict = data
+		case "editInfoAdminsOnly":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("editInfoAdminsOnly"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EditInfoAdminsOnly = data
 		}
 	}
 	return it, nil
@@ -24401,7 +34284,7 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "hasCampaign", "hasCampaignWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -27187,6 +37070,125 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.FromMeNEQ = data
+		case "campaignID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignID"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignID = data
+		case "campaignIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNEQ"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNEQ = data
+		case "campaignIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDIn = data
+		case "campaignIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNotIn"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNotIn = data
+		case "campaignIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGT = data
+		case "campaignIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDGTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDGTE = data
+		case "campaignIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLT"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLT = data
+		case "campaignIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDLTE"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDLTE = data
+		case "campaignIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContains"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContains = data
+		case "campaignIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasPrefix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasPrefix = data
+		case "campaignIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDHasSuffix"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDHasSuffix = data
+		case "campaignIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDIsNil = data
+		case "campaignIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDNotNil = data
+		case "campaignIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDEqualFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDEqualFold = data
+		case "campaignIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("campaignIDContainsFold"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CampaignIDContainsFold = data
+		case "hasCampaign":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaign = data
+		case "hasCampaignWith":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaignWith"))
+			data, err := ec.unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.HasCampaignWith = data
 		}
 	}
 	return it, nil
@@ -27238,6 +37240,50 @@ func (ec *executionContext) unmarshalInputMusicUploadInput(ctx context.Context, 
 				return it, err
 			}
 			it.FileName = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputQuietHoursInput(ctx context.Context, obj any) (model.QuietHoursInput, error) {
+	var it model.QuietHoursInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"start", "end", "timezone"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "start":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("start"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Start = data
+		case "end":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("end"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.End = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
 		}
 	}
 	return it, nil
@@ -28357,6 +38403,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Chat(ctx, sel, obj)
+	case *ent.Campaign:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Campaign(ctx, sel, obj)
 	case *ent.BoardItem:
 		if obj == nil {
 			return graphql.Null
@@ -28367,6 +38418,16 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Board(ctx, sel, obj)
+	case *ent.AudienceContact:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AudienceContact(ctx, sel, obj)
+	case *ent.Audience:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Audience(ctx, sel, obj)
 	case *ent.Workspace:
 		if obj == nil {
 			return graphql.Null
@@ -28419,6 +38480,610 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "createdAt":
 			out.Values[i] = ec._Account_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceImplementors = []string{"Audience", "Node"}
+
+func (ec *executionContext) _Audience(ctx context.Context, sel ast.SelectionSet, obj *ent.Audience) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Audience")
+		case "id":
+			out.Values[i] = ec._Audience_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workspaceID":
+			out.Values[i] = ec._Audience_workspaceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Audience_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Audience_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Audience_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "contacts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Audience_contacts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contactCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Audience_contactCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceConnectionImplementors = []string{"AudienceConnection"}
+
+func (ec *executionContext) _AudienceConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.AudienceConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceConnection")
+		case "edges":
+			out.Values[i] = ec._AudienceConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AudienceConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AudienceConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceContactImplementors = []string{"AudienceContact", "Node"}
+
+func (ec *executionContext) _AudienceContact(ctx context.Context, sel ast.SelectionSet, obj *ent.AudienceContact) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceContactImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceContact")
+		case "id":
+			out.Values[i] = ec._AudienceContact_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workspaceID":
+			out.Values[i] = ec._AudienceContact_workspaceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "audienceID":
+			out.Values[i] = ec._AudienceContact_audienceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "to":
+			out.Values[i] = ec._AudienceContact_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._AudienceContact_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._AudienceContact_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "audience":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AudienceContact_audience(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "variables":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AudienceContact_variables(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceContactConnectionImplementors = []string{"AudienceContactConnection"}
+
+func (ec *executionContext) _AudienceContactConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.AudienceContactConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceContactConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceContactConnection")
+		case "edges":
+			out.Values[i] = ec._AudienceContactConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AudienceContactConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AudienceContactConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceContactEdgeImplementors = []string{"AudienceContactEdge"}
+
+func (ec *executionContext) _AudienceContactEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.AudienceContactEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceContactEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceContactEdge")
+		case "node":
+			out.Values[i] = ec._AudienceContactEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._AudienceContactEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceContactsPayloadImplementors = []string{"AudienceContactsPayload"}
+
+func (ec *executionContext) _AudienceContactsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AudienceContactsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceContactsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceContactsPayload")
+		case "added":
+			out.Values[i] = ec._AudienceContactsPayload_added(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skipped":
+			out.Values[i] = ec._AudienceContactsPayload_skipped(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contactCount":
+			out.Values[i] = ec._AudienceContactsPayload_contactCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "audience":
+			out.Values[i] = ec._AudienceContactsPayload_audience(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceEdgeImplementors = []string{"AudienceEdge"}
+
+func (ec *executionContext) _AudienceEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.AudienceEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceEdge")
+		case "node":
+			out.Values[i] = ec._AudienceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._AudienceEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audiencePageImplementors = []string{"AudiencePage"}
+
+func (ec *executionContext) _AudiencePage(ctx context.Context, sel ast.SelectionSet, obj *model.AudiencePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audiencePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudiencePage")
+		case "items":
+			out.Values[i] = ec._AudiencePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._AudiencePage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skip":
+			out.Values[i] = ec._AudiencePage_skip(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._AudiencePage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var audienceVariableImplementors = []string{"AudienceVariable"}
+
+func (ec *executionContext) _AudienceVariable(ctx context.Context, sel ast.SelectionSet, obj *model.AudienceVariable) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, audienceVariableImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AudienceVariable")
+		case "key":
+			out.Values[i] = ec._AudienceVariable_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._AudienceVariable_value(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29496,6 +40161,508 @@ func (ec *executionContext) _BoardSource(ctx context.Context, sel ast.SelectionS
 		case "extractedAt":
 			out.Values[i] = ec._BoardSource_extractedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignImplementors = []string{"Campaign", "Node"}
+
+func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet, obj *ent.Campaign) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Campaign")
+		case "id":
+			out.Values[i] = ec._Campaign_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "workspaceID":
+			out.Values[i] = ec._Campaign_workspaceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Campaign_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "audienceID":
+			out.Values[i] = ec._Campaign_audienceID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Campaign_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "text":
+			out.Values[i] = ec._Campaign_text(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaURL":
+			out.Values[i] = ec._Campaign_mediaURL(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaCaption":
+			out.Values[i] = ec._Campaign_mediaCaption(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pauseReason":
+			out.Values[i] = ec._Campaign_pauseReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Campaign_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Campaign_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startedAt":
+			out.Values[i] = ec._Campaign_startedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pausedAt":
+			out.Values[i] = ec._Campaign_pausedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "completedAt":
+			out.Values[i] = ec._Campaign_completedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "abortedAt":
+			out.Values[i] = ec._Campaign_abortedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "messages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_messages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "progress":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_progress(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pacing":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Campaign_pacing(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "onMissingVariable":
+			out.Values[i] = ec._Campaign_onMissingVariable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignConnectionImplementors = []string{"CampaignConnection"}
+
+func (ec *executionContext) _CampaignConnection(ctx context.Context, sel ast.SelectionSet, obj *ent.CampaignConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignConnection")
+		case "edges":
+			out.Values[i] = ec._CampaignConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CampaignConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._CampaignConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignEdgeImplementors = []string{"CampaignEdge"}
+
+func (ec *executionContext) _CampaignEdge(ctx context.Context, sel ast.SelectionSet, obj *ent.CampaignEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignEdge")
+		case "node":
+			out.Values[i] = ec._CampaignEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cursor":
+			out.Values[i] = ec._CampaignEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignPacingImplementors = []string{"CampaignPacing"}
+
+func (ec *executionContext) _CampaignPacing(ctx context.Context, sel ast.SelectionSet, obj *model.CampaignPacing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignPacingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignPacing")
+		case "minDelaySeconds":
+			out.Values[i] = ec._CampaignPacing_minDelaySeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxDelaySeconds":
+			out.Values[i] = ec._CampaignPacing_maxDelaySeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dailyCap":
+			out.Values[i] = ec._CampaignPacing_dailyCap(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quietHours":
+			out.Values[i] = ec._CampaignPacing_quietHours(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignPageImplementors = []string{"CampaignPage"}
+
+func (ec *executionContext) _CampaignPage(ctx context.Context, sel ast.SelectionSet, obj *model.CampaignPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignPage")
+		case "items":
+			out.Values[i] = ec._CampaignPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._CampaignPage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skip":
+			out.Values[i] = ec._CampaignPage_skip(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._CampaignPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var campaignProgressImplementors = []string{"CampaignProgress"}
+
+func (ec *executionContext) _CampaignProgress(ctx context.Context, sel ast.SelectionSet, obj *model.CampaignProgress) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, campaignProgressImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CampaignProgress")
+		case "total":
+			out.Values[i] = ec._CampaignProgress_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "made":
+			out.Values[i] = ec._CampaignProgress_made(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "queued":
+			out.Values[i] = ec._CampaignProgress_queued(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sent":
+			out.Values[i] = ec._CampaignProgress_sent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "delivered":
+			out.Values[i] = ec._CampaignProgress_delivered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "read":
+			out.Values[i] = ec._CampaignProgress_read(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failed":
+			out.Values[i] = ec._CampaignProgress_failed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "remaining":
+			out.Values[i] = ec._CampaignProgress_remaining(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "percent":
+			out.Values[i] = ec._CampaignProgress_percent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -30639,6 +41806,104 @@ func (ec *executionContext) _DeliveryPage(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var engineImplementors = []string{"Engine"}
+
+func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, obj *model.Engine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, engineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Engine")
+		case "id":
+			out.Values[i] = ec._Engine_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._Engine_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Engine_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._Engine_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connected":
+			out.Values[i] = ec._Engine_connected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._Engine_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stream":
+			out.Values[i] = ec._Engine_stream(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "hasSynced":
+			out.Values[i] = ec._Engine_hasSynced(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "tokenPrefix":
+			out.Values[i] = ec._Engine_tokenPrefix(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "connectedAt":
+			out.Values[i] = ec._Engine_connectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "disconnectedAt":
+			out.Values[i] = ec._Engine_disconnectedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Engine_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Engine_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var engineConnectionImplementors = []string{"EngineConnection"}
 
 func (ec *executionContext) _EngineConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EngineConnection) graphql.Marshaler {
@@ -30663,6 +41928,372 @@ func (ec *executionContext) _EngineConnection(ctx context.Context, sel ast.Selec
 			}
 		case "connected":
 			out.Values[i] = ec._EngineConnection_connected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var engineCreatedImplementors = []string{"EngineCreated"}
+
+func (ec *executionContext) _EngineCreated(ctx context.Context, sel ast.SelectionSet, obj *model.EngineCreated) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, engineCreatedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EngineCreated")
+		case "engine":
+			out.Values[i] = ec._EngineCreated_engine(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._EngineCreated_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var enginePageImplementors = []string{"EnginePage"}
+
+func (ec *executionContext) _EnginePage(ctx context.Context, sel ast.SelectionSet, obj *model.EnginePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, enginePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EnginePage")
+		case "items":
+			out.Values[i] = ec._EnginePage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._EnginePage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skip":
+			out.Values[i] = ec._EnginePage_skip(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._EnginePage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var failedParticipantImplementors = []string{"FailedParticipant"}
+
+func (ec *executionContext) _FailedParticipant(ctx context.Context, sel ast.SelectionSet, obj *model.FailedParticipant) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, failedParticipantImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FailedParticipant")
+		case "participant":
+			out.Values[i] = ec._FailedParticipant_participant(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "chatId":
+			out.Values[i] = ec._FailedParticipant_chatId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._FailedParticipant_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._FailedParticipant_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupImplementors = []string{"Group"}
+
+func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, obj *model.Group) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Group")
+		case "id":
+			out.Values[i] = ec._Group_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Group_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Group_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "owner":
+			out.Values[i] = ec._Group_owner(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Group_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastMessageAt":
+			out.Values[i] = ec._Group_lastMessageAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "participantCount":
+			out.Values[i] = ec._Group_participantCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "announce":
+			out.Values[i] = ec._Group_announce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "restrict":
+			out.Values[i] = ec._Group_restrict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "participants":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_participants(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "chat":
+			out.Values[i] = ec._Group_chat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupPageImplementors = []string{"GroupPage"}
+
+func (ec *executionContext) _GroupPage(ctx context.Context, sel ast.SelectionSet, obj *model.GroupPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupPage")
+		case "items":
+			out.Values[i] = ec._GroupPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "limit":
+			out.Values[i] = ec._GroupPage_limit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "skip":
+			out.Values[i] = ec._GroupPage_skip(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._GroupPage_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var groupResultImplementors = []string{"GroupResult"}
+
+func (ec *executionContext) _GroupResult(ctx context.Context, sel ast.SelectionSet, obj *model.GroupResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupResult")
+		case "group":
+			out.Values[i] = ec._GroupResult_group(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failedParticipants":
+			out.Values[i] = ec._GroupResult_failedParticipants(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31091,6 +42722,87 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "campaignID":
+			out.Values[i] = ec._Message_campaignID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "campaign":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Message_campaign(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "quotedMessage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Message_quotedMessage(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "waMessageKey":
 			field := field
 
@@ -31718,6 +43430,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createAudience":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createAudience(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateAudience":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateAudience(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteAudience":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAudience(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addAudienceContacts":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addAudienceContacts(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateAudienceContact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateAudienceContact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeAudienceContact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeAudienceContact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "openBoard":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_openBoard(ctx, field)
@@ -31742,6 +43496,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "upsertBoardItems":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_upsertBoardItems(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pauseCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pauseCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "resumeCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_resumeCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelCampaign(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -31791,6 +43573,97 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createNewsletter":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createNewsletter(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createEngine":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createEngine(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteEngine":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteEngine(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logoutEngine":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_logoutEngine(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enginePairingQR":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_enginePairingQR(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enginePairingCode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_enginePairingCode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addGroupParticipants":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addGroupParticipants(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeGroupParticipant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeGroupParticipant(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "promoteGroupParticipant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_promoteGroupParticipant(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "demoteGroupParticipant":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_demoteGroupParticipant(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setGroupPicture":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setGroupPicture(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -32286,6 +44159,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "audience":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_audience(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "audienceList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_audienceList(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "board":
 			field := field
 
@@ -32362,6 +44279,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_findSimilarBoardItems(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "campaign":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_campaign(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "campaignList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_campaignList(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -32660,6 +44621,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "engineList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_engineList(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "engine":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_engine(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupList(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "group":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_group(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "musicSong":
 			field := field
 
@@ -32893,6 +44942,107 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var quietHoursImplementors = []string{"QuietHours"}
+
+func (ec *executionContext) _QuietHours(ctx context.Context, sel ast.SelectionSet, obj *model.QuietHours) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quietHoursImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuietHours")
+		case "start":
+			out.Values[i] = ec._QuietHours_start(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "end":
+			out.Values[i] = ec._QuietHours_end(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._QuietHours_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var quotedMessageImplementors = []string{"QuotedMessage"}
+
+func (ec *executionContext) _QuotedMessage(ctx context.Context, sel ast.SelectionSet, obj *model.QuotedMessage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, quotedMessageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QuotedMessage")
+		case "waMessageKey":
+			out.Values[i] = ec._QuotedMessage_waMessageKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._QuotedMessage_text(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._QuotedMessage_type(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "author":
+			out.Values[i] = ec._QuotedMessage_author(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -33812,6 +45962,179 @@ func (ec *executionContext) unmarshalNAccountWhereInput2ᚖgithubᚗcomᚋswitch
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNAudience2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Audience) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx context.Context, sel ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Audience(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAudienceContact2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContact(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceContact) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudienceContact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAudienceContactConnection2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactConnection(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceContactConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudienceContactConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAudienceContactInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInputᚄ(ctx context.Context, v any) ([]*model.AudienceContactInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AudienceContactInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAudienceContactInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNAudienceContactInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInput(ctx context.Context, v any) (*model.AudienceContactInput, error) {
+	res, err := ec.unmarshalInputAudienceContactInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAudienceContactOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactOrderField(ctx context.Context, v any) (*ent.AudienceContactOrderField, error) {
+	var res = new(ent.AudienceContactOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAudienceContactOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceContactOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNAudienceContactPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactPatch(ctx context.Context, v any) (model.AudienceContactPatch, error) {
+	res, err := ec.unmarshalInputAudienceContactPatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAudienceContactWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInput(ctx context.Context, v any) (*ent.AudienceContactWhereInput, error) {
+	res, err := ec.unmarshalInputAudienceContactWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAudienceContactsPayload2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactsPayload(ctx context.Context, sel ast.SelectionSet, v *model.AudienceContactsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudienceContactsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAudienceInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceInput(ctx context.Context, v any) (model.AudienceInput, error) {
+	res, err := ec.unmarshalInputAudienceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAudienceOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceOrderField(ctx context.Context, v any) (*ent.AudienceOrderField, error) {
+	var res = new(ent.AudienceOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAudienceOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalNAudiencePage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudiencePage(ctx context.Context, sel ast.SelectionSet, v *model.AudiencePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudiencePage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAudiencePatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudiencePatch(ctx context.Context, v any) (model.AudiencePatch, error) {
+	res, err := ec.unmarshalInputAudiencePatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAudienceVariable2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AudienceVariable) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAudienceVariable2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariable(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAudienceVariable2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariable(ctx context.Context, sel ast.SelectionSet, v *model.AudienceVariable) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AudienceVariable(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAudienceVariableInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableInput(ctx context.Context, v any) (*model.AudienceVariableInput, error) {
+	res, err := ec.unmarshalInputAudienceVariableInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNAudienceWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInput(ctx context.Context, v any) (*ent.AudienceWhereInput, error) {
+	res, err := ec.unmarshalInputAudienceWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNBoard2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐBoardᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Board) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -34106,6 +46429,88 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCampaign2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Campaign) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx context.Context, sel ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Campaign(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCampaignInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignInput(ctx context.Context, v any) (model.CampaignInput, error) {
+	res, err := ec.unmarshalInputCampaignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCampaignOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignOrderField(ctx context.Context, v any) (*ent.CampaignOrderField, error) {
+	var res = new(ent.CampaignOrderField)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCampaignOrderField2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignOrderField(ctx context.Context, sel ast.SelectionSet, v *ent.CampaignOrderField) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalNCampaignPacing2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPacing(ctx context.Context, sel ast.SelectionSet, v *model.CampaignPacing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CampaignPacing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCampaignPage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPage(ctx context.Context, sel ast.SelectionSet, v *model.CampaignPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CampaignPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCampaignProgress2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignProgress(ctx context.Context, sel ast.SelectionSet, v *model.CampaignProgress) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CampaignProgress(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCampaignWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInput(ctx context.Context, v any) (*ent.CampaignWhereInput, error) {
+	res, err := ec.unmarshalInputCampaignWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNChat2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐChatᚄ(ctx context.Context, sel ast.SelectionSet, v []*ent.Chat) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -34340,6 +46745,32 @@ func (ec *executionContext) unmarshalNDeliveryWhereInput2ᚖgithubᚗcomᚋswitc
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNEngine2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Engine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx context.Context, sel ast.SelectionSet, v *model.Engine) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Engine(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNEngineConnection2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineConnectionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EngineConnection) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -34366,6 +46797,57 @@ func (ec *executionContext) marshalNEngineConnection2ᚖgithubᚗcomᚋswitchboa
 	return ec._EngineConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEngineCreated2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineCreated(ctx context.Context, sel ast.SelectionSet, v *model.EngineCreated) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EngineCreated(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNEngineInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngineInput(ctx context.Context, v any) (model.EngineInput, error) {
+	res, err := ec.unmarshalInputEngineInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnginePage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEnginePage(ctx context.Context, sel ast.SelectionSet, v *model.EnginePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EnginePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFailedParticipant2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐFailedParticipantᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FailedParticipant) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFailedParticipant2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐFailedParticipant(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFailedParticipant2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐFailedParticipant(ctx context.Context, sel ast.SelectionSet, v *model.FailedParticipant) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FailedParticipant(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -34382,8 +46864,64 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNGroup2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Group) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNGroup2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroup(ctx context.Context, sel ast.SelectionSet, v *model.Group) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Group(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNGroupChangeInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupChangeInput(ctx context.Context, v any) (model.GroupChangeInput, error) {
 	res, err := ec.unmarshalInputGroupChangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupPage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupPage(ctx context.Context, sel ast.SelectionSet, v *model.GroupPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGroupPictureInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupPictureInput(ctx context.Context, v any) (model.GroupPictureInput, error) {
+	res, err := ec.unmarshalInputGroupPictureInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNGroupResult2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupResult(ctx context.Context, sel ast.SelectionSet, v *model.GroupResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNGroupUpdateInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupUpdateInput(ctx context.Context, v any) (model.GroupUpdateInput, error) {
+	res, err := ec.unmarshalInputGroupUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -34604,6 +47142,16 @@ func (ec *executionContext) marshalNMessageConnection2ᚖgithubᚗcomᚋswitchbo
 func (ec *executionContext) unmarshalNMessageInput2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMessageInput(ctx context.Context, v any) (model.MessageInput, error) {
 	res, err := ec.unmarshalInputMessageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMessageKey2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐKey(ctx context.Context, sel ast.SelectionSet, v *engine.Key) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MessageKey(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐMedia(ctx context.Context, sel ast.SelectionSet, v *engine.Media) graphql.Marshaler {
@@ -35141,6 +47689,152 @@ func (ec *executionContext) unmarshalOAccountWhereInput2ᚖgithubᚗcomᚋswitch
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOAudience2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudience(ctx context.Context, sel ast.SelectionSet, v *ent.Audience) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Audience(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAudienceContact2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContact(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceContact) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AudienceContact(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAudienceContactEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.AudienceContactEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAudienceContactEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAudienceContactEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceContactEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AudienceContactEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAudienceContactInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInputᚄ(ctx context.Context, v any) ([]*model.AudienceContactInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AudienceContactInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAudienceContactInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceContactInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAudienceContactOrder2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactOrder(ctx context.Context, v any) (*ent.AudienceContactOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAudienceContactOrder(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOAudienceContactWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInputᚄ(ctx context.Context, v any) ([]*ent.AudienceContactWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.AudienceContactWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAudienceContactWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAudienceContactWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceContactWhereInput(ctx context.Context, v any) (*ent.AudienceContactWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAudienceContactWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAudienceEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.AudienceEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAudienceEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAudienceEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceEdge(ctx context.Context, sel ast.SelectionSet, v *ent.AudienceEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AudienceEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAudienceVariableInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableInputᚄ(ctx context.Context, v any) ([]*model.AudienceVariableInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AudienceVariableInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAudienceVariableInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐAudienceVariableInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAudienceWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInputᚄ(ctx context.Context, v any) ([]*ent.AudienceWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.AudienceWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNAudienceWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOAudienceWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐAudienceWhereInput(ctx context.Context, v any) (*ent.AudienceWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAudienceWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOBoard2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐBoard(ctx context.Context, sel ast.SelectionSet, v *ent.Board) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -35344,6 +48038,66 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx context.Context, sel ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Campaign(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCampaignEdge2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignEdge(ctx context.Context, sel ast.SelectionSet, v []*ent.CampaignEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCampaignEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignEdge(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOCampaignEdge2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignEdge(ctx context.Context, sel ast.SelectionSet, v *ent.CampaignEdge) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CampaignEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCampaignPacingInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPacingInput(ctx context.Context, v any) (*model.CampaignPacingInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCampaignPacingInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOCampaignWhereInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInputᚄ(ctx context.Context, v any) ([]*ent.CampaignWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*ent.CampaignWhereInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCampaignWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalOCampaignWhereInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaignWhereInput(ctx context.Context, v any) (*ent.CampaignWhereInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCampaignWhereInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOChat2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐChat(ctx context.Context, sel ast.SelectionSet, v *ent.Chat) graphql.Marshaler {
@@ -35932,6 +48686,28 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋswitchboardhqᚋswitchbo
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOQuietHours2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuietHours(ctx context.Context, sel ast.SelectionSet, v *model.QuietHours) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._QuietHours(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOQuietHoursInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuietHoursInput(ctx context.Context, v any) (*model.QuietHoursInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputQuietHoursInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOQuotedMessage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐQuotedMessage(ctx context.Context, sel ast.SelectionSet, v *model.QuotedMessage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._QuotedMessage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOScheduledMessageFilter2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐScheduledMessageFilter(ctx context.Context, v any) (*model.ScheduledMessageFilter, error) {

@@ -43,6 +43,7 @@ func NewHandler(r *Resolver) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.AroundFields(guardArgs)
+	srv.AroundOperations(withQuoteBatches)
 	srv.SetErrorPresenter(presentError)
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		slog.Error("graphql resolver panic", "panic", p)
@@ -139,6 +140,28 @@ func setComplexity(c *ComplexityRoot) {
 		return pageCost(child, limit, nil)
 	}
 	c.Query.WebhookDeliveries = func(child int, _ string, _ *string, limit, _ *int) int {
+		return pageCost(child, limit, nil)
+	}
+	// The conversation store.
+	c.Query.ChatConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.ChatOrder, _ *ent.ChatWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Query.ContactConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.ContactWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Chat.MessageConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.MessageOrder, _ *ent.MessageWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	// latestChats costs its chats; each chat's messages are bounded by the core (100).
+	c.Query.LatestChats = func(child int, numberOfChats, _ *int) int { return pageCost(child, numberOfChats, nil) }
+	c.Query.ChatList = func(child int, _ *model.ChatFilter, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.StoredMessages = func(child int, _ *model.StoredMessageFilter, limit, _ *int) int {
+		return pageCost(child, limit, nil)
+	}
+	c.Query.ContactList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.NewsletterList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.CommonGroups = func(child int, _ string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.ChatParticipants = func(child int, _ string, _ *string, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
 }

@@ -19,8 +19,6 @@ import (
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/netguard"
-	"github.com/switchboardhq/switchboard/outbox"
-	"github.com/switchboardhq/switchboard/view"
 )
 
 // create stores a validated draft as a message of origin with the given status and
@@ -38,7 +36,7 @@ func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin mess
 		SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
 		SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
 		SetNillablePollAllowMultiple(d.PollAllowMultiple).SetNillableSendAt(d.SendAt).
-		SetReplyTo(d.ReplyTo).SetSecret(d.Secret).SetStatus(messaging.StatusPending).
+		SetReplyTo(d.ReplyTo).SetSecret(d.Secret).
 		SetWireType(engine.WireType(d.Type, d.MediaKind)).SetMediaMime(d.MediaContentType).
 		SetCreatedAt(r.now())
 	if d.PollOptions != nil {
@@ -47,14 +45,11 @@ func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin mess
 	if d.Mentions != nil {
 		c.SetMentions(d.Mentions)
 	}
-	m, err := c.Save(ctx)
+	ms, err := messaging.Queue(ctx, tx, c)
 	if err != nil {
-		return nil, fmt.Errorf("create message: %w", err)
-	}
-	if err := outbox.Record(ctx, tx, "message.queued", view.NewMessage(m)); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return ms[0], nil
 }
 
 // mediaURLRule is the rule of a message's mediaUrl, which an engine will fetch: a

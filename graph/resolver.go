@@ -9,8 +9,13 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
+	"github.com/switchboardhq/switchboard/ent/chat"
+	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/message"
@@ -29,9 +34,12 @@ import (
 type Resolver struct {
 	Client  *ent.Client
 	Engines *engine.Registry
-	Queue   *jobs.Queue
-	Jobs    *jobs.Handlers
-	Media   *media.Store
+	// Sessions ends engine sessions on every replica (a deleted or logged-out
+	// engine's); nil ends them in this process only.
+	Sessions engine.Sessions
+	Queue    *jobs.Queue
+	Jobs     *jobs.Handlers
+	Media    *media.Store
 	// Music generates songs (nil: music is not configured); MusicFiles keeps
 	// reference recordings and finished songs on disk.
 	Music      music.Provider
@@ -74,6 +82,10 @@ func nodeType(ctx context.Context, id string) (string, error) {
 	switch prefix, _, _ := strings.Cut(id, "_"); prefix {
 	case "msg":
 		table, scope = message.Table, scopeReadStore
+	case "cht":
+		table, scope = chat.Table, scopeReadStore
+	case "cnt":
+		table, scope = contact.Table, scopeContactsRead
 	case "wh":
 		table, scope = webhook.Table, switchboard.ScopeWebhooksRead
 	case "dlv":
@@ -84,6 +96,12 @@ func nodeType(ctx context.Context, id string) (string, error) {
 		table, scope = board.Table, switchboard.ScopeBoardsRead
 	case "itm":
 		table, scope = boarditem.Table, switchboard.ScopeBoardsRead
+	case "aud":
+		table, scope = audience.Table, switchboard.ScopeAudiencesRead
+	case "acn":
+		table, scope = audiencecontact.Table, switchboard.ScopeAudiencesRead
+	case "cmp":
+		table, scope = campaign.Table, switchboard.ScopeCampaignsRead
 	case "ws":
 		if id == viewerWorkspace(ctx) { // workspaces are not tenant rows: only one's own
 			table, scope = workspace.Table, switchboard.ScopeAccountRead

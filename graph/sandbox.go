@@ -11,9 +11,11 @@ import (
 	"github.com/switchboardhq/switchboard/jobs"
 )
 
-// simulator is an engine that can report made-up events: the sandbox.
+// simulator is an engine that can report made-up events: the sandbox, which
+// also changes the groups it keeps with the group changes it is told to report.
 type simulator interface {
 	Simulate(ctx context.Context, ev engine.Event) error
+	SimulateGroupChange(ctx context.Context, c engine.GroupChange) error
 }
 
 // simulateGroupChange is the use case behind simulateGroupChange.
@@ -46,8 +48,8 @@ func (r *Resolver) simulateGroupChange(ctx context.Context, in model.GroupChange
 	if !ok {
 		return false, switchboard.Errorf(switchboard.ECONFLICT, "The connected engine is not a sandbox; it reports real events only.")
 	}
-	err = sim.Simulate(ctx, engine.Event{Type: engine.EventGroup, Group: &engine.GroupChange{
+	err = sim.SimulateGroupChange(ctx, engine.GroupChange{
 		GroupID: in.GroupID, Action: in.Action, Participants: in.Participants, By: deref(in.By), Value: deref(in.Value),
-	}})
+	})
 	return err == nil, err
 }

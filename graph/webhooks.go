@@ -155,6 +155,7 @@ func (r *Resolver) rotateSecret(ctx context.Context, id string) (*model.RotateSe
 	if err != nil {
 		return nil, err
 	}
+	outbox.Forget(hook.WorkspaceID) // deliveries sign with the new secret from now on
 	return &model.RotateSecretPayload{ID: id, Secret: secret}, nil
 }
 

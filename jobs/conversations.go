@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -128,6 +129,9 @@ func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew boo
 	if err := create.OnConflictColumns(chat.FieldWorkspaceID, chat.FieldJid).DoNothing().Exec(ctx); err != nil && !isNoRows(err) {
 		return err
 	}
+	if onlyNew && c.Name == "" && c.Description == "" && c.Subscribers == 0 && c.Participants == nil {
+		return nil // nothing to tell a chat that exists
+	}
 	u := tx.Chat.Update().Where(chat.Jid(c.ID))
 	if c.Name != "" {
 		u.SetName(c.Name)
@@ -199,9 +203,24 @@ func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error 
 	return err
 }
 
+// knowContact makes the recipient of a direct chat a contact (the reference's
+// contact book is everyone the account messaged), without names when the store
+// has none; a contact the store holds is left as it is.
+func knowContact(ctx context.Context, tx *ent.Tx, jid string) error {
+	if engine.ChatKind(jid) != engine.ChatContact {
+		return nil
+	}
+	err := tx.Contact.Create().SetJid(jid).
+		OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
+	if err != nil && !isNoRows(err) {
+		return err
+	}
+	return nil
+}
+
 // summarize sets a chat's last-message summary from its newest stored message.
 func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
-	last, err := tx.Message.Query().Where(message.To(jid), message.OriginNEQ(message.OriginScheduled)).
+	last, err := tx.Message.Query().Where(message.To(jid), messaging.InStore()).
 		Order(ent.Desc(message.FieldCreatedAt)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil
@@ -218,17 +237,21 @@ func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
 }
 
 // touchChat records a new message of a chat: the chat exists, its summary shows
-// the message, and an incoming one counts as unread.
-func touchChat(ctx context.Context, tx *ent.Tx, jid string, unread bool) error {
-	if err := ensureChat(ctx, tx, jid); err != nil {
+// the message when it is the newest, and an incoming one counts as unread.
+func touchChat(ctx context.Context, tx *ent.Tx, m *ent.Message, unread bool) error {
+	if err := ensureChat(ctx, tx, m.To); err != nil {
 		return err
 	}
 	if unread {
-		if _, err := tx.Chat.Update().Where(chat.Jid(jid)).AddUnreadCount(1).Save(ctx); err != nil {
+		if _, err := tx.Chat.Update().Where(chat.Jid(m.To)).AddUnreadCount(1).Save(ctx); err != nil {
 			return err
 		}
 	}
-	return summarize(ctx, tx, jid)
+	_, err := tx.Chat.Update().
+		Where(chat.Jid(m.To), chat.Or(chat.LastMessageAtIsNil(), chat.LastMessageAtLTE(m.CreatedAt))).
+		SetLastMessageAt(m.CreatedAt).SetLastMessageText(cmp.Or(m.Text, m.PollQuestion)).
+		SetLastMessageFromMe(m.FromMe).Save(ctx)
+	return err
 }
 
 // applyChat applies a change of a chat's state on the phone.

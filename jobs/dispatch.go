@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -14,8 +14,6 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/linkpreview"
-	"github.com/switchboardhq/switchboard/messaging"
-	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
@@ -41,6 +39,8 @@ type Handlers struct {
 	// Music generates songs; nil leaves music tasks failing.
 	Music *Music
 
+	dispatcher atomic.Pointer[dispatcher] // set while RunDispatcher runs
+
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier
 }
@@ -51,6 +51,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeDeliver, h.Deliver)
 	mux.HandleFunc(TypeReconcile, h.Reconcile)
 	mux.HandleFunc(TypeMusic, h.GenerateMusic)
+	mux.HandleFunc(TypeCampaignStep, h.CampaignStep)
 }
 
 // RetryDelay is the asynq RetryDelayFunc of message tasks: 2s, 4s, 8s ... capped at
@@ -60,60 +61,54 @@ func RetryDelay(n int, _ error, _ *asynq.Task) time.Duration {
 	return min(d, time.Minute)
 }
 
-// Dispatch sends one queued message through an engine of its workspace. It claims
-// the message (pending -> sending) before sending, so two runs never both send it,
-// and the engine deduplicates a resend of the same wire id after a crash.
+// Dispatch sends one queued message through an engine of its workspace. While
+// RunDispatcher runs, the message joins the batch of every dispatch task running
+// at the same moment (see dispatchBatch); otherwise it is a batch of its own.
 func (h *Handlers) Dispatch(ctx context.Context, t *asynq.Task) error {
 	var p dispatchPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("%w: bad payload: %v", asynq.SkipRetry, err)
 	}
-	ctx = viewer.WorkspaceContext(ctx, p.WorkspaceID)
-	m, err := h.Client.Message.Get(ctx, p.MessageID)
-	if ent.IsNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	if m.Status != messaging.StatusPending {
-		return nil // sent, cancelled or being sent by another run
-	}
-	if wait, err := waitOutRemainder(ctx, m.SendAt); err != nil {
-		return err
-	} else if wait > 0 {
-		return nil // rescheduled: the task for the new time is queued
-	}
-	now := time.Now()
-	eng, err := h.Engines.Pick(ctx, p.WorkspaceID)
-	if errors.Is(err, engine.ErrNoEngine) {
-		due := m.CreatedAt
-		if m.SendAt != nil {
-			due = *m.SendAt
+	for {
+		res := h.submit(ctx, p)
+		if res.early == nil {
+			return res.err
 		}
-		if now.Sub(due) > ExpireAfter {
-			return h.move(ctx, m, messaging.StatusExpired, messaging.WithReason("no engine connected within 24h"))
+		if wait, err := waitOutRemainder(ctx, res.early); err != nil {
+			return err
+		} else if wait > 0 {
+			return nil // rescheduled: the task for the new time is queued
 		}
-		return err // retried with backoff until an engine connects
-	} else if err != nil {
-		return err
 	}
-	key := engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
-	if err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		var ok bool
-		m, ok, err = messaging.Move(ctx, tx, m, messaging.StatusSending, now, messaging.WithKey(key))
-		if !ok && err == nil {
-			err = errClaimLost
-		}
-		return err
-	}); errors.Is(err, errClaimLost) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	return h.Send(ctx, eng, m)
 }
 
-var errClaimLost = errors.New("jobs: message claimed by another run")
+// submit hands a dispatch to the running dispatcher, or runs it as a batch of its
+// own when none runs, and waits for its outcome.
+func (h *Handlers) submit(ctx context.Context, p dispatchPayload) dispatchResult {
+	r := &dispatchRequest{p: p, done: make(chan dispatchResult, 1)}
+	d := h.dispatcher.Load()
+	if d == nil {
+		h.dispatchBatch(ctx, []*dispatchRequest{r})
+		return <-r.done
+	}
+	select {
+	case d.in <- r:
+	case <-d.stopped:
+		return dispatchResult{err: errDispatcherStopped}
+	case <-ctx.Done():
+		return dispatchResult{err: ctx.Err()}
+	}
+	select {
+	case res := <-r.done:
+		return res
+	case <-ctx.Done():
+		// The batch goes on without this task; the claim keeps it from being sent
+		// twice, and a message left pending is dispatched by the retry.
+		return dispatchResult{err: ctx.Err()}
+	}
+}
+
+var errDispatcherStopped = errors.New("jobs: the dispatcher stopped")
 
 // waitOutRemainder handles a task that runs before its time at. asynq schedules in
 // whole seconds, so a task may start up to a second early: a remainder of at most a
@@ -146,50 +141,12 @@ func dueAt(at *time.Time, now time.Time) time.Time {
 	return time.Time{}
 }
 
-// Send hands a claimed (sending) message to the engine and records the outcome.
+// Send hands a claimed (sending) message to the engine and records the outcome:
+// confirmed, failed when the network rejected it, or handed back to pending (and
+// the error returned) when the engine failed for now.
 func (h *Handlers) Send(ctx context.Context, eng engine.Engine, m *ent.Message) error {
-	out := Outgoing(m)
-	if m.Type == "text" && m.LinkPreview == nil && h.Previews != nil {
-		if u := linkpreview.FirstURL(m.Text); u != "" {
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			out.LinkPreview = h.Previews.Fetch(pctx, u)
-			cancel()
-			if err := h.Client.Message.UpdateOneID(m.ID).SetLinkPreview(out.LinkPreview).Exec(ctx); err != nil {
-				slog.Warn("link preview not saved", "message", m.ID, "err", err)
-			}
-		}
-	}
-	key, err := eng.Send(ctx, out)
-	// What the engine said is recorded even when the task's context ends now (a
-	// shutdown): the message must not stay claimed for nothing.
-	ctx = context.WithoutCancel(ctx)
-	switch {
-	case errors.Is(err, engine.ErrRejected):
-		return h.move(ctx, m, messaging.StatusFailed, messaging.WithReason(err.Error()))
-	case err != nil:
-		// Transient: hand it back to the queue, if this run still holds the claim;
-		// the retry resends the same wire id.
-		if merr := h.release(ctx, m); merr != nil {
-			slog.Error("dispatch: message left in sending until the reconciler releases it", "message", m.ID, "err", merr)
-		}
-		return err
-	}
-	return h.move(ctx, m, messaging.StatusConfirmed, messaging.WithKey(key))
-}
-
-// release hands a claimed (sending) message back to pending if its claim is still
-// the one m was read with; a claim taken since is left alone.
-func (h *Handlers) release(ctx context.Context, m *ent.Message) error {
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		_, _, err := messaging.Move(ctx, tx, m, messaging.StatusPending, time.Now())
-		return err
-	})
-}
-
-// move applies one lifecycle transition (see messaging.Advance).
-func (h *Handlers) move(ctx context.Context, m *ent.Message, to string, changes ...messaging.Change) error {
-	_, err := messaging.Advance(ctx, h.Client, m, to, time.Now(), changes...)
-	return err
+	batch := []claimed{{m: m, eng: eng}}
+	return h.recordSent(ctx, batch, h.sendAll(ctx, batch))[0]
 }
 
 // Outgoing converts a stored message into what an engine sends.

@@ -2,23 +2,26 @@ package jobs
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // apply applies what an engine observed to the database (status moves, incoming
 // messages) and records the events it causes, inside tx. Applying the same event
 // twice changes nothing more than applying it once.
-func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages) error {
 	switch ev.Type {
 	case engine.EventAck:
-		return applyAck(ctx, tx, ev)
+		return applyAck(ctx, tx, ev, sent)
 	case engine.EventMessage:
 		return applyIncoming(ctx, tx, ev)
 	case engine.EventReaction:
@@ -41,31 +44,91 @@ func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event) error
 		if ev.Type == engine.EventGone {
 			typ = "session.disconnected"
 		}
+		if err := markEngine(ctx, tx, ev); err != nil {
+			return err
+		}
 		return outbox.Record(ctx, tx, typ, map[string]any{"engineId": ev.EngineID, "at": ev.At.UTC()})
 	}
 	return nil
 }
 
+// markEngine records a session change on the engine's row (if the engine has
+// one): connected, or disconnected unless it was logged out.
+func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
+	if ev.Type == engine.EventConnected {
+		return u.SetState(engine.StateConnected).SetConnectedAt(ev.At).Exec(ctx)
+	}
+	return u.Where(entengine.StateNEQ(engine.StateLoggedOut)).
+		SetState(engine.StateDisconnected).SetDisconnectedAt(ev.At).Exec(ctx)
+}
+
 // applyAck moves the message the ack is about. Acks are idempotent and may arrive
-// out of order: a move backwards is ignored.
-func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
-	m, err := tx.Message.Query().
-		Where(message.WaSerialized(ev.Key.Serialized()), message.FromMe(true)).
-		Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil // a message sent outside Switchboard
-	} else if err != nil {
-		return err
+// out of order: a move backwards is ignored. sent holds the messages a batch's
+// acks are about, read together beforehand (nil: read this one now); the move is
+// a compare-and-set, so a row read a moment earlier is as good.
+func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages) error {
+	key := ev.Key.Serialized()
+	m := sent[sentKey(ev.WorkspaceID, key)]
+	if m == nil {
+		var err error
+		m, err = tx.Message.Query().Where(message.WaSerialized(key), message.FromMe(true)).Only(ctx)
+		if ent.IsNotFound(err) {
+			return nil // a message sent outside Switchboard
+		} else if err != nil {
+			return err
+		}
 	}
 	to := messaging.StatusForAck(ev.Ack)
 	var changes []messaging.Change
 	if to == messaging.StatusFailed {
 		changes = append(changes, messaging.WithReason(ev.Reason))
 	}
-	if _, _, err = messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...); err != nil {
+	next, moved, err := messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...)
+	if err == nil && sent != nil {
+		sent[sentKey(ev.WorkspaceID, key)] = next // a later ack of the batch starts from here
+	}
+	if err != nil || !moved || next.ReceivedAt == nil || m.ReceivedAt != nil {
 		return err
 	}
-	return touchChat(ctx, tx, m.To, false)
+	// The first ack that proves delivery puts the message in its chat, and its
+	// recipient among the contacts (someone the account messaged); later acks
+	// (read, played) change nothing there.
+	if err := knowContact(ctx, tx, m.To); err != nil {
+		return err
+	}
+	return touchChat(ctx, tx, next, false)
+}
+
+// sentMessages are the account's messages that a batch of events acks, by
+// workspace and network key.
+type sentMessages map[string]*ent.Message
+
+func sentKey(workspaceID, serialized string) string { return workspaceID + "\x00" + serialized }
+
+// readAcked reads, in one query, the account's messages that the acks among
+// evs are about.
+func readAcked(ctx context.Context, tx *ent.Tx, evs []engine.Event) (sentMessages, error) {
+	var workspaces, keys []string
+	for _, ev := range evs {
+		if ev.Type == engine.EventAck {
+			workspaces, keys = append(workspaces, ev.WorkspaceID), append(keys, ev.Key.Serialized())
+		}
+	}
+	if len(keys) < 2 {
+		return nil, nil // one ack reads its own message
+	}
+	slices.Sort(workspaces)
+	msgs, err := tx.Message.Query().Where(message.WorkspaceIDIn(slices.Compact(workspaces)...),
+		message.WaSerializedIn(keys...), message.FromMe(true)).All(viewer.SystemContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make(sentMessages, len(msgs))
+	for _, m := range msgs {
+		out[sentKey(m.WorkspaceID, m.WaSerialized)] = m
+	}
+	return out, nil
 }
 
 // applyIncoming stores a message someone sent the account. One row per network
@@ -94,7 +157,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: in.From, PushName: in.SenderName}); err != nil {
 		return err
 	}
-	if err := touchChat(ctx, tx, in.Key.Remote, true); err != nil {
+	if err := touchChat(ctx, tx, m, true); err != nil {
 		return err
 	}
 	data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
@@ -183,10 +246,15 @@ var GroupEvents = map[string]string{
 	"message_pinned":      "group_message_pinned_webhook",
 }
 
+// applyGroupChange stores a group change (see storeGroupChange) and records its
+// event, for the actions that have one.
 func applyGroupChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	g := ev.Group
 	if g == nil {
 		return nil
+	}
+	if err := storeGroupChange(ctx, tx, g, ev.At); err != nil {
+		return err
 	}
 	typ, ok := GroupEvents[g.Action]
 	if !ok {

@@ -29,8 +29,8 @@ const reconcileBatch = 500
 func ReconcileTask() *asynq.Task { return asynq.NewTask(TypeReconcile, nil) }
 
 // Reconcile rebuilds from the database what Redis should hold: every pending
-// message and webhook delivery due within the next pass gets its task (a no-op when
-// it is already queued), and every message claimed by a worker that died is released.
+// message, campaign step and webhook delivery due within the next pass gets its
+// task (a no-op when it is already queued), and every message claimed by a worker that died is released.
 // The database is the source of truth, so a Redis flush or restart loses nothing.
 func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 	if err := h.ReapEngines(ctx, time.Now()); err != nil {
@@ -96,6 +96,11 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 			count(added, err, "message", m.ID)
 		}
 	})
+	if err != nil {
+		return queued, err
+	}
+	steps, err := h.ReconcileCampaigns(ctx, now, settle)
+	queued += steps
 	if err != nil {
 		return queued, err
 	}

@@ -18,8 +18,10 @@ import (
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/poll"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
@@ -89,7 +91,8 @@ const fanoutBatch = 500
 // the work without doing any of it twice), reads the enabled webhooks of their
 // workspaces once, and inserts every delivery in one statement.
 func (h *Handlers) FanOutOnce(ctx context.Context) (int, error) {
-	sys := viewer.SystemContext(ctx)
+	// A fan-out a crash loses is done again: its events are still in the outbox.
+	sys := viewer.SystemContext(storage.RelaxedCommit(ctx))
 	var created []*ent.Delivery
 	var claimed int
 	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
@@ -184,7 +187,9 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	if err := json.Unmarshal(t.Payload(), &p); err != nil {
 		return fmt.Errorf("%w: bad payload: %v", asynq.SkipRetry, err)
 	}
-	ctx = viewer.WorkspaceContext(ctx, p.WorkspaceID)
+	// An attempt whose record a crash loses is made again: webhooks are
+	// delivered at least once, and a repeat carries the same webhook-id.
+	ctx = viewer.WorkspaceContext(storage.RelaxedCommit(ctx), p.WorkspaceID)
 	d, err := h.Client.Delivery.Get(ctx, p.DeliveryID)
 	if ent.IsNotFound(err) {
 		return nil
@@ -200,13 +205,15 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 		return &retryAfter{delay: wait, cause: "not due yet"}
 	}
 	now := time.Now()
-	hook, err := h.Client.Webhook.Get(ctx, d.WebhookID)
-	if ent.IsNotFound(err) {
-		return h.finish(ctx, d, DeliveryFailed, "webhook deleted")
-	} else if err != nil {
+	hook, ok, err := outbox.Enabled(ctx, h.Client.Webhook, p.WorkspaceID, d.WebhookID)
+	if err != nil {
 		return err
-	}
-	if hook.Status != WebhookEnabled {
+	} else if !ok {
+		if _, err := h.Client.Webhook.Get(ctx, d.WebhookID); ent.IsNotFound(err) {
+			return h.finish(ctx, d, DeliveryFailed, "webhook deleted")
+		} else if err != nil {
+			return err
+		}
 		return h.finish(ctx, d, DeliveryFailed, "webhook disabled")
 	}
 	secrets := []string{hook.Secret}
@@ -265,8 +272,16 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 	} else if err != nil {
 		return err
 	}
-	if delay > 0 {
+	switch {
+	case res.OK():
+		metrics.Deliveries.WithLabelValues("succeeded").Inc()
+	case delay > 0:
+		metrics.Deliveries.WithLabelValues("retrying").Inc()
 		return &retryAfter{delay: time.Until(done.Add(delay)), cause: errOr(res)}
+	default:
+		metrics.Deliveries.WithLabelValues("failed").Inc()
+		slog.Warn("webhook delivery failed for good", "delivery", d.ID, "webhook", hook.ID,
+			"workspace", hook.WorkspaceID, "attempts", number, "err", errOr(res))
 	}
 	return nil
 }
@@ -284,6 +299,11 @@ func (h *Handlers) finish(ctx context.Context, d *ent.Delivery, status, reason s
 		SetStatus(status).SetLastError(reason).ClearNextAttemptAt().Exec(ctx)
 	if ent.IsNotFound(err) {
 		return nil
+	} else if err != nil {
+		return err
 	}
-	return err
+	metrics.Deliveries.WithLabelValues(status).Inc()
+	slog.Warn("webhook delivery ended without an attempt", "delivery", d.ID, "webhook", d.WebhookID,
+		"workspace", d.WorkspaceID, "status", status, "reason", reason)
+	return nil
 }

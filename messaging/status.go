@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -227,6 +228,12 @@ func MoveLatest(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at t
 	return m, false, fmt.Errorf("messaging: move %s to %s: too much contention", m.ID, to)
 }
 
+// InStore selects the messages of the store: everything but the queue's messages
+// that never reached the network.
+func InStore() predicate.Message {
+	return message.Or(message.OriginNEQ(message.OriginScheduled), message.WaSerializedNEQ(""))
+}
+
 // WithTx runs fn in a transaction of client and commits it when fn returns nil.
 func WithTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) error {
 	tx, err := client.Tx(ctx)
@@ -271,4 +278,30 @@ func Advance(ctx context.Context, client *ent.Client, m *ent.Message, to string,
 		}
 	}
 	return m, fmt.Errorf("messaging: move %s to %s: too much contention", m.ID, to)
+}
+
+// Queue stores new messages, pending, built by creates (all of them of one
+// workspace), and records message.queued for each, inside tx: the one way a
+// message enters the queue, whether it comes from the API (one) or a campaign step
+// (a batch, in one statement). It returns the stored messages in order.
+func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*ent.Message, error) {
+	if len(creates) == 0 {
+		return nil, nil
+	}
+	for _, c := range creates {
+		c.SetStatus(StatusPending)
+	}
+	ms, err := tx.Message.CreateBulk(creates...).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create message: %w", err)
+	}
+	if ok, err := outbox.Wants(ctx, tx, ms[0].WorkspaceID, "message.queued"); err != nil || !ok {
+		return ms, err
+	}
+	for _, m := range ms {
+		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, "message.queued", view.NewMessage(m)); err != nil {
+			return nil, err
+		}
+	}
+	return ms, nil
 }

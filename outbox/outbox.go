@@ -44,43 +44,43 @@ func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data an
 	return nil
 }
 
-// SubscriptionsTTL is how long the event types a workspace's webhooks want are
-// remembered. A change of webhooks made in this process is seen at once (Forget);
-// one made by another replica within this time.
+// SubscriptionsTTL is how long a workspace's enabled webhooks (and the event
+// types they want) are remembered. A change of webhooks made in this process is
+// seen at once (Forget); one made by another replica within this time.
 const SubscriptionsTTL = 2 * time.Second
 
-// subscriptions remembers, by workspace id, the event types its enabled webhooks
-// want. Workspace ids are unique across databases, so one memory serves every
-// client of the process.
+// subscriptions remembers, by workspace id, its enabled webhooks and the event
+// types they want. Workspace ids are unique across databases, so one memory serves
+// every client of the process.
 var subscriptions = struct {
 	sync.Mutex
 	byWorkspace map[string]subscribed
 }{byWorkspace: map[string]subscribed{}}
 
 type subscribed struct {
+	hooks map[string]*ent.Webhook // by id
 	types map[string]bool
 	until time.Time
 }
 
-// Wants reports whether an enabled webhook of the workspace subscribes to typ,
-// reading the webhooks through tx when the memory of them is older than
-// SubscriptionsTTL.
-func Wants(ctx context.Context, tx *ent.Tx, workspaceID, typ string) (bool, error) {
+// enabled returns what is remembered of a workspace's enabled webhooks, reading
+// them through webhooks when the memory is older than SubscriptionsTTL.
+func enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID string) (subscribed, error) {
 	now := time.Now()
 	subscriptions.Lock()
 	s, ok := subscriptions.byWorkspace[workspaceID]
 	subscriptions.Unlock()
 	if ok && now.Before(s.until) {
-		return s.types[typ], nil
+		return s, nil
 	}
-	lists, err := tx.Webhook.Query().
-		Where(webhook.WorkspaceID(workspaceID), webhook.Status("enabled")).
-		Select(webhook.FieldEvents).All(viewer.SystemContext(ctx))
+	hooks, err := webhooks.Query().Where(webhook.WorkspaceID(workspaceID), webhook.Status("enabled")).
+		All(viewer.SystemContext(ctx))
 	if err != nil {
-		return false, fmt.Errorf("outbox: read subscriptions: %w", err)
+		return s, fmt.Errorf("outbox: read subscriptions: %w", err)
 	}
-	s = subscribed{types: map[string]bool{}, until: now.Add(SubscriptionsTTL)}
-	for _, w := range lists {
+	s = subscribed{hooks: map[string]*ent.Webhook{}, types: map[string]bool{}, until: now.Add(SubscriptionsTTL)}
+	for _, w := range hooks {
+		s.hooks[w.ID] = w
 		for _, t := range w.Events {
 			s.types[t] = true
 		}
@@ -88,11 +88,27 @@ func Wants(ctx context.Context, tx *ent.Tx, workspaceID, typ string) (bool, erro
 	subscriptions.Lock()
 	subscriptions.byWorkspace[workspaceID] = s
 	subscriptions.Unlock()
-	return s.types[typ], nil
+	return s, nil
 }
 
-// Forget drops what is remembered of a workspace's subscriptions; call it when
-// its webhooks change.
+// Wants reports whether an enabled webhook of the workspace subscribes to typ,
+// reading the webhooks through tx when the memory of them is older than
+// SubscriptionsTTL.
+func Wants(ctx context.Context, tx *ent.Tx, workspaceID, typ string) (bool, error) {
+	s, err := enabled(ctx, tx.Webhook, workspaceID)
+	return s.types[typ], err
+}
+
+// Enabled returns the webhook id of the workspace if it is enabled, as remembered
+// for up to SubscriptionsTTL; ok is false for a webhook deleted or disabled.
+func Enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID, id string) (hook *ent.Webhook, ok bool, err error) {
+	s, err := enabled(ctx, webhooks, workspaceID)
+	hook, ok = s.hooks[id]
+	return hook, ok, err
+}
+
+// Forget drops what is remembered of a workspace's webhooks; call it when they
+// change.
 func Forget(workspaceID string) {
 	subscriptions.Lock()
 	delete(subscriptions.byWorkspace, workspaceID)

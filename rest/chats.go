@@ -16,17 +16,17 @@ import (
 
 // chatRecord is the reference's chat shape; Messages only in latest-chats.
 type chatRecord struct {
-	ChatID            string             `json:"chatId"`
-	Name              string             `json:"name,omitempty"`
-	ChatType          string             `json:"chatType"`
-	Pinned            bool               `json:"pinned"`
-	Archived          bool               `json:"archived"`
-	LastMessageAt     *time.Time         `json:"lastMessageAt,omitempty"`
-	UnreadCount       int                `json:"unreadCount"`
-	MarkedUnread      bool               `json:"markedUnread"`
-	LastMessageText   *string            `json:"lastMessageText,omitempty"`
-	LastMessageFromMe *bool              `json:"lastMessageFromMe,omitempty"`
-	Messages          []view.ChatMessage `json:"messages,omitempty"`
+	ChatID            string              `json:"chatId"`
+	Name              string              `json:"name,omitempty"`
+	ChatType          string              `json:"chatType"`
+	Pinned            bool                `json:"pinned"`
+	Archived          bool                `json:"archived"`
+	LastMessageAt     *time.Time          `json:"lastMessageAt,omitempty"`
+	UnreadCount       int                 `json:"unreadCount"`
+	MarkedUnread      bool                `json:"markedUnread"`
+	LastMessageText   *string             `json:"lastMessageText,omitempty"`
+	LastMessageFromMe *bool               `json:"lastMessageFromMe,omitempty"`
+	Messages          *[]view.ChatMessage `json:"messages,omitempty"` // [] when latest-chats asks for none
 }
 
 // newChatRecord renders c; the last message's text and side only withLast.
@@ -81,13 +81,12 @@ func (s *server) latestChats(w http.ResponseWriter, r *http.Request) error {
 	chats := make([]chatRecord, len(res.Chats))
 	for i, c := range res.Chats {
 		chats[i] = newChatRecord(c.Chat, true)
-		chats[i].Messages, rendered = rendered[:len(c.Messages):len(c.Messages)], rendered[len(c.Messages):]
-		if chats[i].Messages == nil {
-			chats[i].Messages = []view.ChatMessage{}
-		}
+		msgs := rendered[:len(c.Messages):len(c.Messages)]
+		rendered = rendered[len(c.Messages):]
+		chats[i].Messages = &msgs
 	}
-	return writeData(w, http.StatusOK, map[string]any{"chats": chats, "totalChats": res.TotalChats,
-		"numberOfChats": res.NumberOfChats, "numberOfMessages": res.NumberOfMessages})
+	return writeDataStreamed(w, map[string]int{"totalChats": res.TotalChats,
+		"numberOfChats": res.NumberOfChats, "numberOfMessages": res.NumberOfMessages}, "chats", chats)
 }
 
 // queryList returns a list query parameter, given repeated or comma-separated.

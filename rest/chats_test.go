@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,25 @@ func TestLatestChatsFromTheSandboxWorld(t *testing.T) {
 			}
 			last = ts
 		}
+	}
+	// Each chat's messages are its newest ones, as the chat's own message list has them.
+	keys := func(msgs []any) []string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.(map[string]any)["waMessageKey"].(map[string]any)["_serialized"].(string))
+		}
+		return out
+	}
+	for _, i := range []int{0, 1, len(chats) / 2, len(chats) - 1} {
+		c := chats[i].(map[string]any)
+		own := e.Do("GET", "/v1/messages?limit=5&chatId="+c["chatId"].(string), e.Key, nil)
+		if diff := cmp.Diff(keys(toAny(own.List())), keys(c["messages"].([]any))); diff != "" {
+			t.Errorf("chat %d (%s) latest messages differ from its message list (-list +latest):\n%s", i, c["chatId"], diff)
+		}
+	}
+	if r := e.Do("GET", "/v1/latest-chats?numberOfChats=3&numberOfMessages=0", e.Key, nil); r.Status != 200 ||
+		len(r.Data()["chats"].([]any)) != 3 || len(r.Data()["chats"].([]any)[0].(map[string]any)["messages"].([]any)) != 0 {
+		t.Errorf("numberOfMessages=0: %d %s", r.Status, r.Raw)
 	}
 	// Bounds.
 	for _, q := range []string{"numberOfChats=0", "numberOfChats=201", "numberOfMessages=101", "numberOfMessages=-1", "numberOfChats=x"} {
@@ -387,5 +407,60 @@ func TestPhoneActionsDoNotWaitForAFailingEvent(t *testing.T) {
 	start := time.Now()
 	if r := e.Do("POST", "/v1/chats/"+chats[0]["chatId"].(string)+"/mark_read", e.Key, nil); r.Status != 200 {
 		t.Fatalf("mark read beside a failing event = %d %s (after %s)", r.Status, r.Raw, time.Since(start))
+	}
+}
+
+func toAny(items []map[string]any) []any {
+	out := make([]any, len(items))
+	for i, m := range items {
+		out[i] = m
+	}
+	return out
+}
+
+// Someone the account only sent to is a contact (the reference's contact book is
+// everyone the account messaged), once the network took the message; a failed
+// send makes none, and groups are not contacts.
+func TestNumbersMessagedBecomeContacts(t *testing.T) {
+	e := newEnv(t)
+	before := total(t, e.Do("GET", "/v1/contacts?limit=1", e.Key, nil))
+	sent := schedule(e, "+15550442233", map[string]any{"type": "text", "text": "hello, new number"})
+	failed := schedule(e, "+15550440000", map[string]any{"type": "text", "text": "to a number that fails"})
+	waitStatus(e, sent["id"].(string), "read")
+	waitStatus(e, failed["id"].(string), "failed")
+	got := e.Do("GET", "/v1/contacts?searchToken=1555044", e.Key, nil)
+	if diff := cmp.Diff([]map[string]any{{"chatId": "15550442233@c.us", "isBusiness": false}}, got.List()); diff != "" {
+		t.Errorf("contacts matching 1555044 (-want +got):\n%s", diff)
+	}
+	if n := total(t, e.Do("GET", "/v1/contacts?limit=1", e.Key, nil)); n != before+1 {
+		t.Errorf("contacts = %d, want %d", n, before+1)
+	}
+}
+
+// A reaction's emoji is required (the reference's body requires it; "" removes
+// the reaction): no body is a 400 naming the body, {} a 422 naming emoji.
+func TestReactionBodyIsRequired(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name   string
+		body   any
+		status int
+		paths  []string
+	}{
+		{"no body", nil, 400, []string{"body"}},
+		{"empty object", map[string]any{}, 422, []string{"emoji"}},
+		{"emoji not a string", map[string]any{"emoji": 1}, 400, []string{"emoji"}},
+		{"unknown field", map[string]any{"emoji": "👍", "x": 1}, 400, []string{"x"}},
+		{"too long", map[string]any{"emoji": strings.Repeat("👍", 33)}, 422, []string{"emoji"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do("POST", "/v1/messages/reactions/false_1555@c.us_NOPE", e.Key, tc.body)
+			if diff := cmp.Diff(tc.status, r.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s\n%s", diff, r.Raw)
+			}
+			if diff := cmp.Diff(tc.paths, r.DetailPaths()); diff != "" {
+				t.Errorf("detail paths (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -63,12 +63,7 @@ func (s *server) commonGroups(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]groupItem, len(page.Items))
 	for i, c := range page.Items {
-		out[i] = groupItem{ID: c.Jid, Name: c.Name, Description: c.Description, Owner: c.Owner,
-			CreatedAt: c.CreatedAt.UTC().Format(timeFormat), ParticipantCount: c.ParticipantCount, Restrict: c.Restrict}
-		if c.LastMessageAt != nil {
-			at := c.LastMessageAt.UTC().Format(timeFormat)
-			out[i].LastMessageAt = &at
-		}
+		out[i] = newGroupItem(c)
 	}
 	return writeList(w, out, page.Limit, page.Skip, page.Total)
 }

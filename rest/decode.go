@@ -27,10 +27,16 @@ const (
 // data, wrong types and oversized bodies with a 400 (413 for size) naming the field.
 // An empty body decodes as {} when emptyOK.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool) error {
+	return decodeJSONUpTo(w, r, dst, emptyOK, maxJSONBody)
+}
+
+// decodeJSONUpTo is decodeJSON with a body limit of its own, for the routes whose
+// reference bounds exceed maxJSONBody (a group picture as a data URL).
+func decodeJSONUpTo(w http.ResponseWriter, r *http.Request, dst any, emptyOK bool, limit int64) error {
 	if err := checkJSONType(r); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(dst)

@@ -24,7 +24,7 @@ func statusOf(code string) int {
 		return http.StatusNotFound
 	case switchboard.EMETHOD:
 		return http.StatusMethodNotAllowed
-	case switchboard.ECONFLICT:
+	case switchboard.ECONFLICT, switchboard.ENOTPAIRABLE:
 		return http.StatusConflict
 	case switchboard.ETOOLARGE:
 		return http.StatusRequestEntityTooLarge
@@ -32,8 +32,12 @@ func statusOf(code string) int {
 		return http.StatusUnsupportedMediaType
 	case switchboard.ERATELIMIT:
 		return http.StatusTooManyRequests
-	case switchboard.EUNAVAILABLE, switchboard.ENOENGINE:
+	case switchboard.EUNAVAILABLE, switchboard.ENOENGINE, switchboard.EDISCONNECTED:
 		return http.StatusServiceUnavailable
+	case switchboard.ETIMEOUT:
+		return http.StatusGatewayTimeout
+	case switchboard.ENOTIMPL:
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }

@@ -3,7 +3,12 @@ package rest
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/switchboardhq/switchboard/metrics"
 )
 
 // logWriter records what a handler answered, for the access log.
@@ -31,7 +36,8 @@ func (w *logWriter) Write(b []byte) (int, error) {
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // accessLog logs one line per request, with at most the first characters of the
-// API key, and turns a panic into a 500 error envelope.
+// API key, counts it in the metrics by route pattern, and turns a panic into a
+// 500 error envelope.
 func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,8 +53,15 @@ func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 						writeError(lw, r, errPanic)
 					}
 				}
+				took := time.Since(start)
 				logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
-					"duration", time.Since(start), "key", lw.key, "request_id", RequestID(r.Context()))
+					"duration", took, "key", lw.key, "request_id", RequestID(r.Context()))
+				route := "unmatched"
+				if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+					route = rc.RoutePattern()
+				}
+				metrics.Requests.WithLabelValues(route, r.Method, strconv.Itoa(lw.status)).Inc()
+				metrics.Latency.WithLabelValues(route, r.Method).Observe(took.Seconds())
 			}()
 			next.ServeHTTP(lw, r)
 		})

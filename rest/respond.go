@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 )
@@ -60,4 +61,47 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// writeDataStreamed renders {"success":true,"data":{<head fields>,"<name>":[items]}}
+// item by item, so that a large answer (latest-chats holds up to 20,000 messages)
+// is never held whole in one buffer. head is a struct or map of the other fields
+// of data; name is the list's field. Once the status is written an error can no
+// longer be answered: a failure cuts the body short (invalid JSON), as a lost
+// connection would.
+func writeDataStreamed[T any](w http.ResponseWriter, head any, name string, items []T) error {
+	fields, err := json.Marshal(head)
+	if err != nil {
+		return err
+	}
+	key, err := json.Marshal(name)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 32<<10)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	_, _ = bw.WriteString(`{"success":true,"data":`)
+	if len(fields) > 2 { // {"a":1} -> {"a":1,"name":[
+		_, _ = bw.Write(fields[:len(fields)-1])
+		_ = bw.WriteByte(',')
+	} else {
+		_ = bw.WriteByte('{')
+	}
+	_, _ = bw.Write(key)
+	_, _ = bw.WriteString(":[")
+	for i := range items {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		if enc.Encode(items[i]) != nil {
+			return nil
+		}
+	}
+	_, _ = bw.WriteString("]}}\n")
+	_ = bw.Flush()
+	return nil
 }

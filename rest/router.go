@@ -8,10 +8,12 @@ import (
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-redis/redis_rate/v10"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/music"
 )
 
@@ -32,8 +34,21 @@ type Config struct {
 	Media MediaServer
 	// MusicFiles serves finished songs and covers at music.FilesPrefix. Optional.
 	MusicFiles MediaServer
+	// EngineSockets serves the engine protocol at /v1/engines/connect (remote
+	// engines authenticate by engine token, not API key). Optional.
+	EngineSockets EngineSockets
 	// Logger receives the access log; slog.Default when nil.
 	Logger *slog.Logger
+	// Limiter counts the requests of each API key against RateLimit, on /v1
+	// and /graphql; nil or a zero RateLimit leaves requests unlimited.
+	Limiter   *redis_rate.Limiter
+	RateLimit redis_rate.Limit
+}
+
+// EngineSockets serves the engine WebSocket protocol; reject answers a request
+// refused before the upgrade.
+type EngineSockets interface {
+	Handler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler
 }
 
 // MediaServer serves stored attachments; its errors are answered with the error
@@ -48,17 +63,18 @@ type server struct {
 	mutation graph.MutationResolver
 	board    graph.BoardResolver
 	item     graph.BoardItemResolver
+	audience graph.AudienceResolver
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
-// /media and /healthz.
+// /metrics, /media and /healthz.
 func NewRouter(cfg Config) http.Handler {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	s := &server{core: cfg.Resolver, query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
-		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem()}
+		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), audience: cfg.Resolver.Audience()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -77,7 +93,8 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodHead, music.FilesPrefix+"*", handlerFunc(cfg.MusicFiles.ServeMedia))
 	}
 
-	gql := limitBody(authenticate(cfg.Keys)(graph.NewHandler(cfg.Resolver)))
+	limited := limitRate(cfg.Limiter, cfg.RateLimit)
+	gql := limitBody(authenticate(cfg.Keys)(limited(graph.NewHandler(cfg.Resolver))))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -87,8 +104,11 @@ func NewRouter(cfg Config) http.Handler {
 		gql.ServeHTTP(w, r)
 	}))
 
+	if cfg.EngineSockets != nil {
+		r.Method(http.MethodGet, "/v1/engines/connect", cfg.EngineSockets.Handler(writeError))
+	}
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(cfg.Keys))
+		r.Use(authenticate(cfg.Keys), limited)
 		r.Route("/v1", func(r chi.Router) {
 			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
 			r.Method(http.MethodGet, "/account", handlerFunc(s.account))
@@ -116,6 +136,16 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/chats/{chatId}/unarchive", s.archiveChat(false))
 			r.Method(http.MethodGet, "/contacts", handlerFunc(s.listContacts))
 			r.Method(http.MethodGet, "/contacts/{id}/common_groups", handlerFunc(s.commonGroups))
+			r.Method(http.MethodGet, "/groups", handlerFunc(s.listGroups))
+			r.Method(http.MethodPost, "/groups", handlerFunc(s.createGroup))
+			r.Method(http.MethodGet, "/groups/{id}", handlerFunc(s.getGroup))
+			r.Method(http.MethodPatch, "/groups/{id}", handlerFunc(s.updateGroup))
+			r.Method(http.MethodPost, "/groups/{id}/members", handlerFunc(s.addGroupMembers))
+			r.Method(http.MethodDelete, "/groups/{id}/members/me", handlerFunc(s.leaveGroup))
+			r.Method(http.MethodDelete, "/groups/{id}/members/{chatId}", s.participantRoute(s.mutation.RemoveGroupParticipant))
+			r.Method(http.MethodPost, "/groups/{id}/members/{chatId}/admin", s.participantRoute(s.mutation.PromoteGroupParticipant))
+			r.Method(http.MethodDelete, "/groups/{id}/members/{chatId}/admin", s.participantRoute(s.mutation.DemoteGroupParticipant))
+			r.Method(http.MethodPut, "/groups/{id}/picture", handlerFunc(s.setGroupPicture))
 			r.Method(http.MethodGet, "/newsletters", handlerFunc(s.listNewsletters))
 			r.Method(http.MethodPost, "/newsletters", handlerFunc(s.createNewsletter))
 			r.Method(http.MethodGet, "/newsletters/{id}", handlerFunc(s.getNewsletter))
@@ -136,13 +166,35 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/boards/{id}/items/bulk", handlerFunc(s.upsertBoardItems))
 			r.Method(http.MethodPost, "/boards/{id}/items/find-similar", handlerFunc(s.findSimilarBoardItems))
 			r.Method(http.MethodPatch, "/boards/{id}/items/{itemId}", handlerFunc(s.updateBoardItem))
+			r.Method(http.MethodGet, "/audiences", handlerFunc(s.listAudiences))
+			r.Method(http.MethodPost, "/audiences", handlerFunc(s.createAudience))
+			r.Method(http.MethodGet, "/audiences/{id}", handlerFunc(s.getAudience))
+			r.Method(http.MethodPatch, "/audiences/{id}", handlerFunc(s.updateAudience))
+			r.Method(http.MethodDelete, "/audiences/{id}", handlerFunc(s.deleteAudience))
+			r.Method(http.MethodPost, "/audiences/{id}/contacts", handlerFunc(s.addAudienceContacts))
+			r.Method(http.MethodPatch, "/audiences/{id}/contacts/{contactId}", handlerFunc(s.updateAudienceContact))
+			r.Method(http.MethodDelete, "/audiences/{id}/contacts/{contactId}", handlerFunc(s.removeAudienceContact))
+			r.Method(http.MethodGet, "/campaigns", handlerFunc(s.listCampaigns))
+			r.Method(http.MethodPost, "/campaigns", handlerFunc(s.createCampaign))
+			r.Method(http.MethodGet, "/campaigns/{id}", handlerFunc(s.getCampaign))
+			r.Method(http.MethodPost, "/campaigns/{id}/pause", s.campaignAction(s.mutation.PauseCampaign))
+			r.Method(http.MethodPost, "/campaigns/{id}/resume", s.campaignAction(s.mutation.ResumeCampaign))
+			r.Method(http.MethodPost, "/campaigns/{id}/cancel", s.campaignAction(s.mutation.CancelCampaign))
 			r.Method(http.MethodPost, "/music/songs", handlerFunc(s.generateSong))
 			r.Method(http.MethodGet, "/music/songs/{id}", handlerFunc(s.getSong))
 			r.Method(http.MethodPost, "/music/uploads", handlerFunc(s.uploadMusic))
 			r.Method(http.MethodGet, "/music/account", handlerFunc(s.musicAccount))
+			r.Method(http.MethodGet, "/engines", handlerFunc(s.listEngines))
+			r.Method(http.MethodPost, "/engines", handlerFunc(s.createEngine))
+			r.Method(http.MethodGet, "/engines/{id}", handlerFunc(s.getEngine))
+			r.Method(http.MethodDelete, "/engines/{id}", handlerFunc(s.deleteEngine))
+			r.Method(http.MethodPost, "/engines/{id}/logout", handlerFunc(s.logoutEngine))
+			r.Method(http.MethodGet, "/engines/{id}/qr", handlerFunc(s.engineQR))
+			r.Method(http.MethodPost, "/engines/{id}/pairing-code", handlerFunc(s.enginePairingCode))
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})
+	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.OperatorToken, metrics.Handler(), metrics.Handler()))
 	if cfg.Monitor != nil {
 		ro := cfg.MonitorReadOnly
 		if ro == nil {

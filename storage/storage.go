@@ -9,14 +9,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	atlas "ariga.io/atlas/sql/schema"
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/schema"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	_ "github.com/switchboardhq/switchboard/ent/runtime" // schema hooks and interceptors
 )
@@ -24,14 +28,27 @@ import (
 // Open connects to the database named by rawURL: "sqlite:///abs/path.db",
 // "sqlite://relative.db", "sqlite://:memory:" or "postgres://...".
 func Open(rawURL string) (*ent.Client, error) {
-	drv, err := openDriver(rawURL)
+	return OpenPool(rawURL, DefaultPool)
+}
+
+// DefaultPool is how many connections a PostgreSQL client opens at most.
+const DefaultPool = 20
+
+// OpenPool is Open with at most size connections to PostgreSQL (SQLite always
+// has one: it has one writer).
+func OpenPool(rawURL string, size int) (*ent.Client, error) {
+	drv, err := openDriver(rawURL, size)
 	if err != nil {
 		return nil, err
 	}
 	return ent.NewClient(ent.Driver(classifyingDriver{drv})), nil
 }
 
-func openDriver(rawURL string) (*entsql.Driver, error) {
+// Separate reports whether two clients of rawURL are separate pools of one
+// database; for SQLite they would be two writers competing for one file.
+func Separate(rawURL string) bool { return !strings.HasPrefix(rawURL, "sqlite://") }
+
+func openDriver(rawURL string, size int) (*entsql.Driver, error) {
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite://"):
 		path := strings.TrimPrefix(rawURL, "sqlite://")
@@ -67,27 +84,73 @@ func openDriver(rawURL string) (*entsql.Driver, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: open postgres: %w", err)
 		}
-		db.SetMaxOpenConns(20)
-		db.SetMaxIdleConns(20)
+		db.SetMaxOpenConns(size)
+		db.SetMaxIdleConns(size)
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		return entsql.OpenDB(dialect.Postgres, db), nil
 	default:
-		return nil, fmt.Errorf("storage: unsupported database URL %q (want sqlite://... or postgres://...)", redact(rawURL))
+		return nil, fmt.Errorf("storage: unsupported database URL %q (want sqlite://... or postgres://...)", switchboard.RedactURL(rawURL))
 	}
+}
+
+// retiredIndexes are indexes earlier schemas created that the current one no
+// longer declares: the standalone workspace_id indexes of tables whose own
+// indexes lead with workspace_id. The migration drops them by name. (Letting
+// it drop every undeclared index is no option: it sees the partial indexes'
+// predicates, which PostgreSQL stores rewritten, as changed, and would drop
+// and rebuild them at every start, on live tables.)
+var retiredIndexes = []string{"message_workspace_id", "inboxevent_workspace_id", "chat_workspace_id",
+	"contact_workspace_id", "chatmember_workspace_id"}
+
+// keepPartialIndexes leaves out of a migration the changes that only touch an
+// index's attributes. PostgreSQL stores a partial index's predicate rewritten
+// (casts, parentheses, IN as = ANY), so the migration would otherwise see every
+// partial index as changed and drop and build it again at every start, on
+// live tables (and deadlock with the work running on them). A predicate that
+// really changes goes with a new index name.
+func keepPartialIndexes(next schema.Differ) schema.Differ {
+	return schema.DiffFunc(func(current, desired *atlas.Schema) ([]atlas.Change, error) {
+		changes, err := next.Diff(current, desired)
+		if err != nil {
+			return nil, err
+		}
+		return slices.DeleteFunc(changes, func(c atlas.Change) bool {
+			mt, ok := c.(*atlas.ModifyTable)
+			if !ok {
+				return false
+			}
+			mt.Changes = slices.DeleteFunc(mt.Changes, func(c atlas.Change) bool {
+				mi, ok := c.(*atlas.ModifyIndex)
+				return ok && mi.Change == atlas.ChangeAttr
+			})
+			return len(mt.Changes) == 0
+		}), nil
+	})
+}
+
+// dropRetired drops the retired indexes that still exist.
+func dropRetired(ctx context.Context, client *ent.Client) error {
+	for _, name := range retiredIndexes {
+		if _, err := client.ExecContext(ctx, "DROP INDEX IF EXISTS "+name); err != nil {
+			return fmt.Errorf("storage: drop retired index %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // migrationLock is the PostgreSQL advisory lock key that serializes migrations.
 const migrationLock = 0x5357_4244 // "SWBD"
 
-// Migrate brings the schema of the database at rawURL up to date. On PostgreSQL it
+// Migrate brings the schema of the database at rawURL up to date and drops the
+// retired indexes. On PostgreSQL it
 // holds an advisory lock while it works, so that any number of replicas may start
 // together: the first migrates, the others wait and then find nothing to do.
 func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 	if !strings.HasPrefix(rawURL, "postgres") {
-		if err := client.Schema.Create(ctx); err != nil {
+		if err := client.Schema.Create(ctx, schema.WithDiffHook(keepPartialIndexes)); err != nil {
 			return fmt.Errorf("storage: migrate: %w", err)
 		}
-		return nil
+		return dropRetired(ctx, client)
 	}
 	// The lock belongs to this transaction's connection and ends with it.
 	tx, err := client.Tx(ctx)
@@ -98,17 +161,11 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock); err != nil {
 		return fmt.Errorf("storage: migration lock: %w", err)
 	}
-	if err := client.Schema.Create(ctx); err != nil {
+	if err := client.Schema.Create(ctx, schema.WithDiffHook(keepPartialIndexes)); err != nil {
 		return fmt.Errorf("storage: migrate: %w", err)
 	}
-	return tx.Commit()
-}
-
-// redact hides a password in a URL for messages.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if err := dropRetired(ctx, client); err != nil {
+		return err
 	}
-	return u.Redacted()
+	return tx.Commit()
 }

@@ -53,22 +53,10 @@ func TestIsUnavailable(t *testing.T) {
 // Replicas that start together on an empty PostgreSQL database all come up: the
 // advisory lock serializes their migrations.
 func TestConcurrentMigrations(t *testing.T) {
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
+	if os.Getenv("TEST_DATABASE_URL") == "" {
 		t.Skip("TEST_DATABASE_URL is not set")
 	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	name := "sb_migrate_" + strings.ToLower(switchboard.RandomToken(6))
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
-	u, _ := url.Parse(base)
-	u.Path = "/" + name
+	u, _ := url.Parse(scratchDatabase(t))
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -90,4 +78,90 @@ func TestConcurrentMigrations(t *testing.T) {
 			t.Errorf("replica %d: %v", i, err)
 		}
 	}
+}
+
+// A retired index (the standalone workspace_id index of a table whose own
+// indexes lead with workspace_id) is dropped by the next migration, on both
+// databases; declared ones stay, and on PostgreSQL a second migration rebuilds
+// none of them (a start must not drop and build indexes on live tables).
+func TestMigrateDropsRetiredIndexes(t *testing.T) {
+	urls := map[string]string{"sqlite": "sqlite://" + t.TempDir() + "/indexes.db"}
+	if os.Getenv("TEST_DATABASE_URL") != "" {
+		urls["postgres"] = scratchDatabase(t)
+	}
+	for name, raw := range urls {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			client, err := Open(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			one := func(query string) string {
+				t.Helper()
+				rows, err := client.QueryContext(ctx, query)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				var out string
+				for rows.Next() {
+					if err := rows.Scan(&out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return out
+			}
+			if err := Migrate(ctx, client, raw); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.ExecContext(ctx, `CREATE INDEX message_workspace_id ON messages (workspace_id)`); err != nil {
+				t.Fatal(err)
+			}
+			if err := Migrate(ctx, client, raw); err != nil {
+				t.Fatal(err)
+			}
+			names := `SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master
+				WHERE type = 'index' AND name LIKE 'message_workspace_id%' ORDER BY name)`
+			oids := ""
+			if name == "postgres" {
+				names = `SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE indexname LIKE 'message_workspace_id%'`
+				oids = `SELECT string_agg(indexrelid::text, ',' ORDER BY indexrelid) FROM pg_index
+					JOIN pg_class c ON c.oid = indrelid WHERE c.relnamespace = 'public'::regnamespace`
+			}
+			want := "message_workspace_id_created_at,message_workspace_id_origin_created_at," +
+				"message_workspace_id_to_created_at,message_workspace_id_to_pinned_until,message_workspace_id_wa_serialized"
+			if got := one(names); got != want {
+				t.Errorf("indexes after migrating:\n got %s\nwant %s", got, want)
+			}
+			if oids == "" {
+				return
+			}
+			before := one(oids)
+			if err := Migrate(ctx, client, raw); err != nil {
+				t.Fatal(err)
+			}
+			if after := one(oids); after != before {
+				t.Errorf("a second migration rebuilt indexes:\nbefore %s\n after %s", before, after)
+			}
+		})
+	}
+}
+
+// scratchDatabase creates an empty database on TEST_DATABASE_URL's server for
+// the test, dropped when it ends, and returns its URL.
+func scratchDatabase(t *testing.T) string {
+	base := os.Getenv("TEST_DATABASE_URL")
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "sb_storage_" + strings.ToLower(switchboard.RandomToken(6))
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); admin.Close() })
+	u, _ := url.Parse(base)
+	u.Path = "/" + name
+	return u.String()
 }

@@ -78,16 +78,16 @@ func (d classifyingDriver) Query(ctx context.Context, query string, args, v any)
 }
 
 func (d classifyingDriver) Tx(ctx context.Context) (dialect.Tx, error) {
-	tx, err := d.drv.Tx(ctx)
-	if err != nil {
-		return nil, classify(err)
-	}
-	return classifyingTx{tx}, nil
+	return d.BeginTx(ctx, nil)
 }
 
 func (d classifyingDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) (dialect.Tx, error) {
 	tx, err := d.drv.BeginTx(ctx, opts)
 	if err != nil {
+		return nil, classify(err)
+	}
+	if err := relax(ctx, d.drv, tx); err != nil {
+		_ = tx.Rollback()
 		return nil, classify(err)
 	}
 	return classifyingTx{tx}, nil

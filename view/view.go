@@ -44,6 +44,8 @@ type Message struct {
 	FailureReason     string                   `json:"failureReason,omitempty"`
 	Secret            string                   `json:"secret,omitempty"`
 	LinkPreview       *switchboard.LinkPreview `json:"linkPreview,omitempty"`
+	// CampaignID names the campaign that sent the message (a Switchboard addition).
+	CampaignID string `json:"campaignId,omitempty"`
 }
 
 // PublicID is the id clients use for m: the queue id of a queued or scheduled
@@ -77,6 +79,9 @@ func NewMessage(m *ent.Message) Message {
 		CreatedAt: m.CreatedAt.UTC(), ConfirmedAt: utc(m.ConfirmedAt), ReceivedAt: utc(m.ReceivedAt),
 		ReadAt: utc(m.ReadAt), PlayedAt: utc(m.PlayedAt), FailedAt: utc(m.FailedAt),
 		FailureReason: m.FailureReason, Secret: m.Secret, LinkPreview: m.LinkPreview,
+	}
+	if m.CampaignID != nil {
+		v.CampaignID = *m.CampaignID
 	}
 	if m.ConfirmedAt != nil {
 		v.WaMessageKey = MessageKey(m)

@@ -103,9 +103,16 @@ type Sender struct {
 	client *http.Client
 }
 
+// Concurrency is how many attempts run at once in a worker; the Sender keeps as
+// many idle connections to one host, so that a busy endpoint is not dialled anew
+// for every attempt.
+const Concurrency = 64
+
 // NewSender returns a Sender; allowPrivate lifts the internal-address guard.
 func NewSender(allowPrivate bool) *Sender {
-	return &Sender{client: netguard.Client(Timeout, allowPrivate)}
+	c := netguard.Client(Timeout, allowPrivate)
+	c.Transport.(*http.Transport).MaxIdleConnsPerHost = Concurrency
+	return &Sender{client: c}
 }
 
 // Send makes one attempt.

@@ -33,6 +33,8 @@ type Env struct {
 	Server *httptest.Server
 	// Key is a key with every scope in workspace "default".
 	Key string
+	// Config is the configuration the app runs with.
+	Config app.Config
 }
 
 // Options tune an Env.
@@ -80,7 +82,7 @@ func New(t testing.TB, o Options) *Env {
 	}
 	srv.Config.Handler = a.Handler
 	srv.Start()
-	e := &Env{T: t, App: a, Server: srv}
+	e := &Env{T: t, App: a, Server: srv, Config: cfg}
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	if !o.NoStart {
 		if err := a.Start(ctx); err != nil {

@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,8 +49,12 @@ var (
 	clients  = flag.Int("c", 32, "concurrent clients")
 	dur      = flag.Duration("d", 10*time.Second, "duration of each throughput run")
 	fanN     = flag.Int("fanout", 2000, "deliveries in the fan-out runs")
-	lateN    = flag.Int("late", 10000, "messages due at one sendAt")
+	lateN    = flag.Int("late", 10000, "messages in the lateness run")
+	spread   = flag.Duration("spread", 0, "spread the lateness run's sendAt evenly over this window (0: all due at one sendAt)")
+	lead     = flag.Duration("lead", 0, "time to queue the lateness run before its first sendAt (default: 5 ms a message + 15 s)")
 	only     = flag.String("only", "", "comma-separated rows to run (default all)")
+	stats    = flag.Bool("stats", false, "print the rows PostgreSQL wrote per table during each row")
+	profiles = flag.String("profiles", "", "write a CPU profile of the server during each row into this directory")
 )
 
 func main() {
@@ -68,22 +73,37 @@ func main() {
 	run := func(name string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), name) }
 	if run("ping") {
 		anchor := bareHandlerRate()
+		done := srv.profile("ping", *dur)
 		sb := loadRate(srv.base+"/v1/ping", "GET", nil, srv.key)
+		done()
 		row("ping", anchor, sb, "req/s")
 	}
 	if run("schedule") {
 		anchor := pgbenchRate(db)
+		done, written := srv.profile("schedule", *dur), tableWrites(db)
 		sb := loadRate(srv.base+"/v1/scheduled-messages/+15559871234", "POST", []byte(`{"type":"text","text":"load test"}`), srv.key)
+		done()
+		written()
 		row("schedule", anchor, sb, "req/s")
+		settle(db) // the next rows start with the server idle again
 	}
 	if run("fanout") {
 		anchor := bareAsynqRate(rdb)
+		done, written := srv.profile("fanout", *dur), tableWrites(db)
 		sb := switchboardFanoutRate(srv)
+		done()
+		written()
 		row("fanout", anchor, sb, "deliveries/s")
 	}
 	if run("lateness") {
+		written := tableWrites(db)
 		p50, p99 := lateness(srv, db)
-		fmt.Printf("%-10s %14s %14s   p50 %s, p99 %s for %d messages\n", "lateness", "-", "-", p50, p99, *lateN)
+		written()
+		how := "due at one sendAt"
+		if *spread > 0 {
+			how = "due over " + spread.String()
+		}
+		fmt.Printf("%-10s %14s %14s   p50 %s, p99 %s for %d messages %s\n", "lateness", "-", "-", p50, p99, *lateN, how)
 	}
 	fmt.Printf("%-10s %14s %14s   idle %d MB, peak %d MB\n", "rss", "-", "-", idle>>20, srv.peakRSS()>>20)
 }
@@ -265,15 +285,28 @@ func switchboardFanoutRate(s *server) float64 {
 	}
 	close(next)
 	wg.Wait()
+	queued, got := time.Since(start), rc.hits.Load()
 	rc.waitFor(int64(*fanN), 2*time.Minute)
+	fmt.Fprintf(os.Stderr, "fanout: %d messages queued in %s, %d delivered by then; all delivered after %s\n",
+		*fanN, queued.Round(time.Millisecond), got, time.Since(start).Round(time.Millisecond))
 	return float64(rc.hits.Load()) / time.Since(start).Seconds()
 }
 
-// lateness queues lateN messages due at one sendAt and reports how late they
-// were confirmed.
+// lateness queues lateN messages due at one sendAt (or spread over a window) and
+// reports how late they were confirmed.
 func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
-	at := time.Now().Add(time.Duration(*lateN/200+15) * time.Second).UTC().Truncate(time.Second)
-	body := []byte(`{"type":"text","text":"due together","secret":"lateness","sendAt":"` + at.Format(time.RFC3339) + `"}`)
+	if *lead == 0 {
+		*lead = time.Duration(*lateN)*5*time.Millisecond + 15*time.Second
+	}
+	at := time.Now().Add(*lead).UTC().Truncate(time.Second)
+	go func() {
+		time.Sleep(time.Until(at))
+		s.profile("lateness", 5*time.Second)()
+	}()
+	bodyFor := func(i int) []byte {
+		due := at.Add(time.Duration(int64(*spread) * int64(i) / int64(*lateN))).Truncate(time.Second)
+		return []byte(`{"type":"text","text":"due together","secret":"lateness","sendAt":"` + due.Format(time.RFC3339) + `"}`)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range *clients {
@@ -282,7 +315,7 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 			defer wg.Done()
 			for i := range next {
 				// Numbers never ending in 0000, which the sandbox rejects.
-				s.call("POST", fmt.Sprintf("/v1/scheduled-messages/+1555%03d%04d", i/9000, 1000+i%9000), body)
+				s.call("POST", fmt.Sprintf("/v1/scheduled-messages/+1555%03d%04d", i/9000, 1000+i%9000), bodyFor(i))
 			}
 		}()
 	}
@@ -297,14 +330,16 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 	db, err := sql.Open("pgx", dbURL)
 	check(err)
 	defer db.Close()
-	deadline := at.Add(5 * time.Minute)
+	// Counting is a scan: wait till the last sendAt before asking.
+	time.Sleep(time.Until(at.Add(*spread)))
+	deadline := at.Add(*spread + 5*time.Minute)
 	for time.Now().Before(deadline) {
 		var left int
 		check(db.QueryRow(`SELECT count(*) FROM messages WHERE secret = 'lateness' AND confirmed_at IS NULL`).Scan(&left))
 		if left == 0 {
 			break
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond)
 	}
 	var p50, p99 float64
 	check(db.QueryRow(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at)),
@@ -315,9 +350,34 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 
 // server is the Switchboard under test.
 type server struct {
-	cmd  *exec.Cmd
-	base string
-	key  string
+	cmd   *exec.Cmd
+	base  string
+	key   string
+	debug string // its profiles' address
+}
+
+// profile starts a CPU profile of the server for d when -profiles is set; the
+// returned func waits for it to be written to <profiles>/<name>.pprof.
+func (s *server) profile(name string, d time.Duration) (wait func()) {
+	if *profiles == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.debug, int(d.Seconds())))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		check(os.MkdirAll(*profiles, 0o755))
+		f, err := os.Create(filepath.Join(*profiles, name+".pprof"))
+		check(err)
+		defer f.Close()
+		_, _ = io.Copy(f, resp.Body)
+	}()
+	return func() { <-done }
 }
 
 func startServer(dir, dbURL string) *server {
@@ -325,18 +385,16 @@ func startServer(dir, dbURL string) *server {
 	build := exec.Command("go", "build", "-o", bin, "./cmd/switchboard")
 	build.Stderr = os.Stderr
 	check(build.Run())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
-	addr := ln.Addr().String()
-	ln.Close()
+	addr, debug := freePort(), freePort()
 	cmd := exec.Command(bin, "serve", "--role", "all", "--addr", addr, "--database-url", dbURL, "--redis-url", *redisURL,
-		"--bootstrap-key", "--log-level", "warn", "--sandbox-ack-delay", "100ms")
+		"--bootstrap-key", "--log-level", "warn", "--sandbox-ack-delay", "100ms", "--debug-addr", debug,
+		"--rate-limit", "off") // the load is the point here
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true")
 	out, err := cmd.StdoutPipe()
 	check(err)
 	cmd.Stderr = os.Stderr
 	check(cmd.Start())
-	s := &server{cmd: cmd, base: "http://" + addr}
+	s := &server{cmd: cmd, base: "http://" + addr, debug: debug}
 	buf := make([]byte, 4096)
 	var got []byte
 	for !bytes.Contains(got, []byte("sb_live_")) || !bytes.HasSuffix(bytes.TrimRight(got, " "), []byte("\n")) {
@@ -423,6 +481,77 @@ func redisClient() *redis.Client {
 	c := redis.NewClient(opt)
 	check(c.FlushDB(context.Background()).Err())
 	return c
+}
+
+// settle waits (up to two minutes) until the server has sent every message it
+// was given and applied every engine event it stored, so that a row does not pay
+// for the backlog of the one before.
+func settle(dbURL string) {
+	db, err := sql.Open("pgx", dbURL)
+	check(err)
+	defer db.Close()
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		var msgs, events, acks int
+		check(db.QueryRow(`SELECT (SELECT count(*) FROM messages WHERE status IN ('pending', 'sending') AND send_at IS NULL),
+			(SELECT count(*) FROM inbox_events WHERE applied_at IS NULL AND dead_at IS NULL),
+			(SELECT count(*) FROM sandbox_events)`).Scan(&msgs, &events, &acks))
+		if time.Since(start) > 10*time.Second && int(time.Since(start).Seconds())%10 == 0 {
+			fmt.Fprintf(os.Stderr, "settling: %d messages to send, %d events to apply, %d acks to come\n", msgs, events, acks)
+		}
+		if msgs+events+acks == 0 {
+			fmt.Fprintf(os.Stderr, "settled in %s\n", time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "settle: still busy after two minutes")
+}
+
+// tableWrites snapshots PostgreSQL's per-table write counters when -stats is set;
+// the returned func prints what was written since, per table, and the commits.
+func tableWrites(dbURL string) (print func()) {
+	if !*stats {
+		return func() {}
+	}
+	db, err := sql.Open("pgx", dbURL)
+	check(err)
+	snap := func() map[string][4]int64 {
+		out := map[string][4]int64{}
+		rows, err := db.Query(`SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del FROM pg_stat_user_tables
+			UNION ALL SELECT 'commits', xact_commit, 0, 0, 0 FROM pg_stat_database WHERE datname = current_database()`)
+		check(err)
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var v [4]int64
+			check(rows.Scan(&name, &v[0], &v[1], &v[2], &v[3]))
+			out[name] = v
+		}
+		return out
+	}
+	before := snap()
+	return func() {
+		defer db.Close()
+		time.Sleep(time.Second) // counters reach the statistics at the end of transactions, flushed about every second
+		after := snap()
+		names := slices.Sorted(maps.Keys(after))
+		fmt.Printf("%-10s %-22s %10s %10s %10s %10s\n", "", "table", "inserted", "updated", "hot", "deleted")
+		for _, name := range names {
+			a, b := after[name], before[name]
+			if a == b {
+				continue
+			}
+			fmt.Printf("%-10s %-22s %10d %10d %10d %10d\n", "", name, a[0]-b[0], a[1]-b[1], a[2]-b[2], a[3]-b[3])
+		}
+	}
+}
+
+func freePort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 func envOr(name, def string) string {

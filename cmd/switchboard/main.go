@@ -5,6 +5,7 @@
 //	switchboard keys create --workspace NAME --scopes a,b|* [--name N] [--database-url URL]
 //	switchboard keys list   [--database-url URL]
 //	switchboard keys revoke KEY|ID [--database-url URL]
+//	switchboard engine sandbox --server URL --token T [--database-url URL]
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -25,8 +27,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/storage"
 )
 
@@ -36,6 +40,7 @@ const usage = `usage:
   switchboard keys create --workspace NAME --scopes a,b|* [--name N] [--database-url URL]
   switchboard keys list   [--database-url URL]
   switchboard keys revoke KEY|ID [--database-url URL]
+  switchboard engine sandbox --server URL --token T [--database-url URL] [--ack-delay 1s]
 `
 
 func main() {
@@ -76,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "keys":
 		return keys(ctx, cfg, args[1:], stdout)
+	case "engine":
+		return engineCmd(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -99,9 +106,13 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "let webhooks use http and reach private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
 	edgeFlags(fs, &cfg)
 	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
+	fs.DurationVar(&cfg.LoadOlderPace, "load-older-pace", cfg.LoadOlderPace, "wait between two pages of one load-older call (env SWITCHBOARD_LOAD_OLDER_PACE)")
+	fs.StringVar(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests one API key may make over all replicas: 20/s, 1200/m, 10000/h or off (env SWITCHBOARD_RATE_LIMIT)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "how many of those requests may come at once (env SWITCHBOARD_RATE_BURST)")
 	fs.BoolVar(&cfg.BootstrapKey, "bootstrap-key", cfg.BootstrapKey, "print a first all-scopes key if the database never had one; always on for SQLite (env SWITCHBOARD_BOOTSTRAP_KEY)")
 	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
 	level := fs.String("log-level", envOr("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
+	debugAddr := fs.String("debug-addr", os.Getenv("SWITCHBOARD_DEBUG_ADDR"), "serve Go's profiles (/debug/pprof/) and the metrics (/metrics) on this address, e.g. 127.0.0.1:6060; keep it off public interfaces (env SWITCHBOARD_DEBUG_ADDR)")
 	format := fs.String("log-format", envOr("SWITCHBOARD_LOG_FORMAT", "text"), "text or json (env SWITCHBOARD_LOG_FORMAT)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -137,8 +148,15 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
+	if *debugAddr != "" {
+		stop, err := serveDebug(*debugAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if cfg.Role == app.RoleWorker {
-		logger.Info("switchboard worker running", "database", redactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
+		logger.Info("switchboard worker running", "database", switchboard.RedactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
 		<-ctx.Done()
 		logger.Info("switchboard shutting down: finishing running jobs")
 		return nil
@@ -151,7 +169,7 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
-		"database", redactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
+		"database", switchboard.RedactURL(cfg.DatabaseURL), "redis", redisLabel(cfg.RedisURL))
 	select {
 	case err := <-errc:
 		return err
@@ -295,17 +313,30 @@ func splitList(s string) []string {
 	return out
 }
 
-func redactURL(u string) string {
-	if i := strings.Index(u, "@"); i > 0 && strings.Contains(u[:i], "://") {
-		scheme := u[:strings.Index(u, "://")+3]
-		return scheme + "…@" + u[i+1:]
-	}
-	return u
-}
-
 func redisLabel(u string) string {
 	if u == "" {
 		return "embedded"
 	}
-	return redactURL(u)
+	return switchboard.RedactURL(u)
+}
+
+// serveDebug serves Go's runtime profiles (net/http/pprof) and the metrics on a
+// listener of its own, apart from the API and without a credential: they are
+// for the operator's eyes only.
+func serveDebug(addr string, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/metrics", metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Info("profiles served", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }

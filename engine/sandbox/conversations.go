@@ -74,6 +74,10 @@ func (e *Engine) SyncHistory(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
+	// From now on the world's groups take their turns (see groups.go).
+	if err := e.keepWorldGroups(ctx, w, worldGroups()...); err != nil {
+		return false, err
+	}
 	ctx = viewer.WorkspaceContext(ctx, e.workspaceID)
 	if err := e.net.client.SandboxWorld.UpdateOneID(e.workspaceID).SetSynced(true).Exec(ctx); err != nil {
 		return false, err

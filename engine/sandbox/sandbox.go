@@ -9,6 +9,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -67,6 +68,12 @@ func (n *Network) Engine(workspaceID string) *Engine {
 	return &Engine{net: n, id: "sandbox-" + switchboard.RandomToken(5), workspaceID: workspaceID}
 }
 
+// EngineFor returns an engine session of the network for a workspace whose id is
+// engineID (an engine row's).
+func (n *Network) EngineFor(workspaceID, engineID string) *Engine {
+	return &Engine{net: n, id: engineID, workspaceID: workspaceID}
+}
+
 // pumpBatch bounds the events one pass reports.
 const pumpBatch = 500
 
@@ -114,7 +121,7 @@ func (n *Network) ReportDue(ctx context.Context, now time.Time) (int, error) {
 		return 0, err
 	}
 	var done []string
-	var firstErr error
+	var evs []engine.Event
 	for _, row := range due {
 		var ev engine.Event
 		if err := json.Unmarshal(row.Payload, &ev); err != nil {
@@ -123,11 +130,23 @@ func (n *Network) ReportDue(ctx context.Context, now time.Time) (int, error) {
 			continue
 		}
 		ev.ID, ev.WorkspaceID, ev.At = row.ID, row.WorkspaceID, row.DueAt
-		if err := n.sink.HandleEvent(ctx, ev); err != nil {
-			firstErr = err
-			break // keep the order: the rest waits for this one
+		evs = append(evs, ev)
+	}
+	var firstErr error
+	if b, ok := n.sink.(engine.BatchSink); ok {
+		if firstErr = b.HandleEvents(ctx, evs); firstErr == nil {
+			for _, ev := range evs {
+				done = append(done, ev.ID)
+			}
 		}
-		done = append(done, row.ID)
+	} else {
+		for _, ev := range evs {
+			if err := n.sink.HandleEvent(ctx, ev); err != nil {
+				firstErr = err
+				break // keep the order: the rest waits for this one
+			}
+			done = append(done, ev.ID)
+		}
 	}
 	if len(done) > 0 {
 		if _, err := n.client.SandboxEvent.Delete().Where(sandboxevent.IDIn(done...)).Exec(sys); err != nil {
@@ -181,57 +200,134 @@ func (e *Engine) Close() error {
 // Send implements engine.Engine. The network remembers every wire id it carried:
 // a resend is answered with the same key and delivered no second time.
 func (e *Engine) Send(ctx context.Context, m engine.Outgoing) (engine.Key, error) {
+	sent := e.SendBatch(ctx, []engine.Outgoing{m})[0]
+	return sent.Key, sent.Err
+}
+
+// SendBatch implements engine.BatchSender: the network carries the messages in one
+// transaction, with Send's rules for each. A group the network knows refuses the
+// messages of an account that is not a participant, and of one that is not an
+// admin while only admins may send (announce); a group it does not know is
+// carried like any chat.
+func (e *Engine) SendBatch(ctx context.Context, ms []engine.Outgoing) []engine.Sent {
+	out := make([]engine.Sent, len(ms))
+	fail := func(err error) []engine.Sent {
+		for i := range out {
+			if out[i].Err == nil {
+				out[i] = engine.Sent{Err: err}
+			}
+		}
+		return out
+	}
 	if err := ctx.Err(); err != nil {
-		return engine.Key{}, err
+		return fail(err)
 	}
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
-		return engine.Key{}, fmt.Errorf("sandbox engine %s is closed", e.id)
+		return fail(fmt.Errorf("sandbox engine %s is closed", e.id))
 	}
-	digits := recipientDigits(m.To)
-	if strings.HasSuffix(digits, "0000") {
-		return engine.Key{}, fmt.Errorf("%w: %s is not on the network", engine.ErrRejected, m.To)
+	var carry []engine.Outgoing
+	refused := map[string]error{} // by group, what the group's rules say to the account's messages
+	for i, m := range ms {
+		if strings.HasSuffix(recipientDigits(m.To), "0000") {
+			out[i].Err = fmt.Errorf("%w: %s is not on the network", engine.ErrRejected, m.To)
+			continue
+		}
+		if strings.HasSuffix(m.To, "@g.us") {
+			err, seen := refused[m.To]
+			if !seen {
+				if err = e.mayPost(ctx, m.To); err != nil && !errors.Is(err, engine.ErrRejected) {
+					return fail(err)
+				}
+				refused[m.To] = err
+			}
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+		}
+		out[i].Key = engine.Key{FromMe: true, Remote: m.To, ID: m.WireID}
+		carry = append(carry, m)
 	}
-	key := engine.Key{FromMe: true, Remote: m.To, ID: m.WireID}
+	if len(carry) == 0 {
+		return out
+	}
+	err := e.carry(ctx, carry)
+	if ent.IsConstraintError(err) {
+		// A concurrent resend carried some of them first: this time they are known.
+		err = e.carry(ctx, carry)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return out
+}
+
+// carry records the messages as carried and schedules what the network will
+// report about each, in one transaction; a wire id carried before is counted as a
+// resend and delivered no second time.
+func (e *Engine) carry(ctx context.Context, ms []engine.Outgoing) error {
 	ctx = viewer.WorkspaceContext(ctx, e.workspaceID)
 	now := time.Now()
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = e.workspaceID + ":" + m.WireID
+	}
 	tx, err := e.net.client.Tx(ctx)
 	if err != nil {
-		return engine.Key{}, err
+		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	sendID := e.workspaceID + ":" + m.WireID
-	n, err := tx.SandboxSend.Update().Where(sandboxsend.ID(sendID)).AddResends(1).Save(ctx)
+	known, err := tx.SandboxSend.Query().Where(sandboxsend.IDIn(ids...)).IDs(ctx)
 	if err != nil {
-		return engine.Key{}, err
-	} else if n > 0 {
-		return key, tx.Commit() // carried before: not delivered again
+		return err
 	}
-	if err := tx.SandboxSend.Create().SetID(sendID).SetWireID(m.WireID).SetRemote(m.To).SetCreatedAt(now).Exec(ctx); err != nil {
-		if ent.IsConstraintError(err) {
-			return key, nil // a concurrent resend carried it
+	if len(known) > 0 {
+		if err := tx.SandboxSend.Update().Where(sandboxsend.IDIn(known...)).AddResends(1).Exec(ctx); err != nil {
+			return err
 		}
-		return engine.Key{}, err
 	}
-	script := e.script(m, key, digits)
-	creates := make([]*ent.SandboxEventCreate, len(script))
-	for i, s := range script {
-		payload, err := json.Marshal(s.ev)
-		if err != nil {
-			return engine.Key{}, err
+	carried := make(map[string]bool, len(known))
+	for _, id := range known {
+		carried[id] = true
+	}
+	var sends []*ent.SandboxSendCreate
+	var events []*ent.SandboxEventCreate
+	var last time.Time
+	for i, m := range ms {
+		if carried[ids[i]] {
+			continue // carried before: not delivered again
 		}
-		creates[i] = tx.SandboxEvent.Create().SetDueAt(now.Add(time.Duration(s.factor * float64(e.net.delay)))).SetPayload(payload)
+		sends = append(sends, tx.SandboxSend.Create().SetID(ids[i]).SetWireID(m.WireID).SetRemote(m.To).SetCreatedAt(now))
+		key := engine.Key{FromMe: true, Remote: m.To, ID: m.WireID}
+		for _, s := range e.script(m, key, recipientDigits(m.To)) {
+			payload, err := json.Marshal(s.ev)
+			if err != nil {
+				return err
+			}
+			due := now.Add(time.Duration(s.factor * float64(e.net.delay)))
+			if due.After(last) {
+				last = due
+			}
+			events = append(events, tx.SandboxEvent.Create().SetDueAt(due).SetPayload(payload))
+		}
 	}
-	if err := tx.SandboxEvent.CreateBulk(creates...).Exec(ctx); err != nil {
-		return engine.Key{}, err
+	if len(sends) == 0 {
+		return tx.Commit()
+	}
+	if err := tx.SandboxSend.CreateBulk(sends...).Exec(ctx); err != nil {
+		return err
+	}
+	if err := tx.SandboxEvent.CreateBulk(events...).Exec(ctx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return engine.Key{}, err
+		return err
 	}
-	e.net.scheduled(now.Add(time.Duration(script[len(script)-1].factor * float64(e.net.delay))))
-	return key, nil
+	e.net.scheduled(last)
+	return nil
 }
 
 // step is an event the network reports factor times the ack delay after a send.

@@ -44,6 +44,7 @@ const (
 type world struct {
 	seed     uint64
 	anchor   time.Time
+	me       string // the account's own chat id
 	contacts []engine.ContactInfo
 	chats    []chatSpec
 	index    map[string]int // chat JID -> index in chats
@@ -90,6 +91,7 @@ func newWorld(workspaceID string, anchor time.Time) *world {
 		return firstNames[rng.IntN(len(firstNames))] + " " + lastNames[rng.IntN(len(lastNames))]
 	}
 	phone := func(i int) string { return fmt.Sprintf("1%03d555%04d@c.us", area, i+1) }
+	w.me = fmt.Sprintf("1%03d5559000@c.us", area)
 	for i := range WorldContacts + WorldStrangers {
 		c := engine.ContactInfo{ID: phone(i), PushName: firstNames[rng.IntN(len(firstNames))], IsBusiness: rng.IntN(10) == 0}
 		if i < WorldContacts && rng.IntN(3) > 0 {
@@ -117,6 +119,8 @@ func newWorld(workspaceID string, anchor time.Time) *world {
 			members = append(members, w.contacts[k].ID)
 			parts = append(parts, engine.Participant{ID: w.contacts[k].ID, IsAdmin: len(parts) < 2, IsSuperAdmin: len(parts) == 0})
 		}
+		// The account is a member of every group of the world, an admin of every third.
+		parts = append(parts, engine.Participant{ID: w.me, IsAdmin: i%3 == 0})
 		add(engine.ChatState{ID: id, Kind: engine.ChatGroup, Name: fmt.Sprintf("%s %d", groupNames[i%len(groupNames)], i/len(groupNames)+1),
 			Owner: members[0], Description: "A sandbox group", CreatedAt: &created, Restrict: rng.IntN(4) == 0,
 			Announce: rng.IntN(6) == 0, Participants: parts}, members)

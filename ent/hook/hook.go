@@ -21,6 +21,30 @@ func (f APIKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, erro
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.APIKeyMutation", m)
 }
 
+// The AudienceFunc type is an adapter to allow the use of ordinary
+// function as Audience mutator.
+type AudienceFunc func(context.Context, *ent.AudienceMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AudienceFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AudienceMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AudienceMutation", m)
+}
+
+// The AudienceContactFunc type is an adapter to allow the use of ordinary
+// function as AudienceContact mutator.
+type AudienceContactFunc func(context.Context, *ent.AudienceContactMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f AudienceContactFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.AudienceContactMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.AudienceContactMutation", m)
+}
+
 // The BoardFunc type is an adapter to allow the use of ordinary
 // function as Board mutator.
 type BoardFunc func(context.Context, *ent.BoardMutation) (ent.Value, error)
@@ -43,6 +67,18 @@ func (f BoardItemFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.BoardItemMutation", m)
+}
+
+// The CampaignFunc type is an adapter to allow the use of ordinary
+// function as Campaign mutator.
+type CampaignFunc func(context.Context, *ent.CampaignMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CampaignFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CampaignMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CampaignMutation", m)
 }
 
 // The ChatFunc type is an adapter to allow the use of ordinary
@@ -103,6 +139,18 @@ func (f DeliveryAttemptFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Va
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.DeliveryAttemptMutation", m)
+}
+
+// The EngineFunc type is an adapter to allow the use of ordinary
+// function as Engine mutator.
+type EngineFunc func(context.Context, *ent.EngineMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f EngineFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.EngineMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.EngineMutation", m)
 }
 
 // The EventFunc type is an adapter to allow the use of ordinary
@@ -199,6 +247,18 @@ func (f SandboxEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxEventMutation", m)
+}
+
+// The SandboxGroupFunc type is an adapter to allow the use of ordinary
+// function as SandboxGroup mutator.
+type SandboxGroupFunc func(context.Context, *ent.SandboxGroupMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SandboxGroupFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SandboxGroupMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxGroupMutation", m)
 }
 
 // The SandboxSendFunc type is an adapter to allow the use of ordinary

@@ -9,13 +9,17 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -25,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/webhook"
@@ -114,6 +119,60 @@ func (f TraverseAPIKey) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.APIKeyQuery", q)
 }
 
+// The AudienceFunc type is an adapter to allow the use of ordinary function as a Querier.
+type AudienceFunc func(context.Context, *ent.AudienceQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f AudienceFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.AudienceQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.AudienceQuery", q)
+}
+
+// The TraverseAudience type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseAudience func(context.Context, *ent.AudienceQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseAudience) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseAudience) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.AudienceQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.AudienceQuery", q)
+}
+
+// The AudienceContactFunc type is an adapter to allow the use of ordinary function as a Querier.
+type AudienceContactFunc func(context.Context, *ent.AudienceContactQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f AudienceContactFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.AudienceContactQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.AudienceContactQuery", q)
+}
+
+// The TraverseAudienceContact type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseAudienceContact func(context.Context, *ent.AudienceContactQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseAudienceContact) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseAudienceContact) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.AudienceContactQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.AudienceContactQuery", q)
+}
+
 // The BoardFunc type is an adapter to allow the use of ordinary function as a Querier.
 type BoardFunc func(context.Context, *ent.BoardQuery) (ent.Value, error)
 
@@ -166,6 +225,33 @@ func (f TraverseBoardItem) Traverse(ctx context.Context, q ent.Query) error {
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.BoardItemQuery", q)
+}
+
+// The CampaignFunc type is an adapter to allow the use of ordinary function as a Querier.
+type CampaignFunc func(context.Context, *ent.CampaignQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f CampaignFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.CampaignQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.CampaignQuery", q)
+}
+
+// The TraverseCampaign type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseCampaign func(context.Context, *ent.CampaignQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseCampaign) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseCampaign) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.CampaignQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.CampaignQuery", q)
 }
 
 // The ChatFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -301,6 +387,33 @@ func (f TraverseDeliveryAttempt) Traverse(ctx context.Context, q ent.Query) erro
 		return f(ctx, q)
 	}
 	return fmt.Errorf("unexpected query type %T. expect *ent.DeliveryAttemptQuery", q)
+}
+
+// The EngineFunc type is an adapter to allow the use of ordinary function as a Querier.
+type EngineFunc func(context.Context, *ent.EngineQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f EngineFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.EngineQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.EngineQuery", q)
+}
+
+// The TraverseEngine type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseEngine func(context.Context, *ent.EngineQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseEngine) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseEngine) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.EngineQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.EngineQuery", q)
 }
 
 // The EventFunc type is an adapter to allow the use of ordinary function as a Querier.
@@ -519,6 +632,33 @@ func (f TraverseSandboxEvent) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxEventQuery", q)
 }
 
+// The SandboxGroupFunc type is an adapter to allow the use of ordinary function as a Querier.
+type SandboxGroupFunc func(context.Context, *ent.SandboxGroupQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f SandboxGroupFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.SandboxGroupQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.SandboxGroupQuery", q)
+}
+
+// The TraverseSandboxGroup type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseSandboxGroup func(context.Context, *ent.SandboxGroupQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseSandboxGroup) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseSandboxGroup) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.SandboxGroupQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxGroupQuery", q)
+}
+
 // The SandboxSendFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SandboxSendFunc func(context.Context, *ent.SandboxSendQuery) (ent.Value, error)
 
@@ -632,10 +772,16 @@ func NewQuery(q ent.Query) (Query, error) {
 	switch q := q.(type) {
 	case *ent.APIKeyQuery:
 		return &query[*ent.APIKeyQuery, predicate.APIKey, apikey.OrderOption]{typ: ent.TypeAPIKey, tq: q}, nil
+	case *ent.AudienceQuery:
+		return &query[*ent.AudienceQuery, predicate.Audience, audience.OrderOption]{typ: ent.TypeAudience, tq: q}, nil
+	case *ent.AudienceContactQuery:
+		return &query[*ent.AudienceContactQuery, predicate.AudienceContact, audiencecontact.OrderOption]{typ: ent.TypeAudienceContact, tq: q}, nil
 	case *ent.BoardQuery:
 		return &query[*ent.BoardQuery, predicate.Board, board.OrderOption]{typ: ent.TypeBoard, tq: q}, nil
 	case *ent.BoardItemQuery:
 		return &query[*ent.BoardItemQuery, predicate.BoardItem, boarditem.OrderOption]{typ: ent.TypeBoardItem, tq: q}, nil
+	case *ent.CampaignQuery:
+		return &query[*ent.CampaignQuery, predicate.Campaign, campaign.OrderOption]{typ: ent.TypeCampaign, tq: q}, nil
 	case *ent.ChatQuery:
 		return &query[*ent.ChatQuery, predicate.Chat, chat.OrderOption]{typ: ent.TypeChat, tq: q}, nil
 	case *ent.ChatMemberQuery:
@@ -646,6 +792,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.DeliveryQuery, predicate.Delivery, delivery.OrderOption]{typ: ent.TypeDelivery, tq: q}, nil
 	case *ent.DeliveryAttemptQuery:
 		return &query[*ent.DeliveryAttemptQuery, predicate.DeliveryAttempt, deliveryattempt.OrderOption]{typ: ent.TypeDeliveryAttempt, tq: q}, nil
+	case *ent.EngineQuery:
+		return &query[*ent.EngineQuery, predicate.Engine, engine.OrderOption]{typ: ent.TypeEngine, tq: q}, nil
 	case *ent.EventQuery:
 		return &query[*ent.EventQuery, predicate.Event, event.OrderOption]{typ: ent.TypeEvent, tq: q}, nil
 	case *ent.IdempotencyKeyQuery:
@@ -662,6 +810,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.MusicUploadQuery, predicate.MusicUpload, musicupload.OrderOption]{typ: ent.TypeMusicUpload, tq: q}, nil
 	case *ent.SandboxEventQuery:
 		return &query[*ent.SandboxEventQuery, predicate.SandboxEvent, sandboxevent.OrderOption]{typ: ent.TypeSandboxEvent, tq: q}, nil
+	case *ent.SandboxGroupQuery:
+		return &query[*ent.SandboxGroupQuery, predicate.SandboxGroup, sandboxgroup.OrderOption]{typ: ent.TypeSandboxGroup, tq: q}, nil
 	case *ent.SandboxSendQuery:
 		return &query[*ent.SandboxSendQuery, predicate.SandboxSend, sandboxsend.OrderOption]{typ: ent.TypeSandboxSend, tq: q}, nil
 	case *ent.SandboxWorldQuery:

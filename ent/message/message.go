@@ -10,6 +10,7 @@ import (
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 )
 
 const (
@@ -91,8 +92,21 @@ const (
 	FieldDispatchAttempts = "dispatch_attempts"
 	// FieldClaimToken holds the string denoting the claim_token field in the database.
 	FieldClaimToken = "claim_token"
+	// FieldCampaignID holds the string denoting the campaign_id field in the database.
+	FieldCampaignID = "campaign_id"
+	// FieldAudienceContactID holds the string denoting the audience_contact_id field in the database.
+	FieldAudienceContactID = "audience_contact_id"
+	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
+	EdgeCampaign = "campaign"
 	// Table holds the table name of the message in the database.
 	Table = "messages"
+	// CampaignTable is the table that holds the campaign relation/edge.
+	CampaignTable = "messages"
+	// CampaignInverseTable is the table name for the Campaign entity.
+	// It exists in this package in order to avoid circular dependency with the "campaign" package.
+	CampaignInverseTable = "campaigns"
+	// CampaignColumn is the table column denoting the campaign relation/edge.
+	CampaignColumn = "campaign_id"
 )
 
 // Columns holds all SQL columns for message fields.
@@ -135,6 +149,8 @@ var Columns = []string{
 	FieldFromMe,
 	FieldDispatchAttempts,
 	FieldClaimToken,
+	FieldCampaignID,
+	FieldAudienceContactID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -378,6 +394,30 @@ func ByDispatchAttempts(opts ...sql.OrderTermOption) OrderOption {
 // ByClaimToken orders the results by the claim_token field.
 func ByClaimToken(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaimToken, opts...).ToFunc()
+}
+
+// ByCampaignID orders the results by the campaign_id field.
+func ByCampaignID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCampaignID, opts...).ToFunc()
+}
+
+// ByAudienceContactID orders the results by the audience_contact_id field.
+func ByAudienceContactID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAudienceContactID, opts...).ToFunc()
+}
+
+// ByCampaignField orders the results by campaign field.
+func ByCampaignField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCampaignStep(), sql.OrderByField(field, opts...))
+	}
+}
+func newCampaignStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CampaignInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, CampaignTable, CampaignColumn),
+	)
 }
 
 // MarshalGQL implements graphql.Marshaler interface.

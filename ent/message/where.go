@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"entgo.io/ent/dialect/sql"
+	"entgo.io/ent/dialect/sql/sqlgraph"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 )
 
@@ -227,6 +228,16 @@ func DispatchAttempts(v int) predicate.Message {
 // ClaimToken applies equality check predicate on the "claim_token" field. It's identical to ClaimTokenEQ.
 func ClaimToken(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldClaimToken, v))
+}
+
+// CampaignID applies equality check predicate on the "campaign_id" field. It's identical to CampaignIDEQ.
+func CampaignID(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldCampaignID, v))
+}
+
+// AudienceContactID applies equality check predicate on the "audience_contact_id" field. It's identical to AudienceContactIDEQ.
+func AudienceContactID(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldAudienceContactID, v))
 }
 
 // WorkspaceIDEQ applies the EQ predicate on the "workspace_id" field.
@@ -2312,6 +2323,179 @@ func ClaimTokenEqualFold(v string) predicate.Message {
 // ClaimTokenContainsFold applies the ContainsFold predicate on the "claim_token" field.
 func ClaimTokenContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldClaimToken, v))
+}
+
+// CampaignIDEQ applies the EQ predicate on the "campaign_id" field.
+func CampaignIDEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldCampaignID, v))
+}
+
+// CampaignIDNEQ applies the NEQ predicate on the "campaign_id" field.
+func CampaignIDNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldCampaignID, v))
+}
+
+// CampaignIDIn applies the In predicate on the "campaign_id" field.
+func CampaignIDIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldCampaignID, vs...))
+}
+
+// CampaignIDNotIn applies the NotIn predicate on the "campaign_id" field.
+func CampaignIDNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldCampaignID, vs...))
+}
+
+// CampaignIDGT applies the GT predicate on the "campaign_id" field.
+func CampaignIDGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldCampaignID, v))
+}
+
+// CampaignIDGTE applies the GTE predicate on the "campaign_id" field.
+func CampaignIDGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldCampaignID, v))
+}
+
+// CampaignIDLT applies the LT predicate on the "campaign_id" field.
+func CampaignIDLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldCampaignID, v))
+}
+
+// CampaignIDLTE applies the LTE predicate on the "campaign_id" field.
+func CampaignIDLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldCampaignID, v))
+}
+
+// CampaignIDContains applies the Contains predicate on the "campaign_id" field.
+func CampaignIDContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldCampaignID, v))
+}
+
+// CampaignIDHasPrefix applies the HasPrefix predicate on the "campaign_id" field.
+func CampaignIDHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldCampaignID, v))
+}
+
+// CampaignIDHasSuffix applies the HasSuffix predicate on the "campaign_id" field.
+func CampaignIDHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldCampaignID, v))
+}
+
+// CampaignIDIsNil applies the IsNil predicate on the "campaign_id" field.
+func CampaignIDIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldCampaignID))
+}
+
+// CampaignIDNotNil applies the NotNil predicate on the "campaign_id" field.
+func CampaignIDNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldCampaignID))
+}
+
+// CampaignIDEqualFold applies the EqualFold predicate on the "campaign_id" field.
+func CampaignIDEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldCampaignID, v))
+}
+
+// CampaignIDContainsFold applies the ContainsFold predicate on the "campaign_id" field.
+func CampaignIDContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldCampaignID, v))
+}
+
+// AudienceContactIDEQ applies the EQ predicate on the "audience_contact_id" field.
+func AudienceContactIDEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDNEQ applies the NEQ predicate on the "audience_contact_id" field.
+func AudienceContactIDNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDIn applies the In predicate on the "audience_contact_id" field.
+func AudienceContactIDIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldAudienceContactID, vs...))
+}
+
+// AudienceContactIDNotIn applies the NotIn predicate on the "audience_contact_id" field.
+func AudienceContactIDNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldAudienceContactID, vs...))
+}
+
+// AudienceContactIDGT applies the GT predicate on the "audience_contact_id" field.
+func AudienceContactIDGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDGTE applies the GTE predicate on the "audience_contact_id" field.
+func AudienceContactIDGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDLT applies the LT predicate on the "audience_contact_id" field.
+func AudienceContactIDLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDLTE applies the LTE predicate on the "audience_contact_id" field.
+func AudienceContactIDLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDContains applies the Contains predicate on the "audience_contact_id" field.
+func AudienceContactIDContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDHasPrefix applies the HasPrefix predicate on the "audience_contact_id" field.
+func AudienceContactIDHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDHasSuffix applies the HasSuffix predicate on the "audience_contact_id" field.
+func AudienceContactIDHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDIsNil applies the IsNil predicate on the "audience_contact_id" field.
+func AudienceContactIDIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldAudienceContactID))
+}
+
+// AudienceContactIDNotNil applies the NotNil predicate on the "audience_contact_id" field.
+func AudienceContactIDNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldAudienceContactID))
+}
+
+// AudienceContactIDEqualFold applies the EqualFold predicate on the "audience_contact_id" field.
+func AudienceContactIDEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldAudienceContactID, v))
+}
+
+// AudienceContactIDContainsFold applies the ContainsFold predicate on the "audience_contact_id" field.
+func AudienceContactIDContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldAudienceContactID, v))
+}
+
+// HasCampaign applies the HasEdge predicate on the "campaign" edge.
+func HasCampaign() predicate.Message {
+	return predicate.Message(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, CampaignTable, CampaignColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCampaignWith applies the HasEdge predicate on the "campaign" edge with a given conditions (other predicates).
+func HasCampaignWith(preds ...predicate.Campaign) predicate.Message {
+	return predicate.Message(func(s *sql.Selector) {
+		step := newCampaignStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
 }
 
 // And groups predicates with the AND operator between them.

@@ -3,6 +3,7 @@
 package migrate
 
 import (
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/dialect/sql/schema"
 	"entgo.io/ent/schema/field"
 )
@@ -29,6 +30,76 @@ var (
 				Name:    "apikey_workspace_id",
 				Unique:  false,
 				Columns: []*schema.Column{APIKeysColumns[1]},
+			},
+		},
+	}
+	// AudiencesColumns holds the columns for the "audiences" table.
+	AudiencesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "contact_seq", Type: field.TypeInt64, Default: 0},
+		{Name: "deleted_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// AudiencesTable holds the schema information for the "audiences" table.
+	AudiencesTable = &schema.Table{
+		Name:       "audiences",
+		Columns:    AudiencesColumns,
+		PrimaryKey: []*schema.Column{AudiencesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "audience_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{AudiencesColumns[1]},
+			},
+			{
+				Name:    "audience_workspace_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{AudiencesColumns[1], AudiencesColumns[5]},
+			},
+		},
+	}
+	// AudienceContactsColumns holds the columns for the "audience_contacts" table.
+	AudienceContactsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "to", Type: field.TypeString},
+		{Name: "variables", Type: field.TypeJSON, Nullable: true},
+		{Name: "seq", Type: field.TypeInt64},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "audience_id", Type: field.TypeString},
+	}
+	// AudienceContactsTable holds the schema information for the "audience_contacts" table.
+	AudienceContactsTable = &schema.Table{
+		Name:       "audience_contacts",
+		Columns:    AudienceContactsColumns,
+		PrimaryKey: []*schema.Column{AudienceContactsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "audience_contacts_audiences_contacts",
+				Columns:    []*schema.Column{AudienceContactsColumns[7]},
+				RefColumns: []*schema.Column{AudiencesColumns[0]},
+				OnDelete:   schema.Cascade,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "audiencecontact_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{AudienceContactsColumns[1]},
+			},
+			{
+				Name:    "audiencecontact_audience_id_to",
+				Unique:  true,
+				Columns: []*schema.Column{AudienceContactsColumns[7], AudienceContactsColumns[2]},
+			},
+			{
+				Name:    "audiencecontact_audience_id_seq",
+				Unique:  true,
+				Columns: []*schema.Column{AudienceContactsColumns[7], AudienceContactsColumns[4]},
 			},
 		},
 	}
@@ -116,6 +187,63 @@ var (
 			},
 		},
 	}
+	// CampaignsColumns holds the columns for the "campaigns" table.
+	CampaignsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "name", Type: field.TypeString},
+		{Name: "audience_id", Type: field.TypeString},
+		{Name: "status", Type: field.TypeString, Default: "pending"},
+		{Name: "text", Type: field.TypeString, Nullable: true},
+		{Name: "media_url", Type: field.TypeString, Nullable: true},
+		{Name: "media_caption", Type: field.TypeString, Nullable: true},
+		{Name: "on_missing_variable", Type: field.TypeString, Default: "fail"},
+		{Name: "min_delay_ms", Type: field.TypeInt, Default: 0},
+		{Name: "max_delay_ms", Type: field.TypeInt, Default: 0},
+		{Name: "daily_cap", Type: field.TypeInt, Default: 0},
+		{Name: "quiet_start", Type: field.TypeString, Nullable: true},
+		{Name: "quiet_end", Type: field.TypeString, Nullable: true},
+		{Name: "timezone", Type: field.TypeString, Nullable: true},
+		{Name: "cursor", Type: field.TypeInt64, Default: 0},
+		{Name: "last_seq", Type: field.TypeInt64},
+		{Name: "total_count", Type: field.TypeInt, Default: 0},
+		{Name: "step_token", Type: field.TypeString, Nullable: true},
+		{Name: "next_step_at", Type: field.TypeTime, Nullable: true},
+		{Name: "pause_reason", Type: field.TypeString, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+		{Name: "started_at", Type: field.TypeTime, Nullable: true},
+		{Name: "paused_at", Type: field.TypeTime, Nullable: true},
+		{Name: "sent_through_at", Type: field.TypeTime, Nullable: true},
+		{Name: "completed_at", Type: field.TypeTime, Nullable: true},
+		{Name: "aborted_at", Type: field.TypeTime, Nullable: true},
+	}
+	// CampaignsTable holds the schema information for the "campaigns" table.
+	CampaignsTable = &schema.Table{
+		Name:       "campaigns",
+		Columns:    CampaignsColumns,
+		PrimaryKey: []*schema.Column{CampaignsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "campaign_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{CampaignsColumns[1]},
+			},
+			{
+				Name:    "campaign_workspace_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[21]},
+			},
+			{
+				Name:    "campaign_status_next_step_at",
+				Unique:  false,
+				Columns: []*schema.Column{CampaignsColumns[4], CampaignsColumns[19]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "step_token IS NOT NULL AND step_token <> ''",
+				},
+			},
+		},
+	}
 	// ChatsColumns holds the columns for the "chats" table.
 	ChatsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -150,11 +278,6 @@ var (
 		PrimaryKey: []*schema.Column{ChatsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "chat_workspace_id",
-				Unique:  false,
-				Columns: []*schema.Column{ChatsColumns[1]},
-			},
-			{
 				Name:    "chat_workspace_id_jid",
 				Unique:  true,
 				Columns: []*schema.Column{ChatsColumns[1], ChatsColumns[2]},
@@ -187,11 +310,6 @@ var (
 		PrimaryKey: []*schema.Column{ChatMembersColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "chatmember_workspace_id",
-				Unique:  false,
-				Columns: []*schema.Column{ChatMembersColumns[1]},
-			},
-			{
 				Name:    "chatmember_workspace_id_chat_jid_member_jid",
 				Unique:  true,
 				Columns: []*schema.Column{ChatMembersColumns[1], ChatMembersColumns[2], ChatMembersColumns[3]},
@@ -220,11 +338,6 @@ var (
 		Columns:    ContactsColumns,
 		PrimaryKey: []*schema.Column{ContactsColumns[0]},
 		Indexes: []*schema.Index{
-			{
-				Name:    "contact_workspace_id",
-				Unique:  false,
-				Columns: []*schema.Column{ContactsColumns[1]},
-			},
 			{
 				Name:    "contact_workspace_id_jid",
 				Unique:  true,
@@ -314,6 +427,34 @@ var (
 			},
 		},
 	}
+	// EnginesColumns holds the columns for the "engines" table.
+	EnginesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"sandbox", "remote", "gateway"}},
+		{Name: "name", Type: field.TypeString, Default: ""},
+		{Name: "state", Type: field.TypeString, Default: "DISCONNECTED"},
+		{Name: "type", Type: field.TypeString, Default: ""},
+		{Name: "token_prefix", Type: field.TypeString, Nullable: true},
+		{Name: "token_hash", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "connected_at", Type: field.TypeTime, Nullable: true},
+		{Name: "disconnected_at", Type: field.TypeTime, Nullable: true},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// EnginesTable holds the schema information for the "engines" table.
+	EnginesTable = &schema.Table{
+		Name:       "engines",
+		Columns:    EnginesColumns,
+		PrimaryKey: []*schema.Column{EnginesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "engine_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{EnginesColumns[1]},
+			},
+		},
+	}
 	// EventsColumns holds the columns for the "events" table.
 	EventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -394,11 +535,6 @@ var (
 		PrimaryKey: []*schema.Column{InboxEventsColumns[0]},
 		Indexes: []*schema.Index{
 			{
-				Name:    "inboxevent_workspace_id",
-				Unique:  false,
-				Columns: []*schema.Column{InboxEventsColumns[1]},
-			},
-			{
 				Name:    "inboxevent_workspace_id_dedupe_key",
 				Unique:  true,
 				Columns: []*schema.Column{InboxEventsColumns[1], InboxEventsColumns[2]},
@@ -407,6 +543,14 @@ var (
 				Name:    "inboxevent_applied_at_next_attempt_at",
 				Unique:  false,
 				Columns: []*schema.Column{InboxEventsColumns[12], InboxEventsColumns[9]},
+			},
+			{
+				Name:    "inboxevent_at_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[6], InboxEventsColumns[7]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "applied_at IS NULL AND dead_at IS NULL",
+				},
 			},
 			{
 				Name:    "inboxevent_subject_at",
@@ -479,18 +623,23 @@ var (
 		{Name: "from_me", Type: field.TypeBool, Default: true},
 		{Name: "dispatch_attempts", Type: field.TypeInt, Default: 0},
 		{Name: "claim_token", Type: field.TypeString, Nullable: true},
+		{Name: "audience_contact_id", Type: field.TypeString, Nullable: true},
+		{Name: "campaign_id", Type: field.TypeString, Nullable: true},
 	}
 	// MessagesTable holds the schema information for the "messages" table.
 	MessagesTable = &schema.Table{
 		Name:       "messages",
 		Columns:    MessagesColumns,
 		PrimaryKey: []*schema.Column{MessagesColumns[0]},
-		Indexes: []*schema.Index{
+		ForeignKeys: []*schema.ForeignKey{
 			{
-				Name:    "message_workspace_id",
-				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1]},
+				Symbol:     "messages_campaigns_messages",
+				Columns:    []*schema.Column{MessagesColumns[39]},
+				RefColumns: []*schema.Column{CampaignsColumns[0]},
+				OnDelete:   schema.SetNull,
 			},
+		},
+		Indexes: []*schema.Index{
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
@@ -505,6 +654,9 @@ var (
 				Name:    "message_status_send_at",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[22], MessagesColumns[23]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status IN ('pending', 'sending')",
+				},
 			},
 			{
 				Name:    "message_workspace_id_to_created_at",
@@ -520,6 +672,25 @@ var (
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "pinned_until IS NOT NULL",
+				},
+			},
+			{
+				Name:    "message_campaign_id_audience_contact_id",
+				Unique:  true,
+				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[38]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "campaign_id IS NOT NULL",
+				},
+			},
+			{
+				Name:    "message_campaign_id_status",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[22]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "campaign_id IS NOT NULL",
+				},
 			},
 		},
 	}
@@ -616,6 +787,34 @@ var (
 			},
 		},
 	}
+	// SandboxGroupsColumns holds the columns for the "sandbox_groups" table.
+	SandboxGroupsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "group_jid", Type: field.TypeString},
+		{Name: "state", Type: field.TypeJSON},
+		{Name: "version", Type: field.TypeInt, Default: 0},
+		{Name: "next_due_at", Type: field.TypeTime, Nullable: true},
+		{Name: "updated_at", Type: field.TypeTime},
+	}
+	// SandboxGroupsTable holds the schema information for the "sandbox_groups" table.
+	SandboxGroupsTable = &schema.Table{
+		Name:       "sandbox_groups",
+		Columns:    SandboxGroupsColumns,
+		PrimaryKey: []*schema.Column{SandboxGroupsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "sandboxgroup_workspace_id",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxGroupsColumns[1]},
+			},
+			{
+				Name:    "sandboxgroup_next_due_at",
+				Unique:  false,
+				Columns: []*schema.Column{SandboxGroupsColumns[5]},
+			},
+		},
+	}
 	// SandboxSendsColumns holds the columns for the "sandbox_sends" table.
 	SandboxSendsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -709,13 +908,17 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		APIKeysTable,
+		AudiencesTable,
+		AudienceContactsTable,
 		BoardsTable,
 		BoardItemsTable,
+		CampaignsTable,
 		ChatsTable,
 		ChatMembersTable,
 		ContactsTable,
 		DeliveriesTable,
 		DeliveryAttemptsTable,
+		EnginesTable,
 		EventsTable,
 		IdempotencyKeysTable,
 		InboxEventsTable,
@@ -724,6 +927,7 @@ var (
 		MusicClipsTable,
 		MusicUploadsTable,
 		SandboxEventsTable,
+		SandboxGroupsTable,
 		SandboxSendsTable,
 		SandboxWorldsTable,
 		WebhooksTable,
@@ -732,7 +936,9 @@ var (
 )
 
 func init() {
+	AudienceContactsTable.ForeignKeys[0].RefTable = AudiencesTable
 	BoardItemsTable.ForeignKeys[0].RefTable = BoardsTable
 	DeliveriesTable.ForeignKeys[0].RefTable = WebhooksTable
 	DeliveryAttemptsTable.ForeignKeys[0].RefTable = DeliveriesTable
+	MessagesTable.ForeignKeys[0].RefTable = CampaignsTable
 }

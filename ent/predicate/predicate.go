@@ -9,11 +9,20 @@ import (
 // APIKey is the predicate function for apikey builders.
 type APIKey func(*sql.Selector)
 
+// Audience is the predicate function for audience builders.
+type Audience func(*sql.Selector)
+
+// AudienceContact is the predicate function for audiencecontact builders.
+type AudienceContact func(*sql.Selector)
+
 // Board is the predicate function for board builders.
 type Board func(*sql.Selector)
 
 // BoardItem is the predicate function for boarditem builders.
 type BoardItem func(*sql.Selector)
+
+// Campaign is the predicate function for campaign builders.
+type Campaign func(*sql.Selector)
 
 // Chat is the predicate function for chat builders.
 type Chat func(*sql.Selector)
@@ -29,6 +38,9 @@ type Delivery func(*sql.Selector)
 
 // DeliveryAttempt is the predicate function for deliveryattempt builders.
 type DeliveryAttempt func(*sql.Selector)
+
+// Engine is the predicate function for engine builders.
+type Engine func(*sql.Selector)
 
 // Event is the predicate function for event builders.
 type Event func(*sql.Selector)
@@ -53,6 +65,9 @@ type MusicUpload func(*sql.Selector)
 
 // SandboxEvent is the predicate function for sandboxevent builders.
 type SandboxEvent func(*sql.Selector)
+
+// SandboxGroup is the predicate function for sandboxgroup builders.
+type SandboxGroup func(*sql.Selector)
 
 // SandboxSend is the predicate function for sandboxsend builders.
 type SandboxSend func(*sql.Selector)

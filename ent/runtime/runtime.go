@@ -6,13 +6,17 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/ent/apikey"
+	"github.com/switchboardhq/switchboard/ent/audience"
+	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
 	"github.com/switchboardhq/switchboard/ent/boarditem"
+	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
+	"github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -21,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
+	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/schema"
@@ -57,6 +62,72 @@ func init() {
 	apikeyDescID := apikeyFields[0].Descriptor()
 	// apikey.DefaultID holds the default value on creation for the id field.
 	apikey.DefaultID = apikeyDescID.Default.(func() string)
+	audienceMixin := schema.Audience{}.Mixin()
+	audienceMixinHooks0 := audienceMixin[0].Hooks()
+	audience.Hooks[0] = audienceMixinHooks0[0]
+	audienceMixinInters0 := audienceMixin[0].Interceptors()
+	audience.Interceptors[0] = audienceMixinInters0[0]
+	audienceMixinFields0 := audienceMixin[0].Fields()
+	_ = audienceMixinFields0
+	audienceFields := schema.Audience{}.Fields()
+	_ = audienceFields
+	// audienceDescWorkspaceID is the schema descriptor for workspace_id field.
+	audienceDescWorkspaceID := audienceMixinFields0[0].Descriptor()
+	// audience.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	audience.WorkspaceIDValidator = audienceDescWorkspaceID.Validators[0].(func(string) error)
+	// audienceDescName is the schema descriptor for name field.
+	audienceDescName := audienceFields[1].Descriptor()
+	// audience.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	audience.NameValidator = audienceDescName.Validators[0].(func(string) error)
+	// audienceDescContactSeq is the schema descriptor for contact_seq field.
+	audienceDescContactSeq := audienceFields[2].Descriptor()
+	// audience.DefaultContactSeq holds the default value on creation for the contact_seq field.
+	audience.DefaultContactSeq = audienceDescContactSeq.Default.(int64)
+	// audienceDescCreatedAt is the schema descriptor for created_at field.
+	audienceDescCreatedAt := audienceFields[4].Descriptor()
+	// audience.DefaultCreatedAt holds the default value on creation for the created_at field.
+	audience.DefaultCreatedAt = audienceDescCreatedAt.Default.(func() time.Time)
+	// audienceDescUpdatedAt is the schema descriptor for updated_at field.
+	audienceDescUpdatedAt := audienceFields[5].Descriptor()
+	// audience.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	audience.DefaultUpdatedAt = audienceDescUpdatedAt.Default.(func() time.Time)
+	// audience.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	audience.UpdateDefaultUpdatedAt = audienceDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// audienceDescID is the schema descriptor for id field.
+	audienceDescID := audienceFields[0].Descriptor()
+	// audience.DefaultID holds the default value on creation for the id field.
+	audience.DefaultID = audienceDescID.Default.(func() string)
+	audiencecontactMixin := schema.AudienceContact{}.Mixin()
+	audiencecontactMixinHooks0 := audiencecontactMixin[0].Hooks()
+	audiencecontact.Hooks[0] = audiencecontactMixinHooks0[0]
+	audiencecontactMixinInters0 := audiencecontactMixin[0].Interceptors()
+	audiencecontact.Interceptors[0] = audiencecontactMixinInters0[0]
+	audiencecontactMixinFields0 := audiencecontactMixin[0].Fields()
+	_ = audiencecontactMixinFields0
+	audiencecontactFields := schema.AudienceContact{}.Fields()
+	_ = audiencecontactFields
+	// audiencecontactDescWorkspaceID is the schema descriptor for workspace_id field.
+	audiencecontactDescWorkspaceID := audiencecontactMixinFields0[0].Descriptor()
+	// audiencecontact.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	audiencecontact.WorkspaceIDValidator = audiencecontactDescWorkspaceID.Validators[0].(func(string) error)
+	// audiencecontactDescTo is the schema descriptor for to field.
+	audiencecontactDescTo := audiencecontactFields[2].Descriptor()
+	// audiencecontact.ToValidator is a validator for the "to" field. It is called by the builders before save.
+	audiencecontact.ToValidator = audiencecontactDescTo.Validators[0].(func(string) error)
+	// audiencecontactDescCreatedAt is the schema descriptor for created_at field.
+	audiencecontactDescCreatedAt := audiencecontactFields[5].Descriptor()
+	// audiencecontact.DefaultCreatedAt holds the default value on creation for the created_at field.
+	audiencecontact.DefaultCreatedAt = audiencecontactDescCreatedAt.Default.(func() time.Time)
+	// audiencecontactDescUpdatedAt is the schema descriptor for updated_at field.
+	audiencecontactDescUpdatedAt := audiencecontactFields[6].Descriptor()
+	// audiencecontact.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	audiencecontact.DefaultUpdatedAt = audiencecontactDescUpdatedAt.Default.(func() time.Time)
+	// audiencecontact.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	audiencecontact.UpdateDefaultUpdatedAt = audiencecontactDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// audiencecontactDescID is the schema descriptor for id field.
+	audiencecontactDescID := audiencecontactFields[0].Descriptor()
+	// audiencecontact.DefaultID holds the default value on creation for the id field.
+	audiencecontact.DefaultID = audiencecontactDescID.Default.(func() string)
 	boardMixin := schema.Board{}.Mixin()
 	boardMixinHooks0 := boardMixin[0].Hooks()
 	board.Hooks[0] = boardMixinHooks0[0]
@@ -137,6 +208,65 @@ func init() {
 	boarditemDescID := boarditemFields[0].Descriptor()
 	// boarditem.DefaultID holds the default value on creation for the id field.
 	boarditem.DefaultID = boarditemDescID.Default.(func() string)
+	campaignMixin := schema.Campaign{}.Mixin()
+	campaignMixinHooks0 := campaignMixin[0].Hooks()
+	campaign.Hooks[0] = campaignMixinHooks0[0]
+	campaignMixinInters0 := campaignMixin[0].Interceptors()
+	campaign.Interceptors[0] = campaignMixinInters0[0]
+	campaignMixinFields0 := campaignMixin[0].Fields()
+	_ = campaignMixinFields0
+	campaignFields := schema.Campaign{}.Fields()
+	_ = campaignFields
+	// campaignDescWorkspaceID is the schema descriptor for workspace_id field.
+	campaignDescWorkspaceID := campaignMixinFields0[0].Descriptor()
+	// campaign.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	campaign.WorkspaceIDValidator = campaignDescWorkspaceID.Validators[0].(func(string) error)
+	// campaignDescName is the schema descriptor for name field.
+	campaignDescName := campaignFields[1].Descriptor()
+	// campaign.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	campaign.NameValidator = campaignDescName.Validators[0].(func(string) error)
+	// campaignDescStatus is the schema descriptor for status field.
+	campaignDescStatus := campaignFields[3].Descriptor()
+	// campaign.DefaultStatus holds the default value on creation for the status field.
+	campaign.DefaultStatus = campaignDescStatus.Default.(string)
+	// campaignDescOnMissingVariable is the schema descriptor for on_missing_variable field.
+	campaignDescOnMissingVariable := campaignFields[7].Descriptor()
+	// campaign.DefaultOnMissingVariable holds the default value on creation for the on_missing_variable field.
+	campaign.DefaultOnMissingVariable = campaignDescOnMissingVariable.Default.(string)
+	// campaignDescMinDelayMs is the schema descriptor for min_delay_ms field.
+	campaignDescMinDelayMs := campaignFields[8].Descriptor()
+	// campaign.DefaultMinDelayMs holds the default value on creation for the min_delay_ms field.
+	campaign.DefaultMinDelayMs = campaignDescMinDelayMs.Default.(int)
+	// campaignDescMaxDelayMs is the schema descriptor for max_delay_ms field.
+	campaignDescMaxDelayMs := campaignFields[9].Descriptor()
+	// campaign.DefaultMaxDelayMs holds the default value on creation for the max_delay_ms field.
+	campaign.DefaultMaxDelayMs = campaignDescMaxDelayMs.Default.(int)
+	// campaignDescDailyCap is the schema descriptor for daily_cap field.
+	campaignDescDailyCap := campaignFields[10].Descriptor()
+	// campaign.DefaultDailyCap holds the default value on creation for the daily_cap field.
+	campaign.DefaultDailyCap = campaignDescDailyCap.Default.(int)
+	// campaignDescCursor is the schema descriptor for cursor field.
+	campaignDescCursor := campaignFields[14].Descriptor()
+	// campaign.DefaultCursor holds the default value on creation for the cursor field.
+	campaign.DefaultCursor = campaignDescCursor.Default.(int64)
+	// campaignDescTotalCount is the schema descriptor for total_count field.
+	campaignDescTotalCount := campaignFields[16].Descriptor()
+	// campaign.DefaultTotalCount holds the default value on creation for the total_count field.
+	campaign.DefaultTotalCount = campaignDescTotalCount.Default.(int)
+	// campaignDescCreatedAt is the schema descriptor for created_at field.
+	campaignDescCreatedAt := campaignFields[20].Descriptor()
+	// campaign.DefaultCreatedAt holds the default value on creation for the created_at field.
+	campaign.DefaultCreatedAt = campaignDescCreatedAt.Default.(func() time.Time)
+	// campaignDescUpdatedAt is the schema descriptor for updated_at field.
+	campaignDescUpdatedAt := campaignFields[21].Descriptor()
+	// campaign.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	campaign.DefaultUpdatedAt = campaignDescUpdatedAt.Default.(func() time.Time)
+	// campaign.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	campaign.UpdateDefaultUpdatedAt = campaignDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// campaignDescID is the schema descriptor for id field.
+	campaignDescID := campaignFields[0].Descriptor()
+	// campaign.DefaultID holds the default value on creation for the id field.
+	campaign.DefaultID = campaignDescID.Default.(func() string)
 	chatMixin := schema.Chat{}.Mixin()
 	chatMixinHooks0 := chatMixin[0].Hooks()
 	chat.Hooks[0] = chatMixinHooks0[0]
@@ -340,6 +470,45 @@ func init() {
 	deliveryattemptDescID := deliveryattemptFields[0].Descriptor()
 	// deliveryattempt.DefaultID holds the default value on creation for the id field.
 	deliveryattempt.DefaultID = deliveryattemptDescID.Default.(func() string)
+	engineMixin := schema.Engine{}.Mixin()
+	engineMixinHooks0 := engineMixin[0].Hooks()
+	engine.Hooks[0] = engineMixinHooks0[0]
+	engineMixinInters0 := engineMixin[0].Interceptors()
+	engine.Interceptors[0] = engineMixinInters0[0]
+	engineMixinFields0 := engineMixin[0].Fields()
+	_ = engineMixinFields0
+	engineFields := schema.Engine{}.Fields()
+	_ = engineFields
+	// engineDescWorkspaceID is the schema descriptor for workspace_id field.
+	engineDescWorkspaceID := engineMixinFields0[0].Descriptor()
+	// engine.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	engine.WorkspaceIDValidator = engineDescWorkspaceID.Validators[0].(func(string) error)
+	// engineDescName is the schema descriptor for name field.
+	engineDescName := engineFields[2].Descriptor()
+	// engine.DefaultName holds the default value on creation for the name field.
+	engine.DefaultName = engineDescName.Default.(string)
+	// engineDescState is the schema descriptor for state field.
+	engineDescState := engineFields[3].Descriptor()
+	// engine.DefaultState holds the default value on creation for the state field.
+	engine.DefaultState = engineDescState.Default.(string)
+	// engineDescType is the schema descriptor for type field.
+	engineDescType := engineFields[4].Descriptor()
+	// engine.DefaultType holds the default value on creation for the type field.
+	engine.DefaultType = engineDescType.Default.(string)
+	// engineDescCreatedAt is the schema descriptor for created_at field.
+	engineDescCreatedAt := engineFields[9].Descriptor()
+	// engine.DefaultCreatedAt holds the default value on creation for the created_at field.
+	engine.DefaultCreatedAt = engineDescCreatedAt.Default.(func() time.Time)
+	// engineDescUpdatedAt is the schema descriptor for updated_at field.
+	engineDescUpdatedAt := engineFields[10].Descriptor()
+	// engine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	engine.DefaultUpdatedAt = engineDescUpdatedAt.Default.(func() time.Time)
+	// engine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	engine.UpdateDefaultUpdatedAt = engineDescUpdatedAt.UpdateDefault.(func() time.Time)
+	// engineDescID is the schema descriptor for id field.
+	engineDescID := engineFields[0].Descriptor()
+	// engine.DefaultID holds the default value on creation for the id field.
+	engine.DefaultID = engineDescID.Default.(func() string)
 	eventMixin := schema.Event{}.Mixin()
 	eventMixinHooks0 := eventMixin[0].Hooks()
 	event.Hooks[0] = eventMixinHooks0[0]
@@ -570,6 +739,33 @@ func init() {
 	sandboxeventDescID := sandboxeventFields[0].Descriptor()
 	// sandboxevent.DefaultID holds the default value on creation for the id field.
 	sandboxevent.DefaultID = sandboxeventDescID.Default.(func() string)
+	sandboxgroupMixin := schema.SandboxGroup{}.Mixin()
+	sandboxgroupMixinHooks0 := sandboxgroupMixin[0].Hooks()
+	sandboxgroup.Hooks[0] = sandboxgroupMixinHooks0[0]
+	sandboxgroupMixinInters0 := sandboxgroupMixin[0].Interceptors()
+	sandboxgroup.Interceptors[0] = sandboxgroupMixinInters0[0]
+	sandboxgroupMixinFields0 := sandboxgroupMixin[0].Fields()
+	_ = sandboxgroupMixinFields0
+	sandboxgroupFields := schema.SandboxGroup{}.Fields()
+	_ = sandboxgroupFields
+	// sandboxgroupDescWorkspaceID is the schema descriptor for workspace_id field.
+	sandboxgroupDescWorkspaceID := sandboxgroupMixinFields0[0].Descriptor()
+	// sandboxgroup.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	sandboxgroup.WorkspaceIDValidator = sandboxgroupDescWorkspaceID.Validators[0].(func(string) error)
+	// sandboxgroupDescGroupJid is the schema descriptor for group_jid field.
+	sandboxgroupDescGroupJid := sandboxgroupFields[1].Descriptor()
+	// sandboxgroup.GroupJidValidator is a validator for the "group_jid" field. It is called by the builders before save.
+	sandboxgroup.GroupJidValidator = sandboxgroupDescGroupJid.Validators[0].(func(string) error)
+	// sandboxgroupDescVersion is the schema descriptor for version field.
+	sandboxgroupDescVersion := sandboxgroupFields[3].Descriptor()
+	// sandboxgroup.DefaultVersion holds the default value on creation for the version field.
+	sandboxgroup.DefaultVersion = sandboxgroupDescVersion.Default.(int)
+	// sandboxgroupDescUpdatedAt is the schema descriptor for updated_at field.
+	sandboxgroupDescUpdatedAt := sandboxgroupFields[5].Descriptor()
+	// sandboxgroup.DefaultUpdatedAt holds the default value on creation for the updated_at field.
+	sandboxgroup.DefaultUpdatedAt = sandboxgroupDescUpdatedAt.Default.(func() time.Time)
+	// sandboxgroup.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
+	sandboxgroup.UpdateDefaultUpdatedAt = sandboxgroupDescUpdatedAt.UpdateDefault.(func() time.Time)
 	sandboxsendMixin := schema.SandboxSend{}.Mixin()
 	sandboxsendMixinHooks0 := sandboxsendMixin[0].Hooks()
 	sandboxsend.Hooks[0] = sandboxsendMixinHooks0[0]

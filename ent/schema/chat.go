@@ -19,7 +19,7 @@ import (
 type Chat struct{ ent.Schema }
 
 // Mixin of the Chat.
-func (Chat) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (Chat) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} }
 
 // Fields of the Chat.
 func (Chat) Fields() []ent.Field {
@@ -75,7 +75,7 @@ func (Chat) Annotations() []schema.Annotation {
 type Contact struct{ ent.Schema }
 
 // Mixin of the Contact.
-func (Contact) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (Contact) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} }
 
 // Fields of the Contact.
 func (Contact) Fields() []ent.Field {
@@ -107,7 +107,7 @@ func (Contact) Annotations() []schema.Annotation {
 type ChatMember struct{ ent.Schema }
 
 // Mixin of the ChatMember.
-func (ChatMember) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (ChatMember) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} }
 
 // Fields of the ChatMember.
 func (ChatMember) Fields() []ent.Field {

@@ -6,6 +6,7 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
@@ -19,7 +20,7 @@ import (
 type InboxEvent struct{ ent.Schema }
 
 // Mixin of the InboxEvent.
-func (InboxEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (InboxEvent) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} }
 
 // Fields of the InboxEvent.
 func (InboxEvent) Fields() []ent.Field {
@@ -48,6 +49,9 @@ func (InboxEvent) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("workspace_id", "dedupe_key").Unique(),
 		index.Fields("applied_at", "next_attempt_at"),
+		// The applier's view: the events still to apply, oldest first, so that a
+		// claim reads a batch in order instead of sorting the whole backlog.
+		index.Fields("at", "created_at").Annotations(entsql.IndexWhere("applied_at IS NULL AND dead_at IS NULL")),
 		index.Fields("subject", "at"),
 	}
 }

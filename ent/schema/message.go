@@ -5,7 +5,9 @@ import (
 
 	"entgo.io/contrib/entgql"
 	"entgo.io/ent"
+	"entgo.io/ent/dialect/entsql"
 	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
 
@@ -17,7 +19,7 @@ import (
 type Message struct{ ent.Schema }
 
 // Mixin of the Message.
-func (Message) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+func (Message) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} }
 
 // Fields of the Message.
 func (Message) Fields() []ent.Field {
@@ -64,6 +66,16 @@ func (Message) Fields() []ent.Field {
 		field.Int("dispatch_attempts").Default(0).Annotations(entgql.Skip()),
 		field.String("claim_token").Optional().Annotations(entgql.Skip()).
 			Comment("the token of the dispatch that holds the message while it is sending"),
+		field.String("campaign_id").Optional().Nillable().Immutable().Comment("the campaign that sent the message"),
+		field.String("audience_contact_id").Optional().Nillable().Immutable().Annotations(entgql.Skip()).
+			Comment("the audience contact a campaign message was made for"),
+	}
+}
+
+// Edges of the Message.
+func (Message) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("campaign", Campaign.Type).Ref("messages").Field("campaign_id").Unique().Immutable(),
 	}
 }
 
@@ -72,11 +84,19 @@ func (Message) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("workspace_id", "wa_serialized").Unique(),
 		index.Fields("workspace_id", "origin", "created_at"),
-		index.Fields("status", "send_at"),
+		// The reconciler's view of the queue: only queued and claimed messages are
+		// in it, so the status moves after the send (confirmed, received, read)
+		// write no entry here.
+		index.Fields("status", "send_at").Annotations(entsql.IndexWhere("status IN ('pending', 'sending')")),
 		// the message store: a chat's messages by time, and the pinned ones.
 		index.Fields("workspace_id", "to", "created_at"),
 		index.Fields("workspace_id", "created_at"),
-		index.Fields("workspace_id", "to", "pinned_until"),
+		index.Fields("workspace_id", "to", "pinned_until").Annotations(entsql.IndexWhere("pinned_until IS NOT NULL")),
+		// A campaign makes one message per audience contact, never two: the row is
+		// made in the transaction that advances the campaign's cursor.
+		index.Fields("campaign_id", "audience_contact_id").Unique().Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
+		// The campaign's counters: one grouped count over its messages.
+		index.Fields("campaign_id", "status").Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
 	}
 }
 

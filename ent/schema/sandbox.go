@@ -88,3 +88,35 @@ func (SandboxWorld) Fields() []ent.Field {
 func (SandboxWorld) Annotations() []schema.Annotation {
 	return []schema.Annotation{entgql.Skip()}
 }
+
+// SandboxGroup is the sandbox network's memory of one group of a workspace: its
+// state on the network (subject, description, settings, participants and their
+// roles, whether the account left it) and what its other members will do and
+// when. The world's groups are copied here the first time they are touched; the
+// groups the account creates live only here.
+type SandboxGroup struct{ ent.Schema }
+
+// Mixin of the SandboxGroup.
+func (SandboxGroup) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the SandboxGroup.
+func (SandboxGroup) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().Comment("workspace id and group id"),
+		field.String("group_jid").Immutable().NotEmpty(),
+		field.JSON("state", json.RawMessage{}).Comment("the group as the network holds it, and its members' plans"),
+		field.Int("version").Default(0).Comment("bumped by every change; a change applies only to the version it read"),
+		field.Time("next_due_at").Optional().Nillable().Comment("when its members act next"),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+// Indexes of the SandboxGroup.
+func (SandboxGroup) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("next_due_at")}
+}
+
+// Annotations of the SandboxGroup.
+func (SandboxGroup) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}

@@ -5,8 +5,61 @@ package model
 import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 )
+
+type AudienceContactInput struct {
+	// A phone number in E.164 form, or a chat id (<digits>@c.us, @g.us, @newsletter).
+	To *string `json:"to,omitempty"`
+	// At most 32; keys match ^[A-Za-z_][A-Za-z0-9_]{0,31}$ (any case, unique ignoring case), values at most 1024 characters.
+	Variables []*AudienceVariableInput `json:"variables,omitempty"`
+}
+
+type AudienceContactPatch struct {
+	To *string `json:"to,omitempty"`
+	// Replaces every variable of the contact.
+	Variables []*AudienceVariableInput `json:"variables,omitempty"`
+}
+
+type AudienceContactsPayload struct {
+	// Contacts added by this call.
+	Added int `json:"added"`
+	// Contacts skipped because their recipient was already in the audience (or repeated in the call).
+	Skipped int `json:"skipped"`
+	// The audience's contacts after the call.
+	ContactCount int           `json:"contactCount"`
+	Audience     *ent.Audience `json:"audience"`
+}
+
+type AudienceInput struct {
+	// 1-120 characters.
+	Name *string `json:"name,omitempty"`
+	// At most 1000.
+	Contacts []*AudienceContactInput `json:"contacts,omitempty"`
+}
+
+type AudiencePage struct {
+	Items []*ent.Audience `json:"items"`
+	Limit int             `json:"limit"`
+	Skip  int             `json:"skip"`
+	Total int             `json:"total"`
+}
+
+type AudiencePatch struct {
+	// 1-120 characters.
+	Name *string `json:"name,omitempty"`
+}
+
+type AudienceVariable struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+type AudienceVariableInput struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
 
 // A text to match against a board's items (1-2000 characters).
 type BoardCandidateInput struct {
@@ -114,6 +167,63 @@ type BoardPage struct {
 	Total int          `json:"total"`
 }
 
+type CampaignInput struct {
+	// 1-120 characters.
+	Name       *string `json:"name,omitempty"`
+	AudienceID *string `json:"audienceId,omitempty"`
+	// 1-4096 characters, with {variable} tokens resolved per contact (any case). Required unless mediaUrl.
+	Text *string `json:"text,omitempty"`
+	// A public https URL of an image, video or document to attach.
+	MediaURL *string `json:"mediaUrl,omitempty"`
+	// 1-1024 characters; requires mediaUrl.
+	MediaCaption *string `json:"mediaCaption,omitempty"`
+	// fail (default): refuse a text that uses a variable some contact lacks; skip: send it with the {token} left in place.
+	OnMissingVariable *string              `json:"onMissingVariable,omitempty"`
+	Pacing            *CampaignPacingInput `json:"pacing,omitempty"`
+}
+
+type CampaignPacing struct {
+	MinDelaySeconds float64     `json:"minDelaySeconds"`
+	MaxDelaySeconds float64     `json:"maxDelaySeconds"`
+	DailyCap        int         `json:"dailyCap"`
+	QuietHours      *QuietHours `json:"quietHours,omitempty"`
+}
+
+type CampaignPacingInput struct {
+	// 0-3600; 8 by default.
+	MinDelaySeconds *float64 `json:"minDelaySeconds,omitempty"`
+	// minDelaySeconds-3600; 20 by default (0 with minDelaySeconds 0: no delay, batches of 200).
+	MaxDelaySeconds *float64 `json:"maxDelaySeconds,omitempty"`
+	// 1-100000 campaign messages per connected engine in any 24 hours; 1000 by default.
+	DailyCap   *int             `json:"dailyCap,omitempty"`
+	QuietHours *QuietHoursInput `json:"quietHours,omitempty"`
+}
+
+type CampaignPage struct {
+	Items []*ent.Campaign `json:"items"`
+	Limit int             `json:"limit"`
+	Skip  int             `json:"skip"`
+	Total int             `json:"total"`
+}
+
+// A campaign's progress, counted from its messages. sent includes delivered, which includes read.
+type CampaignProgress struct {
+	// Contacts the campaign is for.
+	Total int `json:"total"`
+	// Messages made so far.
+	Made int `json:"made"`
+	// Messages waiting in the queue or being sent.
+	Queued    int `json:"queued"`
+	Sent      int `json:"sent"`
+	Delivered int `json:"delivered"`
+	Read      int `json:"read"`
+	Failed    int `json:"failed"`
+	// Contacts not reached yet (no message made).
+	Remaining int `json:"remaining"`
+	// Share of total that ended (delivered or failed), 0-100.
+	Percent float64 `json:"percent"`
+}
+
 type ChatFilter struct {
 	SearchToken *string `json:"searchToken,omitempty"`
 	// groups, contacts or newsletters
@@ -168,6 +278,35 @@ type EngineConnection struct {
 	Connected bool   `json:"connected"`
 }
 
+// A new engine, and a remote engine's token (shown only here).
+type EngineCreated struct {
+	Engine *Engine `json:"engine"`
+	Token  *string `json:"token,omitempty"`
+}
+
+type EngineInput struct {
+	// sandbox, remote or gateway.
+	Kind string `json:"kind"`
+	// 0-100 characters.
+	Name *string `json:"name,omitempty"`
+}
+
+type EnginePage struct {
+	Items []*Engine `json:"items"`
+	Limit int       `json:"limit"`
+	Skip  int       `json:"skip"`
+	Total int       `json:"total"`
+}
+
+// A participant the network did not add, and why (code not_on_network, privacy_restricted or group_full).
+type FailedParticipant struct {
+	// As the call gave it.
+	Participant string `json:"participant"`
+	ChatID      string `json:"chatId"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+}
+
 // A group change; action is joined_via_link, added, left, kicked, admin_changed, name_changed, description_changed or message_pinned.
 type GroupChangeInput struct {
 	GroupID      string   `json:"groupId"`
@@ -175,6 +314,41 @@ type GroupChangeInput struct {
 	Participants []string `json:"participants,omitempty"`
 	By           *string  `json:"by,omitempty"`
 	Value        *string  `json:"value,omitempty"`
+}
+
+type GroupPage struct {
+	Items []*Group `json:"items"`
+	Limit int      `json:"limit"`
+	Skip  int      `json:"skip"`
+	Total int      `json:"total"`
+}
+
+// Exactly one of file, fileDataUrl and url.
+type GroupPictureInput struct {
+	File *graphql.Upload `json:"file,omitempty"`
+	// A base64 data URL (or bare base64) of the image.
+	FileDataURL *string `json:"fileDataUrl,omitempty"`
+	// An https URL the image is fetched from.
+	URL          *string `json:"url,omitempty"`
+	FileName     *string `json:"fileName,omitempty"`
+	FileMimeType *string `json:"fileMimeType,omitempty"`
+}
+
+// The group a call created or added to, and the participants the network did not add.
+type GroupResult struct {
+	Group              *Group               `json:"group"`
+	FailedParticipants []*FailedParticipant `json:"failedParticipants"`
+}
+
+type GroupUpdateInput struct {
+	// 1-100 characters.
+	Name *string `json:"name,omitempty"`
+	// 1-2048 characters.
+	Description *string `json:"description,omitempty"`
+	Announce    *bool   `json:"announce,omitempty"`
+	Restrict    *bool   `json:"restrict,omitempty"`
+	// The same setting as restrict.
+	EditInfoAdminsOnly *bool `json:"editInfoAdminsOnly,omitempty"`
 }
 
 type LatestChat struct {
@@ -281,6 +455,30 @@ type Ping struct {
 	AccountID           string              `json:"accountId"`
 	WhatsappConnections []*EngineConnection `json:"whatsappConnections"`
 	Message             *string             `json:"message,omitempty"`
+}
+
+type QuietHours struct {
+	Start    string `json:"start"`
+	End      string `json:"end"`
+	Timezone string `json:"timezone"`
+}
+
+type QuietHoursInput struct {
+	// HH:MM local time.
+	Start string `json:"start"`
+	// HH:MM local time (before start: the quiet hours span midnight).
+	End string `json:"end"`
+	// IANA time zone; the account's timezone by default, else UTC.
+	Timezone *string `json:"timezone,omitempty"`
+}
+
+// The message a reply quotes; text, type and author are empty when the store does not hold it.
+type QuotedMessage struct {
+	WaMessageKey *engine.Key `json:"waMessageKey"`
+	Text         *string     `json:"text,omitempty"`
+	Type         *string     `json:"type,omitempty"`
+	// me for the account's own message, else the sender's id
+	Author *string `json:"author,omitempty"`
 }
 
 type RotateSecretPayload struct {

@@ -1,0 +1,162 @@
+package campaigns
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/campaign"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/view"
+)
+
+// Which message statuses count as what. The counters are cumulative: a read
+// message is also delivered and sent.
+var (
+	queuedStatuses    = []string{messaging.StatusPending, messaging.StatusSending}
+	sentStatuses      = []string{messaging.StatusSent, messaging.StatusSentPendingAck, messaging.StatusConfirmed}
+	deliveredStatuses = []string{messaging.StatusDelivered, messaging.StatusReceived}
+	readStatuses      = []string{messaging.StatusRead, messaging.StatusPlayed}
+	failedStatuses    = []string{messaging.StatusFailed, messaging.StatusError, messaging.StatusExpired, messaging.StatusCancelled}
+)
+
+// Tally adds n messages in status to c.
+func Tally(c *Counts, status string, n int) {
+	c.Made += n
+	switch {
+	case in(status, queuedStatuses):
+		c.Queued += n
+	case in(status, readStatuses):
+		c.Read += n
+		c.Delivered += n
+		c.Sent += n
+	case in(status, deliveredStatuses):
+		c.Delivered += n
+		c.Sent += n
+	case in(status, sentStatuses):
+		c.Sent += n
+	case in(status, failedStatuses):
+		c.Failed += n
+	default: // before-wa-send, bt-sent: on its way
+		c.Queued += n
+	}
+}
+
+func in(s string, list []string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Counts are a campaign's counters (see view.Counts).
+type Counts = view.Counts
+
+// AllSent reports whether every message made has left the queue.
+func AllSent(n Counts) bool { return n.Queued == 0 }
+
+// AllDelivered reports whether every message made reached its recipient or failed.
+func AllDelivered(n Counts) bool { return n.Queued == 0 && n.Delivered+n.Failed == n.Made }
+
+// Count reads the counters of the campaigns ids from their messages, in one grouped
+// query. Campaigns without messages are absent from the map (their counters are 0).
+func Count(ctx context.Context, q *ent.MessageClient, ids ...string) (map[string]Counts, error) {
+	out := make(map[string]Counts, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		CampaignID string `json:"campaign_id"`
+		Status     string `json:"status"`
+		Count      int    `json:"count"`
+	}
+	err := q.Query().Where(message.CampaignIDIn(ids...)).
+		GroupBy(message.FieldCampaignID, message.FieldStatus).
+		Aggregate(ent.Count()).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("campaigns: count messages: %w", err)
+	}
+	for _, r := range rows {
+		c := out[r.CampaignID]
+		Tally(&c, r.Status, r.Count)
+		out[r.CampaignID] = c
+	}
+	return out, nil
+}
+
+// Move is one transition of the state machine for c inside tx: a compare-and-set
+// on c's status (and, when token is not empty, on its step token). It stamps the
+// times the new status has, takes or clears the step token (a campaign that may
+// run gets a new one, returned in the campaign), and records the event the move
+// causes with the campaign (and its counters) as data. moved is false when c
+// changed meanwhile or the action is not allowed from its status.
+func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reason string, now time.Time) (next *ent.Campaign, moved bool, err error) {
+	to, ok := Next(c.Status, action)
+	if !ok {
+		return c, false, nil
+	}
+	u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.Status(c.Status)).SetStatus(to)
+	if token != "" {
+		u.Where(campaign.StepToken(token))
+	}
+	n := *c
+	n.Status = to
+	switch to {
+	case StatusRunning:
+		if c.StartedAt == nil {
+			u.SetStartedAt(now)
+			n.StartedAt = &now
+		}
+		if action == ActionResume {
+			n.StepToken = switchboard.RandomToken(10)
+			u.SetStepToken(n.StepToken).SetNextStepAt(now).SetPauseReason("").ClearPausedAt()
+			n.NextStepAt, n.PauseReason, n.PausedAt = &now, "", nil
+		}
+	case StatusPaused:
+		u.SetPausedAt(now).SetPauseReason(reason).SetStepToken("").ClearNextStepAt()
+		n.PausedAt, n.PauseReason, n.StepToken, n.NextStepAt = &now, reason, "", nil
+	case StatusAborted:
+		u.SetAbortedAt(now).SetStepToken("").ClearNextStepAt()
+		n.AbortedAt, n.StepToken, n.NextStepAt = &now, "", nil
+	case StatusCompleteSent, StatusCompleteDelivered:
+		if c.CompletedAt == nil {
+			u.SetCompletedAt(now)
+			n.CompletedAt = &now
+		}
+		if to == StatusCompleteDelivered {
+			u.SetStepToken("").ClearNextStepAt()
+			n.StepToken, n.NextStepAt = "", nil
+		}
+	}
+	count, err := u.Save(ctx)
+	if err != nil {
+		return c, false, fmt.Errorf("campaigns: %s %s: %w", action, c.ID, err)
+	} else if count == 0 {
+		return c, false, nil
+	}
+	if typ := Event(c.Status, to); typ != "" {
+		if err := Record(ctx, tx, &n, typ); err != nil {
+			return c, false, err
+		}
+	}
+	return &n, true, nil
+}
+
+// Record writes event typ about c, with the campaign and its counters as data,
+// when a webhook of its workspace wants it.
+func Record(ctx context.Context, tx *ent.Tx, c *ent.Campaign, typ string) error {
+	if ok, err := outbox.Wants(ctx, tx, c.WorkspaceID, typ); err != nil || !ok {
+		return err
+	}
+	counts, err := Count(ctx, tx.Message, c.ID)
+	if err != nil {
+		return err
+	}
+	return outbox.RecordFor(ctx, tx, c.WorkspaceID, typ, view.NewCampaign(c, counts[c.ID]))
+}

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/appstate"
+	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+)
+
+// client is the narrow set of whatsmeow calls the engine makes. *whatsmeow.Client
+// serves it in production (through waClient, which adds the few facts kept in its
+// device store); tests drive the engine through a fake.
+type client interface {
+	Connect() error
+	Disconnect()
+	IsConnected() bool
+	IsLoggedIn() bool
+	AddEventHandlerWithSuccessStatus(handler whatsmeow.EventHandlerWithSuccessStatus) uint32
+
+	SendMessage(ctx context.Context, to types.JID, message *waE2E.Message, extra ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error)
+	SendPeerMessage(ctx context.Context, message *waE2E.Message) (whatsmeow.SendResponse, error)
+	Upload(ctx context.Context, plaintext []byte, appInfo whatsmeow.MediaType) (whatsmeow.UploadResponse, error)
+	Download(ctx context.Context, msg whatsmeow.DownloadableMessage) ([]byte, error)
+	BuildPollCreation(name string, optionNames []string, selectableOptionCount int) *waE2E.Message
+	BuildReaction(chat, sender types.JID, id types.MessageID, reaction string) *waE2E.Message
+	BuildHistorySyncRequest(lastKnownMessageInfo *types.MessageInfo, count int) *waE2E.Message
+	DecryptPollVote(ctx context.Context, vote *events.Message) (*waE2E.PollVoteMessage, error)
+	IsOnWhatsApp(ctx context.Context, phones []string) ([]types.IsOnWhatsAppResponse, error)
+	MarkRead(ctx context.Context, ids []types.MessageID, timestamp time.Time, chat, sender types.JID, receiptTypeExtra ...types.ReceiptType) error
+	SendAppState(ctx context.Context, patch appstate.PatchInfo) error
+
+	PairPhone(ctx context.Context, phone string, showPushNotification bool, clientType whatsmeow.PairClientType, clientDisplayName string) (string, error)
+	Logout(ctx context.Context) error
+
+	GetGroupInfo(ctx context.Context, jid types.JID) (*types.GroupInfo, error)
+	GetJoinedGroups(ctx context.Context) ([]*types.GroupInfo, error)
+	CreateGroup(ctx context.Context, req whatsmeow.ReqCreateGroup) (*types.GroupInfo, error)
+	UpdateGroupParticipants(ctx context.Context, jid types.JID, participantChanges []types.JID, action whatsmeow.ParticipantChange) ([]types.GroupParticipant, error)
+	SetGroupName(ctx context.Context, jid types.JID, name string) error
+	SetGroupDescription(ctx context.Context, jid types.JID, description string) error
+	SetGroupAnnounce(ctx context.Context, jid types.JID, announce bool) error
+	SetGroupLocked(ctx context.Context, jid types.JID, locked bool) error
+	SetGroupPhoto(ctx context.Context, jid types.JID, avatar []byte) (string, error)
+	LeaveGroup(ctx context.Context, jid types.JID) error
+	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
+
+	// OwnID is the account's phone-number JID (with its device), empty before pairing.
+	OwnID() types.JID
+	// OwnLID is the account's LID, empty when unknown.
+	OwnLID() types.JID
+	// AltJID is the other form (LID for a phone number, phone number for a LID) of
+	// a user, or the empty JID when the device store knows none.
+	AltJID(ctx context.Context, jid types.JID) (types.JID, error)
+}
+
+// waClient serves client with a real *whatsmeow.Client.
+type waClient struct {
+	*whatsmeow.Client
+}
+
+var _ client = waClient{}
+
+// OwnID implements client.
+func (c waClient) OwnID() types.JID { return c.Store.GetJID() }
+
+// OwnLID implements client.
+func (c waClient) OwnLID() types.JID { return c.Store.GetLID() }
+
+// AltJID implements client.
+func (c waClient) AltJID(ctx context.Context, jid types.JID) (types.JID, error) {
+	return c.Store.GetAltJID(ctx, jid)
+}

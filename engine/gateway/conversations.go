@@ -1,0 +1,217 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/appstate"
+	waCommon "go.mau.fi/whatsmeow/proto/waCommon"
+	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// lastOf is the newest message the engine saw in a chat, the anchor of chat
+// patches (zero values when none: the patch then covers the whole chat).
+func (e *Engine) lastOf(cl client, chat string, j types.JID) (time.Time, *waCommon.MessageKey) {
+	info, ok := e.mem.newestOf(chat)
+	if !ok {
+		return time.Time{}, nil
+	}
+	k := &waCommon.MessageKey{RemoteJID: proto.String(j.String()), FromMe: proto.Bool(info.IsFromMe), ID: proto.String(info.ID)}
+	if info.IsGroup && !info.IsFromMe && !info.Sender.IsEmpty() {
+		k.Participant = proto.String(info.Sender.ToNonAD().String())
+	}
+	return info.Timestamp, k
+}
+
+// MarkRead implements engine.ChatActor: read receipts for the incoming messages
+// of the chat this process saw unread, and the chat marked read on the phone
+// (app state).
+func (e *Engine) MarkRead(ctx context.Context, chat string) error {
+	cl, err := e.ready()
+	if err != nil {
+		return err
+	}
+	j, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	unread := e.mem.takeUnread(chat)
+	bySender := map[types.JID][]types.MessageID{}
+	var last time.Time
+	for _, u := range unread {
+		sender := types.EmptyJID
+		if u.info.IsGroup {
+			sender = u.info.Sender
+		}
+		bySender[sender] = append(bySender[sender], u.info.ID)
+		if u.info.Timestamp.After(last) {
+			last = u.info.Timestamp
+		}
+	}
+	for sender, ids := range bySender {
+		if err := cl.MarkRead(ctx, ids, last, j, sender); err != nil {
+			return fmt.Errorf("gateway: mark read: %w", err)
+		}
+	}
+	ts, key := e.lastOf(cl, chat, j)
+	if err := cl.SendAppState(ctx, appstate.BuildMarkChatAsRead(j, true, ts, key)); err != nil {
+		return fmt.Errorf("gateway: mark read: %w", err)
+	}
+	zero, no := 0, false
+	return e.reportNow(ctx, e.ownChat(chat, "read", &engine.ChatState{UnreadCount: &zero, MarkedUnread: &no}))
+}
+
+// ownChat is an EventChat the account caused now.
+func (e *Engine) ownChat(chat, what string, cs *engine.ChatState) engine.Event {
+	cs.ID, cs.Kind = chat, engine.ChatKind(chat)
+	return engine.Event{ID: "wa_ownchat_" + what + "_" + switchboard.RandomToken(8), Type: engine.EventChat, At: time.Now(), Chat: cs}
+}
+
+// SetArchived implements engine.ChatActor (app state; archiving also unpins).
+func (e *Engine) SetArchived(ctx context.Context, chat string, archived bool) error {
+	cl, err := e.ready()
+	if err != nil {
+		return err
+	}
+	j, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	ts, key := e.lastOf(cl, chat, j)
+	if err := cl.SendAppState(ctx, appstate.BuildArchive(j, archived, ts, key)); err != nil {
+		return fmt.Errorf("gateway: archive: %w", err)
+	}
+	cs := &engine.ChatState{Archived: &archived}
+	if archived {
+		no := false
+		cs.Pinned = &no
+	}
+	return e.reportNow(ctx, e.ownChat(chat, "archive", cs))
+}
+
+// senderOf is the JID of the author of the message key k names (empty for the
+// account's own messages).
+func senderOf(k engine.Key) types.JID {
+	switch {
+	case k.FromMe:
+		return types.EmptyJID
+	case k.Participant != "":
+		j, _ := parseChat(k.Participant)
+		return j
+	}
+	j, _ := parseChat(k.Remote)
+	return j
+}
+
+// React implements engine.ChatActor: the account reacts to a message (emoji ""
+// removes its reaction).
+func (e *Engine) React(ctx context.Context, key engine.Key, emoji string) error {
+	cl, err := e.ready()
+	if err != nil {
+		return err
+	}
+	chat, err := parseChat(key.Remote)
+	if err != nil {
+		return err
+	}
+	if _, err := cl.SendMessage(ctx, chat, cl.BuildReaction(chat, senderOf(key), key.ID, emoji)); err != nil {
+		return classifySend(err)
+	}
+	return e.reportNow(ctx, engine.Event{ID: "wa_ownreact_" + switchboard.RandomToken(8), Type: engine.EventReaction, At: time.Now(), Key: key, Reaction: emoji})
+}
+
+// Pin implements engine.ChatActor: pins a message in its chat for d (WhatsApp
+// offers 24 hours, 7 days and 30 days), or unpins it (d == 0).
+func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error {
+	cl, err := e.ready()
+	if err != nil {
+		return err
+	}
+	chat, err := parseChat(key.Remote)
+	if err != nil {
+		return err
+	}
+	mk := &waCommon.MessageKey{RemoteJID: proto.String(chat.String()), FromMe: proto.Bool(key.FromMe), ID: proto.String(key.ID)}
+	if s := senderOf(key); !key.FromMe && chat.Server == types.GroupServer && !s.IsEmpty() {
+		mk.Participant = proto.String(s.String())
+	}
+	typ := waE2E.PinInChatMessage_PIN_FOR_ALL
+	if d <= 0 {
+		typ = waE2E.PinInChatMessage_UNPIN_FOR_ALL
+	}
+	msg := &waE2E.Message{PinInChatMessage: &waE2E.PinInChatMessage{Key: mk, Type: typ.Enum(), SenderTimestampMS: proto.Int64(time.Now().UnixMilli())}}
+	if d > 0 {
+		msg.MessageContextInfo = &waE2E.MessageContextInfo{MessageAddOnDurationInSecs: proto.Uint32(uint32(d / time.Second))}
+	}
+	if _, err := cl.SendMessage(ctx, chat, msg); err != nil {
+		return classifySend(err)
+	}
+	return e.reportNow(ctx, engine.Event{ID: "wa_ownpin_" + switchboard.RandomToken(8), Type: engine.EventPin, At: time.Now(), Key: key, Pinned: d})
+}
+
+// FetchMedia implements engine.MediaFetcher for messages this process saw (live
+// or in a history sync); others are engine.ErrNotFound.
+func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, error) {
+	cl, err := e.ready()
+	if err != nil {
+		return engine.Media{}, err
+	}
+	m, ok := e.mem.mediaOf(key.Serialized())
+	if !ok {
+		return engine.Media{}, engine.ErrNotFound
+	}
+	var d whatsmeow.DownloadableMessage
+	var mime, name string
+	switch {
+	case m.GetImageMessage() != nil:
+		d, mime = m.GetImageMessage(), m.GetImageMessage().GetMimetype()
+	case m.GetVideoMessage() != nil:
+		d, mime = m.GetVideoMessage(), m.GetVideoMessage().GetMimetype()
+	case m.GetAudioMessage() != nil:
+		d, mime = m.GetAudioMessage(), m.GetAudioMessage().GetMimetype()
+	case m.GetDocumentMessage() != nil:
+		d, mime, name = m.GetDocumentMessage(), m.GetDocumentMessage().GetMimetype(), m.GetDocumentMessage().GetFileName()
+	case m.GetStickerMessage() != nil:
+		d, mime = m.GetStickerMessage(), m.GetStickerMessage().GetMimetype()
+	default:
+		return engine.Media{}, engine.ErrNotFound
+	}
+	data, err := cl.Download(ctx, d)
+	if err != nil {
+		return engine.Media{}, fmt.Errorf("gateway: download media: %w", err)
+	}
+	return engine.Media{Data: data, MimeType: mime, Filename: name}, nil
+}
+
+// CreateNewsletter implements engine.NewsletterCreator.
+func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.ChatState, error) {
+	cl, err := e.ready()
+	if err != nil {
+		return engine.ChatState{}, err
+	}
+	md, err := cl.CreateNewsletter(ctx, whatsmeow.CreateNewsletterParams{Name: name})
+	if err != nil {
+		return engine.ChatState{}, fmt.Errorf("gateway: create newsletter: %w", err)
+	}
+	s := engine.ChatState{ID: md.ID.String(), Kind: engine.ChatNewsletter, Name: md.ThreadMeta.Name.Text,
+		Description: md.ThreadMeta.Description.Text, Subscribers: md.ThreadMeta.SubscriberCount,
+		Verification: string(md.ThreadMeta.VerificationState)}
+	if s.Name == "" {
+		s.Name = name
+	}
+	if code := md.ThreadMeta.InviteCode; code != "" {
+		s.Invite = "https://whatsapp.com/channel/" + code
+	}
+	if t := md.ThreadMeta.CreationTime.Time; !t.IsZero() {
+		t = t.UTC()
+		s.CreatedAt = &t
+	}
+	return s, e.reportNow(ctx, engine.Event{ID: "wa_newsletter_" + s.ID, Type: engine.EventChat, At: time.Now(), Chat: &s})
+}

@@ -1,0 +1,424 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/appstate"
+	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// fakeClient is the test double of the whatsmeow calls the engine makes.
+type fakeClient struct {
+	mu        sync.Mutex
+	connected bool
+	own, lid  types.JID
+	alt       map[types.JID]types.JID
+	handler   whatsmeow.EventHandlerWithSuccessStatus
+
+	connectErrs []error // returned by the next Connect calls, in order
+	connects    int
+	qrCodes     []string // emitted on Connect of an unpaired device
+
+	sent     []fakeSend
+	sendErr  error
+	peer     []*waE2E.Message
+	uploads  [][]byte
+	appState []appstate.PatchInfo
+	reads    []fakeRead
+	vote     *waE2E.PollVoteMessage
+	download []byte
+
+	groups       map[types.JID]*types.GroupInfo
+	created      []whatsmeow.ReqCreateGroup
+	participants []fakeParticipants
+	groupCalls   []string
+	groupErr     error
+	partResult   map[types.JID]int // participant -> error code of the next participant change
+
+	pairPhone string
+	loggedOut bool
+
+	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
+	onWAAsks [][]string
+}
+
+type fakeSend struct {
+	to    types.JID
+	msg   *waE2E.Message
+	extra []whatsmeow.SendRequestExtra
+}
+
+type fakeRead struct {
+	ids    []types.MessageID
+	chat   types.JID
+	sender types.JID
+}
+
+type fakeParticipants struct {
+	group  types.JID
+	who    []types.JID
+	action whatsmeow.ParticipantChange
+}
+
+func newFake(paired bool) *fakeClient {
+	f := &fakeClient{alt: map[types.JID]types.JID{}, notOnWA: map[string]bool{}, groups: map[types.JID]*types.GroupInfo{}, partResult: map[types.JID]int{}}
+	if paired {
+		f.own = types.NewADJID("15550001111", 0, 7)
+		f.lid = types.NewJID("99990001111", types.HiddenUserServer)
+	}
+	return f
+}
+
+// emit hands evt to the engine as whatsmeow would.
+func (f *fakeClient) emit(evt any) bool {
+	f.mu.Lock()
+	h := f.handler
+	f.mu.Unlock()
+	return h(evt)
+}
+
+func (f *fakeClient) Connect() error {
+	f.mu.Lock()
+	f.connects++
+	if len(f.connectErrs) > 0 {
+		err := f.connectErrs[0]
+		f.connectErrs = f.connectErrs[1:]
+		f.mu.Unlock()
+		return err
+	}
+	f.connected = true
+	paired, codes := !f.own.IsEmpty(), f.qrCodes
+	f.mu.Unlock()
+	go func() {
+		if paired {
+			f.emit(&events.Connected{})
+		} else {
+			f.emit(&events.QR{Codes: codes})
+		}
+	}()
+	return nil
+}
+
+func (f *fakeClient) Disconnect() {
+	f.mu.Lock()
+	f.connected = false
+	f.mu.Unlock()
+}
+
+func (f *fakeClient) IsConnected() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connected
+}
+
+func (f *fakeClient) IsLoggedIn() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connected && !f.own.IsEmpty()
+}
+
+func (f *fakeClient) AddEventHandlerWithSuccessStatus(h whatsmeow.EventHandlerWithSuccessStatus) uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handler = h
+	return 1
+}
+
+func (f *fakeClient) SendMessage(_ context.Context, to types.JID, msg *waE2E.Message, extra ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sendErr != nil {
+		return whatsmeow.SendResponse{}, f.sendErr
+	}
+	f.sent = append(f.sent, fakeSend{to, msg, extra})
+	id := types.MessageID("3EB0RANDOM")
+	if len(extra) > 0 && extra[0].ID != "" {
+		id = extra[0].ID
+	}
+	return whatsmeow.SendResponse{ID: id, Timestamp: time.Unix(1_800_000_000, 0)}, nil
+}
+
+func (f *fakeClient) SendPeerMessage(_ context.Context, msg *waE2E.Message) (whatsmeow.SendResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.peer = append(f.peer, msg)
+	return whatsmeow.SendResponse{}, nil
+}
+
+func (f *fakeClient) Upload(_ context.Context, data []byte, _ whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.uploads = append(f.uploads, data)
+	return whatsmeow.UploadResponse{URL: "https://mmg.example/x", DirectPath: "/v/x", MediaKey: []byte{1}, FileLength: uint64(len(data))}, nil
+}
+
+func (f *fakeClient) Download(context.Context, whatsmeow.DownloadableMessage) ([]byte, error) {
+	return f.download, nil
+}
+
+func (f *fakeClient) BuildPollCreation(name string, options []string, selectable int) *waE2E.Message {
+	p := &waE2E.PollCreationMessage{Name: proto.String(name), SelectableOptionsCount: proto.Uint32(uint32(selectable))}
+	for _, o := range options {
+		p.Options = append(p.Options, &waE2E.PollCreationMessage_Option{OptionName: proto.String(o)})
+	}
+	return &waE2E.Message{PollCreationMessage: p}
+}
+
+func (f *fakeClient) BuildReaction(chat, sender types.JID, id types.MessageID, reaction string) *waE2E.Message {
+	return (&whatsmeow.Client{}).BuildReaction(chat, sender, id, reaction)
+}
+
+func (f *fakeClient) BuildHistorySyncRequest(info *types.MessageInfo, count int) *waE2E.Message {
+	return (&whatsmeow.Client{}).BuildHistorySyncRequest(info, count)
+}
+
+func (f *fakeClient) DecryptPollVote(context.Context, *events.Message) (*waE2E.PollVoteMessage, error) {
+	if f.vote == nil {
+		return nil, errors.New("no secret")
+	}
+	return f.vote, nil
+}
+
+func (f *fakeClient) IsOnWhatsApp(_ context.Context, phones []string) ([]types.IsOnWhatsAppResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onWAAsks = append(f.onWAAsks, phones)
+	var out []types.IsOnWhatsAppResponse
+	for _, p := range phones {
+		out = append(out, types.IsOnWhatsAppResponse{Query: p, IsIn: !f.notOnWA[p]})
+	}
+	return out, nil
+}
+
+func (f *fakeClient) MarkRead(_ context.Context, ids []types.MessageID, _ time.Time, chat, sender types.JID, _ ...types.ReceiptType) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads = append(f.reads, fakeRead{ids, chat, sender})
+	return nil
+}
+
+func (f *fakeClient) SendAppState(_ context.Context, p appstate.PatchInfo) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.appState = append(f.appState, p)
+	return nil
+}
+
+func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, _ whatsmeow.PairClientType, _ string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pairPhone = phone
+	return "ABCD-EFGH", nil
+}
+
+func (f *fakeClient) Logout(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.loggedOut, f.connected = true, false
+	return nil
+}
+
+func (f *fakeClient) GetGroupInfo(_ context.Context, jid types.JID) (*types.GroupInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g, ok := f.groups[jid]
+	if !ok {
+		return nil, whatsmeow.ErrGroupNotFound
+	}
+	return g, nil
+}
+
+func (f *fakeClient) GetJoinedGroups(context.Context) ([]*types.GroupInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.groupCalls = append(f.groupCalls, "joined")
+	var out []*types.GroupInfo
+	for _, g := range f.groups {
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func (f *fakeClient) CreateGroup(_ context.Context, req whatsmeow.ReqCreateGroup) (*types.GroupInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = append(f.created, req)
+	g := &types.GroupInfo{JID: types.NewJID("120363000000000001", types.GroupServer), OwnerJID: f.own.ToNonAD(),
+		GroupName: types.GroupName{Name: req.Name}, GroupCreated: time.Unix(1_800_000_000, 0)}
+	g.Participants = append(g.Participants, types.GroupParticipant{JID: f.own.ToNonAD(), IsAdmin: true, IsSuperAdmin: true})
+	for _, p := range req.Participants {
+		g.Participants = append(g.Participants, types.GroupParticipant{JID: p, PhoneNumber: p, Error: f.partResult[p]})
+	}
+	f.groups[g.JID] = g
+	return g, nil
+}
+
+func (f *fakeClient) UpdateGroupParticipants(_ context.Context, jid types.JID, who []types.JID, action whatsmeow.ParticipantChange) ([]types.GroupParticipant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.groupErr != nil {
+		return nil, f.groupErr
+	}
+	f.participants = append(f.participants, fakeParticipants{jid, who, action})
+	var out []types.GroupParticipant
+	for _, p := range who {
+		out = append(out, types.GroupParticipant{JID: p, PhoneNumber: p, Error: f.partResult[p]})
+	}
+	return out, nil
+}
+
+func (f *fakeClient) groupCall(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.groupErr != nil {
+		return f.groupErr
+	}
+	f.groupCalls = append(f.groupCalls, name)
+	return nil
+}
+
+func (f *fakeClient) SetGroupName(_ context.Context, _ types.JID, name string) error {
+	return f.groupCall("name:" + name)
+}
+
+func (f *fakeClient) SetGroupDescription(_ context.Context, _ types.JID, d string) error {
+	return f.groupCall("description:" + d)
+}
+
+func (f *fakeClient) SetGroupAnnounce(_ context.Context, _ types.JID, a bool) error {
+	if a {
+		return f.groupCall("announce:on")
+	}
+	return f.groupCall("announce:off")
+}
+
+func (f *fakeClient) SetGroupLocked(_ context.Context, _ types.JID, l bool) error {
+	if l {
+		return f.groupCall("locked:on")
+	}
+	return f.groupCall("locked:off")
+}
+
+func (f *fakeClient) SetGroupPhoto(_ context.Context, _ types.JID, avatar []byte) (string, error) {
+	if len(avatar) < 3 || avatar[0] != 0xFF {
+		return "", errors.New("not a jpeg")
+	}
+	return "pic1", f.groupCall("photo")
+}
+
+func (f *fakeClient) LeaveGroup(context.Context, types.JID) error {
+	return f.groupCall("leave")
+}
+
+func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error) {
+	md := &types.NewsletterMetadata{ID: types.NewJID("120363999", types.NewsletterServer)}
+	md.ThreadMeta.Name.Text = p.Name
+	md.ThreadMeta.InviteCode = "abc"
+	return md, nil
+}
+
+func (f *fakeClient) OwnID() types.JID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.own
+}
+
+func (f *fakeClient) OwnLID() types.JID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lid
+}
+
+func (f *fakeClient) AltJID(_ context.Context, j types.JID) (types.JID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.alt[j], nil
+}
+
+// sink records events; it refuses the next fail calls.
+type sink struct {
+	mu   sync.Mutex
+	evs  []engine.Event
+	fail int
+}
+
+func (s *sink) HandleEvent(_ context.Context, ev engine.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail > 0 {
+		s.fail--
+		return errors.New("database down")
+	}
+	s.evs = append(s.evs, ev)
+	return nil
+}
+
+// take returns and forgets the recorded events.
+func (s *sink) take() []engine.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.evs
+	s.evs = nil
+	return out
+}
+
+// harness is an engine over a fake client, reporting into a recording sink.
+type harness struct {
+	e    *Engine
+	f    *fakeClient
+	sink *sink
+}
+
+func newHarness(t *testing.T, paired bool, cfg ...func(*Config)) *harness {
+	t.Helper()
+	f := newFake(paired)
+	s := &sink{}
+	c := Config{WorkspaceID: "ws1", EngineID: "gw1", Sink: s, ReconnectMin: time.Millisecond, ReconnectMax: 5 * time.Millisecond,
+		HistoryTimeout: 2 * time.Second}
+	if paired {
+		c.DeviceJID = f.own.String()
+	}
+	for _, fn := range cfg {
+		fn(&c)
+	}
+	e := newEngine(c, f, func() (client, error) { return newFake(false), nil })
+	e.retryWait = time.Millisecond
+	t.Cleanup(func() { _ = e.Close() })
+	h := &harness{e: e, f: f, sink: s}
+	if paired {
+		f.connected = true
+	}
+	return h
+}
+
+// waitFor polls cond until it holds or a second passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+type failingTransport struct{}
+
+func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("dial tcp: connection refused")
+}
+
+// failingHTTP is an HTTP client that reaches nothing.
+func failingHTTP() *http.Client { return &http.Client{Transport: failingTransport{}} }

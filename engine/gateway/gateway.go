@@ -1,0 +1,691 @@
+// Package gateway is the server-side WhatsApp engine: an engine.Engine over
+// go.mau.fi/whatsmeow, linked to the account's phone as a companion device (like
+// WhatsApp Web). Its device keys live in Switchboard's own database (see Store);
+// what it observes on the network is reported to Switchboard through the same
+// engine.Sink the sandbox reports into. The whatsmeow calls it makes sit behind a
+// narrow interface (client), so tests drive the engine through a fake.
+//
+// See docs/gateway.md for the mapping of network events to engine events, the
+// state values and how to pair a phone.
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/skip2/go-qrcode"
+	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/types"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/netguard"
+)
+
+// Errors of the engine. Sends that fail with them are transient (the message stays
+// pending and is retried), unlike engine.ErrRejected.
+var (
+	// ErrNotPaired: the engine has no paired device; pair it with QR or PairPhone.
+	ErrNotPaired = errors.New("gateway: no phone paired")
+	// ErrAlreadyPaired: QR or PairPhone was asked of an engine that is paired.
+	ErrAlreadyPaired = errors.New("gateway: a phone is paired already")
+	// ErrNotConnected: the engine is not connected to the network right now.
+	ErrNotConnected = errors.New("gateway: not connected to the network")
+	// ErrBanned: the network banned the account for now (see State.BannedUntil).
+	ErrBanned = errors.New("gateway: account temporarily banned")
+	// ErrTimelocked: the network forbids reaching out to new contacts for now
+	// (see State.ReachoutTimelockedUntil).
+	ErrTimelocked = errors.New("gateway: reach-out time lock in force")
+	// ErrClosed: the engine was closed.
+	ErrClosed = errors.New("gateway: engine closed")
+	// ErrNoDevice: the store does not hold the device the engine was opened with
+	// (it was logged out or deleted).
+	ErrNoDevice = errors.New("gateway: device not in the store")
+	// ErrPhoneTimeout: the phone did not answer an on-demand history request in time.
+	ErrPhoneTimeout = errors.New("gateway: the phone did not answer in time")
+)
+
+// Status values of State.Status.
+const (
+	StatusUnpaired     = "unpaired"     // no device: waiting for QR or PairPhone
+	StatusPairing      = "pairing"      // showing QR codes / a pairing code to the phone
+	StatusConnecting   = "connecting"   // paired, connecting (or reconnecting with backoff)
+	StatusConnected    = "connected"    // paired and online
+	StatusDisconnected = "disconnected" // paired, offline; reconnecting in the background
+	StatusLoggedOut    = "logged_out"   // the phone removed the device; pair again
+	StatusBanned       = "banned"       // temporarily banned until State.BannedUntil
+	StatusReplaced     = "replaced"     // another client took the session (stream replaced); not reconnecting
+	StatusClosed       = "closed"       // Close was called
+)
+
+// State is what the engine knows of its session, for the management API and for
+// campaigns (see Blocked).
+type State struct {
+	// Status is one of the Status* values.
+	Status string `json:"status"`
+	// Connected is true while the websocket is up and logged in.
+	Connected bool `json:"connected"`
+	// DeviceJID is the paired device's JID (keep it to reopen the engine), empty
+	// before pairing and after a logout.
+	DeviceJID string `json:"deviceJid,omitempty"`
+	// Me is the account's own chat id (<digits>@c.us), empty before pairing.
+	Me string `json:"me,omitempty"`
+	// HasSynced is true once the phone sent a history sync.
+	HasSynced bool `json:"hasSynced"`
+	// BannedUntil is set while a temporary ban lasts; BanReason says why.
+	BannedUntil *time.Time `json:"bannedUntil,omitempty"`
+	BanReason   string     `json:"banReason,omitempty"`
+	// ReachoutTimelockedUntil is set while the network forbids messaging new
+	// contacts; ReachoutEnforcement is the network's enforcement type.
+	ReachoutTimelockedUntil *time.Time `json:"reachoutTimelockedUntil,omitempty"`
+	ReachoutEnforcement     string     `json:"reachoutEnforcement,omitempty"`
+	// LastError is the last connection or pairing error, if any.
+	LastError string `json:"lastError,omitempty"`
+	// Since is when Status last changed.
+	Since time.Time `json:"since"`
+}
+
+// Blocked says whether the network forbids sending now: nil when it does not,
+// else ErrBanned (a temporary ban blocks every send) or ErrTimelocked (a
+// reach-out time lock blocks messaging contacts the account has not talked to,
+// which campaigns should treat as a pause), with until when.
+func (s State) Blocked(now time.Time) (until time.Time, err error) {
+	if s.BannedUntil != nil && now.Before(*s.BannedUntil) {
+		return *s.BannedUntil, ErrBanned
+	}
+	if s.ReachoutTimelockedUntil != nil && now.Before(*s.ReachoutTimelockedUntil) {
+		return *s.ReachoutTimelockedUntil, ErrTimelocked
+	}
+	return time.Time{}, nil
+}
+
+// MediaSource is Switchboard's media store (media.Store serves it): the bytes
+// behind a URL it issued, ok false for any other URL.
+type MediaSource interface {
+	Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error)
+}
+
+// Config configures an engine.
+type Config struct {
+	// Store is the device store. When nil, one is opened on DB with Dialect
+	// (once per *sql.DB per process).
+	Store   *Store
+	DB      *sql.DB
+	Dialect string
+	// DeviceJID is the device to reopen (State.DeviceJID of an earlier run);
+	// empty for a new device, paired through QR or PairPhone.
+	DeviceJID string
+	// WorkspaceID is the workspace the engine serves; EngineID its id (a random
+	// "gateway-..." id when empty).
+	WorkspaceID string
+	EngineID    string
+	// Sink receives what the engine observes (jobs.Handlers in Switchboard).
+	Sink engine.Sink
+	// Media resolves Switchboard's own media URLs without a network round trip;
+	// other URLs are fetched with HTTP (netguard: no private addresses).
+	Media MediaSource
+	HTTP  *http.Client
+	// MaxMediaBytes bounds a fetched attachment (default 64 MiB).
+	MaxMediaBytes int64
+	// PollOptions returns the options of a poll the account sent or saw, to name
+	// the options of a decrypted vote (the network only carries their hashes).
+	// Optional: polls seen by this process are remembered in memory.
+	PollOptions func(ctx context.Context, key engine.Key) ([]string, error)
+	// OldestMessage returns the oldest stored message of a chat older than before
+	// (its key and time), the anchor of an on-demand history request. Optional:
+	// messages seen by this process are remembered in memory.
+	OldestMessage func(ctx context.Context, chatID string, before time.Time) (engine.Key, time.Time, bool, error)
+	// OnState is called (in its own goroutine order, never concurrently) after
+	// every change of State, e.g. to persist DeviceJID after pairing.
+	OnState func(State)
+	// SessionEvents makes the engine report engine.EventConnected and
+	// engine.EventGone through Sink on real connection changes.
+	SessionEvents bool
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// DisplayName is shown on the phone for phone-code pairing ("Browser (OS)";
+	// default "Chrome (Linux)").
+	DisplayName string
+	// HistoryTimeout bounds the wait for an on-demand history page (default 30s).
+	HistoryTimeout time.Duration
+	// ReconnectMin and ReconnectMax bound the backoff of the background
+	// connection loop (defaults 2s and 5 min).
+	ReconnectMin, ReconnectMax time.Duration
+}
+
+// Engine is one gateway session: one companion device of one WhatsApp account,
+// serving one workspace. It implements engine.Engine, engine.BatchSender,
+// engine.HistoryLoader, engine.ChatActor, engine.MediaFetcher,
+// engine.NewsletterCreator and engine.GroupAdmin.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	cl    client
+	newCl func() (client, error) // a fresh client for a fresh device (after a logout)
+	http  *http.Client
+
+	mu       sync.Mutex
+	state    State
+	qr       []string  // the current pairing codes
+	qrAt     time.Time // when they arrived
+	qrBatch  int       // counts the batches of codes
+	qrWake   chan struct{}
+	connWake chan struct{}
+	looping  bool
+	closed   bool
+	stop     chan struct{}
+
+	stateMu sync.Mutex // serializes OnState calls
+
+	retryWait time.Duration // the first wait before reporting to a failing sink again
+
+	mem memory // what the engine remembers of messages it saw (bounded)
+
+	histMu   sync.Mutex
+	histWait map[string][]chan historyResult // on-demand history waiters by chat
+
+	groupMu     sync.Mutex
+	joined      []*types.GroupInfo
+	joinedAt    time.Time
+	ownReported map[string]time.Time // group changes the engine reported itself
+}
+
+var (
+	_ engine.Engine            = (*Engine)(nil)
+	_ engine.BatchSender       = (*Engine)(nil)
+	_ engine.HistoryLoader     = (*Engine)(nil)
+	_ engine.ChatActor         = (*Engine)(nil)
+	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.NewsletterCreator = (*Engine)(nil)
+	_ engine.GroupAdmin        = (*Engine)(nil)
+)
+
+var (
+	storesMu sync.Mutex
+	stores   = map[*sql.DB]*Store{}
+)
+
+// Open opens an engine for cfg's device and, when it is paired, starts
+// connecting in the background: Open never waits for the network, and State
+// reports how the connection goes. A new device (empty DeviceJID) connects when
+// QR or PairPhone is first called.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Sink == nil || cfg.WorkspaceID == "" {
+		return nil, errors.New("gateway: Config needs a Sink and a WorkspaceID")
+	}
+	st := cfg.Store
+	if st == nil {
+		if cfg.DB == nil {
+			return nil, errors.New("gateway: Config needs a Store or a DB")
+		}
+		storesMu.Lock()
+		st = stores[cfg.DB]
+		storesMu.Unlock()
+		if st == nil {
+			var err error
+			if st, err = OpenStore(ctx, cfg.DB, cfg.Dialect); err != nil {
+				return nil, err
+			}
+			storesMu.Lock()
+			stores[cfg.DB] = st
+			storesMu.Unlock()
+		}
+		cfg.Store = st
+	}
+	if cfg.EngineID == "" {
+		cfg.EngineID = "gateway-" + switchboard.RandomToken(8)
+	}
+	newCl := func(jid string) (client, error) {
+		dev, err := st.device(ctx, jid)
+		if err != nil {
+			return nil, err
+		}
+		wc := whatsmeow.NewClient(dev, waLogger{slogOr(cfg.Logger).With("engine", cfg.EngineID)})
+		wc.EnableAutoReconnect = true
+		wc.AutomaticMessageRerequestFromPhone = true
+		// Acknowledge a message to the server only once the sink stored what it
+		// became, and keep its decrypted plaintext until then: a message the sink
+		// refused is redelivered and decrypted from the buffer (the Signal ratchet
+		// has moved on, so its ciphertext cannot be decrypted twice).
+		wc.SynchronousAck = true
+		wc.EnableDecryptedEventBuffer = true
+		return waClient{wc}, nil
+	}
+	cl, err := newCl(cfg.DeviceJID)
+	if err != nil {
+		return nil, err
+	}
+	e := newEngine(cfg, cl, func() (client, error) { return newCl("") })
+	if cl.IsLoggedIn() || cfg.DeviceJID != "" {
+		e.startConnecting()
+	}
+	return e, nil
+}
+
+func slogOr(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}
+
+// newEngine wires an engine around cl; Open and the tests call it.
+func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
+	if cfg.EngineID == "" {
+		cfg.EngineID = "gateway-" + switchboard.RandomToken(8)
+	}
+	if cfg.DisplayName == "" {
+		cfg.DisplayName = "Chrome (Linux)"
+	}
+	if cfg.HistoryTimeout <= 0 {
+		cfg.HistoryTimeout = 30 * time.Second
+	}
+	if cfg.ReconnectMin <= 0 {
+		cfg.ReconnectMin = 2 * time.Second
+	}
+	if cfg.ReconnectMax <= 0 {
+		cfg.ReconnectMax = 5 * time.Minute
+	}
+	if cfg.MaxMediaBytes <= 0 {
+		cfg.MaxMediaBytes = 64 << 20
+	}
+	h := cfg.HTTP
+	if h == nil {
+		h = netguard.Client(60*time.Second, false)
+	}
+	e := &Engine{
+		cfg: cfg, log: slogOr(cfg.Logger).With("engine", cfg.EngineID, "workspace", cfg.WorkspaceID),
+		newCl: newCl, http: h, retryWait: 200 * time.Millisecond,
+		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
+		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{},
+	}
+	e.mem.init()
+	e.attach(cl)
+	status := StatusUnpaired
+	if cfg.DeviceJID != "" || cl.IsLoggedIn() {
+		status = StatusConnecting
+	}
+	e.state = State{Status: status, DeviceJID: cfg.DeviceJID, Since: time.Now()}
+	if own := cl.OwnID(); !own.IsEmpty() {
+		e.state.DeviceJID, e.state.Me = own.String(), chatID(own)
+	}
+	return e
+}
+
+// attach makes cl the engine's client and routes its events to the engine.
+func (e *Engine) attach(cl client) {
+	e.mu.Lock()
+	e.cl = cl
+	e.mu.Unlock()
+	cl.AddEventHandlerWithSuccessStatus(func(evt any) bool { return e.handle(cl, evt) })
+}
+
+func (e *Engine) client() client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cl
+}
+
+// ID implements engine.Engine.
+func (e *Engine) ID() string { return e.cfg.EngineID }
+
+// Kind implements engine.Engine.
+func (e *Engine) Kind() string { return engine.KindGateway }
+
+// State returns the engine's current state.
+func (e *Engine) State() State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.snapshot()
+}
+
+func (e *Engine) snapshot() State {
+	s := e.state
+	if s.BannedUntil != nil {
+		t := *s.BannedUntil
+		s.BannedUntil = &t
+	}
+	if s.ReachoutTimelockedUntil != nil {
+		t := *s.ReachoutTimelockedUntil
+		s.ReachoutTimelockedUntil = &t
+	}
+	return s
+}
+
+// setState changes the state under e.mu with f and tells OnState.
+func (e *Engine) setState(f func(s *State)) {
+	e.mu.Lock()
+	before := e.state.Status
+	f(&e.state)
+	if e.state.Status != before {
+		e.state.Since = time.Now()
+	}
+	s := e.snapshot()
+	e.mu.Unlock()
+	if e.cfg.OnState != nil {
+		e.stateMu.Lock()
+		defer e.stateMu.Unlock()
+		e.cfg.OnState(s)
+	}
+}
+
+// Close disconnects the engine; the device stays paired and in the store.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.stop)
+	cl := e.cl
+	e.mu.Unlock()
+	cl.Disconnect()
+	e.setState(func(s *State) { s.Status, s.Connected = StatusClosed, false })
+	return nil
+}
+
+// startConnecting runs the connection loop unless it runs already: Connect,
+// and on failure again after a backoff (ReconnectMin doubling to ReconnectMax,
+// with jitter), until connected, closed, logged out or replaced. Once connected,
+// whatsmeow's own auto-reconnect takes over drops of the websocket.
+func (e *Engine) startConnecting() {
+	e.mu.Lock()
+	if e.looping || e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.looping = true
+	e.mu.Unlock()
+	go e.connectLoop()
+}
+
+func (e *Engine) connectLoop() {
+	defer func() {
+		e.mu.Lock()
+		e.looping = false
+		e.mu.Unlock()
+	}()
+	wait := e.cfg.ReconnectMin
+	for {
+		e.mu.Lock()
+		cl, closed, st := e.cl, e.closed, e.state
+		e.mu.Unlock()
+		if closed || st.Status == StatusLoggedOut || st.Status == StatusReplaced {
+			return
+		}
+		if st.BannedUntil != nil && time.Now().Before(*st.BannedUntil) {
+			if !e.sleep(time.Until(*st.BannedUntil)) {
+				return
+			}
+			continue
+		}
+		if cl.IsConnected() {
+			return
+		}
+		err := cl.Connect()
+		if err == nil || errors.Is(err, whatsmeow.ErrAlreadyConnected) {
+			return
+		}
+		e.log.Warn("gateway: connect failed; retrying", "err", err, "in", wait)
+		e.setState(func(s *State) {
+			s.LastError = err.Error()
+			if s.Status == StatusConnecting || s.Status == StatusConnected {
+				s.Status = StatusDisconnected
+			}
+		})
+		jitter := time.Duration(rand.Int64N(int64(wait)/4 + 1))
+		if !e.sleep(wait + jitter) {
+			return
+		}
+		wait = min(wait*2, e.cfg.ReconnectMax)
+	}
+}
+
+// sleep waits d, or less when woken by connWake; false once the engine closed.
+func (e *Engine) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-e.stop:
+		return false
+	case <-t.C:
+	case <-e.connWake:
+	}
+	return true
+}
+
+// ready is the check before a command: the engine is open, paired and online.
+func (e *Engine) ready() (client, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return nil, ErrClosed
+	case !e.cl.IsLoggedIn() && e.cl.OwnID().IsEmpty():
+		return nil, ErrNotPaired
+	case !e.cl.IsConnected():
+		return nil, fmt.Errorf("%w (status %s)", ErrNotConnected, e.state.Status)
+	}
+	if until, err := e.state.Blocked(time.Now()); errors.Is(err, ErrBanned) {
+		return nil, fmt.Errorf("%w until %s", ErrBanned, until.UTC().Format(time.RFC3339))
+	}
+	return e.cl, nil
+}
+
+// qrFirst and qrNext are how long the first pairing code and each later one
+// stay valid (whatsmeow's own QR channel uses the same figures).
+const (
+	qrFirst = 60 * time.Second
+	qrNext  = 20 * time.Second
+)
+
+// currentQR returns the pairing code valid now, if any.
+func (e *Engine) currentQR(now time.Time) (string, bool) {
+	if len(e.qr) == 0 {
+		return "", false
+	}
+	elapsed := now.Sub(e.qrAt)
+	if elapsed < qrFirst {
+		return e.qr[0], true
+	}
+	i := 1 + int((elapsed-qrFirst)/qrNext)
+	if i >= len(e.qr) {
+		return "", false
+	}
+	return e.qr[i], true
+}
+
+// qrExpired ends a pairing connection whose codes all expired unscanned, so an
+// unpaired engine does not hold a websocket open (or have whatsmeow reconnect
+// it) forever; the next QR or PairPhone call connects again.
+func (e *Engine) qrExpired(cl client, batch int) {
+	e.mu.Lock()
+	if e.closed || e.qrBatch != batch || e.cl != cl || !cl.OwnID().IsEmpty() {
+		e.mu.Unlock()
+		return
+	}
+	e.qr = nil
+	e.mu.Unlock()
+	cl.Disconnect()
+	e.setState(func(s *State) {
+		if s.Status == StatusPairing {
+			s.Status = StatusUnpaired
+		}
+	})
+}
+
+// QR returns the pairing QR code valid now, as its raw string and as a PNG
+// (256x256). It connects the engine if needed and waits (bounded by ctx) for the
+// network to hand out codes; once the codes of a connection run out, it asks
+// for fresh ones. Scan it in WhatsApp > Linked devices > Link a device.
+func (e *Engine) QR(ctx context.Context) (code string, png []byte, err error) {
+	for {
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return "", nil, ErrClosed
+		}
+		if !e.cl.OwnID().IsEmpty() {
+			e.mu.Unlock()
+			return "", nil, ErrAlreadyPaired
+		}
+		code, ok := e.currentQR(time.Now())
+		expired := !ok && len(e.qr) > 0
+		if expired {
+			e.qr = nil
+		}
+		wake, cl := e.qrWake, e.cl
+		e.mu.Unlock()
+		if ok {
+			png, err := qrcode.Encode(code, qrcode.Medium, 256)
+			return code, png, err
+		}
+		if expired {
+			cl.Disconnect() // the codes ran out: a new connection brings new ones
+		}
+		e.setState(func(s *State) {
+			if s.Status == StatusUnpaired || s.Status == StatusLoggedOut {
+				s.Status = StatusPairing
+			}
+		})
+		e.startConnecting()
+		select {
+		case <-ctx.Done():
+			return "", nil, ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+// PairPhone asks the network for a pairing code for the phone number (digits,
+// international format): enter it on the phone in WhatsApp > Linked devices >
+// Link with phone number. It connects first if needed (and waits for the
+// network's first QR event, as whatsmeow requires).
+func (e *Engine) PairPhone(ctx context.Context, phone string) (string, error) {
+	if _, _, err := e.QR(ctx); err != nil {
+		return "", err
+	}
+	code, err := e.client().PairPhone(ctx, phone, true, whatsmeow.PairClientChrome, e.cfg.DisplayName)
+	if err != nil {
+		return "", fmt.Errorf("gateway: pair phone: %w", err)
+	}
+	return code, nil
+}
+
+// Logout unlinks the device from the phone and deletes its keys from the store.
+// The engine stays open and unpaired: QR or PairPhone pair it again.
+func (e *Engine) Logout(ctx context.Context) error {
+	cl := e.client()
+	if cl.OwnID().IsEmpty() {
+		return ErrNotPaired
+	}
+	if err := cl.Logout(ctx); err != nil {
+		return fmt.Errorf("gateway: logout: %w", err)
+	}
+	e.loggedOut(cl, "logout requested")
+	return nil
+}
+
+// loggedOut resets the engine to a fresh, unpaired device after the phone (or
+// Logout) removed this one (cl); a client replaced before is left alone.
+func (e *Engine) loggedOut(cl client, reason string) {
+	if e.client() != cl {
+		return
+	}
+	e.setState(func(s *State) {
+		s.Status, s.Connected, s.DeviceJID, s.Me, s.HasSynced, s.LastError = StatusLoggedOut, false, "", "", false, reason
+	})
+	if e.newCl == nil {
+		return
+	}
+	fresh, err := e.newCl()
+	if err != nil {
+		e.log.Error("gateway: no fresh device after logout", "err", err)
+		return
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.qr = nil
+	e.mu.Unlock()
+	if !closed {
+		e.attach(fresh)
+	}
+}
+
+// report hands events to the sink, in order, retrying a failing sink with
+// backoff for a while. It returns false when the sink did not take them: the
+// network event is then not acknowledged, and the network delivers it again.
+func (e *Engine) report(ctx context.Context, evs ...engine.Event) bool {
+	return e.reportTries(ctx, 5, evs)
+}
+
+// reportPersist is report that keeps trying (the wait capped at 30 s) until the
+// sink takes the events or the engine closes: for what the network hands over
+// once and never again (a history sync: whatsmeow deletes it from the server
+// after the handler ran, whatever the handler answered).
+func (e *Engine) reportPersist(ctx context.Context, evs ...engine.Event) bool {
+	return e.reportTries(ctx, 0, evs)
+}
+
+// reportTries hands evs to the sink, trying up to tries times (0: no limit).
+func (e *Engine) reportTries(ctx context.Context, tries int, evs []engine.Event) bool {
+	if len(evs) == 0 {
+		return true
+	}
+	for i := range evs {
+		evs[i].WorkspaceID, evs[i].EngineID = e.cfg.WorkspaceID, e.cfg.EngineID
+		if evs[i].At.IsZero() {
+			evs[i].At = time.Now()
+		}
+	}
+	wait := e.retryWait
+	for attempt := 1; ; attempt++ {
+		err := e.deliver(ctx, evs)
+		if err == nil {
+			return true
+		}
+		if attempt == tries {
+			e.log.Error("gateway: the sink refused events; the network will redeliver", "type", evs[0].Type, "err", err)
+			return false
+		}
+		if tries == 0 && attempt%10 == 0 {
+			e.log.Error("gateway: the sink keeps refusing events; still trying", "type", evs[0].Type, "attempts", attempt, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-e.stop:
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+func (e *Engine) deliver(ctx context.Context, evs []engine.Event) error {
+	if b, ok := e.cfg.Sink.(engine.BatchSink); ok && len(evs) > 1 {
+		return b.HandleEvents(ctx, evs)
+	}
+	for _, ev := range evs {
+		if err := e.cfg.Sink.HandleEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportNow reports events the account caused and fails if the sink refuses.
+func (e *Engine) reportNow(ctx context.Context, evs ...engine.Event) error {
+	if !e.report(ctx, evs...) {
+		return errors.New("gateway: the action was taken but its event could not be recorded")
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// Engine is a remote engine as Switchboard uses it, on any replica: each method
+// is one command carried to the engine's socket wherever it is. It implements
+// every engine interface the protocol carries; a method of a capability the
+// engine did not announce answers engine_unavailable without asking it.
+type Engine struct {
+	hub         *Hub
+	id          string
+	workspaceID string
+	kind        string
+	caps        []string
+}
+
+var (
+	_ engine.Engine            = (*Engine)(nil)
+	_ engine.BatchSender       = (*Engine)(nil)
+	_ engine.HistorySyncer     = (*Engine)(nil)
+	_ engine.HistoryLoader     = (*Engine)(nil)
+	_ engine.ChatActor         = (*Engine)(nil)
+	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.NewsletterCreator = (*Engine)(nil)
+	_ engine.GroupAdmin        = (*Engine)(nil)
+	_ engine.Pairer            = (*Engine)(nil)
+	_ engine.LoggerOut         = (*Engine)(nil)
+)
+
+// ID implements engine.Engine.
+func (e *Engine) ID() string { return e.id }
+
+// Kind implements engine.Engine: what the engine said it is in its hello.
+func (e *Engine) Kind() string { return e.kind }
+
+// Capabilities lists what the engine announced it serves.
+func (e *Engine) Capabilities() []string { return slices.Clone(e.caps) }
+
+// Close implements engine.Engine. The socket is the engine's: closing the
+// handle does nothing.
+func (e *Engine) Close() error { return nil }
+
+// invoke runs method on the engine with args and decodes its results into out.
+func (e *Engine) invoke(ctx context.Context, method string, out []any, args ...any) error {
+	if capability := methodCapability[method]; !slices.Contains(e.caps, capability) {
+		return switchboard.Errorf(switchboard.ENOENGINE, "The connected engine cannot do that (it does not serve %s).", capability)
+	}
+	if args == nil {
+		args = []any{}
+	}
+	params, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res, err := e.hub.command(ctx, e.id, method, params)
+	if err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal(res, &raw); err != nil || len(raw) != len(out) {
+		return fmt.Errorf("remote engine: bad result of %s", method)
+	}
+	for i := range out {
+		if err := json.Unmarshal(raw[i], out[i]); err != nil {
+			return fmt.Errorf("remote engine: bad result %d of %s: %w", i, method, err)
+		}
+	}
+	return nil
+}
+
+// Send implements engine.Engine.
+func (e *Engine) Send(ctx context.Context, m engine.Outgoing) (k engine.Key, err error) {
+	return k, e.invoke(ctx, "Send", []any{&k}, m)
+}
+
+// SendBatch implements engine.BatchSender; an engine without send_batch gets
+// one Send each.
+func (e *Engine) SendBatch(ctx context.Context, ms []engine.Outgoing) []engine.Sent {
+	out := make([]engine.Sent, len(ms))
+	if !slices.Contains(e.caps, "send_batch") {
+		for i, m := range ms {
+			out[i].Key, out[i].Err = e.Send(ctx, m)
+		}
+		return out
+	}
+	var sent []sentWire
+	if err := e.invoke(ctx, "SendBatch", []any{&sent}, ms); err != nil || len(sent) != len(ms) {
+		if err == nil {
+			err = fmt.Errorf("remote engine: SendBatch answered %d of %d", len(sent), len(ms))
+		}
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
+	for i, s := range sent {
+		out[i] = engine.Sent{Key: s.Key, Err: s.Error.Err()}
+	}
+	return out
+}
+
+// SyncHistory implements engine.HistorySyncer.
+func (e *Engine) SyncHistory(ctx context.Context) (reported bool, err error) {
+	return reported, e.invoke(ctx, "SyncHistory", []any{&reported})
+}
+
+// LoadOlder implements engine.HistoryLoader.
+func (e *Engine) LoadOlder(ctx context.Context, chatID string, before time.Time) (p engine.HistoryPage, err error) {
+	return p, e.invoke(ctx, "LoadOlder", []any{&p}, chatID, before)
+}
+
+// MarkRead implements engine.ChatActor.
+func (e *Engine) MarkRead(ctx context.Context, chatID string) error {
+	return e.invoke(ctx, "MarkRead", nil, chatID)
+}
+
+// SetArchived implements engine.ChatActor.
+func (e *Engine) SetArchived(ctx context.Context, chatID string, archived bool) error {
+	return e.invoke(ctx, "SetArchived", nil, chatID, archived)
+}
+
+// React implements engine.ChatActor.
+func (e *Engine) React(ctx context.Context, key engine.Key, emoji string) error {
+	return e.invoke(ctx, "React", nil, key, emoji)
+}
+
+// Pin implements engine.ChatActor.
+func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error {
+	return e.invoke(ctx, "Pin", nil, key, d)
+}
+
+// FetchMedia implements engine.MediaFetcher.
+func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media, err error) {
+	return m, e.invoke(ctx, "FetchMedia", []any{&m}, key)
+}
+
+// CreateNewsletter implements engine.NewsletterCreator.
+func (e *Engine) CreateNewsletter(ctx context.Context, name string) (c engine.ChatState, err error) {
+	return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name)
+}
+
+// CreateGroup implements engine.GroupAdmin.
+func (e *Engine) CreateGroup(ctx context.Context, name string, participants []string) (id string, added []engine.Added, err error) {
+	return id, added, e.invoke(ctx, "CreateGroup", []any{&id, &added}, name, participants)
+}
+
+// UpdateGroup implements engine.GroupAdmin.
+func (e *Engine) UpdateGroup(ctx context.Context, groupID string, u engine.GroupUpdate) error {
+	return e.invoke(ctx, "UpdateGroup", nil, groupID, u)
+}
+
+// AddParticipants implements engine.GroupAdmin.
+func (e *Engine) AddParticipants(ctx context.Context, groupID string, participants []string) (added []engine.Added, err error) {
+	return added, e.invoke(ctx, "AddParticipants", []any{&added}, groupID, participants)
+}
+
+// RemoveParticipant implements engine.GroupAdmin.
+func (e *Engine) RemoveParticipant(ctx context.Context, groupID, participant string) error {
+	return e.invoke(ctx, "RemoveParticipant", nil, groupID, participant)
+}
+
+// SetAdmin implements engine.GroupAdmin.
+func (e *Engine) SetAdmin(ctx context.Context, groupID, participant string, admin bool) error {
+	return e.invoke(ctx, "SetAdmin", nil, groupID, participant, admin)
+}
+
+// LeaveGroup implements engine.GroupAdmin.
+func (e *Engine) LeaveGroup(ctx context.Context, groupID string) error {
+	return e.invoke(ctx, "LeaveGroup", nil, groupID)
+}
+
+// SetGroupPicture implements engine.GroupAdmin.
+func (e *Engine) SetGroupPicture(ctx context.Context, groupID string, picture engine.Media) error {
+	return e.invoke(ctx, "SetGroupPicture", nil, groupID, picture)
+}
+
+// PairingQR implements engine.Pairer.
+func (e *Engine) PairingQR(ctx context.Context) (qr string, err error) {
+	return qr, e.invoke(ctx, "PairingQR", []any{&qr})
+}
+
+// PairingCode implements engine.Pairer.
+func (e *Engine) PairingCode(ctx context.Context, phone string) (code string, err error) {
+	return code, e.invoke(ctx, "PairingCode", []any{&code}, phone)
+}
+
+// Logout implements engine.LoggerOut.
+func (e *Engine) Logout(ctx context.Context) error {
+	return e.invoke(ctx, "Logout", nil)
+}

@@ -1,0 +1,539 @@
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// Defaults of a Hub.
+const (
+	// DefaultMaxFrame bounds one frame an engine sends: 16 MiB, room for a media
+	// download or a page of history.
+	DefaultMaxFrame = 16 << 20
+	// DefaultCommandTimeout bounds a command whose context has no deadline.
+	DefaultCommandTimeout = 30 * time.Second
+	// helloTimeout is how long a new connection has to say hello.
+	helloTimeout = 10 * time.Second
+)
+
+// Redis names. A command for an engine whose socket another replica holds is
+// published on that replica's command channel; the reply comes back on the
+// asking replica's reply channel. Every replica listens on the control channel.
+const (
+	routePrefix    = "switchboard:engine-route:" // + engine id: JSON route, PX = presence TTL
+	commandChannel = "switchboard:engine-cmd:"   // + replica id
+	replyChannel   = "switchboard:engine-reply:" // + replica id
+	controlChannel = "switchboard:engine-control"
+)
+
+// route is where an engine's socket is, as Redis holds it.
+type route struct {
+	Replica      string   `json:"replica"`
+	WorkspaceID  string   `json:"workspaceId"`
+	Kind         string   `json:"kind"`
+	Capabilities []string `json:"capabilities"`
+}
+
+// routed is a command or a reply on its way between replicas.
+type routed struct {
+	EngineID string `json:"engineId"`
+	ReplyTo  string `json:"replyTo,omitempty"`
+	Frame    Frame  `json:"frame"`
+}
+
+// control is a message to every replica: end an engine's session (Op "end",
+// Reason logged_out or deleted), or drop an older socket of an engine that
+// connected again elsewhere (Op "replace").
+type control struct {
+	Op          string `json:"op"`
+	WorkspaceID string `json:"workspaceId"`
+	EngineID    string `json:"engineId"`
+	Reason      string `json:"reason,omitempty"`
+	Replica     string `json:"replica"`
+	Conn        string `json:"conn,omitempty"`
+}
+
+// Hub is one replica's side of the engine protocol: it accepts remote engines'
+// sockets, keeps their presence while they heartbeat, stores the events they
+// report, and carries commands to them, from this replica or, through Redis,
+// from any other. It implements engine.Remote and engine.Sessions.
+type Hub struct {
+	rdb      redis.UniversalClient
+	client   *ent.Client
+	registry *engine.Registry
+	sink     engine.BatchSink
+	replica  string
+	// MaxFrame bounds a frame an engine sends (DefaultMaxFrame when zero).
+	MaxFrame int64
+	// CommandTimeout bounds a command whose context has no deadline
+	// (DefaultCommandTimeout when zero).
+	CommandTimeout time.Duration
+	// Logger receives the hub's log (slog.Default when nil).
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	conns   map[string]*conn       // by engine id: the sockets this replica holds
+	waiting map[string]chan *Frame // by command id: replies this replica waits for from others
+	pubsub  *redis.PubSub
+}
+
+// NewHub returns the hub of this replica. Events go to sink; presence and
+// sandbox sessions are the registry's.
+func NewHub(rdb redis.UniversalClient, client *ent.Client, registry *engine.Registry, sink engine.BatchSink) *Hub {
+	return &Hub{rdb: rdb, client: client, registry: registry, sink: sink, replica: switchboard.NewID("rep"),
+		conns: map[string]*conn{}, waiting: map[string]chan *Frame{}}
+}
+
+func (h *Hub) log() *slog.Logger {
+	if h.Logger != nil {
+		return h.Logger
+	}
+	return slog.Default()
+}
+
+func (h *Hub) maxFrame() int64 {
+	if h.MaxFrame > 0 {
+		return h.MaxFrame
+	}
+	return DefaultMaxFrame
+}
+
+func (h *Hub) ttl() time.Duration { return h.registry.Presence().TTL() }
+
+// Start subscribes to this replica's Redis channels and serves them until ctx
+// ends; commands can be routed once it returned.
+func (h *Hub) Start(ctx context.Context) error {
+	ps := h.rdb.Subscribe(ctx, commandChannel+h.replica, replyChannel+h.replica, controlChannel)
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return fmt.Errorf("remote: subscribe: %w", err)
+	}
+	h.mu.Lock()
+	h.pubsub = ps
+	h.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		_ = ps.Close()
+		h.closeAll()
+	}()
+	go func() {
+		for msg := range ps.Channel() {
+			switch {
+			case msg.Channel == controlChannel:
+				var c control
+				if json.Unmarshal([]byte(msg.Payload), &c) == nil {
+					h.onControl(context.WithoutCancel(ctx), c)
+				}
+			case strings.HasPrefix(msg.Channel, commandChannel):
+				var r routed
+				if json.Unmarshal([]byte(msg.Payload), &r) == nil {
+					go h.serveRouted(context.WithoutCancel(ctx), r)
+				}
+			case strings.HasPrefix(msg.Channel, replyChannel):
+				var r routed
+				if json.Unmarshal([]byte(msg.Payload), &r) == nil {
+					h.mu.Lock()
+					ch := h.waiting[r.Frame.ID]
+					delete(h.waiting, r.Frame.ID)
+					h.mu.Unlock()
+					if ch != nil {
+						ch <- &r.Frame
+					}
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// closeAll closes every socket this replica holds (the process is stopping).
+func (h *Hub) closeAll() {
+	h.mu.Lock()
+	all := make([]*conn, 0, len(h.conns))
+	for _, c := range h.conns {
+		all = append(all, c)
+	}
+	h.mu.Unlock()
+	for _, c := range all {
+		c.close(websocket.StatusGoingAway, "server shutting down")
+	}
+}
+
+// Lookup implements engine.Remote: a remote engine of the workspace that is
+// live in presence and connected to some replica.
+func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, error) {
+	conns, err := h.registry.Presence().List(ctx, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, c := range conns {
+		h.mu.Lock()
+		local := h.conns[c.ID]
+		h.mu.Unlock()
+		if local != nil && local.workspaceID == workspaceID {
+			return h.proxy(c.ID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
+		}
+		if strings.HasPrefix(c.ID, "eng_") {
+			keys = append(keys, routePrefix+c.ID)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, engine.ErrNoEngine
+	}
+	vals, err := h.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		s, ok := v.(string)
+		var rt route
+		if !ok || json.Unmarshal([]byte(s), &rt) != nil || rt.WorkspaceID != workspaceID {
+			continue
+		}
+		return h.proxy(strings.TrimPrefix(keys[i], routePrefix), rt), nil
+	}
+	return nil, engine.ErrNoEngine
+}
+
+// Get implements engine.Remote.
+func (h *Hub) Get(ctx context.Context, workspaceID, engineID string) (engine.Engine, error) {
+	h.mu.Lock()
+	local := h.conns[engineID]
+	h.mu.Unlock()
+	if local != nil && local.workspaceID == workspaceID {
+		return h.proxy(engineID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
+	}
+	rt, err := h.route(ctx, engineID)
+	if err != nil {
+		return nil, err
+	}
+	if rt == nil || rt.WorkspaceID != workspaceID {
+		return nil, engine.ErrDisconnected
+	}
+	return h.proxy(engineID, *rt), nil
+}
+
+func (h *Hub) route(ctx context.Context, engineID string) (*route, error) {
+	s, err := h.rdb.Get(ctx, routePrefix+engineID).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var rt route
+	if err := json.Unmarshal([]byte(s), &rt); err != nil {
+		return nil, nil
+	}
+	return &rt, nil
+}
+
+func (h *Hub) proxy(engineID string, rt route) *Engine {
+	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities}
+}
+
+// End implements engine.Sessions: every replica ends the engine's session (a
+// sandbox it serves, a socket it holds).
+func (h *Hub) End(ctx context.Context, workspaceID, engineID, reason string) error {
+	c := control{Op: "end", WorkspaceID: workspaceID, EngineID: engineID, Reason: reason, Replica: h.replica}
+	h.onControl(ctx, c)
+	raw, _ := json.Marshal(c)
+	return h.rdb.Publish(ctx, controlChannel, raw).Err()
+}
+
+func (h *Hub) onControl(ctx context.Context, c control) {
+	h.mu.Lock()
+	local := h.conns[c.EngineID]
+	h.mu.Unlock()
+	switch c.Op {
+	case "end":
+		if h.registry.Held(c.WorkspaceID, c.EngineID) {
+			h.registry.Detach(ctx, c.WorkspaceID, c.EngineID)
+		}
+		if local != nil && local.workspaceID == c.WorkspaceID {
+			code := websocket.StatusCode(CloseDeleted)
+			if c.Reason == "logged_out" {
+				code = CloseLoggedOut
+			}
+			local.close(code, c.Reason)
+		}
+	case "replace":
+		if local != nil && local.id != c.Conn {
+			local.replaced.Store(true)
+			local.close(CloseReplaced, "the engine connected again")
+		}
+	}
+}
+
+// command carries a command to an engine wherever its socket is, and returns
+// the reply's result or its error.
+func (h *Hub) command(ctx context.Context, engineID, method string, params json.RawMessage) (json.RawMessage, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		timeout := h.CommandTimeout
+		if timeout <= 0 {
+			timeout = DefaultCommandTimeout
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	h.mu.Lock()
+	local := h.conns[engineID]
+	h.mu.Unlock()
+	if local != nil {
+		res, werr := local.call(ctx, method, params)
+		if werr != nil {
+			return nil, werr.Err()
+		}
+		return res, nil
+	}
+	rt, err := h.route(ctx, engineID)
+	if err != nil {
+		return nil, err
+	}
+	if rt == nil {
+		return nil, engine.ErrDisconnected
+	}
+	deadline, _ := ctx.Deadline()
+	id := switchboard.NewID("cmd")
+	ch := make(chan *Frame, 1)
+	h.mu.Lock()
+	h.waiting[id] = ch
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.waiting, id)
+		h.mu.Unlock()
+	}()
+	raw, _ := json.Marshal(routed{EngineID: engineID, ReplyTo: h.replica,
+		Frame: Frame{Type: FrameCommand, ID: id, Method: method, Params: params, Deadline: &deadline}})
+	n, err := h.rdb.Publish(ctx, commandChannel+rt.Replica, raw).Result()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 { // the replica that held the socket is gone
+		return nil, engine.ErrDisconnected
+	}
+	select {
+	case f := <-ch:
+		if f.Error != nil {
+			return nil, f.Error.Err()
+		}
+		return f.Result, nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, engine.ErrTimeout
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// serveRouted carries a command another replica routed here and publishes the
+// reply.
+func (h *Hub) serveRouted(ctx context.Context, r routed) {
+	f := Frame{Type: FrameReply, ID: r.Frame.ID}
+	h.mu.Lock()
+	local := h.conns[r.EngineID]
+	h.mu.Unlock()
+	if local == nil {
+		f.Error = EncodeError(engine.ErrDisconnected)
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+		if r.Frame.Deadline != nil {
+			cancel()
+			cctx, cancel = context.WithDeadline(ctx, *r.Frame.Deadline)
+		}
+		f.Result, f.Error = local.call(cctx, r.Frame.Method, r.Frame.Params)
+		cancel()
+	}
+	raw, _ := json.Marshal(routed{EngineID: r.EngineID, Frame: f})
+	if err := h.rdb.Publish(ctx, replyChannel+r.ReplyTo, raw).Err(); err != nil {
+		h.log().Warn("engine reply not routed", "engine", r.EngineID, "command", f.ID, "err", err)
+	}
+}
+
+// Handler serves the protocol's WebSocket endpoint. A token sent in the
+// Authorization header is checked before the upgrade (reject answers a bad
+// one); without it the hello frame must carry it.
+func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var row *ent.Engine
+		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+			var err error
+			if row, err = h.authenticate(r.Context(), strings.TrimSpace(bearer)); err != nil {
+				reject(w, r, err)
+				return
+			}
+		}
+		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+			// Engines authenticate by token, never by cookie: any origin (a
+			// browser extension's) may connect.
+			InsecureSkipVerify: true,
+		})
+		if err != nil {
+			return // Accept answered the request
+		}
+		h.serve(context.WithoutCancel(r.Context()), ws, row)
+	})
+}
+
+func (h *Hub) authenticate(ctx context.Context, token string) (*ent.Engine, error) {
+	row, err := auth.AuthenticateEngine(ctx, h.client, token)
+	if err == nil && row.Kind != entengine.KindRemote {
+		err = switchboard.Errorf(switchboard.EUNAUTHORIZED, "The token is not a remote engine's.")
+	}
+	return row, err
+}
+
+// serve runs one engine connection until it ends.
+func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, row *ent.Engine) {
+	ws.SetReadLimit(h.maxFrame())
+	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	hello, err := readFrame(hctx, ws)
+	cancel()
+	if err != nil {
+		closeFor(ws, err)
+		return
+	}
+	if hello.Type != FrameHello {
+		_ = ws.Close(websocket.StatusPolicyViolation, "the first frame must be a hello")
+		return
+	}
+	if row == nil {
+		if row, err = h.authenticate(ctx, hello.Token); err != nil {
+			_ = ws.Close(CloseUnauthorized, truncate(switchboard.ErrorMessage(err)))
+			return
+		}
+	}
+	if hello.Kind != engine.KindGateway && hello.Kind != engine.KindRegular {
+		_ = ws.Close(websocket.StatusPolicyViolation, "kind must be gateway or regular")
+		return
+	}
+	var caps []string
+	for _, c := range hello.Capabilities {
+		if knownCapability(c) && !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	c := &conn{hub: h, ws: ws, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
+		kind: hello.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
+	c.lastBeat.Store(time.Now().UnixNano())
+	if err := h.attach(ctx, c, row); err != nil {
+		h.log().Warn("remote engine not attached", "engine", row.ID, "err", err)
+		_ = ws.Close(websocket.StatusTryAgainLater, "the server cannot take the engine now")
+		return
+	}
+	defer h.detach(c)
+	ttl := h.ttl()
+	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: Version,
+		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame()}
+	if err := c.write(ctx, welcome); err != nil {
+		return
+	}
+	go c.watch(ttl)
+	c.read(ctx)
+}
+
+// attach makes c the engine's socket: this replica's, the route's, presence's.
+func (h *Hub) attach(ctx context.Context, c *conn, row *ent.Engine) error {
+	h.mu.Lock()
+	old := h.conns[c.engineID]
+	h.conns[c.engineID] = c
+	h.mu.Unlock()
+	if old != nil {
+		old.replaced.Store(true)
+		old.close(CloseReplaced, "the engine connected again")
+	}
+	raw, _ := json.Marshal(control{Op: "replace", WorkspaceID: c.workspaceID, EngineID: c.engineID, Replica: h.replica, Conn: c.id})
+	if err := h.rdb.Publish(ctx, controlChannel, raw).Err(); err != nil {
+		return err
+	}
+	if err := h.refresh(ctx, c); err != nil {
+		return err
+	}
+	sys := viewer.SystemContext(ctx)
+	if row.Type != c.kind {
+		if err := h.client.Engine.UpdateOneID(row.ID).SetType(c.kind).Exec(sys); err != nil {
+			h.log().Warn("remote engine type not stored", "engine", row.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+// refresh renews the engine's route and presence for another TTL; a presence
+// that had lapsed (or never was) is a new session.
+func (h *Hub) refresh(ctx context.Context, c *conn) error {
+	raw, _ := json.Marshal(route{Replica: h.replica, WorkspaceID: c.workspaceID, Kind: c.kind, Capabilities: c.caps})
+	if err := h.rdb.Set(ctx, routePrefix+c.engineID, raw, h.ttl()).Err(); err != nil {
+		return err
+	}
+	fresh, err := h.registry.Presence().Beat(ctx, c.workspaceID, engine.Connection{ID: c.engineID, Kind: c.kind})
+	if err != nil {
+		return err
+	}
+	if fresh {
+		h.emit(ctx, engine.Event{Type: engine.EventConnected, WorkspaceID: c.workspaceID, EngineID: c.engineID, At: time.Now()})
+	}
+	return nil
+}
+
+// dropRoute deletes the engine's route if it still names this replica.
+var dropRoute = redis.NewScript(`
+local v = redis.call("GET", KEYS[1])
+if v and string.find(v, ARGV[1], 1, true) then return redis.call("DEL", KEYS[1]) end
+return 0`)
+
+// detach forgets a connection that ended: its pending commands fail, and unless
+// the engine connected again, it leaves presence and the session ends.
+func (h *Hub) detach(c *conn) {
+	c.close(websocket.StatusNormalClosure, "")
+	h.mu.Lock()
+	current := h.conns[c.engineID] == c
+	if current {
+		delete(h.conns, c.engineID)
+	}
+	h.mu.Unlock()
+	if !current || c.replaced.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := dropRoute.Run(ctx, h.rdb, []string{routePrefix + c.engineID}, `"replica":"`+h.replica+`"`).Err(); err != nil {
+		h.log().Warn("remote engine route not dropped", "engine", c.engineID, "err", err)
+	}
+	if err := h.registry.Presence().Leave(ctx, c.workspaceID, engine.Connection{ID: c.engineID, Kind: c.kind}); err != nil {
+		h.log().Warn("remote engine presence leave failed", "engine", c.engineID, "err", err)
+	}
+	h.emit(ctx, engine.Event{Type: engine.EventGone, WorkspaceID: c.workspaceID, EngineID: c.engineID, At: time.Now()})
+}
+
+func (h *Hub) emit(ctx context.Context, ev engine.Event) {
+	if err := h.sink.HandleEvent(ctx, ev); err != nil {
+		h.log().Warn("engine event not recorded", "type", ev.Type, "engine", ev.EngineID, "err", err)
+	}
+}
+
+func truncate(s string) string {
+	if len(s) > 120 { // a close reason fits in 123 bytes
+		return s[:120]
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+// Package remote is the engine WebSocket protocol (docs/engines.md): a remote
+// engine process connects to /v1/engines/connect with its engine token, says
+// hello, keeps a heartbeat, answers the server's commands and reports events.
+//
+// The server side is a Hub (one per replica) and Engine, the engine.Engine a
+// connected remote engine looks like to the rest of Switchboard, on whichever
+// replica the command starts: commands reach the replica that holds the socket
+// through Redis. The client side is Client, which serves any engine.Engine over
+// the protocol (`switchboard engine sandbox` serves the sandbox with it).
+//
+// Every engine method is one command: the method's name and its arguments (but
+// the context) as a JSON array; the reply is its results (but the error) as a
+// JSON array, or an error.
+package remote
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// Version is the protocol version this package speaks.
+const Version = 1
+
+// Path is where the server accepts engine connections.
+const Path = "/v1/engines/connect"
+
+// Frame types.
+const (
+	FrameHello     = "hello"      // engine -> server, first: token (unless sent as a header), kind, capabilities
+	FrameWelcome   = "welcome"    // server -> engine: who it is, heartbeat interval, frame limit
+	FrameHeartbeat = "heartbeat"  // engine -> server, every heartbeat interval
+	FrameCommand   = "command"    // server -> engine: id, method, params, deadline
+	FrameReply     = "reply"      // engine -> server: id, result or error
+	FrameEvents    = "events"     // engine -> server: id, events
+	FrameEventsAck = "events_ack" // server -> engine: id, error when the events were not stored
+)
+
+// Close codes the server ends a connection with, besides the standard ones
+// (1008 policy violation for a malformed frame, 1009 for an oversized one).
+const (
+	CloseLoggedOut    = 4000 // the engine was logged out through the API
+	CloseUnauthorized = 4001 // missing, malformed or unknown token
+	CloseDeleted      = 4002 // the engine was deleted through the API
+	CloseHeartbeat    = 4003 // no heartbeat within the presence TTL
+	CloseReplaced     = 4004 // the same engine connected again
+)
+
+// Terminal reports whether a close code means the engine must not reconnect.
+func Terminal(code int) bool {
+	return code == CloseLoggedOut || code == CloseUnauthorized || code == CloseDeleted
+}
+
+// Frame is one protocol message; which fields are set depends on Type.
+type Frame struct {
+	Type string `json:"type"`
+	// ID correlates a command with its reply, and an events frame with its ack.
+	ID string `json:"id,omitempty"`
+
+	// hello
+	Token        string   `json:"token,omitempty"`
+	Kind         string   `json:"kind,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Version      int      `json:"version,omitempty"`
+
+	// welcome
+	EngineID    string `json:"engineId,omitempty"`
+	WorkspaceID string `json:"workspaceId,omitempty"`
+	HeartbeatMs int64  `json:"heartbeatMs,omitempty"`
+	TTLMs       int64  `json:"ttlMs,omitempty"`
+	MaxFrame    int64  `json:"maxFrame,omitempty"`
+
+	// command
+	Method   string          `json:"method,omitempty"`
+	Params   json.RawMessage `json:"params,omitempty"`
+	Deadline *time.Time      `json:"deadline,omitempty"`
+
+	// reply
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *WireError      `json:"error,omitempty"`
+
+	// events
+	Events []engine.Event `json:"events,omitempty"`
+}
+
+// WireError is an error carried by a reply or an events ack. Code is rejected,
+// not_found, group_rule (Rule, Participant), unsupported, engine_timeout,
+// engine_disconnected, one of Switchboard's error codes, or engine_error.
+type WireError struct {
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	Rule        string `json:"rule,omitempty"`
+	Participant string `json:"participant,omitempty"`
+}
+
+// Wire error codes besides Switchboard's.
+const (
+	codeRejected    = "rejected"
+	codeNotFound    = "not_found"
+	codeGroupRule   = "group_rule"
+	codeUnsupported = "unsupported"
+	codeEngineError = "engine_error"
+)
+
+// EncodeError is the wire form of an engine method's error.
+func EncodeError(err error) *WireError {
+	if err == nil {
+		return nil
+	}
+	var rule *engine.GroupRuleError
+	var app *switchboard.Error
+	var wire *WireError
+	switch {
+	case errors.As(err, &wire):
+		return wire
+	case errors.As(err, &rule):
+		return &WireError{Code: codeGroupRule, Message: rule.Message, Rule: rule.Rule, Participant: rule.Participant}
+	case errors.Is(err, engine.ErrRejected):
+		return &WireError{Code: codeRejected, Message: err.Error()}
+	case errors.Is(err, engine.ErrNotFound):
+		return &WireError{Code: codeNotFound, Message: err.Error()}
+	case errors.As(err, &app):
+		return &WireError{Code: app.Code, Message: app.Message}
+	}
+	return &WireError{Code: codeEngineError, Message: err.Error()}
+}
+
+// Error implements error.
+func (w *WireError) Error() string { return w.Code + ": " + w.Message }
+
+// Err turns a wire error back into the error the engine method returned, so that
+// Switchboard treats a remote engine's errors like an in-process one's.
+func (w *WireError) Err() error {
+	if w == nil {
+		return nil
+	}
+	switch w.Code {
+	case codeGroupRule:
+		return &engine.GroupRuleError{Rule: w.Rule, Participant: w.Participant, Message: w.Message}
+	case codeRejected:
+		return fmt.Errorf("%w: remote engine: %s", engine.ErrRejected, w.Message)
+	case codeNotFound:
+		return fmt.Errorf("%w: remote engine: %s", engine.ErrNotFound, w.Message)
+	case codeUnsupported:
+		return switchboard.Errorf(switchboard.ENOENGINE, "The connected engine cannot do that: %s", w.Message)
+	case switchboard.EDISCONNECTED:
+		return engine.ErrDisconnected
+	case switchboard.ETIMEOUT:
+		return engine.ErrTimeout
+	case codeEngineError, "":
+		return fmt.Errorf("remote engine: %s", w.Message)
+	}
+	return &switchboard.Error{Code: w.Code, Message: w.Message}
+}
+
+// sentWire is the wire form of an engine.Sent.
+type sentWire struct {
+	Key   engine.Key `json:"key"`
+	Error *WireError `json:"error,omitempty"`
+}

@@ -1,0 +1,26 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/engine/remote"
+	"github.com/switchboardhq/switchboard/ent"
+)
+
+// ServeRemote runs the sandbox out of process: a network whose memory is db,
+// serving one engine behind the protocol client c until c.Run returns (the
+// server ended the engine, or ctx ended). Its acks are spaced by delay.
+func ServeRemote(ctx context.Context, c *remote.Client, db *ent.Client, delay time.Duration) error {
+	c.Capabilities = remote.Capabilities((*Engine)(nil))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return c.Run(ctx, func(_ context.Context, w remote.Welcome, sink engine.BatchSink) (engine.Engine, error) {
+		n := NewNetwork(db, delay, sink)
+		tick := min(max(delay/5, 10*time.Millisecond), 200*time.Millisecond)
+		go n.Run(ctx, tick, time.Second)
+		go n.RunGroups(ctx, tick, time.Second)
+		return n.EngineFor(w.WorkspaceID, w.EngineID), nil
+	})
+}

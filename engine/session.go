@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Kinds of engine rows a workspace owns (what runs the session, as opposed to
+// Kind, the type the API reports).
+const (
+	RowSandbox = "sandbox" // the simulated network inside the server
+	RowRemote  = "remote"  // an engine that connects over the engine WebSocket protocol
+	RowGateway = "gateway" // a server-side gateway on the real network
+)
+
+// States of an engine row.
+const (
+	StateConnected    = "CONNECTED"
+	StateDisconnected = "DISCONNECTED"
+	StateLoggedOut    = "LOGGED_OUT"
+)
+
+// ErrDisconnected is a command to an engine that is not connected, or whose
+// connection was lost while the command waited for its answer.
+var ErrDisconnected = &switchboard.Error{Code: switchboard.EDISCONNECTED,
+	Message: "The engine is not connected; the command was not carried out. Retry once it is connected (GET /v1/engines)."}
+
+// ErrTimeout is a command the engine did not answer in time; it may or may not
+// have been carried out.
+var ErrTimeout = &switchboard.Error{Code: switchboard.ETIMEOUT,
+	Message: "The engine did not answer in time; the command may or may not have been carried out."}
+
+// Pairer is an engine that links to a phone: by a QR code the phone scans, or by
+// a code typed on the phone. Engines with nothing to pair (the sandbox, remote
+// engines) do not implement it.
+type Pairer interface {
+	// PairingQR returns the payload of the QR code to show now.
+	PairingQR(ctx context.Context) (string, error)
+	// PairingCode returns a code to type on the phone of the number phone (E.164 digits).
+	PairingCode(ctx context.Context, phone string) (string, error)
+}
+
+// LoggerOut is an engine that can unlink itself from its account.
+type LoggerOut interface {
+	Logout(ctx context.Context) error
+}
+
+// Remote finds the engines whose sessions this process may not hold: engines
+// connected over the engine protocol to any replica.
+type Remote interface {
+	// Lookup returns a connected remote engine of the workspace, or ErrNoEngine.
+	Lookup(ctx context.Context, workspaceID string) (Engine, error)
+	// Get returns the connected remote engine engineID of the workspace, or
+	// ErrDisconnected.
+	Get(ctx context.Context, workspaceID, engineID string) (Engine, error)
+}
+
+// Sessions ends engine sessions wherever they run (every replica).
+type Sessions interface {
+	// End ends the session of an engine: reason is logged_out or deleted.
+	End(ctx context.Context, workspaceID, engineID, reason string) error
+}

@@ -1,0 +1,43 @@
+package schema
+
+import (
+	"time"
+
+	"entgo.io/contrib/entgql"
+	"entgo.io/ent"
+	"entgo.io/ent/schema"
+	"entgo.io/ent/schema/field"
+
+	"github.com/switchboardhq/switchboard"
+)
+
+// Engine is a messaging engine a workspace owns: the in-process sandbox, a remote
+// engine that connects over the engine WebSocket protocol with its token, or a
+// server-side gateway. Its id is the id of its live session in presence (ping).
+// A remote engine's token is stored only as its SHA-256, like an API key.
+type Engine struct{ ent.Schema }
+
+// Mixin of the Engine.
+func (Engine) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
+
+// Fields of the Engine.
+func (Engine) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("eng") }),
+		field.Enum("kind").Values("sandbox", "remote", "gateway").Immutable(),
+		field.String("name").Default(""),
+		field.String("state").Default("DISCONNECTED").Comment("CONNECTED, DISCONNECTED or LOGGED_OUT; what the engine last reported"),
+		field.String("type").Default("").Comment("gateway or regular: the kind the engine reported in its hello"),
+		field.String("token_prefix").Optional().Immutable().Comment("the first characters of a remote engine's token"),
+		field.String("token_hash").Optional().Nillable().Immutable().Unique().Sensitive(),
+		field.Time("connected_at").Optional().Nillable(),
+		field.Time("disconnected_at").Optional().Nillable(),
+		field.Time("created_at").Immutable().Default(time.Now),
+		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
+	}
+}
+
+// Annotations of the Engine.
+func (Engine) Annotations() []schema.Annotation {
+	return []schema.Annotation{entgql.Skip()}
+}

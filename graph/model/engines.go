@@ -1,0 +1,73 @@
+package model
+
+import (
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
+)
+
+// Engine is an engine row as the API shows it, with whether it is connected now.
+type Engine struct {
+	Row       *ent.Engine
+	Connected bool
+}
+
+// ID is the engine's id.
+func (e *Engine) ID() string { return e.Row.ID }
+
+// Kind is sandbox, remote or gateway.
+func (e *Engine) Kind() string { return e.Row.Kind.String() }
+
+// Name is the engine's name.
+func (e *Engine) Name() string { return e.Row.Name }
+
+// Type is the engine type the API reports: what the engine said in its hello, or
+// regular for a remote engine that never connected, gateway for the others.
+func (e *Engine) Type() string {
+	switch {
+	case e.Row.Type != "":
+		return e.Row.Type
+	case e.Row.Kind == entengine.KindRemote:
+		return engine.KindRegular
+	}
+	return engine.KindGateway
+}
+
+// State is CONNECTED while the engine is connected, else the row's state.
+func (e *Engine) State() string {
+	switch {
+	case e.Connected:
+		return engine.StateConnected
+	case e.Row.State == engine.StateConnected:
+		return engine.StateDisconnected
+	}
+	return e.Row.State
+}
+
+// Stream is unknown for every engine so far.
+func (e *Engine) Stream() *string { return nil }
+
+// HasSynced is unknown for every engine so far.
+func (e *Engine) HasSynced() *bool { return nil }
+
+// TokenPrefix is the shown part of a remote engine's token.
+func (e *Engine) TokenPrefix() *string {
+	if e.Row.TokenPrefix == "" {
+		return nil
+	}
+	return &e.Row.TokenPrefix
+}
+
+// ConnectedAt is when the engine last connected.
+func (e *Engine) ConnectedAt() *time.Time { return e.Row.ConnectedAt }
+
+// DisconnectedAt is when the engine last disconnected.
+func (e *Engine) DisconnectedAt() *time.Time { return e.Row.DisconnectedAt }
+
+// CreatedAt is when the engine was created.
+func (e *Engine) CreatedAt() time.Time { return e.Row.CreatedAt }
+
+// UpdatedAt is when the row last changed.
+func (e *Engine) UpdatedAt() time.Time { return e.Row.UpdatedAt }

@@ -1,0 +1,339 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/linkpreview"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/metrics"
+	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// A due message costs a handful of statements when it travels alone: read it,
+// claim it, hand it to the engine, record the outcome. When thousands come due at
+// once (a campaign, a popular sendAt) the dispatch tasks that run at the same
+// moment are gathered into one batch instead: one query reads them, one
+// transaction claims them, each engine gets its share in parallel (in one call when
+// it takes batches), and one transaction records the outcomes. Every guarantee of
+// a single dispatch holds per message: the claim is a compare-and-set with a token,
+// the wire id is derived from the message id, and a message whose task is lost is
+// queued again by the reconciler.
+
+// DispatchBatch bounds how many messages one batch carries.
+const DispatchBatch = 256
+
+// sendParallel bounds the sends in flight to one engine that takes messages one
+// at a time.
+const sendParallel = 16
+
+// dispatchRequest is one dispatch task waiting for the outcome of its batch.
+type dispatchRequest struct {
+	p    dispatchPayload
+	done chan dispatchResult // buffered: the batch never waits for the task
+}
+
+// dispatchResult is what became of a dispatch: err for the task to return, or
+// early, the time the message is due when its task ran before it.
+type dispatchResult struct {
+	err   error
+	early *time.Time
+}
+
+// dispatcher is the running batcher: dispatch tasks wait on in.
+type dispatcher struct {
+	in      chan *dispatchRequest
+	stopped chan struct{}
+}
+
+// claimed is a message claimed (sending) for an engine.
+type claimed struct {
+	m   *ent.Message
+	eng engine.Engine
+}
+
+// RunDispatcher gathers the dispatch tasks that run at the same time into batches
+// of up to DispatchBatch, with workers batches in flight, until ctx is done.
+// Tasks that run while it does not are sent one by one.
+func (h *Handlers) RunDispatcher(ctx context.Context, workers int) {
+	d := &dispatcher{in: make(chan *dispatchRequest), stopped: make(chan struct{})}
+	h.dispatcher.Store(d)
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case first := <-d.in:
+					batch := []*dispatchRequest{first}
+				gather:
+					for len(batch) < DispatchBatch {
+						select {
+						case r := <-d.in:
+							batch = append(batch, r)
+						default:
+							break gather
+						}
+					}
+					h.dispatchBatch(context.WithoutCancel(ctx), batch)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	h.dispatcher.CompareAndSwap(d, nil)
+	close(d.stopped)
+}
+
+// dispatchBatch dispatches the messages of reqs and answers each request.
+func (h *Handlers) dispatchBatch(ctx context.Context, reqs []*dispatchRequest) {
+	sys := viewer.SystemContext(ctx)
+	ids := make([]string, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.p.MessageID
+	}
+	rows, err := h.Client.Message.Query().Where(message.IDIn(ids...)).All(sys)
+	if err != nil {
+		for _, r := range reqs {
+			r.done <- dispatchResult{err: err}
+		}
+		return
+	}
+	byID := make(map[string]*ent.Message, len(rows))
+	for _, m := range rows {
+		byID[m.ID] = m
+	}
+	now := time.Now()
+	var batch []claimed
+	waiting := make(map[string]*dispatchRequest, len(reqs))
+	for _, r := range reqs {
+		m := byID[r.p.MessageID]
+		switch {
+		case waiting[r.p.MessageID] != nil:
+			r.done <- dispatchResult{} // the same message twice: one run is enough
+			continue
+		case m == nil || m.WorkspaceID != r.p.WorkspaceID || m.Status != messaging.StatusPending:
+			r.done <- dispatchResult{} // gone, sent, cancelled, or being sent by another run
+			continue
+		case m.SendAt != nil && m.SendAt.After(now):
+			r.done <- dispatchResult{early: m.SendAt}
+			continue
+		}
+		eng, err := h.Engines.Pick(viewer.WorkspaceContext(ctx, m.WorkspaceID), m.WorkspaceID)
+		if errors.Is(err, engine.ErrNoEngine) {
+			r.done <- dispatchResult{err: h.noEngine(ctx, m, now)}
+			continue
+		} else if err != nil {
+			r.done <- dispatchResult{err: err}
+			continue
+		}
+		batch = append(batch, claimed{m: m, eng: eng})
+		waiting[m.ID] = r
+	}
+	// Claims and outcomes are redone when a crash loses them (see storage.RelaxedCommit).
+	batch, err = h.claim(storage.RelaxedCommit(sys), batch)
+	if err != nil {
+		for _, r := range waiting {
+			r.done <- dispatchResult{err: err}
+		}
+		return
+	}
+	errs := h.recordSent(ctx, batch, h.sendAll(ctx, batch))
+	for i, c := range batch {
+		waiting[c.m.ID].done <- dispatchResult{err: errs[i]}
+		delete(waiting, c.m.ID)
+	}
+	for _, r := range waiting {
+		r.done <- dispatchResult{} // claimed by another run first
+	}
+}
+
+// noEngine is the outcome of a due message whose workspace has no engine: it
+// expires once it waited ExpireAfter, and is retried until then.
+func (h *Handlers) noEngine(ctx context.Context, m *ent.Message, now time.Time) error {
+	due := m.CreatedAt
+	if m.SendAt != nil {
+		due = *m.SendAt
+	}
+	if now.Sub(due) <= ExpireAfter {
+		return engine.ErrNoEngine // retried with backoff until an engine connects
+	}
+	_, err := messaging.Advance(viewer.WorkspaceContext(ctx, m.WorkspaceID), h.Client, m, messaging.StatusExpired, now,
+		messaging.WithReason("no engine connected within 24h"))
+	return err
+}
+
+// claim moves the batch's messages from pending to sending in one transaction and
+// returns those it claimed (another run may have taken some first).
+func (h *Handlers) claim(ctx context.Context, batch []claimed) ([]claimed, error) {
+	ms := make([]*ent.Message, len(batch))
+	eng := make(map[string]engine.Engine, len(batch))
+	for i, c := range batch {
+		ms[i], eng[c.m.ID] = c.m, c.eng
+	}
+	var won []*ent.Message
+	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
+		won, err = messaging.Claim(ctx, tx, ms, func(m *ent.Message) engine.Key {
+			return engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
+		})
+		return err
+	})
+	out := make([]claimed, len(won))
+	for i, m := range won {
+		out[i] = claimed{m: m, eng: eng[m.ID]}
+	}
+	return out, err
+}
+
+// sendAll hands every claimed message to its engine, the engines in parallel, and
+// returns the outcomes in the batch's order. An engine that takes batches gets its
+// share in one call; any other gets up to sendParallel sends at a time.
+func (h *Handlers) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
+	out := make([]engine.Sent, len(batch))
+	byEngine := map[string][]int{} // by engine id
+	for i, c := range batch {
+		byEngine[c.eng.ID()] = append(byEngine[c.eng.ID()], i)
+	}
+	var wg sync.WaitGroup
+	for _, idx := range byEngine {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			eng := batch[idx[0]].eng
+			ms := make([]engine.Outgoing, len(idx))
+			h.parallel(len(idx), func(k int) { ms[k] = h.outgoing(ctx, batch[idx[k]].m) })
+			if b, ok := eng.(engine.BatchSender); ok {
+				for k, sent := range b.SendBatch(ctx, ms) {
+					out[idx[k]] = sent
+				}
+				return
+			}
+			h.parallel(len(idx), func(k int) {
+				key, err := eng.Send(ctx, ms[k])
+				out[idx[k]] = engine.Sent{Key: key, Err: err}
+			})
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// parallel runs do(0..n-1), up to sendParallel at a time.
+func (h *Handlers) parallel(n int, do func(int)) {
+	if n == 1 {
+		do(0)
+		return
+	}
+	sem := make(chan struct{}, sendParallel)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			do(k)
+		}()
+	}
+	wg.Wait()
+}
+
+// outgoing is what the engine sends for m, with the preview of its first link
+// fetched (and kept) when it has none yet.
+func (h *Handlers) outgoing(ctx context.Context, m *ent.Message) engine.Outgoing {
+	out := Outgoing(m)
+	if m.Type != "text" || m.LinkPreview != nil || h.Previews == nil {
+		return out
+	}
+	u := linkpreview.FirstURL(m.Text)
+	if u == "" {
+		return out
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	out.LinkPreview = h.Previews.Fetch(pctx, u)
+	cancel()
+	wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
+	if err := h.Client.Message.UpdateOneID(m.ID).SetLinkPreview(out.LinkPreview).Exec(wctx); err != nil {
+		slog.Warn("link preview not saved", "message", m.ID, "err", err)
+	}
+	return out
+}
+
+// recordSent applies what the engine said of each claimed message, in one
+// transaction: confirmed, failed when the network rejected it, or handed back to
+// pending when the engine failed for now (the resend carries the same wire id). It
+// returns, per message, the error its task returns: the engine's when it failed
+// for now. When the transaction fails, the messages are recorded one by one.
+// What the engine said is recorded even when ctx ends now (a shutdown): a message
+// must not stay claimed for nothing.
+func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engine.Sent) []error {
+	ctx = storage.RelaxedCommit(viewer.SystemContext(context.WithoutCancel(ctx)))
+	errs := make([]error, len(batch))
+	for i, s := range sent {
+		outcome := "sent"
+		if errors.Is(s.Err, engine.ErrRejected) {
+			outcome = "rejected"
+		} else if s.Err != nil {
+			outcome, errs[i] = "retrying", s.Err
+		}
+		metrics.Dispatches.WithLabelValues(outcome).Inc()
+	}
+	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		// The usual outcome, the network took the message under the key it was
+		// claimed with, is recorded for all of them in one statement.
+		var confirmed []*ent.Message
+		for i, c := range batch {
+			if sent[i].Err == nil && sent[i].Key.Serialized() == c.m.WaSerialized {
+				confirmed = append(confirmed, c.m)
+			} else if err := recordOne(ctx, tx, c.m, sent[i]); err != nil {
+				return err
+			}
+		}
+		return messaging.Confirm(ctx, tx, confirmed, time.Now())
+	})
+	if err == nil {
+		return errs
+	}
+	for i, c := range batch {
+		if err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
+			slog.Error("dispatch: outcome not recorded; the reconciler releases the claim", "message", c.m.ID, "err", err)
+			errs[i] = cmp.Or(errs[i], err)
+		}
+	}
+	return errs
+}
+
+// recordOne applies the engine's outcome for one claimed message inside tx.
+func recordOne(ctx context.Context, tx *ent.Tx, m *ent.Message, s engine.Sent) error {
+	now := time.Now()
+	var err error
+	switch {
+	case errors.Is(s.Err, engine.ErrRejected):
+		_, _, err = messaging.MoveLatest(ctx, tx, m, messaging.StatusFailed, now, messaging.WithReason(s.Err.Error()))
+	case s.Err != nil:
+		// Handed back only if this run still holds the claim.
+		_, _, err = messaging.Move(ctx, tx, m, messaging.StatusPending, now)
+	default:
+		_, _, err = messaging.MoveLatest(ctx, tx, m, messaging.StatusConfirmed, now, messaging.WithKey(s.Key))
+	}
+	return err
+}
+
+// release hands a claimed (sending) message back to pending if its claim is still
+// the one m was read with; a claim taken since is left alone.
+func (h *Handlers) release(ctx context.Context, m *ent.Message) error {
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		_, _, err := messaging.Move(ctx, tx, m, messaging.StatusPending, time.Now())
+		return err
+	})
+}

@@ -1,0 +1,24 @@
+package jobs
+
+import "testing"
+
+// The events of one chat go to one part of a batch, whatever their subject.
+func TestSubjectPartFollowsTheChat(t *testing.T) {
+	tests := []struct{ name, a, b string }{
+		{"an ack and a reply in one chat", "message:true_15551234567@c.us_3EB0AA", "message:false_15551234567@c.us_3EB1BB"},
+		{"a group's change and a message in it", "group:120363000000000001@g.us", "message:false_120363000000000001@g.us_ABC_15550001111@c.us"},
+		{"a chat's state and an ack in it", "chat:15551234567@c.us", "message:true_15551234567@c.us_3EB0CC"},
+	}
+	for _, tt := range tests {
+		if pa, pb := subjectPart(tt.a), subjectPart(tt.b); pa != pb {
+			t.Errorf("%s: parts %d and %d, want one", tt.name, pa, pb)
+		}
+	}
+	seen := map[int]bool{}
+	for i := range 64 {
+		seen[subjectPart("chat:1555000"+string(rune('a'+i%26))+string(rune('a'+i/26))+"@c.us")] = true
+	}
+	if len(seen) != inboxParts {
+		t.Errorf("64 chats fell in %d parts, want all %d", len(seen), inboxParts)
+	}
+}

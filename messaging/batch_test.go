@@ -1,0 +1,102 @@
+package messaging_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// The batch moves claim only what is still pending, give each message its own
+// key under one token, and confirm only what is still held by that claim.
+func TestClaimAndConfirm(t *testing.T) {
+	ctx := viewer.WorkspaceContext(context.Background(), "ws_batch")
+	url := "sqlite://" + t.TempDir() + "/batch.db"
+	client, err := storage.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if err := storage.Migrate(ctx, client, url); err != nil {
+		t.Fatal(err)
+	}
+	statuses := []string{messaging.StatusPending, messaging.StatusPending, messaging.StatusCancelled, messaging.StatusPending}
+	var ms []*ent.Message
+	for i, st := range statuses {
+		m, err := client.Message.Create().SetTo("1555000000" + string(rune('1'+i)) + "@c.us").SetType("text").
+			SetText("hi").SetOrigin("scheduled").SetStatus(st).Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	key := func(m *ent.Message) engine.Key {
+		return engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
+	}
+	// A message read as pending that another writer claimed since.
+	if err := client.Message.UpdateOneID(ms[3].ID).SetStatus(messaging.StatusSending).SetClaimToken("other").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var claimed []*ent.Message
+	tx(t, ctx, client, func(tx *ent.Tx) (err error) { claimed, err = messaging.Claim(ctx, tx, ms, key); return err })
+	if len(claimed) != 2 || claimed[0].ID != ms[0].ID || claimed[1].ID != ms[1].ID {
+		t.Fatalf("claimed %v, want the two pending ones", ids(claimed))
+	}
+	for _, c := range claimed {
+		stored := client.Message.GetX(ctx, c.ID)
+		want := key(c)
+		if diff := cmp.Diff(
+			[]any{messaging.StatusSending, c.ClaimToken, 1, want.ID, want.Serialized()},
+			[]any{stored.Status, stored.ClaimToken, stored.DispatchAttempts, stored.WaID, stored.WaSerialized},
+		); diff != "" {
+			t.Errorf("claimed %s (-returned +stored):\n%s", c.ID, diff)
+		}
+	}
+	if claimed[0].ClaimToken == "" || claimed[0].ClaimToken != claimed[1].ClaimToken {
+		t.Errorf("claim tokens %q, %q: want one new token", claimed[0].ClaimToken, claimed[1].ClaimToken)
+	}
+
+	// An ack moves the second one on before the confirmation.
+	if err := client.Message.UpdateOneID(claimed[1].ID).SetStatus(messaging.StatusReceived).SetClaimToken("").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Truncate(time.Millisecond)
+	tx(t, ctx, client, func(tx *ent.Tx) error { return messaging.Confirm(ctx, tx, claimed, at) })
+	got := map[string]string{}
+	for _, m := range ms {
+		got[m.ID] = client.Message.GetX(ctx, m.ID).Status
+	}
+	want := map[string]string{
+		ms[0].ID: messaging.StatusConfirmed, ms[1].ID: messaging.StatusReceived,
+		ms[2].ID: messaging.StatusCancelled, ms[3].ID: messaging.StatusSending,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses after confirm (-want +got):\n%s", diff)
+	}
+	if m := client.Message.GetX(ctx, ms[0].ID); m.ConfirmedAt == nil || !m.ConfirmedAt.Equal(at) || m.ClaimToken != "" {
+		t.Errorf("confirmed message: confirmedAt %v (want %v), claim token %q", m.ConfirmedAt, at, m.ClaimToken)
+	}
+}
+
+func tx(t *testing.T, ctx context.Context, client *ent.Client, fn func(*ent.Tx) error) {
+	t.Helper()
+	if err := messaging.WithTx(ctx, client, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ids(ms []*ent.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
