@@ -82,6 +82,17 @@ func TestSentinelFailover(t *testing.T) {
 		return addr[0] + ":" + addr[1]
 	}
 	waitFor("Sentinel watches the master", func() bool { return masterOf() == masterAddr })
+	// Sentinel learns of replicas from the master's INFO, every 10 s: a master
+	// killed before that leaves it nothing to promote.
+	waitFor("Sentinel knows the replica", func() bool {
+		replicas, _ := sentinel.Replicas(ctx, "switchboard").Result()
+		for _, r := range replicas {
+			if r["ip"]+":"+r["port"] == replicaAddr && r["flags"] == "slave" && r["master-link-status"] == "ok" {
+				return true
+			}
+		}
+		return false
+	})
 
 	h.redisURL = "redis-sentinel://" + sentinelAddr + "/0?master=switchboard"
 	server := h.proc("server", "all")
