@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -27,17 +26,6 @@ import (
 
 // remoteEnv runs a Switchboard whose only sandbox is the default workspace's, so
 // that other workspaces get engines only through the API.
-// skipKnownRouting skips a remote-engine test that the known routing defect
-// makes fail (issue 11, still open): on a real Redis, commands to a remote
-// engine sometimes never reach it, and under load (and -race) even on the
-// embedded one a lost engine can still be found for a moment. Run them with
-// SWITCHBOARD_REMOTE_TESTS=1 while working on it.
-func skipKnownRouting(t *testing.T) {
-	if os.Getenv("SWITCHBOARD_REMOTE_TESTS") == "" {
-		t.Skip("known defect: remote-engine commands are not routed reliably (issue 11); SWITCHBOARD_REMOTE_TESTS=1 runs it")
-	}
-}
-
 func remoteEnv(t *testing.T, configure ...func(*app.Config)) *apptest.Env {
 	return apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
 		c.SandboxWorkspaces = []string{"default"}
@@ -242,7 +230,6 @@ func TestEngineScopesAndTenants(t *testing.T) {
 // like the in-process one: sends are delivered and read, replies come in,
 // history and groups work, and its session shows in ping and in events.
 func TestRemoteSandboxEndToEnd(t *testing.T) {
-	skipKnownRouting(t)
 	e := remoteEnv(t)
 	key := e.NewKey("acme", "*")
 	rc := newReceiver(t, nil)
@@ -349,7 +336,6 @@ func (b *blockingEngine) Send(ctx context.Context, m engine.Outgoing) (engine.Ke
 // A remote engine that stops heartbeating leaves ping within the TTL, its
 // pending command fails, and later commands fail fast.
 func TestRemoteEngineHeartbeatLoss(t *testing.T) {
-	skipKnownRouting(t)
 	e := remoteEnv(t)
 	key := e.NewKey("acme", "*")
 	rem := createEngine(e, key, "remote")
@@ -378,6 +364,8 @@ func TestRemoteEngineHeartbeatLoss(t *testing.T) {
 	}()
 	select {
 	case <-blocking.got:
+	case err := <-pending:
+		t.Fatalf("the command ended before reaching the engine: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the command did not reach the engine")
 	}
@@ -527,7 +515,6 @@ func TestRemoteEngineBadConnections(t *testing.T) {
 // Two API replicas share the database and Redis: the engine's socket is on
 // replica B, and what replica A (with the worker) asks of it is routed there.
 func TestRemoteEngineOnAnotherReplica(t *testing.T) {
-	skipKnownRouting(t)
 	a := remoteEnv(t)
 	redisURL := a.Config.RedisURL
 	if redisURL == "" {

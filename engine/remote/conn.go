@@ -78,6 +78,16 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	})
 }
 
+// closed reports whether the connection ended (or is ending).
+func (c *conn) closed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // read serves the engine's frames until the connection ends.
 func (c *conn) read(ctx context.Context) {
 	for {

@@ -186,9 +186,7 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 	}
 	var keys []string
 	for _, c := range conns {
-		h.mu.Lock()
-		local := h.conns[c.ID]
-		h.mu.Unlock()
+		local := h.local(c.ID)
 		if local != nil && local.workspaceID == workspaceID {
 			return h.proxy(c.ID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
 		}
@@ -206,8 +204,8 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 	for i, v := range vals {
 		s, ok := v.(string)
 		var rt route
-		if !ok || json.Unmarshal([]byte(s), &rt) != nil || rt.WorkspaceID != workspaceID {
-			continue
+		if !ok || json.Unmarshal([]byte(s), &rt) != nil || rt.WorkspaceID != workspaceID || rt.Replica == h.replica {
+			continue // a route of this replica without a live socket here is stale
 		}
 		return h.proxy(strings.TrimPrefix(keys[i], routePrefix), rt), nil
 	}
@@ -216,20 +214,28 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 
 // Get implements engine.Remote.
 func (h *Hub) Get(ctx context.Context, workspaceID, engineID string) (engine.Engine, error) {
-	h.mu.Lock()
-	local := h.conns[engineID]
-	h.mu.Unlock()
-	if local != nil && local.workspaceID == workspaceID {
+	if local := h.local(engineID); local != nil && local.workspaceID == workspaceID {
 		return h.proxy(engineID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
 	}
 	rt, err := h.route(ctx, engineID)
 	if err != nil {
 		return nil, err
 	}
-	if rt == nil || rt.WorkspaceID != workspaceID {
+	if rt == nil || rt.WorkspaceID != workspaceID || rt.Replica == h.replica {
 		return nil, engine.ErrDisconnected
 	}
 	return h.proxy(engineID, *rt), nil
+}
+
+// local returns the live socket this replica holds for engineID, or nil.
+func (h *Hub) local(engineID string) *conn {
+	h.mu.Lock()
+	c := h.conns[engineID]
+	h.mu.Unlock()
+	if c == nil || c.closed() {
+		return nil
+	}
+	return c
 }
 
 func (h *Hub) route(ctx context.Context, engineID string) (*route, error) {
@@ -295,10 +301,7 @@ func (h *Hub) command(ctx context.Context, engineID, method string, params json.
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	h.mu.Lock()
-	local := h.conns[engineID]
-	h.mu.Unlock()
-	if local != nil {
+	if local := h.local(engineID); local != nil {
 		res, werr := local.call(ctx, method, params)
 		if werr != nil {
 			return nil, werr.Err()
@@ -309,7 +312,7 @@ func (h *Hub) command(ctx context.Context, engineID, method string, params json.
 	if err != nil {
 		return nil, err
 	}
-	if rt == nil {
+	if rt == nil || rt.Replica == h.replica {
 		return nil, engine.ErrDisconnected
 	}
 	deadline, _ := ctx.Deadline()
@@ -350,10 +353,7 @@ func (h *Hub) command(ctx context.Context, engineID, method string, params json.
 // reply.
 func (h *Hub) serveRouted(ctx context.Context, r routed) {
 	f := Frame{Type: FrameReply, ID: r.Frame.ID}
-	h.mu.Lock()
-	local := h.conns[r.EngineID]
-	h.mu.Unlock()
-	if local == nil {
+	if local := h.local(r.EngineID); local == nil {
 		f.Error = EncodeError(engine.ErrDisconnected)
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
@@ -436,24 +436,34 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, row *ent.Engine) {
 	c := &conn{hub: h, ws: ws, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
 		kind: hello.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
 	c.lastBeat.Store(time.Now().UnixNano())
-	if err := h.attach(ctx, c, row); err != nil {
-		h.log().Warn("remote engine not attached", "engine", row.ID, "err", err)
-		_ = ws.Close(websocket.StatusTryAgainLater, "the server cannot take the engine now")
-		return
-	}
-	defer h.detach(c)
+	// The welcome goes first: once attached, commands may reach the engine, and
+	// the engine takes none before its welcome.
 	ttl := h.ttl()
 	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: Version,
 		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame()}
 	if err := c.write(ctx, welcome); err != nil {
+		_ = ws.CloseNow()
 		return
 	}
+	if err := h.attach(ctx, c, row); err != nil {
+		h.log().Warn("remote engine not attached", "engine", row.ID, "err", err)
+		c.close(websocket.StatusTryAgainLater, "the server cannot take the engine now")
+		h.forget(c)
+		return
+	}
+	defer h.detach(c)
 	go c.watch(ttl)
 	c.read(ctx)
 }
 
 // attach makes c the engine's socket: this replica's, the route's, presence's.
+// The engine's type is stored first, so whoever finds it in presence reads it.
 func (h *Hub) attach(ctx context.Context, c *conn, row *ent.Engine) error {
+	if row.Type != c.kind {
+		if err := h.client.Engine.UpdateOneID(row.ID).SetType(c.kind).Exec(viewer.SystemContext(ctx)); err != nil {
+			return fmt.Errorf("store the engine's type: %w", err)
+		}
+	}
 	h.mu.Lock()
 	old := h.conns[c.engineID]
 	h.conns[c.engineID] = c
@@ -466,16 +476,18 @@ func (h *Hub) attach(ctx context.Context, c *conn, row *ent.Engine) error {
 	if err := h.rdb.Publish(ctx, controlChannel, raw).Err(); err != nil {
 		return err
 	}
-	if err := h.refresh(ctx, c); err != nil {
-		return err
+	return h.refresh(ctx, c)
+}
+
+// forget drops c from this replica's sockets if it is still the engine's.
+func (h *Hub) forget(c *conn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conns[c.engineID] != c {
+		return false
 	}
-	sys := viewer.SystemContext(ctx)
-	if row.Type != c.kind {
-		if err := h.client.Engine.UpdateOneID(row.ID).SetType(c.kind).Exec(sys); err != nil {
-			h.log().Warn("remote engine type not stored", "engine", row.ID, "err", err)
-		}
-	}
-	return nil
+	delete(h.conns, c.engineID)
+	return true
 }
 
 // refresh renews the engine's route and presence for another TTL; a presence
@@ -505,13 +517,7 @@ return 0`)
 // the engine connected again, it leaves presence and the session ends.
 func (h *Hub) detach(c *conn) {
 	c.close(websocket.StatusNormalClosure, "")
-	h.mu.Lock()
-	current := h.conns[c.engineID] == c
-	if current {
-		delete(h.conns, c.engineID)
-	}
-	h.mu.Unlock()
-	if !current || c.replaced.Load() {
+	if !h.forget(c) || c.replaced.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
