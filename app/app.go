@@ -20,6 +20,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/engine/gateway"
+	"github.com/switchboardhq/switchboard/engine/host"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent"
@@ -44,6 +46,8 @@ type App struct {
 	Engines *engine.Registry
 	// Hub serves remote engines (the engine protocol) and routes their commands.
 	Hub *remote.Hub
+	// Gateways runs the workspaces' gateway engines (whatsmeow), each on one replica.
+	Gateways *host.Host
 	// Sandbox is the simulated network behind the sandbox engines.
 	Sandbox *sandbox.Network
 	Queue   *jobs.Queue
@@ -85,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}()
 
-	client, err := storage.Open(cfg.DatabaseURL)
+	client, sqlDB, dialect, err := storage.OpenWithDB(cfg.DatabaseURL, storage.DefaultPool)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +130,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Engines.SetRemote(a.Hub)
 
 	store := media.NewStore(client, cfg.PublicURL)
+	open := cfg.OpenGateway
+	if open == nil {
+		open = host.OpenGateway
+	}
+	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
+		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Jobs, Media: store,
+			Logger: cfg.Logger}}
 	files, err := music.NewFiles(filepath.Join(cfg.DataDir, "music"), cfg.PublicURL)
 	if err != nil {
 		return nil, err
@@ -135,7 +146,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
 	}
 	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
-	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Sessions: a.Hub, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	if cfg.LoadOlderPace > 0 {
@@ -241,6 +252,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.Hub.Start(engines); err != nil {
 		return err
 	}
+	a.goEngines(func() { a.Gateways.Run(engines) })
 	a.goEngines(func() { a.Keys.Listen(engines, a.Redis) })
 	if a.cfg.Role == RoleAPI {
 		return nil

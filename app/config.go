@@ -5,6 +5,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/switchboardhq/switchboard/engine/host"
 	"log/slog"
 	"net/url"
 	"os"
@@ -65,6 +66,13 @@ type Config struct {
 	EngineMaxFrame int64
 	// PresenceTTL is how long one engine heartbeat keeps it listed.
 	PresenceTTL time.Duration
+	// GatewayLeaseTTL is how long a replica's claim on a gateway engine lasts
+	// unrenewed (host.DefaultLeaseTTL, 30 s, when zero): how soon another replica
+	// takes over the engines of one that died.
+	GatewayLeaseTTL time.Duration
+	// OpenGateway opens a gateway engine; host.OpenGateway (whatsmeow) when nil.
+	// Tests put a fake here.
+	OpenGateway host.Opener
 	// DispatchTimeout bounds one attempt to hand a message to an engine; a claim
 	// five times older is taken for that of a dead worker.
 	DispatchTimeout time.Duration

@@ -23,7 +23,7 @@ type Engine struct {
 	Kind engine.Kind `json:"kind,omitempty"`
 	// Name holds the value of the "name" field.
 	Name string `json:"name,omitempty"`
-	// CONNECTED, DISCONNECTED or LOGGED_OUT; what the engine last reported
+	// CONNECTED, DISCONNECTED or LOGGED_OUT; a gateway also OPENING, PAIRING, UNPAIRED, BANNED or CONFLICT: what the engine last reported
 	State string `json:"state,omitempty"`
 	// gateway or regular: the kind the engine reported in its hello
 	Type string `json:"type,omitempty"`
@@ -31,6 +31,16 @@ type Engine struct {
 	TokenPrefix string `json:"token_prefix,omitempty"`
 	// TokenHash holds the value of the "token_hash" field.
 	TokenHash *string `json:"-"`
+	// a gateway's paired device (whatsmeow's store holds its keys); empty when unpaired
+	DeviceJid string `json:"device_jid,omitempty"`
+	// a gateway's network stream: open, connecting or closed
+	Stream *string `json:"stream,omitempty"`
+	// whether a gateway's phone sent its history sync
+	HasSynced *bool `json:"has_synced,omitempty"`
+	// why the network restricts the account now (a ban, a reach-out time lock); empty when it does not
+	Restriction string `json:"restriction,omitempty"`
+	// RestrictedUntil holds the value of the "restricted_until" field.
+	RestrictedUntil *time.Time `json:"restricted_until,omitempty"`
 	// ConnectedAt holds the value of the "connected_at" field.
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
 	// DisconnectedAt holds the value of the "disconnected_at" field.
@@ -47,9 +57,11 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash:
+		case engine.FieldHasSynced:
+			values[i] = new(sql.NullBool)
+		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
 			values[i] = new(sql.NullString)
-		case engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
+		case engine.FieldRestrictedUntil, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -114,6 +126,39 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TokenHash = new(string)
 				*_m.TokenHash = value.String
+			}
+		case engine.FieldDeviceJid:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field device_jid", values[i])
+			} else if value.Valid {
+				_m.DeviceJid = value.String
+			}
+		case engine.FieldStream:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field stream", values[i])
+			} else if value.Valid {
+				_m.Stream = new(string)
+				*_m.Stream = value.String
+			}
+		case engine.FieldHasSynced:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field has_synced", values[i])
+			} else if value.Valid {
+				_m.HasSynced = new(bool)
+				*_m.HasSynced = value.Bool
+			}
+		case engine.FieldRestriction:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field restriction", values[i])
+			} else if value.Valid {
+				_m.Restriction = value.String
+			}
+		case engine.FieldRestrictedUntil:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field restricted_until", values[i])
+			} else if value.Valid {
+				_m.RestrictedUntil = new(time.Time)
+				*_m.RestrictedUntil = value.Time
 			}
 		case engine.FieldConnectedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -196,6 +241,27 @@ func (_m *Engine) String() string {
 	builder.WriteString(_m.TokenPrefix)
 	builder.WriteString(", ")
 	builder.WriteString("token_hash=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("device_jid=")
+	builder.WriteString(_m.DeviceJid)
+	builder.WriteString(", ")
+	if v := _m.Stream; v != nil {
+		builder.WriteString("stream=")
+		builder.WriteString(*v)
+	}
+	builder.WriteString(", ")
+	if v := _m.HasSynced; v != nil {
+		builder.WriteString("has_synced=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("restriction=")
+	builder.WriteString(_m.Restriction)
+	builder.WriteString(", ")
+	if v := _m.RestrictedUntil; v != nil {
+		builder.WriteString("restricted_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	if v := _m.ConnectedAt; v != nil {
 		builder.WriteString("connected_at=")

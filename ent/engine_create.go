@@ -105,6 +105,76 @@ func (_c *EngineCreate) SetNillableTokenHash(v *string) *EngineCreate {
 	return _c
 }
 
+// SetDeviceJid sets the "device_jid" field.
+func (_c *EngineCreate) SetDeviceJid(v string) *EngineCreate {
+	_c.mutation.SetDeviceJid(v)
+	return _c
+}
+
+// SetNillableDeviceJid sets the "device_jid" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableDeviceJid(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetDeviceJid(*v)
+	}
+	return _c
+}
+
+// SetStream sets the "stream" field.
+func (_c *EngineCreate) SetStream(v string) *EngineCreate {
+	_c.mutation.SetStream(v)
+	return _c
+}
+
+// SetNillableStream sets the "stream" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableStream(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetStream(*v)
+	}
+	return _c
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (_c *EngineCreate) SetHasSynced(v bool) *EngineCreate {
+	_c.mutation.SetHasSynced(v)
+	return _c
+}
+
+// SetNillableHasSynced sets the "has_synced" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableHasSynced(v *bool) *EngineCreate {
+	if v != nil {
+		_c.SetHasSynced(*v)
+	}
+	return _c
+}
+
+// SetRestriction sets the "restriction" field.
+func (_c *EngineCreate) SetRestriction(v string) *EngineCreate {
+	_c.mutation.SetRestriction(v)
+	return _c
+}
+
+// SetNillableRestriction sets the "restriction" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableRestriction(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetRestriction(*v)
+	}
+	return _c
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (_c *EngineCreate) SetRestrictedUntil(v time.Time) *EngineCreate {
+	_c.mutation.SetRestrictedUntil(v)
+	return _c
+}
+
+// SetNillableRestrictedUntil sets the "restricted_until" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableRestrictedUntil(v *time.Time) *EngineCreate {
+	if v != nil {
+		_c.SetRestrictedUntil(*v)
+	}
+	return _c
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_c *EngineCreate) SetConnectedAt(v time.Time) *EngineCreate {
 	_c.mutation.SetConnectedAt(v)
@@ -224,6 +294,14 @@ func (_c *EngineCreate) defaults() error {
 		v := engine.DefaultType
 		_c.mutation.SetType(v)
 	}
+	if _, ok := _c.mutation.DeviceJid(); !ok {
+		v := engine.DefaultDeviceJid
+		_c.mutation.SetDeviceJid(v)
+	}
+	if _, ok := _c.mutation.Restriction(); !ok {
+		v := engine.DefaultRestriction
+		_c.mutation.SetRestriction(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		if engine.DefaultCreatedAt == nil {
 			return fmt.Errorf("ent: uninitialized engine.DefaultCreatedAt (forgotten import ent/runtime?)")
@@ -274,6 +352,12 @@ func (_c *EngineCreate) check() error {
 	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Engine.type"`)}
+	}
+	if _, ok := _c.mutation.DeviceJid(); !ok {
+		return &ValidationError{Name: "device_jid", err: errors.New(`ent: missing required field "Engine.device_jid"`)}
+	}
+	if _, ok := _c.mutation.Restriction(); !ok {
+		return &ValidationError{Name: "restriction", err: errors.New(`ent: missing required field "Engine.restriction"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Engine.created_at"`)}
@@ -344,6 +428,26 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TokenHash(); ok {
 		_spec.SetField(engine.FieldTokenHash, field.TypeString, value)
 		_node.TokenHash = &value
+	}
+	if value, ok := _c.mutation.DeviceJid(); ok {
+		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
+		_node.DeviceJid = value
+	}
+	if value, ok := _c.mutation.Stream(); ok {
+		_spec.SetField(engine.FieldStream, field.TypeString, value)
+		_node.Stream = &value
+	}
+	if value, ok := _c.mutation.HasSynced(); ok {
+		_spec.SetField(engine.FieldHasSynced, field.TypeBool, value)
+		_node.HasSynced = &value
+	}
+	if value, ok := _c.mutation.Restriction(); ok {
+		_spec.SetField(engine.FieldRestriction, field.TypeString, value)
+		_node.Restriction = value
+	}
+	if value, ok := _c.mutation.RestrictedUntil(); ok {
+		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
+		_node.RestrictedUntil = &value
 	}
 	if value, ok := _c.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -446,6 +550,84 @@ func (u *EngineUpsert) SetType(v string) *EngineUpsert {
 // UpdateType sets the "type" field to the value that was provided on create.
 func (u *EngineUpsert) UpdateType() *EngineUpsert {
 	u.SetExcluded(engine.FieldType)
+	return u
+}
+
+// SetDeviceJid sets the "device_jid" field.
+func (u *EngineUpsert) SetDeviceJid(v string) *EngineUpsert {
+	u.Set(engine.FieldDeviceJid, v)
+	return u
+}
+
+// UpdateDeviceJid sets the "device_jid" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateDeviceJid() *EngineUpsert {
+	u.SetExcluded(engine.FieldDeviceJid)
+	return u
+}
+
+// SetStream sets the "stream" field.
+func (u *EngineUpsert) SetStream(v string) *EngineUpsert {
+	u.Set(engine.FieldStream, v)
+	return u
+}
+
+// UpdateStream sets the "stream" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateStream() *EngineUpsert {
+	u.SetExcluded(engine.FieldStream)
+	return u
+}
+
+// ClearStream clears the value of the "stream" field.
+func (u *EngineUpsert) ClearStream() *EngineUpsert {
+	u.SetNull(engine.FieldStream)
+	return u
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (u *EngineUpsert) SetHasSynced(v bool) *EngineUpsert {
+	u.Set(engine.FieldHasSynced, v)
+	return u
+}
+
+// UpdateHasSynced sets the "has_synced" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateHasSynced() *EngineUpsert {
+	u.SetExcluded(engine.FieldHasSynced)
+	return u
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (u *EngineUpsert) ClearHasSynced() *EngineUpsert {
+	u.SetNull(engine.FieldHasSynced)
+	return u
+}
+
+// SetRestriction sets the "restriction" field.
+func (u *EngineUpsert) SetRestriction(v string) *EngineUpsert {
+	u.Set(engine.FieldRestriction, v)
+	return u
+}
+
+// UpdateRestriction sets the "restriction" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateRestriction() *EngineUpsert {
+	u.SetExcluded(engine.FieldRestriction)
+	return u
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (u *EngineUpsert) SetRestrictedUntil(v time.Time) *EngineUpsert {
+	u.Set(engine.FieldRestrictedUntil, v)
+	return u
+}
+
+// UpdateRestrictedUntil sets the "restricted_until" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateRestrictedUntil() *EngineUpsert {
+	u.SetExcluded(engine.FieldRestrictedUntil)
+	return u
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (u *EngineUpsert) ClearRestrictedUntil() *EngineUpsert {
+	u.SetNull(engine.FieldRestrictedUntil)
 	return u
 }
 
@@ -599,6 +781,97 @@ func (u *EngineUpsertOne) SetType(v string) *EngineUpsertOne {
 func (u *EngineUpsertOne) UpdateType() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetDeviceJid sets the "device_jid" field.
+func (u *EngineUpsertOne) SetDeviceJid(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetDeviceJid(v)
+	})
+}
+
+// UpdateDeviceJid sets the "device_jid" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateDeviceJid() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateDeviceJid()
+	})
+}
+
+// SetStream sets the "stream" field.
+func (u *EngineUpsertOne) SetStream(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetStream(v)
+	})
+}
+
+// UpdateStream sets the "stream" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateStream() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateStream()
+	})
+}
+
+// ClearStream clears the value of the "stream" field.
+func (u *EngineUpsertOne) ClearStream() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearStream()
+	})
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (u *EngineUpsertOne) SetHasSynced(v bool) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetHasSynced(v)
+	})
+}
+
+// UpdateHasSynced sets the "has_synced" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateHasSynced() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateHasSynced()
+	})
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (u *EngineUpsertOne) ClearHasSynced() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearHasSynced()
+	})
+}
+
+// SetRestriction sets the "restriction" field.
+func (u *EngineUpsertOne) SetRestriction(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRestriction(v)
+	})
+}
+
+// UpdateRestriction sets the "restriction" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateRestriction() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRestriction()
+	})
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (u *EngineUpsertOne) SetRestrictedUntil(v time.Time) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRestrictedUntil(v)
+	})
+}
+
+// UpdateRestrictedUntil sets the "restricted_until" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateRestrictedUntil() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRestrictedUntil()
+	})
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (u *EngineUpsertOne) ClearRestrictedUntil() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearRestrictedUntil()
 	})
 }
 
@@ -927,6 +1200,97 @@ func (u *EngineUpsertBulk) SetType(v string) *EngineUpsertBulk {
 func (u *EngineUpsertBulk) UpdateType() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetDeviceJid sets the "device_jid" field.
+func (u *EngineUpsertBulk) SetDeviceJid(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetDeviceJid(v)
+	})
+}
+
+// UpdateDeviceJid sets the "device_jid" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateDeviceJid() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateDeviceJid()
+	})
+}
+
+// SetStream sets the "stream" field.
+func (u *EngineUpsertBulk) SetStream(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetStream(v)
+	})
+}
+
+// UpdateStream sets the "stream" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateStream() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateStream()
+	})
+}
+
+// ClearStream clears the value of the "stream" field.
+func (u *EngineUpsertBulk) ClearStream() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearStream()
+	})
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (u *EngineUpsertBulk) SetHasSynced(v bool) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetHasSynced(v)
+	})
+}
+
+// UpdateHasSynced sets the "has_synced" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateHasSynced() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateHasSynced()
+	})
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (u *EngineUpsertBulk) ClearHasSynced() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearHasSynced()
+	})
+}
+
+// SetRestriction sets the "restriction" field.
+func (u *EngineUpsertBulk) SetRestriction(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRestriction(v)
+	})
+}
+
+// UpdateRestriction sets the "restriction" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateRestriction() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRestriction()
+	})
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (u *EngineUpsertBulk) SetRestrictedUntil(v time.Time) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRestrictedUntil(v)
+	})
+}
+
+// UpdateRestrictedUntil sets the "restricted_until" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateRestrictedUntil() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRestrictedUntil()
+	})
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (u *EngineUpsertBulk) ClearRestrictedUntil() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearRestrictedUntil()
 	})
 }
 

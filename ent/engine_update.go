@@ -71,6 +71,94 @@ func (_u *EngineUpdate) SetNillableType(v *string) *EngineUpdate {
 	return _u
 }
 
+// SetDeviceJid sets the "device_jid" field.
+func (_u *EngineUpdate) SetDeviceJid(v string) *EngineUpdate {
+	_u.mutation.SetDeviceJid(v)
+	return _u
+}
+
+// SetNillableDeviceJid sets the "device_jid" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableDeviceJid(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetDeviceJid(*v)
+	}
+	return _u
+}
+
+// SetStream sets the "stream" field.
+func (_u *EngineUpdate) SetStream(v string) *EngineUpdate {
+	_u.mutation.SetStream(v)
+	return _u
+}
+
+// SetNillableStream sets the "stream" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableStream(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetStream(*v)
+	}
+	return _u
+}
+
+// ClearStream clears the value of the "stream" field.
+func (_u *EngineUpdate) ClearStream() *EngineUpdate {
+	_u.mutation.ClearStream()
+	return _u
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (_u *EngineUpdate) SetHasSynced(v bool) *EngineUpdate {
+	_u.mutation.SetHasSynced(v)
+	return _u
+}
+
+// SetNillableHasSynced sets the "has_synced" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableHasSynced(v *bool) *EngineUpdate {
+	if v != nil {
+		_u.SetHasSynced(*v)
+	}
+	return _u
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (_u *EngineUpdate) ClearHasSynced() *EngineUpdate {
+	_u.mutation.ClearHasSynced()
+	return _u
+}
+
+// SetRestriction sets the "restriction" field.
+func (_u *EngineUpdate) SetRestriction(v string) *EngineUpdate {
+	_u.mutation.SetRestriction(v)
+	return _u
+}
+
+// SetNillableRestriction sets the "restriction" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableRestriction(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetRestriction(*v)
+	}
+	return _u
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (_u *EngineUpdate) SetRestrictedUntil(v time.Time) *EngineUpdate {
+	_u.mutation.SetRestrictedUntil(v)
+	return _u
+}
+
+// SetNillableRestrictedUntil sets the "restricted_until" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableRestrictedUntil(v *time.Time) *EngineUpdate {
+	if v != nil {
+		_u.SetRestrictedUntil(*v)
+	}
+	return _u
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (_u *EngineUpdate) ClearRestrictedUntil() *EngineUpdate {
+	_u.mutation.ClearRestrictedUntil()
+	return _u
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_u *EngineUpdate) SetConnectedAt(v time.Time) *EngineUpdate {
 	_u.mutation.SetConnectedAt(v)
@@ -194,6 +282,30 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
 	}
+	if value, ok := _u.mutation.DeviceJid(); ok {
+		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Stream(); ok {
+		_spec.SetField(engine.FieldStream, field.TypeString, value)
+	}
+	if _u.mutation.StreamCleared() {
+		_spec.ClearField(engine.FieldStream, field.TypeString)
+	}
+	if value, ok := _u.mutation.HasSynced(); ok {
+		_spec.SetField(engine.FieldHasSynced, field.TypeBool, value)
+	}
+	if _u.mutation.HasSyncedCleared() {
+		_spec.ClearField(engine.FieldHasSynced, field.TypeBool)
+	}
+	if value, ok := _u.mutation.Restriction(); ok {
+		_spec.SetField(engine.FieldRestriction, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RestrictedUntil(); ok {
+		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.RestrictedUntilCleared() {
+		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
 	}
@@ -270,6 +382,94 @@ func (_u *EngineUpdateOne) SetNillableType(v *string) *EngineUpdateOne {
 	if v != nil {
 		_u.SetType(*v)
 	}
+	return _u
+}
+
+// SetDeviceJid sets the "device_jid" field.
+func (_u *EngineUpdateOne) SetDeviceJid(v string) *EngineUpdateOne {
+	_u.mutation.SetDeviceJid(v)
+	return _u
+}
+
+// SetNillableDeviceJid sets the "device_jid" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableDeviceJid(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetDeviceJid(*v)
+	}
+	return _u
+}
+
+// SetStream sets the "stream" field.
+func (_u *EngineUpdateOne) SetStream(v string) *EngineUpdateOne {
+	_u.mutation.SetStream(v)
+	return _u
+}
+
+// SetNillableStream sets the "stream" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableStream(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetStream(*v)
+	}
+	return _u
+}
+
+// ClearStream clears the value of the "stream" field.
+func (_u *EngineUpdateOne) ClearStream() *EngineUpdateOne {
+	_u.mutation.ClearStream()
+	return _u
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (_u *EngineUpdateOne) SetHasSynced(v bool) *EngineUpdateOne {
+	_u.mutation.SetHasSynced(v)
+	return _u
+}
+
+// SetNillableHasSynced sets the "has_synced" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableHasSynced(v *bool) *EngineUpdateOne {
+	if v != nil {
+		_u.SetHasSynced(*v)
+	}
+	return _u
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (_u *EngineUpdateOne) ClearHasSynced() *EngineUpdateOne {
+	_u.mutation.ClearHasSynced()
+	return _u
+}
+
+// SetRestriction sets the "restriction" field.
+func (_u *EngineUpdateOne) SetRestriction(v string) *EngineUpdateOne {
+	_u.mutation.SetRestriction(v)
+	return _u
+}
+
+// SetNillableRestriction sets the "restriction" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableRestriction(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetRestriction(*v)
+	}
+	return _u
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (_u *EngineUpdateOne) SetRestrictedUntil(v time.Time) *EngineUpdateOne {
+	_u.mutation.SetRestrictedUntil(v)
+	return _u
+}
+
+// SetNillableRestrictedUntil sets the "restricted_until" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableRestrictedUntil(v *time.Time) *EngineUpdateOne {
+	if v != nil {
+		_u.SetRestrictedUntil(*v)
+	}
+	return _u
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (_u *EngineUpdateOne) ClearRestrictedUntil() *EngineUpdateOne {
+	_u.mutation.ClearRestrictedUntil()
 	return _u
 }
 
@@ -425,6 +625,30 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
+	}
+	if value, ok := _u.mutation.DeviceJid(); ok {
+		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Stream(); ok {
+		_spec.SetField(engine.FieldStream, field.TypeString, value)
+	}
+	if _u.mutation.StreamCleared() {
+		_spec.ClearField(engine.FieldStream, field.TypeString)
+	}
+	if value, ok := _u.mutation.HasSynced(); ok {
+		_spec.SetField(engine.FieldHasSynced, field.TypeBool, value)
+	}
+	if _u.mutation.HasSyncedCleared() {
+		_spec.ClearField(engine.FieldHasSynced, field.TypeBool)
+	}
+	if value, ok := _u.mutation.Restriction(); ok {
+		_spec.SetField(engine.FieldRestriction, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.RestrictedUntil(); ok {
+		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
+	}
+	if _u.mutation.RestrictedUntilCleared() {
+		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)

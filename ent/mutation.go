@@ -12175,24 +12175,29 @@ func (m *DeliveryAttemptMutation) ResetEdge(name string) error {
 // EngineMutation represents an operation that mutates the Engine nodes in the graph.
 type EngineMutation struct {
 	config
-	op              Op
-	typ             string
-	id              *string
-	workspace_id    *string
-	kind            *engine.Kind
-	name            *string
-	state           *string
-	_type           *string
-	token_prefix    *string
-	token_hash      *string
-	connected_at    *time.Time
-	disconnected_at *time.Time
-	created_at      *time.Time
-	updated_at      *time.Time
-	clearedFields   map[string]struct{}
-	done            bool
-	oldValue        func(context.Context) (*Engine, error)
-	predicates      []predicate.Engine
+	op               Op
+	typ              string
+	id               *string
+	workspace_id     *string
+	kind             *engine.Kind
+	name             *string
+	state            *string
+	_type            *string
+	token_prefix     *string
+	token_hash       *string
+	device_jid       *string
+	stream           *string
+	has_synced       *bool
+	restriction      *string
+	restricted_until *time.Time
+	connected_at     *time.Time
+	disconnected_at  *time.Time
+	created_at       *time.Time
+	updated_at       *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*Engine, error)
+	predicates       []predicate.Engine
 }
 
 var _ ent.Mutation = (*EngineMutation)(nil)
@@ -12577,6 +12582,225 @@ func (m *EngineMutation) ResetTokenHash() {
 	delete(m.clearedFields, engine.FieldTokenHash)
 }
 
+// SetDeviceJid sets the "device_jid" field.
+func (m *EngineMutation) SetDeviceJid(s string) {
+	m.device_jid = &s
+}
+
+// DeviceJid returns the value of the "device_jid" field in the mutation.
+func (m *EngineMutation) DeviceJid() (r string, exists bool) {
+	v := m.device_jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeviceJid returns the old "device_jid" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldDeviceJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeviceJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeviceJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeviceJid: %w", err)
+	}
+	return oldValue.DeviceJid, nil
+}
+
+// ResetDeviceJid resets all changes to the "device_jid" field.
+func (m *EngineMutation) ResetDeviceJid() {
+	m.device_jid = nil
+}
+
+// SetStream sets the "stream" field.
+func (m *EngineMutation) SetStream(s string) {
+	m.stream = &s
+}
+
+// Stream returns the value of the "stream" field in the mutation.
+func (m *EngineMutation) Stream() (r string, exists bool) {
+	v := m.stream
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStream returns the old "stream" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldStream(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStream is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStream requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStream: %w", err)
+	}
+	return oldValue.Stream, nil
+}
+
+// ClearStream clears the value of the "stream" field.
+func (m *EngineMutation) ClearStream() {
+	m.stream = nil
+	m.clearedFields[engine.FieldStream] = struct{}{}
+}
+
+// StreamCleared returns if the "stream" field was cleared in this mutation.
+func (m *EngineMutation) StreamCleared() bool {
+	_, ok := m.clearedFields[engine.FieldStream]
+	return ok
+}
+
+// ResetStream resets all changes to the "stream" field.
+func (m *EngineMutation) ResetStream() {
+	m.stream = nil
+	delete(m.clearedFields, engine.FieldStream)
+}
+
+// SetHasSynced sets the "has_synced" field.
+func (m *EngineMutation) SetHasSynced(b bool) {
+	m.has_synced = &b
+}
+
+// HasSynced returns the value of the "has_synced" field in the mutation.
+func (m *EngineMutation) HasSynced() (r bool, exists bool) {
+	v := m.has_synced
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHasSynced returns the old "has_synced" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldHasSynced(ctx context.Context) (v *bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHasSynced is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHasSynced requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHasSynced: %w", err)
+	}
+	return oldValue.HasSynced, nil
+}
+
+// ClearHasSynced clears the value of the "has_synced" field.
+func (m *EngineMutation) ClearHasSynced() {
+	m.has_synced = nil
+	m.clearedFields[engine.FieldHasSynced] = struct{}{}
+}
+
+// HasSyncedCleared returns if the "has_synced" field was cleared in this mutation.
+func (m *EngineMutation) HasSyncedCleared() bool {
+	_, ok := m.clearedFields[engine.FieldHasSynced]
+	return ok
+}
+
+// ResetHasSynced resets all changes to the "has_synced" field.
+func (m *EngineMutation) ResetHasSynced() {
+	m.has_synced = nil
+	delete(m.clearedFields, engine.FieldHasSynced)
+}
+
+// SetRestriction sets the "restriction" field.
+func (m *EngineMutation) SetRestriction(s string) {
+	m.restriction = &s
+}
+
+// Restriction returns the value of the "restriction" field in the mutation.
+func (m *EngineMutation) Restriction() (r string, exists bool) {
+	v := m.restriction
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRestriction returns the old "restriction" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldRestriction(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRestriction is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRestriction requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRestriction: %w", err)
+	}
+	return oldValue.Restriction, nil
+}
+
+// ResetRestriction resets all changes to the "restriction" field.
+func (m *EngineMutation) ResetRestriction() {
+	m.restriction = nil
+}
+
+// SetRestrictedUntil sets the "restricted_until" field.
+func (m *EngineMutation) SetRestrictedUntil(t time.Time) {
+	m.restricted_until = &t
+}
+
+// RestrictedUntil returns the value of the "restricted_until" field in the mutation.
+func (m *EngineMutation) RestrictedUntil() (r time.Time, exists bool) {
+	v := m.restricted_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRestrictedUntil returns the old "restricted_until" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldRestrictedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRestrictedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRestrictedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRestrictedUntil: %w", err)
+	}
+	return oldValue.RestrictedUntil, nil
+}
+
+// ClearRestrictedUntil clears the value of the "restricted_until" field.
+func (m *EngineMutation) ClearRestrictedUntil() {
+	m.restricted_until = nil
+	m.clearedFields[engine.FieldRestrictedUntil] = struct{}{}
+}
+
+// RestrictedUntilCleared returns if the "restricted_until" field was cleared in this mutation.
+func (m *EngineMutation) RestrictedUntilCleared() bool {
+	_, ok := m.clearedFields[engine.FieldRestrictedUntil]
+	return ok
+}
+
+// ResetRestrictedUntil resets all changes to the "restricted_until" field.
+func (m *EngineMutation) ResetRestrictedUntil() {
+	m.restricted_until = nil
+	delete(m.clearedFields, engine.FieldRestrictedUntil)
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (m *EngineMutation) SetConnectedAt(t time.Time) {
 	m.connected_at = &t
@@ -12781,7 +13005,7 @@ func (m *EngineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EngineMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 16)
 	if m.workspace_id != nil {
 		fields = append(fields, engine.FieldWorkspaceID)
 	}
@@ -12802,6 +13026,21 @@ func (m *EngineMutation) Fields() []string {
 	}
 	if m.token_hash != nil {
 		fields = append(fields, engine.FieldTokenHash)
+	}
+	if m.device_jid != nil {
+		fields = append(fields, engine.FieldDeviceJid)
+	}
+	if m.stream != nil {
+		fields = append(fields, engine.FieldStream)
+	}
+	if m.has_synced != nil {
+		fields = append(fields, engine.FieldHasSynced)
+	}
+	if m.restriction != nil {
+		fields = append(fields, engine.FieldRestriction)
+	}
+	if m.restricted_until != nil {
+		fields = append(fields, engine.FieldRestrictedUntil)
 	}
 	if m.connected_at != nil {
 		fields = append(fields, engine.FieldConnectedAt)
@@ -12837,6 +13076,16 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.TokenPrefix()
 	case engine.FieldTokenHash:
 		return m.TokenHash()
+	case engine.FieldDeviceJid:
+		return m.DeviceJid()
+	case engine.FieldStream:
+		return m.Stream()
+	case engine.FieldHasSynced:
+		return m.HasSynced()
+	case engine.FieldRestriction:
+		return m.Restriction()
+	case engine.FieldRestrictedUntil:
+		return m.RestrictedUntil()
 	case engine.FieldConnectedAt:
 		return m.ConnectedAt()
 	case engine.FieldDisconnectedAt:
@@ -12868,6 +13117,16 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTokenPrefix(ctx)
 	case engine.FieldTokenHash:
 		return m.OldTokenHash(ctx)
+	case engine.FieldDeviceJid:
+		return m.OldDeviceJid(ctx)
+	case engine.FieldStream:
+		return m.OldStream(ctx)
+	case engine.FieldHasSynced:
+		return m.OldHasSynced(ctx)
+	case engine.FieldRestriction:
+		return m.OldRestriction(ctx)
+	case engine.FieldRestrictedUntil:
+		return m.OldRestrictedUntil(ctx)
 	case engine.FieldConnectedAt:
 		return m.OldConnectedAt(ctx)
 	case engine.FieldDisconnectedAt:
@@ -12934,6 +13193,41 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTokenHash(v)
 		return nil
+	case engine.FieldDeviceJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeviceJid(v)
+		return nil
+	case engine.FieldStream:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStream(v)
+		return nil
+	case engine.FieldHasSynced:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHasSynced(v)
+		return nil
+	case engine.FieldRestriction:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRestriction(v)
+		return nil
+	case engine.FieldRestrictedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRestrictedUntil(v)
+		return nil
 	case engine.FieldConnectedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -12998,6 +13292,15 @@ func (m *EngineMutation) ClearedFields() []string {
 	if m.FieldCleared(engine.FieldTokenHash) {
 		fields = append(fields, engine.FieldTokenHash)
 	}
+	if m.FieldCleared(engine.FieldStream) {
+		fields = append(fields, engine.FieldStream)
+	}
+	if m.FieldCleared(engine.FieldHasSynced) {
+		fields = append(fields, engine.FieldHasSynced)
+	}
+	if m.FieldCleared(engine.FieldRestrictedUntil) {
+		fields = append(fields, engine.FieldRestrictedUntil)
+	}
 	if m.FieldCleared(engine.FieldConnectedAt) {
 		fields = append(fields, engine.FieldConnectedAt)
 	}
@@ -13023,6 +13326,15 @@ func (m *EngineMutation) ClearField(name string) error {
 		return nil
 	case engine.FieldTokenHash:
 		m.ClearTokenHash()
+		return nil
+	case engine.FieldStream:
+		m.ClearStream()
+		return nil
+	case engine.FieldHasSynced:
+		m.ClearHasSynced()
+		return nil
+	case engine.FieldRestrictedUntil:
+		m.ClearRestrictedUntil()
 		return nil
 	case engine.FieldConnectedAt:
 		m.ClearConnectedAt()
@@ -13058,6 +13370,21 @@ func (m *EngineMutation) ResetField(name string) error {
 		return nil
 	case engine.FieldTokenHash:
 		m.ResetTokenHash()
+		return nil
+	case engine.FieldDeviceJid:
+		m.ResetDeviceJid()
+		return nil
+	case engine.FieldStream:
+		m.ResetStream()
+		return nil
+	case engine.FieldHasSynced:
+		m.ResetHasSynced()
+		return nil
+	case engine.FieldRestriction:
+		m.ResetRestriction()
+		return nil
+	case engine.FieldRestrictedUntil:
+		m.ResetRestrictedUntil()
 		return nil
 	case engine.FieldConnectedAt:
 		m.ResetConnectedAt()

@@ -111,9 +111,8 @@ func (r *Resolver) createEngine(ctx context.Context, in model.EngineInput) (*mod
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
-	if in.Kind == engine.RowGateway {
-		return nil, switchboard.Errorf(switchboard.ENOTIMPL,
-			"The gateway engine (a server-side WhatsApp session) is not available yet; create a remote or a sandbox engine.")
+	if in.Kind == engine.RowGateway && r.Gateways == nil {
+		return nil, switchboard.Errorf(switchboard.ENOTIMPL, "This server does not run gateway engines.")
 	}
 	create := r.Client.Engine.Create().SetWorkspaceID(v.WorkspaceID).SetKind(entengine.Kind(in.Kind)).SetName(name)
 	var token string
@@ -125,6 +124,15 @@ func (r *Resolver) createEngine(ctx context.Context, in model.EngineInput) (*mod
 	row, err := create.Save(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if in.Kind == engine.RowGateway {
+		// It starts here at once, unpaired: its QR code is the next call.
+		if err := r.Gateways.Start(ctx, row); err != nil {
+			return nil, err
+		}
+		if row, err = r.Client.Engine.Get(ctx, row.ID); err != nil {
+			return nil, err
+		}
 	}
 	out := &model.EngineCreated{Engine: &model.Engine{Row: row}}
 	if token != "" {
@@ -162,6 +170,15 @@ func (r *Resolver) deleteEngine(ctx context.Context, id string) (bool, error) {
 	row, err := r.engineRow(ctx, id)
 	if err != nil {
 		return false, err
+	}
+	if row.Kind == entengine.KindGateway && row.DeviceJid != "" {
+		// Unlink the device from the phone while the engine can; an engine that
+		// cannot now leaves a linked device the phone can remove itself.
+		if eng, err := r.Engines.Find(ctx, v.WorkspaceID, row.ID); err == nil {
+			if lo, ok := eng.(engine.LoggerOut); ok {
+				_ = lo.Logout(ctx)
+			}
+		}
 	}
 	if err := r.Client.Engine.DeleteOne(row).Exec(ctx); err != nil {
 		return false, err

@@ -436,19 +436,21 @@ type ComplexityRoot struct {
 	}
 
 	Engine struct {
-		Connected      func(childComplexity int) int
-		ConnectedAt    func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		DisconnectedAt func(childComplexity int) int
-		HasSynced      func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Kind           func(childComplexity int) int
-		Name           func(childComplexity int) int
-		State          func(childComplexity int) int
-		Stream         func(childComplexity int) int
-		TokenPrefix    func(childComplexity int) int
-		Type           func(childComplexity int) int
-		UpdatedAt      func(childComplexity int) int
+		Connected       func(childComplexity int) int
+		ConnectedAt     func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DisconnectedAt  func(childComplexity int) int
+		HasSynced       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Kind            func(childComplexity int) int
+		Name            func(childComplexity int) int
+		RestrictedUntil func(childComplexity int) int
+		Restriction     func(childComplexity int) int
+		State           func(childComplexity int) int
+		Stream          func(childComplexity int) int
+		TokenPrefix     func(childComplexity int) int
+		Type            func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
 	}
 
 	EngineConnection struct {
@@ -2555,6 +2557,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.Name(childComplexity), true
+	case "Engine.restrictedUntil":
+		if e.ComplexityRoot.Engine.RestrictedUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.RestrictedUntil(childComplexity), true
+	case "Engine.restriction":
+		if e.ComplexityRoot.Engine.Restriction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Restriction(childComplexity), true
 	case "Engine.state":
 		if e.ComplexityRoot.Engine.State == nil {
 			break
@@ -5565,6 +5579,10 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_stream(ctx, field)
 	case "hasSynced":
 		return ec.fieldContext_Engine_hasSynced(ctx, field)
+	case "restriction":
+		return ec.fieldContext_Engine_restriction(ctx, field)
+	case "restrictedUntil":
+		return ec.fieldContext_Engine_restrictedUntil(ctx, field)
 	case "tokenPrefix":
 		return ec.fieldContext_Engine_tokenPrefix(ctx, field)
 	case "connectedAt":
@@ -14868,6 +14886,52 @@ func (ec *executionContext) _Engine_hasSynced(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Engine_hasSynced(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_restriction(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_restriction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Restriction(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_restriction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_restrictedUntil(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_restrictedUntil(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RestrictedUntil(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_restrictedUntil(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
 }
 
 func (ec *executionContext) _Engine_tokenPrefix(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
@@ -41855,6 +41919,16 @@ func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "hasSynced":
 			out.Values[i] = ec._Engine_hasSynced(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restriction":
+			out.Values[i] = ec._Engine_restriction(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "restrictedUntil":
+			out.Values[i] = ec._Engine_restrictedUntil(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -30,6 +30,12 @@ import (
 	"github.com/switchboardhq/switchboard/music"
 )
 
+// Gateways runs gateway engines (host.Host).
+type Gateways interface {
+	// Start runs the gateway engine of row, unless a replica runs it already.
+	Start(ctx context.Context, row *ent.Engine) error
+}
+
 // Resolver is the root resolver and holds the dependencies of every use case.
 type Resolver struct {
 	Client  *ent.Client
@@ -37,6 +43,9 @@ type Resolver struct {
 	// Sessions ends engine sessions on every replica (a deleted or logged-out
 	// engine's); nil ends them in this process only.
 	Sessions engine.Sessions
+	// Gateways runs gateway engines: a new one starts at once on this replica.
+	// Nil: gateway engines cannot be created.
+	Gateways Gateways
 	Queue    *jobs.Queue
 	Jobs     *jobs.Handlers
 	Media    *media.Store

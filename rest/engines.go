@@ -15,19 +15,23 @@ import (
 // engineRecord is an engine as /v1/engines shows it: the reference's fields (id,
 // type, connected, state, stream, hasSynced) and Switchboard's own.
 type engineRecord struct {
-	ID             string     `json:"id"`
-	Type           string     `json:"type"`
-	Connected      bool       `json:"connected"`
-	State          string     `json:"state"`
-	Stream         *string    `json:"stream"`
-	HasSynced      *bool      `json:"hasSynced,omitempty"`
-	Kind           string     `json:"kind"`
-	Name           string     `json:"name"`
-	TokenPrefix    *string    `json:"tokenPrefix,omitempty"`
-	ConnectedAt    *time.Time `json:"connectedAt"`
-	DisconnectedAt *time.Time `json:"disconnectedAt"`
-	CreatedAt      time.Time  `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
+	ID          string  `json:"id"`
+	Type        string  `json:"type"`
+	Connected   bool    `json:"connected"`
+	State       string  `json:"state"`
+	Stream      *string `json:"stream"`
+	HasSynced   *bool   `json:"hasSynced"`
+	Kind        string  `json:"kind"`
+	Name        string  `json:"name"`
+	TokenPrefix *string `json:"tokenPrefix,omitempty"`
+	// Restriction is why WhatsApp restricts a gateway's account now, until
+	// RestrictedUntil; both absent when it does not.
+	Restriction     *string    `json:"restriction,omitempty"`
+	RestrictedUntil *time.Time `json:"restrictedUntil,omitempty"`
+	ConnectedAt     *time.Time `json:"connectedAt"`
+	DisconnectedAt  *time.Time `json:"disconnectedAt"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	UpdatedAt       time.Time  `json:"updatedAt"`
 	// Token is a new remote engine's token, in the create answer only.
 	Token *string `json:"token,omitempty"`
 }
@@ -43,6 +47,7 @@ func utc(t *time.Time) *time.Time {
 func newEngineRecord(e *model.Engine) engineRecord {
 	return engineRecord{ID: e.ID(), Type: e.Type(), Connected: e.Connected, State: e.State(), Stream: e.Stream(),
 		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), TokenPrefix: e.TokenPrefix(),
+		Restriction: e.Restriction(), RestrictedUntil: utc(e.RestrictedUntil()),
 		ConnectedAt: utc(e.ConnectedAt()), DisconnectedAt: utc(e.DisconnectedAt()),
 		CreatedAt: e.CreatedAt().UTC(), UpdatedAt: e.UpdatedAt().UTC()}
 }

@@ -132,7 +132,6 @@ func TestEngineCRUD(t *testing.T) {
 		status             int
 		code, detail       string
 	}{
-		{"gateway not yet", "POST", "/v1/engines", map[string]any{"kind": "gateway"}, 501, "not_implemented", ""},
 		{"unknown kind", "POST", "/v1/engines", map[string]any{"kind": "phone"}, 422, "validation_failed", "kind"},
 		{"no kind", "POST", "/v1/engines", map[string]any{}, 422, "validation_failed", "kind"},
 		{"long name", "POST", "/v1/engines", map[string]any{"kind": "remote", "name": strings.Repeat("n", 101)}, 422, "validation_failed", "name"},

@@ -30,27 +30,34 @@ import (
 )
 
 // Errors of the engine. Sends that fail with them are transient (the message stays
-// pending and is retried), unlike engine.ErrRejected.
+// pending and is retried), unlike engine.ErrRejected. Each carries the API's code:
+// engine_unavailable (503) for what waits on the account or the network,
+// conflict (409) for a pairing asked of a paired engine, engine_timeout for a
+// phone that did not answer.
 var (
 	// ErrNotPaired: the engine has no paired device; pair it with QR or PairPhone.
-	ErrNotPaired = errors.New("gateway: no phone paired")
+	ErrNotPaired = gatewayError(switchboard.ENOENGINE, "No phone is paired with this gateway engine yet: pair one with its QR code or a pairing code.")
 	// ErrAlreadyPaired: QR or PairPhone was asked of an engine that is paired.
-	ErrAlreadyPaired = errors.New("gateway: a phone is paired already")
+	ErrAlreadyPaired = gatewayError(switchboard.ECONFLICT, "A phone is paired with this gateway engine already; log it out to pair another.")
 	// ErrNotConnected: the engine is not connected to the network right now.
-	ErrNotConnected = errors.New("gateway: not connected to the network")
+	ErrNotConnected = gatewayError(switchboard.ENOENGINE, "The gateway engine is not connected to WhatsApp right now; it reconnects by itself.")
 	// ErrBanned: the network banned the account for now (see State.BannedUntil).
-	ErrBanned = errors.New("gateway: account temporarily banned")
+	ErrBanned = gatewayError(switchboard.ENOENGINE, "WhatsApp temporarily banned the account of this gateway engine (see the engine's restriction).")
 	// ErrTimelocked: the network forbids reaching out to new contacts for now
 	// (see State.ReachoutTimelockedUntil).
-	ErrTimelocked = errors.New("gateway: reach-out time lock in force")
+	ErrTimelocked = gatewayError(switchboard.ENOENGINE, "WhatsApp forbids this account to message new contacts for now (see the engine's restriction).")
 	// ErrClosed: the engine was closed.
-	ErrClosed = errors.New("gateway: engine closed")
+	ErrClosed = gatewayError(switchboard.EDISCONNECTED, "The gateway engine was closed.")
 	// ErrNoDevice: the store does not hold the device the engine was opened with
 	// (it was logged out or deleted).
-	ErrNoDevice = errors.New("gateway: device not in the store")
+	ErrNoDevice = gatewayError(switchboard.ENOENGINE, "The gateway engine's device is not in the store any more (logged out or deleted): pair again.")
 	// ErrPhoneTimeout: the phone did not answer an on-demand history request in time.
-	ErrPhoneTimeout = errors.New("gateway: the phone did not answer in time")
+	ErrPhoneTimeout = gatewayError(switchboard.ETIMEOUT, "The phone did not answer the history request in time.")
 )
+
+func gatewayError(code, message string) error {
+	return &switchboard.Error{Code: code, Message: message}
+}
 
 // Status values of State.Status.
 const (

@@ -21,6 +21,7 @@ type Engine struct {
 	workspaceID string
 	kind        string
 	caps        []string
+	restriction string
 }
 
 var (
@@ -34,7 +35,13 @@ var (
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.Pairer            = (*Engine)(nil)
 	_ engine.LoggerOut         = (*Engine)(nil)
+	_ engine.Restrictor        = (*Engine)(nil)
 )
+
+// Restriction implements engine.Restrictor: what the replica running the engine
+// last said of its account's restriction (at most a third of the presence TTL
+// old).
+func (e *Engine) Restriction() (string, bool) { return e.restriction, e.restriction != "" }
 
 // ID implements engine.Engine.
 func (e *Engine) ID() string { return e.id }

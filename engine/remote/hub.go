@@ -50,6 +50,9 @@ type route struct {
 	WorkspaceID  string   `json:"workspaceId"`
 	Kind         string   `json:"kind"`
 	Capabilities []string `json:"capabilities"`
+	// Restriction is why the network restricts the engine's account now (an
+	// engine.Restrictor's answer at its last refresh); empty when it does not.
+	Restriction string `json:"restriction,omitempty"`
 }
 
 // routed is a command or a reply on its way between replicas.
@@ -91,6 +94,7 @@ type Hub struct {
 
 	mu      sync.Mutex
 	conns   map[string]*conn       // by engine id: the sockets this replica holds
+	held    map[string]*held       // by engine id: the engines this replica runs in process
 	waiting map[string]chan *Frame // by command id: replies this replica waits for from others
 	pubsub  *redis.PubSub
 }
@@ -99,8 +103,11 @@ type Hub struct {
 // sandbox sessions are the registry's.
 func NewHub(rdb redis.UniversalClient, client *ent.Client, registry *engine.Registry, sink engine.BatchSink) *Hub {
 	return &Hub{rdb: rdb, client: client, registry: registry, sink: sink, replica: switchboard.NewID("rep"),
-		conns: map[string]*conn{}, waiting: map[string]chan *Frame{}}
+		conns: map[string]*conn{}, held: map[string]*held{}, waiting: map[string]chan *Frame{}}
 }
+
+// Replica is this replica's id, unique per process.
+func (h *Hub) Replica() string { return h.replica }
 
 func (h *Hub) log() *slog.Logger {
 	if h.Logger != nil {
@@ -134,6 +141,7 @@ func (h *Hub) Start(ctx context.Context) error {
 		_ = ps.Close()
 		h.closeAll()
 	}()
+	go h.refreshHeld(ctx)
 	go func() {
 		for msg := range ps.Channel() {
 			switch {
@@ -186,6 +194,9 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 	}
 	var keys []string
 	for _, c := range conns {
+		if he := h.heldEngine(c.ID); he != nil && he.workspaceID == workspaceID {
+			return he.eng, nil
+		}
 		local := h.local(c.ID)
 		if local != nil && local.workspaceID == workspaceID {
 			return h.proxy(c.ID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
@@ -214,6 +225,12 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 
 // Get implements engine.Remote.
 func (h *Hub) Get(ctx context.Context, workspaceID, engineID string) (engine.Engine, error) {
+	if he := h.heldEngine(engineID); he != nil {
+		if he.workspaceID != workspaceID {
+			return nil, engine.ErrDisconnected
+		}
+		return he.eng, nil
+	}
 	if local := h.local(engineID); local != nil && local.workspaceID == workspaceID {
 		return h.proxy(engineID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
 	}
@@ -253,7 +270,8 @@ func (h *Hub) route(ctx context.Context, engineID string) (*route, error) {
 }
 
 func (h *Hub) proxy(engineID string, rt route) *Engine {
-	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities}
+	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities,
+		restriction: rt.Restriction}
 }
 
 // End implements engine.Sessions: every replica ends the engine's session (a
@@ -271,6 +289,9 @@ func (h *Hub) onControl(ctx context.Context, c control) {
 	h.mu.Unlock()
 	switch c.Op {
 	case "end":
+		if he := h.heldEngine(c.EngineID); he != nil && he.workspaceID == c.WorkspaceID && he.onEnd != nil {
+			he.onEnd(c.Reason)
+		}
 		if h.registry.Held(c.WorkspaceID, c.EngineID) {
 			h.registry.Detach(ctx, c.WorkspaceID, c.EngineID)
 		}
@@ -300,6 +321,13 @@ func (h *Hub) command(ctx context.Context, engineID, method string, params json.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
+	}
+	if he := h.heldEngine(engineID); he != nil { // held here since the caller found it
+		res, err := dispatch(ctx, he.eng, he.caps, method, params)
+		if err != nil {
+			return nil, EncodeError(err).Err()
+		}
+		return res, nil
 	}
 	if local := h.local(engineID); local != nil {
 		res, werr := local.call(ctx, method, params)
@@ -349,20 +377,24 @@ func (h *Hub) command(ctx context.Context, engineID, method string, params json.
 	}
 }
 
-// serveRouted carries a command another replica routed here and publishes the
-// reply.
+// serveRouted carries a command another replica routed here, to a socket or an
+// engine this replica runs, and publishes the reply.
 func (h *Hub) serveRouted(ctx context.Context, r routed) {
 	f := Frame{Type: FrameReply, ID: r.Frame.ID}
-	if local := h.local(r.EngineID); local == nil {
+	cctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+	if r.Frame.Deadline != nil {
+		cancel()
+		cctx, cancel = context.WithDeadline(ctx, *r.Frame.Deadline)
+	}
+	defer cancel()
+	if he := h.heldEngine(r.EngineID); he != nil {
+		var err error
+		f.Result, err = dispatch(cctx, he.eng, he.caps, r.Frame.Method, r.Frame.Params)
+		f.Error = EncodeError(err)
+	} else if local := h.local(r.EngineID); local == nil {
 		f.Error = EncodeError(engine.ErrDisconnected)
 	} else {
-		cctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
-		if r.Frame.Deadline != nil {
-			cancel()
-			cctx, cancel = context.WithDeadline(ctx, *r.Frame.Deadline)
-		}
 		f.Result, f.Error = local.call(cctx, r.Frame.Method, r.Frame.Params)
-		cancel()
 	}
 	raw, _ := json.Marshal(routed{EngineID: r.EngineID, Frame: f})
 	if err := h.rdb.Publish(ctx, replyChannel+r.ReplyTo, raw).Err(); err != nil {
@@ -490,21 +522,33 @@ func (h *Hub) forget(c *conn) bool {
 	return true
 }
 
-// refresh renews the engine's route and presence for another TTL; a presence
-// that had lapsed (or never was) is a new session.
+// refresh renews the engine's route and presence for another TTL.
 func (h *Hub) refresh(ctx context.Context, c *conn) error {
 	raw, _ := json.Marshal(route{Replica: h.replica, WorkspaceID: c.workspaceID, Kind: c.kind, Capabilities: c.caps})
 	if err := h.rdb.Set(ctx, routePrefix+c.engineID, raw, h.ttl()).Err(); err != nil {
 		return err
 	}
-	fresh, err := h.registry.Presence().Beat(ctx, c.workspaceID, engine.Connection{ID: c.engineID, Kind: c.kind})
+	return h.beat(ctx, c.workspaceID, c.engineID, c.kind)
+}
+
+// beat renews an engine's presence; a presence that had lapsed (or never was)
+// is a new session.
+func (h *Hub) beat(ctx context.Context, workspaceID, engineID, kind string) error {
+	fresh, err := h.registry.Presence().Beat(ctx, workspaceID, engine.Connection{ID: engineID, Kind: kind})
 	if err != nil {
 		return err
 	}
 	if fresh {
-		h.emit(ctx, engine.Event{Type: engine.EventConnected, WorkspaceID: c.workspaceID, EngineID: c.engineID, At: time.Now()})
+		h.emit(ctx, engine.Event{Type: engine.EventConnected, WorkspaceID: workspaceID, EngineID: engineID, At: time.Now()})
 	}
 	return nil
+}
+
+// leave takes an engine out of presence: its session ended.
+func (h *Hub) leave(ctx context.Context, workspaceID, engineID, kind string) error {
+	err := h.registry.Presence().Leave(ctx, workspaceID, engine.Connection{ID: engineID, Kind: kind})
+	h.emit(ctx, engine.Event{Type: engine.EventGone, WorkspaceID: workspaceID, EngineID: engineID, At: time.Now()})
+	return err
 }
 
 // dropRoute deletes the engine's route if it still names this replica.
@@ -525,10 +569,9 @@ func (h *Hub) detach(c *conn) {
 	if err := dropRoute.Run(ctx, h.rdb, []string{routePrefix + c.engineID}, `"replica":"`+h.replica+`"`).Err(); err != nil {
 		h.log().Warn("remote engine route not dropped", "engine", c.engineID, "err", err)
 	}
-	if err := h.registry.Presence().Leave(ctx, c.workspaceID, engine.Connection{ID: c.engineID, Kind: c.kind}); err != nil {
+	if err := h.leave(ctx, c.workspaceID, c.engineID, c.kind); err != nil {
 		h.log().Warn("remote engine presence leave failed", "engine", c.engineID, "err", err)
 	}
-	h.emit(ctx, engine.Event{Type: engine.EventGone, WorkspaceID: c.workspaceID, EngineID: c.engineID, At: time.Now()})
 }
 
 func (h *Hub) emit(ctx context.Context, ev engine.Event) {

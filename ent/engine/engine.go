@@ -31,6 +31,16 @@ const (
 	FieldTokenPrefix = "token_prefix"
 	// FieldTokenHash holds the string denoting the token_hash field in the database.
 	FieldTokenHash = "token_hash"
+	// FieldDeviceJid holds the string denoting the device_jid field in the database.
+	FieldDeviceJid = "device_jid"
+	// FieldStream holds the string denoting the stream field in the database.
+	FieldStream = "stream"
+	// FieldHasSynced holds the string denoting the has_synced field in the database.
+	FieldHasSynced = "has_synced"
+	// FieldRestriction holds the string denoting the restriction field in the database.
+	FieldRestriction = "restriction"
+	// FieldRestrictedUntil holds the string denoting the restricted_until field in the database.
+	FieldRestrictedUntil = "restricted_until"
 	// FieldConnectedAt holds the string denoting the connected_at field in the database.
 	FieldConnectedAt = "connected_at"
 	// FieldDisconnectedAt holds the string denoting the disconnected_at field in the database.
@@ -53,6 +63,11 @@ var Columns = []string{
 	FieldType,
 	FieldTokenPrefix,
 	FieldTokenHash,
+	FieldDeviceJid,
+	FieldStream,
+	FieldHasSynced,
+	FieldRestriction,
+	FieldRestrictedUntil,
 	FieldConnectedAt,
 	FieldDisconnectedAt,
 	FieldCreatedAt,
@@ -85,6 +100,10 @@ var (
 	DefaultState string
 	// DefaultType holds the default value on creation for the "type" field.
 	DefaultType string
+	// DefaultDeviceJid holds the default value on creation for the "device_jid" field.
+	DefaultDeviceJid string
+	// DefaultRestriction holds the default value on creation for the "restriction" field.
+	DefaultRestriction string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -160,6 +179,31 @@ func ByTokenPrefix(opts ...sql.OrderTermOption) OrderOption {
 // ByTokenHash orders the results by the token_hash field.
 func ByTokenHash(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenHash, opts...).ToFunc()
+}
+
+// ByDeviceJid orders the results by the device_jid field.
+func ByDeviceJid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDeviceJid, opts...).ToFunc()
+}
+
+// ByStream orders the results by the stream field.
+func ByStream(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldStream, opts...).ToFunc()
+}
+
+// ByHasSynced orders the results by the has_synced field.
+func ByHasSynced(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHasSynced, opts...).ToFunc()
+}
+
+// ByRestriction orders the results by the restriction field.
+func ByRestriction(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRestriction, opts...).ToFunc()
+}
+
+// ByRestrictedUntil orders the results by the restricted_until field.
+func ByRestrictedUntil(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRestrictedUntil, opts...).ToFunc()
 }
 
 // ByConnectedAt orders the results by the connected_at field.

@@ -94,6 +94,31 @@ func TokenHash(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldTokenHash, v))
 }
 
+// DeviceJid applies equality check predicate on the "device_jid" field. It's identical to DeviceJidEQ.
+func DeviceJid(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldDeviceJid, v))
+}
+
+// Stream applies equality check predicate on the "stream" field. It's identical to StreamEQ.
+func Stream(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldStream, v))
+}
+
+// HasSynced applies equality check predicate on the "has_synced" field. It's identical to HasSyncedEQ.
+func HasSynced(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldHasSynced, v))
+}
+
+// Restriction applies equality check predicate on the "restriction" field. It's identical to RestrictionEQ.
+func Restriction(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRestriction, v))
+}
+
+// RestrictedUntil applies equality check predicate on the "restricted_until" field. It's identical to RestrictedUntilEQ.
+func RestrictedUntil(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRestrictedUntil, v))
+}
+
 // ConnectedAt applies equality check predicate on the "connected_at" field. It's identical to ConnectedAtEQ.
 func ConnectedAt(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldConnectedAt, v))
@@ -542,6 +567,281 @@ func TokenHashEqualFold(v string) predicate.Engine {
 // TokenHashContainsFold applies the ContainsFold predicate on the "token_hash" field.
 func TokenHashContainsFold(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldContainsFold(FieldTokenHash, v))
+}
+
+// DeviceJidEQ applies the EQ predicate on the "device_jid" field.
+func DeviceJidEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldDeviceJid, v))
+}
+
+// DeviceJidNEQ applies the NEQ predicate on the "device_jid" field.
+func DeviceJidNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldDeviceJid, v))
+}
+
+// DeviceJidIn applies the In predicate on the "device_jid" field.
+func DeviceJidIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldDeviceJid, vs...))
+}
+
+// DeviceJidNotIn applies the NotIn predicate on the "device_jid" field.
+func DeviceJidNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldDeviceJid, vs...))
+}
+
+// DeviceJidGT applies the GT predicate on the "device_jid" field.
+func DeviceJidGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldDeviceJid, v))
+}
+
+// DeviceJidGTE applies the GTE predicate on the "device_jid" field.
+func DeviceJidGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldDeviceJid, v))
+}
+
+// DeviceJidLT applies the LT predicate on the "device_jid" field.
+func DeviceJidLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldDeviceJid, v))
+}
+
+// DeviceJidLTE applies the LTE predicate on the "device_jid" field.
+func DeviceJidLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldDeviceJid, v))
+}
+
+// DeviceJidContains applies the Contains predicate on the "device_jid" field.
+func DeviceJidContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldDeviceJid, v))
+}
+
+// DeviceJidHasPrefix applies the HasPrefix predicate on the "device_jid" field.
+func DeviceJidHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldDeviceJid, v))
+}
+
+// DeviceJidHasSuffix applies the HasSuffix predicate on the "device_jid" field.
+func DeviceJidHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldDeviceJid, v))
+}
+
+// DeviceJidEqualFold applies the EqualFold predicate on the "device_jid" field.
+func DeviceJidEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldDeviceJid, v))
+}
+
+// DeviceJidContainsFold applies the ContainsFold predicate on the "device_jid" field.
+func DeviceJidContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldDeviceJid, v))
+}
+
+// StreamEQ applies the EQ predicate on the "stream" field.
+func StreamEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldStream, v))
+}
+
+// StreamNEQ applies the NEQ predicate on the "stream" field.
+func StreamNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldStream, v))
+}
+
+// StreamIn applies the In predicate on the "stream" field.
+func StreamIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldStream, vs...))
+}
+
+// StreamNotIn applies the NotIn predicate on the "stream" field.
+func StreamNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldStream, vs...))
+}
+
+// StreamGT applies the GT predicate on the "stream" field.
+func StreamGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldStream, v))
+}
+
+// StreamGTE applies the GTE predicate on the "stream" field.
+func StreamGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldStream, v))
+}
+
+// StreamLT applies the LT predicate on the "stream" field.
+func StreamLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldStream, v))
+}
+
+// StreamLTE applies the LTE predicate on the "stream" field.
+func StreamLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldStream, v))
+}
+
+// StreamContains applies the Contains predicate on the "stream" field.
+func StreamContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldStream, v))
+}
+
+// StreamHasPrefix applies the HasPrefix predicate on the "stream" field.
+func StreamHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldStream, v))
+}
+
+// StreamHasSuffix applies the HasSuffix predicate on the "stream" field.
+func StreamHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldStream, v))
+}
+
+// StreamIsNil applies the IsNil predicate on the "stream" field.
+func StreamIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldStream))
+}
+
+// StreamNotNil applies the NotNil predicate on the "stream" field.
+func StreamNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldStream))
+}
+
+// StreamEqualFold applies the EqualFold predicate on the "stream" field.
+func StreamEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldStream, v))
+}
+
+// StreamContainsFold applies the ContainsFold predicate on the "stream" field.
+func StreamContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldStream, v))
+}
+
+// HasSyncedEQ applies the EQ predicate on the "has_synced" field.
+func HasSyncedEQ(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldHasSynced, v))
+}
+
+// HasSyncedNEQ applies the NEQ predicate on the "has_synced" field.
+func HasSyncedNEQ(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldHasSynced, v))
+}
+
+// HasSyncedIsNil applies the IsNil predicate on the "has_synced" field.
+func HasSyncedIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldHasSynced))
+}
+
+// HasSyncedNotNil applies the NotNil predicate on the "has_synced" field.
+func HasSyncedNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldHasSynced))
+}
+
+// RestrictionEQ applies the EQ predicate on the "restriction" field.
+func RestrictionEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRestriction, v))
+}
+
+// RestrictionNEQ applies the NEQ predicate on the "restriction" field.
+func RestrictionNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldRestriction, v))
+}
+
+// RestrictionIn applies the In predicate on the "restriction" field.
+func RestrictionIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldRestriction, vs...))
+}
+
+// RestrictionNotIn applies the NotIn predicate on the "restriction" field.
+func RestrictionNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldRestriction, vs...))
+}
+
+// RestrictionGT applies the GT predicate on the "restriction" field.
+func RestrictionGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldRestriction, v))
+}
+
+// RestrictionGTE applies the GTE predicate on the "restriction" field.
+func RestrictionGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldRestriction, v))
+}
+
+// RestrictionLT applies the LT predicate on the "restriction" field.
+func RestrictionLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldRestriction, v))
+}
+
+// RestrictionLTE applies the LTE predicate on the "restriction" field.
+func RestrictionLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldRestriction, v))
+}
+
+// RestrictionContains applies the Contains predicate on the "restriction" field.
+func RestrictionContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldRestriction, v))
+}
+
+// RestrictionHasPrefix applies the HasPrefix predicate on the "restriction" field.
+func RestrictionHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldRestriction, v))
+}
+
+// RestrictionHasSuffix applies the HasSuffix predicate on the "restriction" field.
+func RestrictionHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldRestriction, v))
+}
+
+// RestrictionEqualFold applies the EqualFold predicate on the "restriction" field.
+func RestrictionEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldRestriction, v))
+}
+
+// RestrictionContainsFold applies the ContainsFold predicate on the "restriction" field.
+func RestrictionContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldRestriction, v))
+}
+
+// RestrictedUntilEQ applies the EQ predicate on the "restricted_until" field.
+func RestrictedUntilEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilNEQ applies the NEQ predicate on the "restricted_until" field.
+func RestrictedUntilNEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilIn applies the In predicate on the "restricted_until" field.
+func RestrictedUntilIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldRestrictedUntil, vs...))
+}
+
+// RestrictedUntilNotIn applies the NotIn predicate on the "restricted_until" field.
+func RestrictedUntilNotIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldRestrictedUntil, vs...))
+}
+
+// RestrictedUntilGT applies the GT predicate on the "restricted_until" field.
+func RestrictedUntilGT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilGTE applies the GTE predicate on the "restricted_until" field.
+func RestrictedUntilGTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilLT applies the LT predicate on the "restricted_until" field.
+func RestrictedUntilLT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilLTE applies the LTE predicate on the "restricted_until" field.
+func RestrictedUntilLTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldRestrictedUntil, v))
+}
+
+// RestrictedUntilIsNil applies the IsNil predicate on the "restricted_until" field.
+func RestrictedUntilIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldRestrictedUntil))
+}
+
+// RestrictedUntilNotNil applies the NotNil predicate on the "restricted_until" field.
+func RestrictedUntilNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldRestrictedUntil))
 }
 
 // ConnectedAtEQ applies the EQ predicate on the "connected_at" field.

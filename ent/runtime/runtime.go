@@ -495,12 +495,20 @@ func init() {
 	engineDescType := engineFields[4].Descriptor()
 	// engine.DefaultType holds the default value on creation for the type field.
 	engine.DefaultType = engineDescType.Default.(string)
+	// engineDescDeviceJid is the schema descriptor for device_jid field.
+	engineDescDeviceJid := engineFields[7].Descriptor()
+	// engine.DefaultDeviceJid holds the default value on creation for the device_jid field.
+	engine.DefaultDeviceJid = engineDescDeviceJid.Default.(string)
+	// engineDescRestriction is the schema descriptor for restriction field.
+	engineDescRestriction := engineFields[10].Descriptor()
+	// engine.DefaultRestriction holds the default value on creation for the restriction field.
+	engine.DefaultRestriction = engineDescRestriction.Default.(string)
 	// engineDescCreatedAt is the schema descriptor for created_at field.
-	engineDescCreatedAt := engineFields[9].Descriptor()
+	engineDescCreatedAt := engineFields[14].Descriptor()
 	// engine.DefaultCreatedAt holds the default value on creation for the created_at field.
 	engine.DefaultCreatedAt = engineDescCreatedAt.Default.(func() time.Time)
 	// engineDescUpdatedAt is the schema descriptor for updated_at field.
-	engineDescUpdatedAt := engineFields[10].Descriptor()
+	engineDescUpdatedAt := engineFields[15].Descriptor()
 	// engine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	engine.DefaultUpdatedAt = engineDescUpdatedAt.Default.(func() time.Time)
 	// engine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -46,11 +46,34 @@ func (e *Engine) State() string {
 	return e.Row.State
 }
 
-// Stream is unknown for every engine so far.
-func (e *Engine) Stream() *string { return nil }
+// Stream is a gateway's network stream (open, connecting or closed); null for
+// other engines.
+func (e *Engine) Stream() *string { return e.Row.Stream }
 
-// HasSynced is unknown for every engine so far.
-func (e *Engine) HasSynced() *bool { return nil }
+// HasSynced is whether a gateway's phone sent its history sync; null for other
+// engines.
+func (e *Engine) HasSynced() *bool { return e.Row.HasSynced }
+
+// Restriction is why the network restricts the account now; null when it does not.
+func (e *Engine) Restriction() *string {
+	if !e.restricted() {
+		return nil
+	}
+	return &e.Row.Restriction
+}
+
+// RestrictedUntil is when the restriction ends; null without one.
+func (e *Engine) RestrictedUntil() *time.Time {
+	if !e.restricted() {
+		return nil
+	}
+	return e.Row.RestrictedUntil
+}
+
+// restricted: the row names a restriction that has not ended yet.
+func (e *Engine) restricted() bool {
+	return e.Row.Restriction != "" && (e.Row.RestrictedUntil == nil || time.Now().Before(*e.Row.RestrictedUntil))
+}
 
 // TokenPrefix is the shown part of a remote engine's token.
 func (e *Engine) TokenPrefix() *string {
