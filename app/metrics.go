@@ -4,8 +4,10 @@ import (
 	"context"
 
 	"github.com/switchboardhq/switchboard/campaigns"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/campaign"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -31,20 +33,26 @@ func (a *App) watchMetrics() {
 				campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusPaused)))
 			return out, countBy(ctx, q.GroupBy(message.FieldStatus).Aggregate(ent.Count()).Scan, out)
 		})
+	metrics.WatchGauges("switchboard_engines", "Engines by state (CONNECTED: in presence now, on any replica).", "state",
+		func(ctx context.Context) (map[string]float64, error) {
+			out := map[string]float64{engine.StateConnected: 0}
+			return out, countBy(ctx, a.Client.Engine.Query().GroupBy(entengine.FieldState).Aggregate(ent.Count()).Scan, out)
+		})
 }
 
-// countBy adds the counts a group-by on status with a count scans to out, by
-// status.
+// countBy adds the counts a group-by on status (or state) with a count scans to
+// out, by status.
 func countBy(ctx context.Context, scan func(context.Context, any) error, out map[string]float64) error {
 	var rows []struct {
-		Key   string `json:"status"`
-		Count int    `json:"count"`
+		Status string `json:"status"`
+		State  string `json:"state"`
+		Count  int    `json:"count"`
 	}
 	if err := scan(viewer.SystemContext(ctx), &rows); err != nil {
 		return err
 	}
 	for _, r := range rows {
-		out[r.Key] += float64(r.Count)
+		out[r.Status+r.State] += float64(r.Count)
 	}
 	return nil
 }

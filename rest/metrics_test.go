@@ -62,6 +62,9 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s{%s} missing or zero", c.metric, c.labels)
 		}
 	}
+	if !regexp.MustCompile(`(?m)^switchboard_engines\{state="CONNECTED"\} [1-9]\d*$`).MatchString(text) {
+		t.Errorf("no connected engine counted in:\n%s", text)
+	}
 	if !regexp.MustCompile(`(?m)^switchboard_campaigns\{status="running"\} \d+$`).MatchString(text) {
 		t.Errorf("no campaign gauge in:\n%s", text)
 	}

@@ -539,6 +539,7 @@ func (h *Hub) beat(ctx context.Context, workspaceID, engineID, kind string) erro
 		return err
 	}
 	if fresh {
+		h.log().Info("engine connected", "engine", engineID, "workspace", workspaceID, "kind", kind)
 		h.emit(ctx, engine.Event{Type: engine.EventConnected, WorkspaceID: workspaceID, EngineID: engineID, At: time.Now()})
 	}
 	return nil
@@ -547,6 +548,7 @@ func (h *Hub) beat(ctx context.Context, workspaceID, engineID, kind string) erro
 // leave takes an engine out of presence: its session ended.
 func (h *Hub) leave(ctx context.Context, workspaceID, engineID, kind string) error {
 	err := h.registry.Presence().Leave(ctx, workspaceID, engine.Connection{ID: engineID, Kind: kind})
+	h.log().Info("engine disconnected", "engine", engineID, "workspace", workspaceID, "kind", kind)
 	h.emit(ctx, engine.Event{Type: engine.EventGone, WorkspaceID: workspaceID, EngineID: engineID, At: time.Now()})
 	return err
 }
