@@ -514,16 +514,21 @@ func TestRemoteEngineBadConnections(t *testing.T) {
 // Two API replicas share the database and Redis: the engine's socket is on
 // replica B, and what replica A (with the worker) asks of it is routed there.
 func TestRemoteEngineOnAnotherReplica(t *testing.T) {
-	a := remoteEnv(t)
+	// Two API replicas and one worker: the engine's socket is on B; the API
+	// calls are A's; the queued send is the worker's.
+	a := remoteEnv(t, func(c *app.Config) { c.Role = app.RoleAPI })
 	redisURL := a.Config.RedisURL
 	if redisURL == "" {
 		redisURL = a.App.RedisURL()
 	}
-	b := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
-		c.SandboxWorkspaces = []string{"default"}
-		c.PresenceTTL = a.Config.PresenceTTL
-		c.DatabaseURL, c.RedisURL, c.Role = a.Config.DatabaseURL, redisURL, app.RoleAPI
-	}})
+	replica := func(role string) *apptest.Env {
+		return apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
+			c.SandboxWorkspaces = []string{"default"}
+			c.PresenceTTL = a.Config.PresenceTTL
+			c.DatabaseURL, c.RedisURL, c.Role = a.Config.DatabaseURL, redisURL, role
+		}})
+	}
+	b, _ := replica(app.RoleAPI), replica(app.RoleWorker)
 	key := a.NewKey("acme", "*")
 	rem := createEngine(a, key, "remote")
 	id := rem["id"].(string)
