@@ -51,6 +51,11 @@ var (
 	// ErrNoDevice: the store does not hold the device the engine was opened with
 	// (it was logged out or deleted).
 	ErrNoDevice = gatewayError(switchboard.ENOENGINE, "The gateway engine's device is not in the store any more (logged out or deleted): pair again.")
+	// ErrUnreachable: QR or PairPhone could not connect to the network (the
+	// engine keeps trying in the background; State.LastError says why).
+	ErrUnreachable = gatewayError(switchboard.ENOENGINE, "The server cannot reach WhatsApp to pair the engine right now (the server log says why); it keeps trying.")
+	// ErrPairingTimeout: the network sent no pairing code within QRTimeout.
+	ErrPairingTimeout = gatewayError(switchboard.ETIMEOUT, "WhatsApp sent no pairing code in time; ask again.")
 	// ErrPhoneTimeout: the phone did not answer an on-demand history request in time.
 	ErrPhoneTimeout = gatewayError(switchboard.ETIMEOUT, "The phone did not answer the history request in time.")
 )
@@ -162,6 +167,9 @@ type Config struct {
 	DisplayName string
 	// HistoryTimeout bounds the wait for an on-demand history page (default 30s).
 	HistoryTimeout time.Duration
+	// QRTimeout bounds the wait of QR and PairPhone for the network's first
+	// pairing code (default 30 s).
+	QRTimeout time.Duration
 	// ReconnectMin and ReconnectMax bound the backoff of the background
 	// connection loop (defaults 2s and 5 min).
 	ReconnectMin, ReconnectMax time.Duration
@@ -187,6 +195,7 @@ type Engine struct {
 	connWake chan struct{}
 	looping  bool
 	closed   bool
+	failures int // connection attempts that failed, ever
 	stop     chan struct{}
 
 	stateMu sync.Mutex // serializes OnState calls
@@ -296,6 +305,9 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 	}
 	if cfg.ReconnectMin <= 0 {
 		cfg.ReconnectMin = 2 * time.Second
+	}
+	if cfg.QRTimeout <= 0 {
+		cfg.QRTimeout = 30 * time.Second
 	}
 	if cfg.ReconnectMax <= 0 {
 		cfg.ReconnectMax = 5 * time.Minute
@@ -442,6 +454,9 @@ func (e *Engine) connectLoop() {
 			return
 		}
 		e.log.Warn("gateway: connect failed; retrying", "err", err, "in", wait)
+		e.mu.Lock()
+		e.failures++
+		e.mu.Unlock()
 		e.setState(func(s *State) {
 			s.LastError = err.Error()
 			if s.Status == StatusConnecting || s.Status == StatusConnected {
@@ -534,6 +549,11 @@ func (e *Engine) qrExpired(cl client, batch int) {
 // network to hand out codes; once the codes of a connection run out, it asks
 // for fresh ones. Scan it in WhatsApp > Linked devices > Link a device.
 func (e *Engine) QR(ctx context.Context) (code string, png []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.QRTimeout)
+	defer cancel()
+	e.mu.Lock()
+	failures := e.failures
+	e.mu.Unlock()
 	for {
 		e.mu.Lock()
 		if e.closed {
@@ -564,10 +584,33 @@ func (e *Engine) QR(ctx context.Context) (code string, png []byte, err error) {
 			}
 		})
 		e.startConnecting()
+		if err := e.awaitCodes(ctx, wake, failures); err != nil {
+			return "", nil, err
+		}
+	}
+}
+
+// awaitCodes waits until wake says the network sent pairing codes; it fails
+// when a connection attempt failed since failures were counted, or ctx ends.
+func (e *Engine) awaitCodes(ctx context.Context, wake <-chan struct{}, failures int) error {
+	check := time.NewTicker(100 * time.Millisecond)
+	defer check.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return "", nil, ctx.Err()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return ErrPairingTimeout
+			}
+			return ctx.Err()
 		case <-wake:
+			return nil
+		case <-check.C:
+			e.mu.Lock()
+			failed := e.failures > failures
+			e.mu.Unlock()
+			if failed {
+				return ErrUnreachable
+			}
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,5 +37,28 @@ func TestStateRestriction(t *testing.T) {
 		if diff := cmp.Diff(c.want, got{why, until, ok}); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, diff)
 		}
+	}
+}
+
+// Pairing never hangs the API: a network that cannot be reached fails the QR
+// call at the first failed attempt, and a network that sends no code fails it
+// at QRTimeout.
+func TestQRFailsFast(t *testing.T) {
+	h := newHarness(t, false, func(c *Config) { c.ReconnectMin = time.Hour })
+	h.f.connectErrs = []error{errors.New("dial tcp: lookup web.whatsapp.com: no such host")}
+	start := time.Now()
+	if _, _, err := h.e.QR(context.Background()); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("QR without network = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("QR without network took %s", d)
+	}
+	if got := h.e.State().LastError; !strings.Contains(got, "no such host") {
+		t.Errorf("last error %q", got)
+	}
+
+	silent := newHarness(t, false, func(c *Config) { c.QRTimeout = 200 * time.Millisecond })
+	if _, _, err := silent.e.QR(context.Background()); !errors.Is(err, ErrPairingTimeout) {
+		t.Errorf("QR without codes = %v", err)
 	}
 }
