@@ -167,6 +167,9 @@ func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
 	if cfg.PollOptions == nil {
 		cfg.PollOptions = h.pollOptions(row.WorkspaceID)
 	}
+	if cfg.OldestMessage == nil {
+		cfg.OldestMessage = h.oldestMessage(row.WorkspaceID)
+	}
 	var eng Gateway
 	cfg.OnState = func(s gateway.State) {
 		if eng != nil {
@@ -206,6 +209,23 @@ func (h *Host) pollOptions(workspaceID string) func(context.Context, engine.Key)
 			return nil, err
 		}
 		return m.PollOptions, nil
+	}
+}
+
+// oldestMessage finds the oldest stored message of a chat sent before before:
+// the anchor of an on-demand request for older history.
+func (h *Host) oldestMessage(workspaceID string) func(context.Context, string, time.Time) (engine.Key, time.Time, bool, error) {
+	return func(ctx context.Context, chat string, before time.Time) (engine.Key, time.Time, bool, error) {
+		m, err := h.Client.Message.Query().
+			Where(message.To(chat), message.CreatedAtLT(before), message.WaIDNEQ("")).
+			Order(ent.Asc(message.FieldCreatedAt)).First(viewer.WorkspaceContext(ctx, workspaceID))
+		if ent.IsNotFound(err) {
+			return engine.Key{}, time.Time{}, false, nil
+		}
+		if err != nil {
+			return engine.Key{}, time.Time{}, false, err
+		}
+		return engine.Key{FromMe: m.FromMe, Remote: chat, ID: m.WaID, Participant: m.WaParticipant}, m.CreatedAt, true, nil
 	}
 }
 

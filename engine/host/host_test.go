@@ -1,11 +1,17 @@
 package host
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/gateway"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Every gateway status maps to the state and stream the API shows.
@@ -30,5 +36,67 @@ func TestRowState(t *testing.T) {
 		if diff := cmp.Diff(c.want, shown{RowState(s), stream(s)}); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.status, diff)
 		}
+	}
+}
+
+// The engine's hooks into the message store: the anchor of an older-history
+// request and the options of a poll, each within the engine's workspace.
+func TestMessageStoreHooks(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite://" + t.TempDir() + "/host.db"
+	client, err := storage.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if err := storage.Migrate(ctx, client, url); err != nil {
+		t.Fatal(err)
+	}
+	chat := "15550001234@c.us"
+	base := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	add := func(ws, id string, at time.Time, options ...string) {
+		t.Helper()
+		key := engine.Key{FromMe: false, Remote: chat, ID: id}
+		c := client.Message.Create().SetOrigin(message.OriginHistory).SetTo(chat).SetType("text").SetFromMe(false).
+			SetWaID(id).SetWaSerialized(key.Serialized()).SetCreatedAt(at)
+		if len(options) > 0 {
+			c.SetType("poll").SetPollOptions(options)
+		}
+		if err := c.Exec(viewer.WorkspaceContext(ctx, ws)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("ws_a", "OLDEST", base)
+	add("ws_a", "MIDDLE", base.Add(time.Hour), "yes", "no")
+	add("ws_b", "OTHERS", base.Add(-time.Hour), "theirs")
+	h := &Host{Client: client}
+
+	type anchor struct {
+		Key   engine.Key
+		At    time.Time
+		Found bool
+	}
+	for _, c := range []struct {
+		name   string
+		before time.Time
+		want   anchor
+	}{
+		{"oldest of the workspace", base.Add(2 * time.Hour), anchor{engine.Key{Remote: chat, ID: "OLDEST"}, base, true}},
+		{"nothing older", base, anchor{}},
+	} {
+		k, at, found, err := h.oldestMessage("ws_a")(ctx, chat, c.before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, anchor{k, at.UTC(), found}); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.name, diff)
+		}
+	}
+	opts, err := h.pollOptions("ws_a")(ctx, engine.Key{Remote: chat, ID: "MIDDLE"})
+	if err != nil || !cmp.Equal(opts, []string{"yes", "no"}) {
+		t.Errorf("poll options = %v, %v", opts, err)
+	}
+	if opts, err := h.pollOptions("ws_a")(ctx, engine.Key{Remote: chat, ID: "OTHERS"}); err != nil || opts != nil {
+		t.Errorf("another workspace's poll = %v, %v", opts, err)
 	}
 }
