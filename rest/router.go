@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/swaggest/swgui/v5emb"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
@@ -67,7 +68,7 @@ type server struct {
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
-// /metrics, /media and /healthz.
+// /metrics, /media, /healthz and the API reference (/v1/openapi.json, /docs).
 func NewRouter(cfg Config) http.Handler {
 	logger := cfg.Logger
 	if logger == nil {
@@ -104,6 +105,8 @@ func NewRouter(cfg Config) http.Handler {
 		gql.ServeHTTP(w, r)
 	}))
 
+	r.Get("/v1/openapi.json", serveOpenAPI) // the API reference, open without a key
+	r.Mount("/docs", v5emb.New("Switchboard API", "/v1/openapi.json", "/docs/"))
 	if cfg.EngineSockets != nil {
 		r.Method(http.MethodGet, "/v1/engines/connect", cfg.EngineSockets.Handler(writeError))
 	}

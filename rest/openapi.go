@@ -1,0 +1,512 @@
+package rest
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// The API reference: an OpenAPI 3.1 document of every /v1 operation, built here
+// from one table (apiOperations) and served at GET /v1/openapi.json. The tests in
+// openapi_test.go keep it true: every routed /v1 operation is documented, every
+// documented one is routed, and real answers validate against it.
+
+// apiParam is a query parameter of an operation.
+type apiParam struct {
+	name, desc string
+	schema     map[string]any
+	required   bool
+}
+
+// apiOp is one documented operation.
+type apiOp struct {
+	method, path, id, tag, summary, scope string
+	query                                 []apiParam
+	// body is the request body schema; nil when the operation reads none.
+	body map[string]any
+	// bodyOptional marks a body that may be empty.
+	bodyOptional bool
+	// status is the success status; 0 is 200.
+	status int
+	// data is the schema of the envelope's data (of its items when list); nil
+	// answers an empty body (204).
+	data map[string]any
+	list bool
+	// errs are the error statuses beyond those every operation can answer.
+	errs []int
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func obj(required []string, props map[string]any) map[string]any {
+	s := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func typ(t string, extra ...any) map[string]any {
+	s := map[string]any{"type": t}
+	for i := 0; i+1 < len(extra); i += 2 {
+		s[extra[i].(string)] = extra[i+1]
+	}
+	return s
+}
+
+func nullable(t string, extra ...any) map[string]any {
+	s := typ(t, extra...)
+	s["type"] = []string{t, "null"}
+	return s
+}
+
+func arrayOf(items map[string]any) map[string]any {
+	return map[string]any{"type": "array", "items": items}
+}
+
+var (
+	anyObject = map[string]any{"type": "object"}
+	str       = typ("string")
+	dateTime  = typ("string", "format", "date-time")
+	boolean   = typ("boolean")
+	integer   = typ("integer")
+	okData    = obj(nil, map[string]any{"ok": boolean})
+
+	pageParams = []apiParam{
+		{"limit", "How many records to return (default 50).", typ("integer", "minimum", 1, "maximum", 200), false},
+		{"skip", "How many records to pass over first.", typ("integer", "minimum", 0), false},
+	}
+)
+
+func page(extra ...apiParam) []apiParam { return append(append([]apiParam{}, pageParams...), extra...) }
+
+func q(name, desc string, schema map[string]any) apiParam {
+	return apiParam{name: name, desc: desc, schema: schema}
+}
+
+// apiSchemas are the named shapes of the document.
+var apiSchemas = map[string]any{
+	"Error": obj([]string{"success", "error"}, map[string]any{
+		"success": typ("boolean", "const", false),
+		"error": obj([]string{"code", "message"}, map[string]any{
+			"code":      typ("string", "description", "A stable machine-readable error code (docs/errors.md)."),
+			"message":   typ("string", "description", "What went wrong, for a human."),
+			"requestId": typ("string", "description", "The X-Request-Id of the request, for support."),
+			"details": arrayOf(obj([]string{"path", "code", "message"}, map[string]any{
+				"path": str, "code": str, "message": str,
+			})),
+		}),
+	}),
+	"Ping": obj([]string{"api", "accountId", "whatsappConnections"}, map[string]any{
+		"api":       str,
+		"accountId": str,
+		"whatsappConnections": arrayOf(obj([]string{"id", "type", "connected"}, map[string]any{
+			"id": str, "type": str, "connected": boolean,
+		})),
+		"message": str,
+	}),
+	"Account": obj([]string{"id", "name", "userEmail", "timezone", "createdAt"}, map[string]any{
+		"id": str, "name": str, "userEmail": nullable("string"), "timezone": nullable("string"), "createdAt": dateTime,
+	}),
+	"MessageKey": obj(nil, map[string]any{
+		"id": str, "remote": str, "fromMe": boolean, "_serialized": str,
+	}),
+	"Message": obj([]string{"id", "to", "type", "status", "createdAt"}, map[string]any{
+		"id":                typ("string", "description", "The queue id of a queued or scheduled message, the network key otherwise."),
+		"waMessageKey":      ref("MessageKey"),
+		"to":                str,
+		"type":              typ("string", "enum", []string{"text", "media", "poll"}),
+		"text":              str,
+		"mediaUrl":          str,
+		"mediaKind":         str,
+		"pollQuestion":      str,
+		"pollOptions":       arrayOf(str),
+		"pollAllowMultiple": boolean,
+		"status":            str,
+		"sendAt":            dateTime,
+		"createdAt":         dateTime,
+		"confirmedAt":       dateTime,
+		"receivedAt":        dateTime,
+		"readAt":            dateTime,
+		"playedAt":          dateTime,
+		"failedAt":          dateTime,
+		"failureReason":     str,
+		"linkPreview":       anyObject,
+		"campaignId":        str,
+	}),
+	"SendMessage": obj(nil, map[string]any{
+		"type":              typ("string", "enum", []string{"text", "media", "poll"}, "description", "Inferred from the other fields when omitted."),
+		"text":              typ("string", "description", "The text, or the caption of a media message."),
+		"mediaUrl":          typ("string", "description", "An https URL or a data URL of the attachment."),
+		"pollQuestion":      str,
+		"pollOptions":       arrayOf(str),
+		"pollAllowMultiple": boolean,
+		"sendAt":            typ("string", "format", "date-time", "description", "When to send a scheduled message."),
+		"replyTo":           typ("string", "description", "The key of the message answered."),
+		"linkPreview":       boolean,
+	}),
+	"Webhook": obj([]string{"id", "url", "events", "description", "status", "createdAt"}, map[string]any{
+		"id": str, "url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str,
+		"status": str, "createdAt": dateTime,
+		"secret": typ("string", "description", "The signing secret; only in the answer to a create."),
+	}),
+	"WebhookInput": obj(nil, map[string]any{
+		"url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str, "status": str,
+	}),
+	"Delivery": obj([]string{"id", "webhookId", "eventId", "type", "status", "attempts", "createdAt", "attemptLog"}, map[string]any{
+		"id": str, "webhookId": str, "eventId": str, "type": str, "status": str, "attempts": integer,
+		"nextAttemptAt": dateTime, "lastAttemptAt": dateTime, "lastError": str, "createdAt": dateTime,
+		"attemptLog": arrayOf(obj([]string{"number", "at"}, map[string]any{
+			"number": integer, "at": dateTime, "statusCode": integer, "error": str,
+		})),
+	}),
+	"Engine": obj([]string{"id", "type", "connected", "state", "stream", "hasSynced", "kind", "name", "connectedAt", "disconnectedAt", "createdAt", "updatedAt"}, map[string]any{
+		"id": str, "type": str, "connected": boolean, "state": str,
+		"stream": nullable("string"), "hasSynced": nullable("boolean"),
+		"kind":            typ("string", "enum", []string{"sandbox", "gateway", "remote"}),
+		"name":            str,
+		"tokenPrefix":     str,
+		"restriction":     str,
+		"restrictedUntil": dateTime,
+		"connectedAt":     nullable("string", "format", "date-time"),
+		"disconnectedAt":  nullable("string", "format", "date-time"),
+		"createdAt":       dateTime,
+		"updatedAt":       dateTime,
+		"token":           typ("string", "description", "A remote engine's token; only in the answer to a create."),
+	}),
+	"Chat": obj([]string{"chatId", "chatType", "pinned", "archived", "unreadCount", "markedUnread"}, map[string]any{
+		"chatId": str, "name": str, "chatType": str, "pinned": boolean, "archived": boolean,
+		"lastMessageAt": dateTime, "unreadCount": integer, "markedUnread": boolean,
+		"lastMessageText": str, "lastMessageFromMe": boolean, "messages": arrayOf(anyObject),
+	}),
+	"Deleted": obj([]string{"id"}, map[string]any{"id": str, "deleted": boolean}),
+}
+
+// idParam names the path parameters the document uses for the router's; chi
+// routes sibling templates with different names (/messages/{chatId} beside
+// /messages/{id}), which OpenAPI forbids, so the document names them alike.
+var pathParamDesc = map[string]string{
+	"id":           "The id of the resource.",
+	"chatId":       "A chat: an E.164 phone number (+15551234567) or a chat id (<digits>@c.us, @g.us or @newsletter).",
+	"waMessageKey": "The serialized network key of a message.",
+	"deliveryId":   "The id of a delivery.",
+	"itemId":       "The id of a board item.",
+	"contactId":    "The id of an audience contact.",
+}
+
+const (
+	tagAccount    = "Account"
+	tagMessages   = "Messages"
+	tagScheduled  = "Scheduled messages"
+	tagChats      = "Chats"
+	tagContacts   = "Contacts"
+	tagGroups     = "Groups"
+	tagNewsletter = "Newsletters"
+	tagWebhooks   = "Webhooks"
+	tagBoards     = "Boards"
+	tagAudiences  = "Audiences"
+	tagCampaigns  = "Campaigns"
+	tagMusic      = "Music"
+	tagEngines    = "Engines"
+	tagSandbox    = "Sandbox"
+)
+
+// Error statuses: engine-backed operations can find no engine (503) or time out (504).
+var (
+	eng    = []int{404, 409, 503, 504}
+	notFnd = []int{404}
+)
+
+// apiOperations is every /v1 operation of the router, in its order.
+var apiOperations = []apiOp{
+	{method: "GET", path: "/v1/ping", id: "ping", tag: tagAccount, summary: "Check the API key and list the workspace's WhatsApp connections", data: ref("Ping")},
+	{method: "GET", path: "/v1/account", id: "getAccount", tag: tagAccount, summary: "The workspace the API key belongs to", scope: "account:read", data: ref("Account")},
+
+	{method: "GET", path: "/v1/scheduled-messages", id: "listScheduledMessages", tag: tagScheduled, summary: "List queued and scheduled messages", scope: "messages:read",
+		query: page(q("status", "Only messages in this status.", str), q("order", "Sort order.", str)), data: ref("Message"), list: true},
+	{method: "POST", path: "/v1/scheduled-messages/{chatId}", id: "scheduleMessage", tag: tagScheduled, summary: "Queue a message to a chat, now or at sendAt", scope: "messages:write",
+		body: ref("SendMessage"), status: 201, data: ref("Message"), errs: []int{409}},
+	{method: "GET", path: "/v1/scheduled-messages/{id}", id: "getScheduledMessage", tag: tagScheduled, summary: "One queued or scheduled message", scope: "messages:read", data: ref("Message"), errs: notFnd},
+	{method: "PATCH", path: "/v1/scheduled-messages/{id}", id: "updateScheduledMessage", tag: tagScheduled, summary: "Change a message that has not been sent yet", scope: "messages:write",
+		body: ref("SendMessage"), data: ref("Message"), errs: []int{404, 409}},
+	{method: "DELETE", path: "/v1/scheduled-messages/{id}", id: "cancelScheduledMessage", tag: tagScheduled, summary: "Cancel a message that has not been sent yet", scope: "messages:write",
+		data: anyObject, errs: []int{404, 409}},
+
+	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
+		body: ref("SendMessage"), status: 201, data: ref("Message"), errs: eng},
+	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
+		query: page(q("chatId", "Only messages of this chat.", str), q("queryAny", "Words any of which a message holds.", str), q("fromMe", "Only sent (true) or received (false) messages.", boolean)), data: anyObject, list: true},
+	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read",
+		data: obj([]string{"ack"}, map[string]any{"ack": integer}), errs: eng},
+	{method: "POST", path: "/v1/messages/acks", id: "getMessageAcks", tag: tagMessages, summary: "The acknowledgement levels of several messages", scope: "chats:read",
+		body: obj([]string{"waMessageKeys"}, map[string]any{"waMessageKeys": arrayOf(str)}), data: anyObject, list: true, errs: eng},
+	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
+		body: obj(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10)}), bodyOptional: true, data: anyObject, errs: eng},
+	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
+		query: []apiParam{q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, data: anyObject, errs: eng},
+	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write",
+		body: obj([]string{"reaction"}, map[string]any{"reaction": str}), data: okData, errs: eng},
+	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", scope: "chats:write",
+		body: obj(nil, map[string]any{"duration": integer}), bodyOptional: true, data: okData, errs: eng},
+	{method: "POST", path: "/v1/messages/unpin/{waMessageKey}", id: "unpinMessage", tag: tagMessages, summary: "Unpin a message", scope: "chats:write", data: okData, errs: eng},
+	{method: "GET", path: "/v1/messages/pinned/{chatId}", id: "listPinnedMessages", tag: tagMessages, summary: "The pinned messages of a chat", scope: "chats:read",
+		query: pageParams, data: anyObject, list: true, errs: notFnd},
+
+	{method: "GET", path: "/v1/latest-chats", id: "latestChats", tag: tagChats, summary: "The most recent chats with their latest messages", scope: "chats:read",
+		query: []apiParam{
+			q("numberOfChats", "How many chats.", typ("integer", "minimum", 1, "maximum", 200)),
+			q("numberOfMessages", "How many messages per chat.", typ("integer", "minimum", 0, "maximum", 100)),
+		}, data: obj([]string{"chats"}, map[string]any{"totalChats": integer, "chats": arrayOf(ref("Chat"))})},
+	{method: "GET", path: "/v1/chats", id: "listChats", tag: tagChats, summary: "List chats", scope: "chats:read",
+		query: page(q("chatType", "Only chats of this type.", str), q("archived", "Only archived (true) or unarchived (false) chats.", boolean), q("searchToken", "Text a chat's name holds.", str)),
+		data:  ref("Chat"), list: true},
+	{method: "GET", path: "/v1/chats/{id}", id: "getChat", tag: tagChats, summary: "One chat", scope: "chats:read", data: ref("Chat"), errs: notFnd},
+	{method: "GET", path: "/v1/chats/{chatId}/participants", id: "listParticipants", tag: tagChats, summary: "The participants of a group chat", scope: "chats:read",
+		query: []apiParam{pageParams[1], q("limit", "How many participants to return.", typ("integer", "minimum", 1, "maximum", 500)), q("searchToken", "Text a participant's name or number holds.", str)},
+		data:  anyObject, list: true, errs: eng},
+	{method: "POST", path: "/v1/chats/{chatId}/mark_read", id: "markChatRead", tag: tagChats, summary: "Mark a chat read", scope: "chats:write", data: okData, errs: eng},
+	{method: "POST", path: "/v1/chats/{chatId}/archive", id: "archiveChat", tag: tagChats, summary: "Archive a chat", scope: "chats:write", data: okData, errs: eng},
+	{method: "POST", path: "/v1/chats/{chatId}/unarchive", id: "unarchiveChat", tag: tagChats, summary: "Move a chat out of the archive", scope: "chats:write", data: okData, errs: eng},
+
+	{method: "GET", path: "/v1/contacts", id: "listContacts", tag: tagContacts, summary: "List contacts", scope: "contacts:read",
+		query: page(q("searchToken", "Text a contact's name or number holds.", str)), data: anyObject, list: true},
+	{method: "GET", path: "/v1/contacts/{id}/common_groups", id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", scope: "groups:read",
+		query: pageParams, data: anyObject, list: true, errs: eng},
+
+	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str)), data: anyObject, list: true},
+	{method: "POST", path: "/v1/groups", id: "createGroup", tag: tagGroups, summary: "Create a group", scope: "groups:write",
+		body: obj([]string{"name"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: anyObject, errs: eng},
+	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", data: anyObject, errs: eng},
+	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: anyObject, data: anyObject, errs: eng},
+	{method: "POST", path: "/v1/groups/{id}/members", id: "addGroupMembers", tag: tagGroups, summary: "Add members to a group", scope: "groups:write",
+		body: obj([]string{"participants"}, map[string]any{"participants": arrayOf(str)}), data: anyObject, errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/me", id: "leaveGroup", tag: tagGroups, summary: "Leave a group", scope: "groups:write", status: 204, errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: anyObject, errs: eng},
+	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: anyObject, errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: anyObject, errs: eng},
+	{method: "PUT", path: "/v1/groups/{id}/picture", id: "setGroupPicture", tag: tagGroups, summary: "Set a group's picture (JSON with a URL, or the image itself)", scope: "groups:write",
+		body: obj(nil, map[string]any{"url": str}), data: anyObject, errs: eng},
+
+	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: pageParams, data: anyObject, list: true},
+	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
+		body: obj([]string{"name"}, map[string]any{"name": str, "description": str}), status: 201, data: anyObject, errs: eng},
+	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: anyObject, errs: notFnd},
+
+	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", data: anyObject, errs: notFnd},
+
+	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: ref("WebhookInput"), status: 201, data: ref("Webhook")},
+	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},
+	{method: "GET", path: "/v1/webhooks/{id}", id: "getWebhook", tag: tagWebhooks, summary: "One webhook", scope: "webhooks:read", data: ref("Webhook"), errs: notFnd},
+	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: ref("WebhookInput"), data: ref("Webhook"), errs: notFnd},
+	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: anyObject, errs: notFnd},
+	{method: "GET", path: "/v1/webhooks/{id}/deliveries", id: "listWebhookDeliveries", tag: tagWebhooks, summary: "The deliveries of a webhook with their attempts", scope: "webhooks:read", query: pageParams, data: ref("Delivery"), list: true, errs: notFnd},
+	{method: "POST", path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tagWebhooks, summary: "Deliver an event again", scope: "webhooks:write", status: 201, data: ref("Delivery"), errs: notFnd},
+
+	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: pageParams, data: anyObject, list: true},
+	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: anyObject, data: anyObject},
+	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: anyObject, errs: notFnd},
+	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: pageParams, data: anyObject, list: true, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: anyObject, status: 201, data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: anyObject, data: anyObject, errs: []int{404, 409}},
+
+	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: anyObject, list: true},
+	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: anyObject, data: anyObject},
+	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "DELETE", path: "/v1/audiences/{id}", id: "deleteAudience", tag: tagAudiences, summary: "Delete an audience", scope: "audiences:write", data: ref("Deleted"), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/audiences/{id}/contacts", id: "addAudienceContacts", tag: tagAudiences, summary: "Append contacts to an audience", scope: "audiences:write", body: anyObject,
+		data: obj([]string{"added", "skipped", "contactCount"}, map[string]any{"added": integer, "skipped": integer, "contactCount": integer}), errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "DELETE", path: "/v1/audiences/{id}/contacts/{contactId}", id: "removeAudienceContact", tag: tagAudiences, summary: "Remove a contact from an audience", scope: "audiences:write", data: obj([]string{"id"}, map[string]any{"id": str}), errs: notFnd},
+
+	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: anyObject, list: true},
+	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: anyObject, data: anyObject, errs: []int{404, 409}},
+	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
+
+	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: anyObject, data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: anyObject, data: anyObject, errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: anyObject, errs: []int{503, 501}},
+
+	{method: "GET", path: "/v1/engines", id: "listEngines", tag: tagEngines, summary: "List the workspace's engines", scope: "engines:read", query: pageParams, data: ref("Engine"), list: true},
+	{method: "POST", path: "/v1/engines", id: "createEngine", tag: tagEngines, summary: "Create an engine (a remote engine's token is shown once)", scope: "engines:write",
+		body: obj([]string{"kind"}, map[string]any{"kind": typ("string", "enum", []string{"gateway", "remote"}), "name": typ("string", "maxLength", 100)}), status: 201, data: ref("Engine"), errs: []int{409}},
+	{method: "GET", path: "/v1/engines/{id}", id: "getEngine", tag: tagEngines, summary: "One engine", scope: "engines:read", data: ref("Engine"), errs: notFnd},
+	{method: "DELETE", path: "/v1/engines/{id}", id: "deleteEngine", tag: tagEngines, summary: "Delete an engine", scope: "engines:write", data: ref("Deleted"), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/engines/{id}/logout", id: "logoutEngine", tag: tagEngines, summary: "Log a gateway engine out of WhatsApp", scope: "engines:write", data: ref("Engine"), errs: eng},
+	{method: "GET", path: "/v1/engines/{id}/qr", id: "getEngineQR", tag: tagEngines, summary: "The pairing QR code of a gateway engine (text, or PNG with format=png)", scope: "engines:write",
+		query: []apiParam{q("format", "png for an image; the QR text otherwise.", typ("string", "enum", []string{"text", "png"}))}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
+	{method: "POST", path: "/v1/engines/{id}/pairing-code", id: "getEnginePairingCode", tag: tagEngines, summary: "Pair a gateway engine by phone number instead of QR", scope: "engines:write",
+		body: obj([]string{"phoneNumber"}, map[string]any{"phoneNumber": str}), data: obj([]string{"code"}, map[string]any{"code": str}), errs: eng},
+
+	{method: "POST", path: "/v1/sandbox/group-changes", id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", scope: "admin", body: anyObject, status: 202,
+		data: obj([]string{"accepted"}, map[string]any{"accepted": boolean})},
+}
+
+var pathParamRE = regexp.MustCompile(`\{([^}]+)\}`)
+
+// docPath is the document's template for a routed path: /v1/messages/{chatId}
+// and /v1/scheduled-messages/{chatId} share their template with a GET by id, so
+// their parameter is named id there too.
+func docPath(p string) string {
+	switch p {
+	case "/v1/messages/{chatId}", "/v1/scheduled-messages/{chatId}":
+		return strings.Replace(p, "{chatId}", "{id}", 1)
+	}
+	return p
+}
+
+var errorDesc = map[int]string{
+	400: "The request is malformed: a bad parameter, query value or JSON body.",
+	401: "The API key is missing, malformed or revoked.",
+	403: "The API key lacks the scope of the operation.",
+	404: "The resource does not exist in the workspace.",
+	409: "The resource is in a state that forbids the operation.",
+	413: "The request body is too large.",
+	415: "The request body is not JSON.",
+	422: "The request body is well formed but breaks a rule.",
+	429: "Too many requests for the API key.",
+	500: "An unexpected failure.",
+	501: "The feature is not configured on this server.",
+	503: "No engine or dependency can serve the request now; retry later.",
+	504: "The engine did not answer in time.",
+}
+
+func buildOpenAPI() map[string]any {
+	paths := map[string]any{}
+	tags := map[string]bool{}
+	for _, o := range apiOperations {
+		path := docPath(o.path)
+		item, _ := paths[path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[path] = item
+		}
+		tags[o.tag] = true
+		op := map[string]any{"operationId": o.id, "summary": o.summary, "tags": []string{o.tag}}
+		var params []any
+		for _, m := range pathParamRE.FindAllStringSubmatch(path, -1) {
+			desc := pathParamDesc[m[1]]
+			if path != o.path && m[1] == "id" {
+				desc = pathParamDesc["chatId"]
+			}
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc, "schema": str})
+		}
+		for _, p := range o.query {
+			params = append(params, map[string]any{"name": p.name, "in": "query", "required": p.required, "description": p.desc, "schema": p.schema})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		errs := map[int]bool{401: true, 429: true, 500: true}
+		if o.scope != "" {
+			errs[403] = true
+			op["security"] = []any{map[string]any{"bearerAuth": []string{o.scope}}}
+			op["description"] = "Needs the " + o.scope + " scope."
+		} else {
+			op["description"] = "Needs any valid API key."
+		}
+		if params != nil {
+			errs[400] = true
+		}
+		if o.body != nil {
+			errs[400], errs[413], errs[415], errs[422] = true, true, true, true
+			op["requestBody"] = map[string]any{"required": !o.bodyOptional,
+				"content": map[string]any{"application/json": map[string]any{"schema": o.body}}}
+		}
+		for _, s := range o.errs {
+			errs[s] = true
+		}
+		resp := map[string]any{}
+		status := o.status
+		if status == 0 {
+			status = 200
+		}
+		if o.data == nil {
+			resp[itoa(status)] = map[string]any{"description": "Done; no body."}
+		} else {
+			env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})
+			desc := "The resource."
+			if o.list {
+				env = obj([]string{"success", "data", "limit", "skip", "total"}, map[string]any{
+					"success": typ("boolean", "const", true), "data": arrayOf(o.data),
+					"limit": integer, "skip": integer, "total": integer,
+				})
+				desc = "A page of records and the total matching."
+			}
+			resp[itoa(status)] = map[string]any{"description": desc,
+				"content": map[string]any{"application/json": map[string]any{"schema": env}}}
+		}
+		if o.id == "createBoardItem" || o.id == "scheduleMessage" {
+			resp["200"] = resp[itoa(status)] // an idempotent repeat answers 200
+		}
+		codes := make([]int, 0, len(errs))
+		for s := range errs {
+			codes = append(codes, s)
+		}
+		sort.Ints(codes)
+		for _, s := range codes {
+			resp[itoa(s)] = map[string]any{"$ref": "#/components/responses/E" + itoa(s)}
+		}
+		op["responses"] = resp
+		item[strings.ToLower(o.method)] = op
+	}
+	responses := map[string]any{}
+	for s, d := range errorDesc {
+		responses["E"+itoa(s)] = map[string]any{"description": d,
+			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+	}
+	tagList := make([]string, 0, len(tags))
+	for t := range tags {
+		tagList = append(tagList, t)
+	}
+	sort.Strings(tagList)
+	var tagObjs []any
+	for _, t := range tagList {
+		tagObjs = append(tagObjs, map[string]any{"name": t})
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "Switchboard API",
+			"version":     "1",
+			"description": "The REST API of Switchboard. Every answer is JSON: {success:true,data} on success, {success:false,error} on failure. Authenticate with an API key as a bearer token; the scope an operation needs is named on it.",
+		},
+		"servers":  []any{map[string]any{"url": "/"}},
+		"tags":     tagObjs,
+		"security": []any{map[string]any{"bearerAuth": []string{}}},
+		"paths":    paths,
+		"components": map[string]any{
+			"schemas":   apiSchemas,
+			"responses": responses,
+			"securitySchemes": map[string]any{"bearerAuth": map[string]any{
+				"type": "http", "scheme": "bearer", "description": "An API key (Authorization: Bearer <key>).",
+			}},
+		},
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+var openAPIDoc = sync.OnceValue(func() []byte {
+	b, err := json.Marshal(buildOpenAPI())
+	if err != nil {
+		panic(err)
+	}
+	return b
+})
+
+// serveOpenAPI serves the document at GET /v1/openapi.json.
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = w.Write(openAPIDoc())
+}
