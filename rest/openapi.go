@@ -3,10 +3,12 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The API reference: an OpenAPI 3.1 document of every /v1 operation, built here
@@ -137,24 +139,10 @@ var apiSchemas = map[string]any{
 		"linkPreview":       anyObject,
 		"campaignId":        str,
 	}),
-	"SendMessage": obj(nil, map[string]any{
-		"type":              typ("string", "enum", []string{"text", "media", "poll"}, "description", "Inferred from the other fields when omitted."),
-		"text":              typ("string", "description", "The text, or the caption of a media message."),
-		"mediaUrl":          typ("string", "description", "An https URL or a data URL of the attachment."),
-		"pollQuestion":      str,
-		"pollOptions":       arrayOf(str),
-		"pollAllowMultiple": boolean,
-		"sendAt":            typ("string", "format", "date-time", "description", "When to send a scheduled message."),
-		"replyTo":           typ("string", "description", "The key of the message answered."),
-		"linkPreview":       boolean,
-	}),
 	"Webhook": obj([]string{"id", "url", "events", "description", "status", "createdAt"}, map[string]any{
 		"id": str, "url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str,
 		"status": str, "createdAt": dateTime,
 		"secret": typ("string", "description", "The signing secret; only in the answer to a create."),
-	}),
-	"WebhookInput": obj(nil, map[string]any{
-		"url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str, "status": str,
 	}),
 	"Delivery": obj([]string{"id", "webhookId", "eventId", "type", "status", "attempts", "createdAt", "attemptLog"}, map[string]any{
 		"id": str, "webhookId": str, "eventId": str, "type": str, "status": str, "attempts": integer,
@@ -228,29 +216,29 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/scheduled-messages", id: "listScheduledMessages", tag: tagScheduled, summary: "List queued and scheduled messages", scope: "messages:read",
 		query: page(q("status", "Only messages in this status.", str), q("order", "Sort order.", str)), data: ref("Message"), list: true},
 	{method: "POST", path: "/v1/scheduled-messages/{chatId}", id: "scheduleMessage", tag: tagScheduled, summary: "Queue a message to a chat, now or at sendAt", scope: "messages:write",
-		body: ref("SendMessage"), status: 201, data: ref("Message"), errs: []int{409}},
+		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: []int{409}},
 	{method: "GET", path: "/v1/scheduled-messages/{id}", id: "getScheduledMessage", tag: tagScheduled, summary: "One queued or scheduled message", scope: "messages:read", data: ref("Message"), errs: notFnd},
 	{method: "PATCH", path: "/v1/scheduled-messages/{id}", id: "updateScheduledMessage", tag: tagScheduled, summary: "Change a message that has not been sent yet", scope: "messages:write",
-		body: ref("SendMessage"), data: ref("Message"), errs: []int{404, 409}},
+		body: bodyOf(messageBody{}), data: ref("Message"), errs: []int{404, 409}},
 	{method: "DELETE", path: "/v1/scheduled-messages/{id}", id: "cancelScheduledMessage", tag: tagScheduled, summary: "Cancel a message that has not been sent yet", scope: "messages:write",
 		data: anyObject, errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
-		body: ref("SendMessage"), status: 201, data: ref("Message"), errs: eng},
+		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
 		query: page(q("chatId", "Only messages of this chat.", str), q("queryAny", "Words any of which a message holds.", str), q("fromMe", "Only sent (true) or received (false) messages.", boolean)), data: anyObject, list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read",
 		data: obj([]string{"ack"}, map[string]any{"ack": integer}), errs: eng},
 	{method: "POST", path: "/v1/messages/acks", id: "getMessageAcks", tag: tagMessages, summary: "The acknowledgement levels of several messages", scope: "chats:read",
-		body: obj([]string{"waMessageKeys"}, map[string]any{"waMessageKeys": arrayOf(str)}), data: anyObject, list: true, errs: eng},
+		body: closed([]string{"messageKeys"}, map[string]any{"messageKeys": arrayOf(str), "chatId": str}), data: anyObject, list: true, errs: eng},
 	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
-		body: obj(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10)}), bodyOptional: true, data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: anyObject, errs: eng},
 	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
 		query: []apiParam{q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, data: anyObject, errs: eng},
 	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write",
-		body: obj([]string{"reaction"}, map[string]any{"reaction": str}), data: okData, errs: eng},
+		body: closed([]string{"emoji"}, map[string]any{"emoji": typ("string", "description", "The emoji; empty removes the reaction.")}), data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", scope: "chats:write",
-		body: obj(nil, map[string]any{"duration": integer}), bodyOptional: true, data: okData, errs: eng},
+		body: closed(nil, map[string]any{"duration": typ("integer", "description", "How long to pin, in seconds.")}), bodyOptional: true, data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/unpin/{waMessageKey}", id: "unpinMessage", tag: tagMessages, summary: "Unpin a message", scope: "chats:write", data: okData, errs: eng},
 	{method: "GET", path: "/v1/messages/pinned/{chatId}", id: "listPinnedMessages", tag: tagMessages, summary: "The pinned messages of a chat", scope: "chats:read",
 		query: pageParams, data: anyObject, list: true, errs: notFnd},
@@ -278,77 +266,77 @@ var apiOperations = []apiOp{
 
 	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str)), data: anyObject, list: true},
 	{method: "POST", path: "/v1/groups", id: "createGroup", tag: tagGroups, summary: "Create a group", scope: "groups:write",
-		body: obj([]string{"name"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: anyObject, errs: eng},
+		body: closed([]string{"name", "participants"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: anyObject, errs: eng},
 	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", data: anyObject, errs: eng},
-	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: anyObject, data: anyObject, errs: eng},
+	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: closed(nil, map[string]any{"name": str, "settings": closed(nil, map[string]any{"announce": boolean, "restrict": boolean, "editInfoAdminsOnly": boolean, "description": str})}), data: anyObject, errs: eng},
 	{method: "POST", path: "/v1/groups/{id}/members", id: "addGroupMembers", tag: tagGroups, summary: "Add members to a group", scope: "groups:write",
-		body: obj([]string{"participants"}, map[string]any{"participants": arrayOf(str)}), data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"chatId": typ("string", "description", "One member to add."), "participants": typ("array", "items", str, "description", "Several members to add.")}), data: anyObject, errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/me", id: "leaveGroup", tag: tagGroups, summary: "Leave a group", scope: "groups:write", status: 204, errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: anyObject, errs: eng},
 	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: anyObject, errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: anyObject, errs: eng},
 	{method: "PUT", path: "/v1/groups/{id}/picture", id: "setGroupPicture", tag: tagGroups, summary: "Set a group's picture (JSON with a URL, or the image itself)", scope: "groups:write",
-		body: obj(nil, map[string]any{"url": str}), data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: anyObject, errs: eng},
 
 	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: pageParams, data: anyObject, list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
-		body: obj([]string{"name"}, map[string]any{"name": str, "description": str}), status: 201, data: anyObject, errs: eng},
+		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: anyObject, errs: eng},
 	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: anyObject, errs: notFnd},
 
 	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", data: anyObject, errs: notFnd},
 
-	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: ref("WebhookInput"), status: 201, data: ref("Webhook")},
+	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: bodyOf(webhookBody{}), status: 201, data: ref("Webhook")},
 	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},
 	{method: "GET", path: "/v1/webhooks/{id}", id: "getWebhook", tag: tagWebhooks, summary: "One webhook", scope: "webhooks:read", data: ref("Webhook"), errs: notFnd},
-	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: ref("WebhookInput"), data: ref("Webhook"), errs: notFnd},
+	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: bodyOf(webhookBody{}), data: ref("Webhook"), errs: notFnd},
 	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: anyObject, errs: notFnd},
 	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: anyObject, errs: notFnd},
 	{method: "GET", path: "/v1/webhooks/{id}/deliveries", id: "listWebhookDeliveries", tag: tagWebhooks, summary: "The deliveries of a webhook with their attempts", scope: "webhooks:read", query: pageParams, data: ref("Delivery"), list: true, errs: notFnd},
 	{method: "POST", path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tagWebhooks, summary: "Deliver an event again", scope: "webhooks:write", status: 201, data: ref("Delivery"), errs: notFnd},
 
 	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: pageParams, data: anyObject, list: true},
-	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: anyObject, data: anyObject},
+	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: bodyOf(boardBody{}), data: anyObject},
 	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: anyObject, errs: notFnd},
 	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: pageParams, data: anyObject, list: true, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: anyObject, status: 201, data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: anyObject, data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: anyObject, data: anyObject, errs: notFnd},
-	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: anyObject, data: anyObject, errs: []int{404, 409}},
+	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: anyObject, errs: []int{404, 409}},
 
 	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: anyObject, list: true},
-	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: anyObject, data: anyObject},
+	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: bodyOf(audienceBody{}), data: anyObject},
 	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: anyObject, errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: closed(nil, map[string]any{"name": str}), data: anyObject, errs: notFnd},
 	{method: "DELETE", path: "/v1/audiences/{id}", id: "deleteAudience", tag: tagAudiences, summary: "Delete an audience", scope: "audiences:write", data: ref("Deleted"), errs: []int{404, 409}},
-	{method: "POST", path: "/v1/audiences/{id}/contacts", id: "addAudienceContacts", tag: tagAudiences, summary: "Append contacts to an audience", scope: "audiences:write", body: anyObject,
+	{method: "POST", path: "/v1/audiences/{id}/contacts", id: "addAudienceContacts", tag: tagAudiences, summary: "Append contacts to an audience", scope: "audiences:write", body: closed([]string{"contacts"}, map[string]any{"contacts": arrayOf(bodyOf(contactBody{}))}),
 		data: obj([]string{"added", "skipped", "contactCount"}, map[string]any{"added": integer, "skipped": integer, "contactCount": integer}), errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: anyObject, data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: bodyOf(contactBody{}), data: anyObject, errs: notFnd},
 	{method: "DELETE", path: "/v1/audiences/{id}/contacts/{contactId}", id: "removeAudienceContact", tag: tagAudiences, summary: "Remove a contact from an audience", scope: "audiences:write", data: obj([]string{"id"}, map[string]any{"id": str}), errs: notFnd},
 
 	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: anyObject, list: true},
-	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: anyObject, data: anyObject, errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: anyObject, errs: []int{404, 409}},
 	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: anyObject, errs: notFnd},
 	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
 
-	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: anyObject, data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
+	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: anyObject, data: anyObject, errs: []int{503, 501}},
+	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), data: anyObject, errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: anyObject, errs: []int{503, 501}},
 
 	{method: "GET", path: "/v1/engines", id: "listEngines", tag: tagEngines, summary: "List the workspace's engines", scope: "engines:read", query: pageParams, data: ref("Engine"), list: true},
 	{method: "POST", path: "/v1/engines", id: "createEngine", tag: tagEngines, summary: "Create an engine (a remote engine's token is shown once)", scope: "engines:write",
-		body: obj([]string{"kind"}, map[string]any{"kind": typ("string", "enum", []string{"gateway", "remote"}), "name": typ("string", "maxLength", 100)}), status: 201, data: ref("Engine"), errs: []int{409}},
+		body: closed([]string{"kind"}, map[string]any{"kind": typ("string", "enum", []string{"gateway", "remote"}), "name": typ("string", "maxLength", 100)}), status: 201, data: ref("Engine"), errs: []int{409}},
 	{method: "GET", path: "/v1/engines/{id}", id: "getEngine", tag: tagEngines, summary: "One engine", scope: "engines:read", data: ref("Engine"), errs: notFnd},
 	{method: "DELETE", path: "/v1/engines/{id}", id: "deleteEngine", tag: tagEngines, summary: "Delete an engine", scope: "engines:write", data: ref("Deleted"), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/engines/{id}/logout", id: "logoutEngine", tag: tagEngines, summary: "Log a gateway engine out of WhatsApp", scope: "engines:write", data: ref("Engine"), errs: eng},
 	{method: "GET", path: "/v1/engines/{id}/qr", id: "getEngineQR", tag: tagEngines, summary: "The pairing QR code of a gateway engine (text, or PNG with format=png)", scope: "engines:write",
 		query: []apiParam{q("format", "png for an image; the QR text otherwise.", typ("string", "enum", []string{"text", "png"}))}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
 	{method: "POST", path: "/v1/engines/{id}/pairing-code", id: "getEnginePairingCode", tag: tagEngines, summary: "Pair a gateway engine by phone number instead of QR", scope: "engines:write",
-		body: obj([]string{"phoneNumber"}, map[string]any{"phoneNumber": str}), data: obj([]string{"code"}, map[string]any{"code": str}), errs: eng},
+		body: closed([]string{"phone"}, map[string]any{"phone": typ("string", "description", "The phone number of the WhatsApp account, in E.164 form.")}), data: obj([]string{"code"}, map[string]any{"code": str}), errs: eng},
 
-	{method: "POST", path: "/v1/sandbox/group-changes", id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", scope: "admin", body: anyObject, status: 202,
+	{method: "POST", path: "/v1/sandbox/group-changes", id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", scope: "admin", body: bodyOf(groupChangeBody{}), status: 202,
 		data: obj([]string{"accepted"}, map[string]any{"accepted": boolean})},
 }
 
@@ -509,4 +497,63 @@ var openAPIDoc = sync.OnceValue(func() []byte {
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_, _ = w.Write(openAPIDoc())
+}
+
+// bodyOf describes the JSON object that decodeJSON reads into a value of v's type:
+// its json-tagged fields and no others (unknown fields are refused). A field whose
+// type decodes itself is left open.
+func bodyOf(v any) map[string]any { return schemaOfType(reflect.TypeOf(v)) }
+
+var (
+	timeType        = reflect.TypeOf(time.Time{})
+	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+)
+
+func schemaOfType(t reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return typ("string", "format", "date-time")
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		return map[string]any{}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return typ("string")
+	case reflect.Bool:
+		return typ("boolean")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return typ("integer")
+	case reflect.Float32, reflect.Float64:
+		return typ("number")
+	case reflect.Slice, reflect.Array:
+		return arrayOf(schemaOfType(t.Elem()))
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": schemaOfType(t.Elem())}
+	case reflect.Struct:
+		props := map[string]any{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			props[name] = schemaOfType(f.Type)
+		}
+		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	}
+	return map[string]any{}
+}
+
+// closed is obj refusing properties it does not name, as decodeJSON does.
+func closed(required []string, props map[string]any) map[string]any {
+	s := obj(required, props)
+	s["additionalProperties"] = false
+	return s
 }
