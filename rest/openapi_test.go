@@ -1,7 +1,9 @@
 package rest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -195,6 +197,11 @@ func TestOpenAPIResponses(t *testing.T) {
 					ids[c.save], _ = l[0]["id"].(string)
 				}
 			}
+			if resp.Status < 300 { // the request, too, is one the document allows
+				if err := validateRequest(router, e.Server.URL, c.method, path, c.body); err != nil {
+					t.Errorf("request %s %s: %v", c.method, path, err)
+				}
+			}
 			if err := validateResponse(router, e.Server.URL, c.method, path, resp); err != nil {
 				t.Errorf("%s %s: %v\n%s", c.method, path, err, resp.Raw)
 			}
@@ -213,6 +220,29 @@ func TestOpenAPIResponses(t *testing.T) {
 	if err := validateResponse(router, e.Server.URL, "GET", "/v1/ping", resp); err == nil {
 		t.Error("a malformed ping validated")
 	}
+}
+
+func validateRequest(router routers.Router, base, method, path string, body any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req := httptest.NewRequest(method, base+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	route, params, err := router.FindRoute(req)
+	if err != nil {
+		return err
+	}
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
 }
 
 func validateResponse(router routers.Router, base, method, path string, resp *apptest.Response) error {
