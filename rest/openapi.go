@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/view"
 )
 
 // The API reference: an OpenAPI 3.1 document of every /v1 operation, built here
@@ -37,6 +40,8 @@ type apiOp struct {
 	// answers an empty body (204).
 	data map[string]any
 	list bool
+	// media marks an answer of raw attachment bytes, of the attachment's type.
+	media bool
 	// errs are the error statuses beyond those every operation can answer.
 	errs []int
 }
@@ -221,27 +226,27 @@ var apiOperations = []apiOp{
 	{method: "PATCH", path: "/v1/scheduled-messages/{id}", id: "updateScheduledMessage", tag: tagScheduled, summary: "Change a message that has not been sent yet", scope: "messages:write",
 		body: bodyOf(messageBody{}), data: ref("Message"), errs: []int{404, 409}},
 	{method: "DELETE", path: "/v1/scheduled-messages/{id}", id: "cancelScheduledMessage", tag: tagScheduled, summary: "Cancel a message that has not been sent yet", scope: "messages:write",
-		data: anyObject, errs: []int{404, 409}},
+		data: dataOf(model.DeletePayload{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
 		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
-		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: anyObject, list: true},
+		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: dataOf(view.ChatMessage{}), list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		data: obj([]string{"ack"}, map[string]any{"ack": integer}), errs: eng},
 	{method: "POST", path: "/v1/messages/acks", id: "getMessageAcks", tag: tagMessages, summary: "The acknowledgement levels of several messages", scope: "chats:read",
-		body: closed([]string{"messageKeys"}, map[string]any{"messageKeys": arrayOf(str), "chatId": str}), data: anyObject, list: true, errs: eng},
+		body: closed([]string{"messageKeys"}, map[string]any{"messageKeys": arrayOf(str), "chatId": str}), data: dataOf(model.MessageAck{}), list: true, errs: eng},
 	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
-		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: dataOf(model.LoadOlderResult{}), errs: eng},
 	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
-		query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str), q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, data: anyObject, errs: eng},
+		query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str), q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, media: true, errs: eng},
 	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		body: closed([]string{"emoji"}, map[string]any{"emoji": typ("string", "description", "The emoji; empty removes the reaction.")}), data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		body: closed(nil, map[string]any{"duration": typ("integer", "description", "How long to pin, in seconds.")}), bodyOptional: true, data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/unpin/{waMessageKey}", id: "unpinMessage", tag: tagMessages, summary: "Unpin a message", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: okData, errs: eng},
 	{method: "GET", path: "/v1/messages/pinned/{chatId}", id: "listPinnedMessages", tag: tagMessages, summary: "The pinned messages of a chat", scope: "chats:read",
-		data: anyObject, list: true, errs: notFnd},
+		data: dataOf(pinnedMessage{}), list: true, errs: notFnd},
 
 	{method: "GET", path: "/v1/latest-chats", id: "latestChats", tag: tagChats, summary: "The most recent chats with their latest messages", scope: "chats:read",
 		query: []apiParam{
@@ -254,76 +259,76 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/chats/{id}", id: "getChat", tag: tagChats, summary: "One chat", scope: "chats:read", data: ref("Chat"), errs: notFnd},
 	{method: "GET", path: "/v1/chats/{chatId}/participants", id: "listParticipants", tag: tagChats, summary: "The participants of a group chat", scope: "chats:read",
 		query: []apiParam{pageParams[1], q("limit", "How many participants to return.", typ("integer", "minimum", 1, "maximum", 500)), q("searchToken", "Text a participant's name or number holds.", str)},
-		data:  anyObject, list: true, errs: eng},
+		data:  dataOf(model.Participant{}), list: true, errs: eng},
 	{method: "POST", path: "/v1/chats/{chatId}/mark_read", id: "markChatRead", tag: tagChats, summary: "Mark a chat read", scope: "chats:write", data: okData, errs: eng},
 	{method: "POST", path: "/v1/chats/{chatId}/archive", id: "archiveChat", tag: tagChats, summary: "Archive a chat", scope: "chats:write", data: okData, errs: eng},
 	{method: "POST", path: "/v1/chats/{chatId}/unarchive", id: "unarchiveChat", tag: tagChats, summary: "Move a chat out of the archive", scope: "chats:write", data: okData, errs: eng},
 
 	{method: "GET", path: "/v1/contacts", id: "listContacts", tag: tagContacts, summary: "List contacts", scope: "contacts:read",
-		query: page(q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: anyObject, list: true},
+		query: page(q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: dataOf(contactRecord{}), list: true},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", scope: "groups:read",
-		query: pageParams, data: anyObject, list: true, errs: eng},
+		query: pageParams, data: dataOf(groupItem{}), list: true, errs: eng},
 
-	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str), q("includeArchive", "Include archived groups.", boolean)), data: anyObject, list: true},
+	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str), q("includeArchive", "Include archived groups.", boolean)), data: dataOf(groupItem{}), list: true},
 	{method: "POST", path: "/v1/groups", id: "createGroup", tag: tagGroups, summary: "Create a group", scope: "groups:write",
-		body: closed([]string{"name", "participants"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: anyObject, errs: eng},
-	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", query: []apiParam{q("include", "Extra parts of the group to include.", str)}, data: anyObject, errs: eng},
-	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: closed(nil, map[string]any{"name": str, "settings": closed(nil, map[string]any{"announce": boolean, "restrict": boolean, "editInfoAdminsOnly": boolean, "description": str})}), data: anyObject, errs: eng},
+		body: closed([]string{"name", "participants"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: dataOf(groupRecord{}), errs: eng},
+	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", query: []apiParam{q("include", "Extra parts of the group to include.", str)}, data: dataOf(groupRecord{}), errs: eng},
+	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: closed(nil, map[string]any{"name": str, "settings": closed(nil, map[string]any{"announce": boolean, "restrict": boolean, "editInfoAdminsOnly": boolean, "description": str})}), data: dataOf(groupRecord{}), errs: eng},
 	{method: "POST", path: "/v1/groups/{id}/members", id: "addGroupMembers", tag: tagGroups, summary: "Add members to a group", scope: "groups:write",
-		body: closed(nil, map[string]any{"chatId": typ("string", "description", "One member to add."), "participants": typ("array", "items", str, "description", "Several members to add.")}), data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"chatId": typ("string", "description", "One member to add."), "participants": typ("array", "items", str, "description", "Several members to add.")}), data: dataOf(groupRecord{}), errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/me", id: "leaveGroup", tag: tagGroups, summary: "Leave a group", scope: "groups:write", status: 204, errs: eng},
-	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: anyObject, errs: eng},
-	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: anyObject, errs: eng},
-	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: anyObject, errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
+	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
 	{method: "PUT", path: "/v1/groups/{id}/picture", id: "setGroupPicture", tag: tagGroups, summary: "Set a group's picture (JSON with a URL, or the image itself)", scope: "groups:write",
-		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: anyObject, errs: eng},
+		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: dataOf(groupRecord{}), errs: eng},
 
-	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: anyObject, list: true},
+	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: dataOf(newsletterRecord{}), list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
-		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: anyObject, errs: eng},
-	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: anyObject, errs: notFnd},
+		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: dataOf(newsletterRecord{}), errs: eng},
+	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: dataOf(newsletterRecord{}), errs: notFnd},
 
-	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: anyObject, errs: notFnd},
+	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: dataOf(view.ChatMessage{}), errs: notFnd},
 
 	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: bodyOf(webhookBody{}), status: 201, data: ref("Webhook")},
 	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},
 	{method: "GET", path: "/v1/webhooks/{id}", id: "getWebhook", tag: tagWebhooks, summary: "One webhook", scope: "webhooks:read", data: ref("Webhook"), errs: notFnd},
 	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: bodyOf(webhookBody{}), data: ref("Webhook"), errs: notFnd},
-	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: anyObject, errs: notFnd},
+	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: dataOf(model.DeletePayload{}), errs: notFnd},
+	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: dataOf(model.RotateSecretPayload{}), errs: notFnd},
 	{method: "GET", path: "/v1/webhooks/{id}/deliveries", id: "listWebhookDeliveries", tag: tagWebhooks, summary: "The deliveries of a webhook with their attempts", scope: "webhooks:read", query: page(q("status", "Only deliveries in this status.", str)), data: ref("Delivery"), list: true, errs: notFnd},
 	{method: "POST", path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tagWebhooks, summary: "Deliver an event again", scope: "webhooks:write", status: 201, data: ref("Delivery"), errs: notFnd},
 
-	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: page(q("domain", "Only boards of this domain.", str), q("agent_id", "Only boards of this agent.", str), q("agent_managed", "Only boards an agent manages (true) or not (false).", boolean), q("order", "Sort order.", str)), data: anyObject, list: true},
-	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: bodyOf(boardBody{}), data: anyObject},
-	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: anyObject, errs: notFnd},
-	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: anyObject, list: true, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: anyObject, errs: notFnd},
+	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: page(q("domain", "Only boards of this domain.", str), q("agent_id", "Only boards of this agent.", str), q("agent_managed", "Only boards an agent manages (true) or not (false).", boolean), q("order", "Sort order.", str)), data: dataOf(boardRecord{}), list: true},
+	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: bodyOf(boardBody{}), data: dataOf(boardRecord{})},
+	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: dataOf(boardRecord{}), errs: notFnd},
+	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: dataOf(itemRecord{}), list: true, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: dataOf(itemRecord{}), errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: dataOf(mergeReport{}), errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: anyObject, errs: notFnd},
-	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: anyObject, errs: []int{404, 409}},
+	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: dataOf(itemRecord{}), errs: []int{404, 409}},
 
-	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: anyObject, list: true},
-	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: bodyOf(audienceBody{}), data: anyObject},
-	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: anyObject, errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: closed(nil, map[string]any{"name": str}), data: anyObject, errs: notFnd},
+	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: dataOf(audienceRecord{}), list: true},
+	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: bodyOf(audienceBody{}), data: dataOf(audienceRecord{})},
+	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: dataOf(audienceRecord{}), errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: closed(nil, map[string]any{"name": str}), data: dataOf(audienceRecord{}), errs: notFnd},
 	{method: "DELETE", path: "/v1/audiences/{id}", id: "deleteAudience", tag: tagAudiences, summary: "Delete an audience", scope: "audiences:write", data: ref("Deleted"), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/audiences/{id}/contacts", id: "addAudienceContacts", tag: tagAudiences, summary: "Append contacts to an audience", scope: "audiences:write", body: closed([]string{"contacts"}, map[string]any{"contacts": arrayOf(bodyOf(contactBody{}))}),
 		data: obj([]string{"added", "skipped", "contactCount"}, map[string]any{"added": integer, "skipped": integer, "contactCount": integer}), errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: bodyOf(contactBody{}), data: anyObject, errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: bodyOf(contactBody{}), data: dataOf(audienceContactRecord{}), errs: notFnd},
 	{method: "DELETE", path: "/v1/audiences/{id}/contacts/{contactId}", id: "removeAudienceContact", tag: tagAudiences, summary: "Remove a contact from an audience", scope: "audiences:write", data: obj([]string{"id"}, map[string]any{"id": str}), errs: notFnd},
 
-	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: anyObject, list: true},
-	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: anyObject, errs: []int{404, 409}},
-	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
-	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
-	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: anyObject, errs: []int{404, 409}},
+	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: dataOf(view.Campaign{}), list: true},
+	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: dataOf(view.Campaign{}), errs: []int{404, 409}},
+	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: dataOf(view.Campaign{}), errs: notFnd},
+	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
-	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: anyObject, errs: notFnd},
-	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), data: anyObject, errs: []int{503, 501}},
-	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: anyObject, errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: dataOf(clipRecord{}), errs: notFnd},
+	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), data: dataOf(model.MusicUploadResult{}), errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: dataOf(accountRecord{}), errs: []int{503, 501}},
 
 	{method: "GET", path: "/v1/engines", id: "listEngines", tag: tagEngines, summary: "List the workspace's engines", scope: "engines:read", query: pageParams, data: ref("Engine"), list: true},
 	{method: "POST", path: "/v1/engines", id: "createEngine", tag: tagEngines, summary: "Create an engine (a remote engine's token is shown once)", scope: "engines:write",
@@ -419,7 +424,10 @@ func buildOpenAPI() map[string]any {
 		if status == 0 {
 			status = 200
 		}
-		if o.data == nil {
+		if o.media {
+			resp[itoa(status)] = map[string]any{"description": "The attachment's bytes, with its Content-Type.",
+				"content": map[string]any{"*/*": map[string]any{"schema": map[string]any{}}}}
+		} else if o.data == nil {
 			resp[itoa(status)] = map[string]any{"description": "Done; no body."}
 		} else {
 			env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})
@@ -502,21 +510,28 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 // bodyOf describes the JSON object that decodeJSON reads into a value of v's type:
 // its json-tagged fields and no others (unknown fields are refused). A field whose
 // type decodes itself is left open.
-func bodyOf(v any) map[string]any { return schemaOfType(reflect.TypeOf(v)) }
+func bodyOf(v any) map[string]any { return schemaOfType(reflect.TypeOf(v), false) }
+
+// dataOf describes the JSON encoding/json makes of a value of v's type: fields
+// without omitempty are required, and those that can be nil (pointers, slices,
+// maps) may be null.
+func dataOf(v any) map[string]any { return schemaOfType(reflect.TypeOf(v), true) }
 
 var (
 	timeType        = reflect.TypeOf(time.Time{})
 	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+	marshalerType   = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 )
 
-func schemaOfType(t reflect.Type) map[string]any {
+func schemaOfType(t reflect.Type, resp bool) map[string]any {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
 	case t == timeType:
 		return typ("string", "format", "date-time")
-	case reflect.PointerTo(t).Implements(unmarshalerType):
+	case !resp && reflect.PointerTo(t).Implements(unmarshalerType),
+		resp && (t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)):
 		return map[string]any{}
 	}
 	switch t.Kind() {
@@ -530,23 +545,57 @@ func schemaOfType(t reflect.Type) map[string]any {
 	case reflect.Float32, reflect.Float64:
 		return typ("number")
 	case reflect.Slice, reflect.Array:
-		return arrayOf(schemaOfType(t.Elem()))
+		if t.Elem().Kind() == reflect.Uint8 {
+			return typ("string", "contentEncoding", "base64")
+		}
+		return arrayOf(schemaOfType(t.Elem(), resp))
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": schemaOfType(t.Elem())}
+		return map[string]any{"type": "object", "additionalProperties": schemaOfType(t.Elem(), resp)}
 	case reflect.Struct:
 		props := map[string]any{}
+		var required []string
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && name == "" { // an embedded struct's fields are the outer's
+				inner := schemaOfType(f.Type, resp)
+				for k, v := range inner["properties"].(map[string]any) {
+					props[k] = v
+				}
+				if r, ok := inner["required"].([]string); ok {
+					required = append(required, r...)
+				}
+				continue
+			}
 			if !f.IsExported() || name == "-" {
 				continue
 			}
 			if name == "" {
 				name = f.Name
 			}
-			props[name] = schemaOfType(f.Type)
+			fs := schemaOfType(f.Type, resp)
+			omit := strings.Contains(opts, "omitempty")
+			if resp && !omit {
+				required = append(required, name)
+				switch f.Type.Kind() {
+				case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+					if tp, ok := fs["type"].(string); ok {
+						fs["type"] = []string{tp, "null"}
+					}
+				}
+			}
+			props[name] = fs
 		}
-		return map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+		out := map[string]any{"type": "object", "properties": props}
+		if resp {
+			sort.Strings(required)
+			if required != nil {
+				out["required"] = required
+			}
+		} else {
+			out["additionalProperties"] = false
+		}
+		return out
 	}
 	return map[string]any{}
 }
