@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -118,9 +119,8 @@ var apiSchemas = map[string]any{
 	"Account": obj([]string{"id", "name", "userEmail", "timezone", "createdAt"}, map[string]any{
 		"id": str, "name": str, "userEmail": nullable("string"), "timezone": nullable("string"), "createdAt": dateTime,
 	}),
-	"MessageKey": obj(nil, map[string]any{
-		"id": str, "remote": str, "fromMe": boolean, "_serialized": str,
-	}),
+	"MessageKey":  dataOf(view.Key{}),
+	"ChatMessage": dataOf(view.ChatMessage{}),
 	"Message": obj([]string{"id", "to", "type", "status", "createdAt"}, map[string]any{
 		"id":                typ("string", "description", "The queue id of a queued or scheduled message, the network key otherwise."),
 		"waMessageKey":      ref("MessageKey"),
@@ -141,7 +141,7 @@ var apiSchemas = map[string]any{
 		"playedAt":          dateTime,
 		"failedAt":          dateTime,
 		"failureReason":     str,
-		"linkPreview":       anyObject,
+		"linkPreview":       dataOf(switchboard.LinkPreview{}),
 		"campaignId":        str,
 	}),
 	"Webhook": obj([]string{"id", "url", "events", "description", "status", "createdAt"}, map[string]any{
@@ -173,7 +173,7 @@ var apiSchemas = map[string]any{
 	"Chat": obj([]string{"chatId", "chatType", "pinned", "archived", "unreadCount", "markedUnread"}, map[string]any{
 		"chatId": str, "name": str, "chatType": str, "pinned": boolean, "archived": boolean,
 		"lastMessageAt": dateTime, "unreadCount": integer, "markedUnread": boolean,
-		"lastMessageText": str, "lastMessageFromMe": boolean, "messages": arrayOf(anyObject),
+		"lastMessageText": str, "lastMessageFromMe": boolean, "messages": arrayOf(ref("ChatMessage")),
 	}),
 	"Deleted": obj([]string{"id"}, map[string]any{"id": str, "deleted": boolean}),
 }
@@ -231,7 +231,7 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
 		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
-		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: dataOf(view.ChatMessage{}), list: true},
+		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: ref("ChatMessage"), list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		data: obj([]string{"ack"}, map[string]any{"ack": integer}), errs: eng},
 	{method: "POST", path: "/v1/messages/acks", id: "getMessageAcks", tag: tagMessages, summary: "The acknowledgement levels of several messages", scope: "chats:read",
@@ -288,7 +288,7 @@ var apiOperations = []apiOp{
 		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: dataOf(newsletterRecord{}), errs: eng},
 	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: dataOf(newsletterRecord{}), errs: notFnd},
 
-	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: dataOf(view.ChatMessage{}), errs: notFnd},
+	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: ref("ChatMessage"), errs: notFnd},
 
 	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: bodyOf(webhookBody{}), status: 201, data: ref("Webhook")},
 	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},

@@ -143,7 +143,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		name, method, path, key string
 		body                    any
 		status                  int
-		// save stores data.id under this name for later paths.
+		// save stores data.id (data.<field> for "name:field") under name for
+		// later paths.
 		save string
 	}{
 		{"ping", "GET", "/v1/ping", "", nil, 200, ""},
@@ -168,7 +169,24 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"list contacts", "GET", "/v1/contacts", "", nil, 200, ""},
 		{"list audiences", "GET", "/v1/audiences", "", nil, 200, ""},
 		{"list campaigns", "GET", "/v1/campaigns", "", nil, 200, ""},
+		{"open board", "POST", "/v1/boards", "", map[string]any{"domain": "tasks", "agent_id": "bot:openapi"}, 200, "board:board_id"},
 		{"list boards", "GET", "/v1/boards", "", nil, 200, ""},
+		{"get board", "GET", "/v1/boards/{board}", "", nil, 200, ""},
+		{"create item", "POST", "/v1/boards/{board}/items", "", map[string]any{"text": "write the reference"}, 201, "item:item_id"},
+		{"list items", "GET", "/v1/boards/{board}/items", "", nil, 200, ""},
+		{"update item", "PATCH", "/v1/boards/{board}/items/{item}", "", map[string]any{"text": "write the API reference"}, 200, ""},
+		{"create audience", "POST", "/v1/audiences", "", map[string]any{"name": "Friends", "contacts": []map[string]any{{"to": "+15550101001"}}}, 200, "aud"},
+		{"list audiences (one)", "GET", "/v1/audiences", "", nil, 200, ""},
+		{"get audience", "GET", "/v1/audiences/{aud}", "", nil, 200, ""},
+		{"update audience", "PATCH", "/v1/audiences/{aud}", "", map[string]any{"name": "Old friends"}, 200, ""},
+		{"add contacts", "POST", "/v1/audiences/{aud}/contacts", "", map[string]any{"contacts": []map[string]any{{"to": "+15550101002", "variables": map[string]string{"name": "Ann"}}}}, 200, ""},
+		{"create group", "POST", "/v1/groups", "", map[string]any{"name": "Reference", "participants": []string{"+15550401001"}}, 200, "group"},
+		{"get group", "GET", "/v1/groups/{group}", "", nil, 200, ""},
+		{"list groups", "GET", "/v1/groups", "", nil, 200, ""},
+		{"create newsletter", "POST", "/v1/newsletters", "", map[string]any{"name": "Switchboard news"}, 201, ""},
+		{"list newsletters", "GET", "/v1/newsletters", "", nil, 200, ""},
+		{"delete audience", "DELETE", "/v1/audiences/{aud}", "", nil, 200, ""},
+		{"404 audience", "GET", "/v1/audiences/nope", "", nil, 404, ""},
 		{"404 webhook", "GET", "/v1/webhooks/nope", "", nil, 404, ""},
 		{"404 engine", "GET", "/v1/engines/nope", "", nil, 404, ""},
 		{"422 engine kind", "POST", "/v1/engines", "", map[string]any{"kind": "phone"}, 422, ""},
@@ -191,10 +209,14 @@ func TestOpenAPIResponses(t *testing.T) {
 				t.Fatalf("%s %s = %d %s, want %d", c.method, path, resp.Status, resp.Raw, c.status)
 			}
 			if c.save != "" {
+				name, field, ok := strings.Cut(c.save, ":")
+				if !ok {
+					field = "id"
+				}
 				if d := resp.Data(); d != nil {
-					ids[c.save], _ = d["id"].(string)
+					ids[name], _ = d[field].(string)
 				} else if l := resp.List(); len(l) > 0 {
-					ids[c.save], _ = l[0]["id"].(string)
+					ids[name], _ = l[0][field].(string)
 				}
 			}
 			if resp.Status < 300 { // the request, too, is one the document allows
