@@ -43,6 +43,9 @@ type apiOp struct {
 	list bool
 	// media marks an answer of raw attachment bytes, of the attachment's type.
 	media bool
+	// public marks an operation open without an API key, answering a bare JSON
+	// document rather than the envelope.
+	public bool
 	// errs are the error statuses beyond those every operation can answer.
 	errs []int
 }
@@ -215,6 +218,7 @@ var (
 
 // apiOperations is every /v1 operation of the router, in its order.
 var apiOperations = []apiOp{
+	{method: "GET", path: "/v1/openapi.json", id: "getOpenAPI", tag: "Reference", summary: "This OpenAPI document", public: true},
 	{method: "GET", path: "/v1/ping", id: "ping", tag: tagAccount, summary: "Check the API key and list the workspace's WhatsApp connections", data: ref("Ping")},
 	{method: "GET", path: "/v1/account", id: "getAccount", tag: tagAccount, summary: "The workspace the API key belongs to", scope: "account:read", data: ref("Account")},
 
@@ -401,6 +405,14 @@ func buildOpenAPI() map[string]any {
 			op["parameters"] = params
 		}
 		errs := map[int]bool{401: true, 429: true, 500: true}
+		if o.public {
+			op["security"] = []any{}
+			op["description"] = "Open without an API key."
+			op["responses"] = map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of the API.",
+				"content": map[string]any{"application/json": map[string]any{"schema": typ("object")}}}}
+			item[strings.ToLower(o.method)] = op
+			continue
+		}
 		if o.scope != "" {
 			errs[403] = true
 			op["security"] = []any{map[string]any{"bearerAuth": []string{o.scope}}}
