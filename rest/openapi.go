@@ -43,6 +43,12 @@ type apiOp struct {
 	list bool
 	// media marks an answer of raw attachment bytes, of the attachment's type.
 	media bool
+	// form is the schema of a multipart/form-data body the operation also takes.
+	form map[string]any
+	// header names request headers the operation reads.
+	header []apiParam
+	// alt are the other media types of the success answer, with their schemas.
+	alt map[string]any
 	// public marks an operation open without an API key, answering a bare JSON
 	// document rather than the envelope.
 	public bool
@@ -85,6 +91,18 @@ var (
 	boolean   = typ("boolean")
 	integer   = typ("integer")
 	okData    = obj(nil, map[string]any{"ok": boolean})
+	binary    = typ("string", "contentMediaType", "application/octet-stream")
+
+	// messageForm is the multipart form of a message: the JSON body's fields as
+	// parts, and the attachment as the mediaFile part.
+	messageForm = func() map[string]any {
+		f := bodyOf(messageBody{})
+		props := map[string]any{"mediaFile": binary}
+		for k, v := range f["properties"].(map[string]any) {
+			props[k] = v
+		}
+		return obj(nil, props)
+	}()
 
 	pageParams = []apiParam{
 		{"limit", "How many records to return (default 50).", typ("integer", "minimum", 1, "maximum", 200), false},
@@ -225,15 +243,15 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/scheduled-messages", id: "listScheduledMessages", tag: tagScheduled, summary: "List queued and scheduled messages", scope: "messages:read",
 		query: page(q("chatId", "Only messages to this chat.", str), q("searchToken", "Text a message holds.", str), q("status", "Only messages in this status.", str), q("order", "Sort order.", str)), data: ref("Message"), list: true},
 	{method: "POST", path: "/v1/scheduled-messages/{chatId}", id: "scheduleMessage", tag: tagScheduled, summary: "Queue a message to a chat, now or at sendAt", scope: "messages:write",
-		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: []int{409}},
+		body: bodyOf(messageBody{}), form: messageForm, header: []apiParam{q("Idempotency-Key", "Makes a retried request answer the message first queued (200) instead of queueing another.", typ("string", "maxLength", 64))}, status: 201, data: ref("Message"), errs: []int{409}},
 	{method: "GET", path: "/v1/scheduled-messages/{id}", id: "getScheduledMessage", tag: tagScheduled, summary: "One queued or scheduled message", scope: "messages:read", data: ref("Message"), errs: notFnd},
 	{method: "PATCH", path: "/v1/scheduled-messages/{id}", id: "updateScheduledMessage", tag: tagScheduled, summary: "Change a message that has not been sent yet", scope: "messages:write",
-		body: bodyOf(messageBody{}), data: ref("Message"), errs: []int{404, 409}},
+		body: bodyOf(messageBody{}), form: messageForm, data: ref("Message"), errs: []int{404, 409}},
 	{method: "DELETE", path: "/v1/scheduled-messages/{id}", id: "cancelScheduledMessage", tag: tagScheduled, summary: "Cancel a message that has not been sent yet", scope: "messages:write",
 		data: dataOf(model.DeletePayload{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
-		body: bodyOf(messageBody{}), status: 201, data: ref("Message"), errs: eng},
+		body: bodyOf(messageBody{}), form: messageForm, status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
 		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: ref("ChatMessage"), list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
@@ -285,7 +303,7 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
 	{method: "PUT", path: "/v1/groups/{id}/picture", id: "setGroupPicture", tag: tagGroups, summary: "Set a group's picture (JSON with a URL, or the image itself)", scope: "groups:write",
-		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: dataOf(groupRecord{}), errs: eng},
+		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: dataOf(groupRecord{}), errs: eng},
 
 	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: dataOf(newsletterRecord{}), list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
@@ -331,7 +349,7 @@ var apiOperations = []apiOp{
 
 	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: dataOf(clipRecord{}), errs: notFnd},
-	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), data: dataOf(model.MusicUploadResult{}), errs: []int{503, 501}},
+	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), form: obj(nil, map[string]any{"fileName": typ("string", "description", "Must come before the file part."), "file": binary, "audioFile": typ("string", "contentMediaType", "application/octet-stream", "description", "Another name of the file part.")}), data: dataOf(model.MusicUploadResult{}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: dataOf(accountRecord{}), errs: []int{503, 501}},
 
 	{method: "GET", path: "/v1/engines", id: "listEngines", tag: tagEngines, summary: "List the workspace's engines", scope: "engines:read", query: pageParams, data: ref("Engine"), list: true},
@@ -341,7 +359,7 @@ var apiOperations = []apiOp{
 	{method: "DELETE", path: "/v1/engines/{id}", id: "deleteEngine", tag: tagEngines, summary: "Delete an engine", scope: "engines:write", data: ref("Deleted"), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/engines/{id}/logout", id: "logoutEngine", tag: tagEngines, summary: "Log a gateway engine out of WhatsApp", scope: "engines:write", data: ref("Engine"), errs: eng},
 	{method: "GET", path: "/v1/engines/{id}/qr", id: "getEngineQR", tag: tagEngines, summary: "The pairing QR code of a gateway engine (text, or PNG with format=png)", scope: "engines:write",
-		query: []apiParam{q("format", "png for an image; the QR text otherwise.", typ("string", "enum", []string{"text", "png"}))}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
+		query: []apiParam{q("format", "json (the default), png for the image, raw for the QR payload as text; without it, the Accept header chooses.", typ("string", "enum", []string{"json", "png", "raw"}))}, alt: map[string]any{"image/png": binary, "text/plain": str}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
 	{method: "POST", path: "/v1/engines/{id}/pairing-code", id: "getEnginePairingCode", tag: tagEngines, summary: "Pair a gateway engine by phone number instead of QR", scope: "engines:write",
 		body: closed([]string{"phone"}, map[string]any{"phone": typ("string", "description", "The phone number of the WhatsApp account, in E.164 form.")}), data: obj([]string{"code"}, map[string]any{"code": str}), errs: eng},
 
@@ -423,10 +441,17 @@ func buildOpenAPI() map[string]any {
 		if params != nil {
 			errs[400] = true
 		}
+		for _, h := range o.header {
+			params = append(params, map[string]any{"name": h.name, "in": "header", "required": h.required, "description": h.desc, "schema": h.schema})
+			op["parameters"] = params
+		}
 		if o.body != nil {
 			errs[400], errs[413], errs[415], errs[422] = true, true, true, true
-			op["requestBody"] = map[string]any{"required": !o.bodyOptional,
-				"content": map[string]any{"application/json": map[string]any{"schema": o.body}}}
+			content := map[string]any{"application/json": map[string]any{"schema": o.body}}
+			if o.form != nil {
+				content["multipart/form-data"] = map[string]any{"schema": o.form}
+			}
+			op["requestBody"] = map[string]any{"required": !o.bodyOptional, "content": content}
 		}
 		for _, s := range o.errs {
 			errs[s] = true
@@ -451,8 +476,11 @@ func buildOpenAPI() map[string]any {
 				})
 				desc = "A page of records and the total matching."
 			}
-			resp[itoa(status)] = map[string]any{"description": desc,
-				"content": map[string]any{"application/json": map[string]any{"schema": env}}}
+			content := map[string]any{"application/json": map[string]any{"schema": env}}
+			for mt, schema := range o.alt {
+				content[mt] = map[string]any{"schema": schema}
+			}
+			resp[itoa(status)] = map[string]any{"description": desc, "content": content}
 		}
 		if o.id == "createBoardItem" || o.id == "scheduleMessage" {
 			resp["200"] = resp[itoa(status)] // an idempotent repeat answers 200
