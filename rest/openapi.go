@@ -196,7 +196,6 @@ var apiSchemas = map[string]any{
 		"lastMessageAt": dateTime, "unreadCount": integer, "markedUnread": boolean,
 		"lastMessageText": str, "lastMessageFromMe": boolean, "messages": arrayOf(ref("ChatMessage")),
 	}),
-	"Deleted": obj([]string{"id"}, map[string]any{"id": str, "deleted": boolean}),
 }
 
 // idParam names the path parameters the document uses for the router's; chi
@@ -248,7 +247,7 @@ var apiOperations = []apiOp{
 	{method: "PATCH", path: "/v1/scheduled-messages/{id}", id: "updateScheduledMessage", tag: tagScheduled, summary: "Change a message that has not been sent yet", scope: "messages:write",
 		body: bodyOf(messageBody{}), form: messageForm, data: ref("Message"), errs: []int{404, 409}},
 	{method: "DELETE", path: "/v1/scheduled-messages/{id}", id: "cancelScheduledMessage", tag: tagScheduled, summary: "Cancel a message that has not been sent yet", scope: "messages:write",
-		data: dataOf(model.DeletePayload{}), errs: []int{404, 409}},
+		data: rec("Deleted", model.DeletePayload{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
 		body: bodyOf(messageBody{}), form: messageForm, status: 201, data: ref("Message"), errs: eng},
@@ -257,9 +256,9 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		data: obj([]string{"ack"}, map[string]any{"ack": integer}), errs: eng},
 	{method: "POST", path: "/v1/messages/acks", id: "getMessageAcks", tag: tagMessages, summary: "The acknowledgement levels of several messages", scope: "chats:read",
-		body: closed([]string{"messageKeys"}, map[string]any{"messageKeys": arrayOf(str), "chatId": str}), data: dataOf(model.MessageAck{}), list: true, errs: eng},
+		body: closed([]string{"messageKeys"}, map[string]any{"messageKeys": arrayOf(str), "chatId": str}), data: rec("MessageAck", model.MessageAck{}), list: true, errs: eng},
 	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
-		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: dataOf(model.LoadOlderResult{}), errs: eng},
+		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: rec("LoadOlderResult", model.LoadOlderResult{}), errs: eng},
 	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
 		query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str), q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, media: true, errs: eng},
 	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
@@ -268,7 +267,7 @@ var apiOperations = []apiOp{
 		body: closed(nil, map[string]any{"duration": typ("integer", "description", "How long to pin, in seconds.")}), bodyOptional: true, data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/unpin/{waMessageKey}", id: "unpinMessage", tag: tagMessages, summary: "Unpin a message", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: okData, errs: eng},
 	{method: "GET", path: "/v1/messages/pinned/{chatId}", id: "listPinnedMessages", tag: tagMessages, summary: "The pinned messages of a chat", scope: "chats:read",
-		data: dataOf(pinnedMessage{}), list: true, errs: notFnd},
+		data: rec("PinnedMessage", pinnedMessage{}), list: true, errs: notFnd},
 
 	{method: "GET", path: "/v1/latest-chats", id: "latestChats", tag: tagChats, summary: "The most recent chats with their latest messages", scope: "chats:read",
 		query: []apiParam{
@@ -287,28 +286,28 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/chats/{chatId}/unarchive", id: "unarchiveChat", tag: tagChats, summary: "Move a chat out of the archive", scope: "chats:write", data: okData, errs: eng},
 
 	{method: "GET", path: "/v1/contacts", id: "listContacts", tag: tagContacts, summary: "List contacts", scope: "contacts:read",
-		query: page(q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: dataOf(contactRecord{}), list: true},
+		query: page(q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: rec("Contact", contactRecord{}), list: true},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", scope: "groups:read",
-		query: pageParams, data: dataOf(groupItem{}), list: true, errs: eng},
+		query: pageParams, data: rec("GroupSummary", groupItem{}), list: true, errs: eng},
 
-	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str), q("includeArchive", "Include archived groups.", boolean)), data: dataOf(groupItem{}), list: true},
+	{method: "GET", path: "/v1/groups", id: "listGroups", tag: tagGroups, summary: "List groups", scope: "groups:read", query: page(q("searchToken", "Text a group's name holds.", str), q("includeArchive", "Include archived groups.", boolean)), data: rec("GroupSummary", groupItem{}), list: true},
 	{method: "POST", path: "/v1/groups", id: "createGroup", tag: tagGroups, summary: "Create a group", scope: "groups:write",
-		body: closed([]string{"name", "participants"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: dataOf(groupRecord{}), errs: eng},
-	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", query: []apiParam{q("include", "Extra parts of the group to include.", str)}, data: dataOf(groupRecord{}), errs: eng},
-	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: closed(nil, map[string]any{"name": str, "settings": closed(nil, map[string]any{"announce": boolean, "restrict": boolean, "editInfoAdminsOnly": boolean, "description": str})}), data: dataOf(groupRecord{}), errs: eng},
+		body: closed([]string{"name", "participants"}, map[string]any{"name": str, "participants": arrayOf(str)}), data: rec("Group", groupRecord{}), errs: eng},
+	{method: "GET", path: "/v1/groups/{id}", id: "getGroup", tag: tagGroups, summary: "One group", scope: "groups:read", query: []apiParam{q("include", "Extra parts of the group to include.", str)}, data: rec("Group", groupRecord{}), errs: eng},
+	{method: "PATCH", path: "/v1/groups/{id}", id: "updateGroup", tag: tagGroups, summary: "Rename a group or change its description or settings", scope: "groups:write", body: closed(nil, map[string]any{"name": str, "settings": closed(nil, map[string]any{"announce": boolean, "restrict": boolean, "editInfoAdminsOnly": boolean, "description": str})}), data: rec("Group", groupRecord{}), errs: eng},
 	{method: "POST", path: "/v1/groups/{id}/members", id: "addGroupMembers", tag: tagGroups, summary: "Add members to a group", scope: "groups:write",
-		body: closed(nil, map[string]any{"chatId": typ("string", "description", "One member to add."), "participants": typ("array", "items", str, "description", "Several members to add.")}), data: dataOf(groupRecord{}), errs: eng},
+		body: closed(nil, map[string]any{"chatId": typ("string", "description", "One member to add."), "participants": typ("array", "items", str, "description", "Several members to add.")}), data: rec("Group", groupRecord{}), errs: eng},
 	{method: "DELETE", path: "/v1/groups/{id}/members/me", id: "leaveGroup", tag: tagGroups, summary: "Leave a group", scope: "groups:write", status: 204, errs: eng},
-	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
-	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
-	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: dataOf(groupRecord{}), errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}", id: "removeGroupMember", tag: tagGroups, summary: "Remove a member from a group", scope: "groups:write", data: rec("Group", groupRecord{}), errs: eng},
+	{method: "POST", path: "/v1/groups/{id}/members/{chatId}/admin", id: "promoteGroupMember", tag: tagGroups, summary: "Make a member an admin", scope: "groups:write", data: rec("Group", groupRecord{}), errs: eng},
+	{method: "DELETE", path: "/v1/groups/{id}/members/{chatId}/admin", id: "demoteGroupMember", tag: tagGroups, summary: "Take a member's admin rights away", scope: "groups:write", data: rec("Group", groupRecord{}), errs: eng},
 	{method: "PUT", path: "/v1/groups/{id}/picture", id: "setGroupPicture", tag: tagGroups, summary: "Set a group's picture (JSON with a URL, or the image itself)", scope: "groups:write",
-		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: dataOf(groupRecord{}), errs: eng},
+		body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: rec("Group", groupRecord{}), errs: eng},
 
-	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: dataOf(newsletterRecord{}), list: true},
+	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: rec("Newsletter", newsletterRecord{}), list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
-		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: dataOf(newsletterRecord{}), errs: eng},
-	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: dataOf(newsletterRecord{}), errs: notFnd},
+		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
+	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: rec("Newsletter", newsletterRecord{}), errs: notFnd},
 
 	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: ref("ChatMessage"), errs: notFnd},
 
@@ -316,47 +315,47 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},
 	{method: "GET", path: "/v1/webhooks/{id}", id: "getWebhook", tag: tagWebhooks, summary: "One webhook", scope: "webhooks:read", data: ref("Webhook"), errs: notFnd},
 	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: bodyOf(webhookBody{}), data: ref("Webhook"), errs: notFnd},
-	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: dataOf(model.DeletePayload{}), errs: notFnd},
-	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: dataOf(model.RotateSecretPayload{}), errs: notFnd},
+	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: rec("Deleted", model.DeletePayload{}), errs: notFnd},
+	{method: "POST", path: "/v1/webhooks/{id}/rotate-secret", id: "rotateWebhookSecret", tag: tagWebhooks, summary: "Replace a webhook's signing secret", scope: "webhooks:write", data: rec("WebhookSecret", model.RotateSecretPayload{}), errs: notFnd},
 	{method: "GET", path: "/v1/webhooks/{id}/deliveries", id: "listWebhookDeliveries", tag: tagWebhooks, summary: "The deliveries of a webhook with their attempts", scope: "webhooks:read", query: page(q("status", "Only deliveries in this status.", str)), data: ref("Delivery"), list: true, errs: notFnd},
 	{method: "POST", path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", id: "redeliverWebhookDelivery", tag: tagWebhooks, summary: "Deliver an event again", scope: "webhooks:write", status: 201, data: ref("Delivery"), errs: notFnd},
 
-	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: page(q("domain", "Only boards of this domain.", str), q("agent_id", "Only boards of this agent.", str), q("agent_managed", "Only boards an agent manages (true) or not (false).", boolean), q("order", "Sort order.", str)), data: dataOf(boardRecord{}), list: true},
-	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: bodyOf(boardBody{}), data: dataOf(boardRecord{})},
-	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: dataOf(boardRecord{}), errs: notFnd},
-	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: dataOf(itemRecord{}), list: true, errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: dataOf(itemRecord{}), errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: dataOf(mergeReport{}), errs: notFnd},
+	{method: "GET", path: "/v1/boards", id: "listBoards", tag: tagBoards, summary: "List boards", scope: "boards:read", query: page(q("domain", "Only boards of this domain.", str), q("agent_id", "Only boards of this agent.", str), q("agent_managed", "Only boards an agent manages (true) or not (false).", boolean), q("order", "Sort order.", str)), data: rec("Board", boardRecord{}), list: true},
+	{method: "POST", path: "/v1/boards", id: "openBoard", tag: tagBoards, summary: "Open (create or find) a board", scope: "boards:write", body: bodyOf(boardBody{}), data: rec("Board", boardRecord{})},
+	{method: "GET", path: "/v1/boards/{id}", id: "getBoard", tag: tagBoards, summary: "One board with its columns", scope: "boards:read", data: rec("Board", boardRecord{}), errs: notFnd},
+	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: rec("BoardItem", itemRecord{}), list: true, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: rec("BoardItem", itemRecord{}), errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: rec("BoardMergeReport", mergeReport{}), errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: anyObject, errs: notFnd},
-	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: dataOf(itemRecord{}), errs: []int{404, 409}},
+	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: rec("BoardItem", itemRecord{}), errs: []int{404, 409}},
 
-	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: dataOf(audienceRecord{}), list: true},
-	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: bodyOf(audienceBody{}), data: dataOf(audienceRecord{})},
-	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: dataOf(audienceRecord{}), errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: closed(nil, map[string]any{"name": str}), data: dataOf(audienceRecord{}), errs: notFnd},
-	{method: "DELETE", path: "/v1/audiences/{id}", id: "deleteAudience", tag: tagAudiences, summary: "Delete an audience", scope: "audiences:write", data: ref("Deleted"), errs: []int{404, 409}},
+	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: rec("Audience", audienceRecord{}), list: true},
+	{method: "POST", path: "/v1/audiences", id: "createAudience", tag: tagAudiences, summary: "Create an audience", scope: "audiences:write", body: bodyOf(audienceBody{}), data: rec("Audience", audienceRecord{})},
+	{method: "GET", path: "/v1/audiences/{id}", id: "getAudience", tag: tagAudiences, summary: "One audience", scope: "audiences:read", data: rec("Audience", audienceRecord{}), errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}", id: "updateAudience", tag: tagAudiences, summary: "Rename an audience", scope: "audiences:write", body: closed(nil, map[string]any{"name": str}), data: rec("Audience", audienceRecord{}), errs: notFnd},
+	{method: "DELETE", path: "/v1/audiences/{id}", id: "deleteAudience", tag: tagAudiences, summary: "Delete an audience", scope: "audiences:write", data: rec("Deleted", model.DeletePayload{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/audiences/{id}/contacts", id: "addAudienceContacts", tag: tagAudiences, summary: "Append contacts to an audience", scope: "audiences:write", body: closed([]string{"contacts"}, map[string]any{"contacts": arrayOf(bodyOf(contactBody{}))}),
 		data: obj([]string{"added", "skipped", "contactCount"}, map[string]any{"added": integer, "skipped": integer, "contactCount": integer}), errs: notFnd},
-	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: bodyOf(contactBody{}), data: dataOf(audienceContactRecord{}), errs: notFnd},
+	{method: "PATCH", path: "/v1/audiences/{id}/contacts/{contactId}", id: "updateAudienceContact", tag: tagAudiences, summary: "Change an audience contact's variables", scope: "audiences:write", body: bodyOf(contactBody{}), data: rec("AudienceContact", audienceContactRecord{}), errs: notFnd},
 	{method: "DELETE", path: "/v1/audiences/{id}/contacts/{contactId}", id: "removeAudienceContact", tag: tagAudiences, summary: "Remove a contact from an audience", scope: "audiences:write", data: obj([]string{"id"}, map[string]any{"id": str}), errs: notFnd},
 
-	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: dataOf(view.Campaign{}), list: true},
-	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: dataOf(view.Campaign{}), errs: []int{404, 409}},
-	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: dataOf(view.Campaign{}), errs: notFnd},
-	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
-	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
-	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: dataOf(view.Campaign{}), errs: []int{404, 409}},
+	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: rec("Campaign", view.Campaign{}), list: true},
+	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
+	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: rec("Campaign", view.Campaign{}), errs: notFnd},
+	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
+	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
-	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: dataOf(clipRecord{}), errs: notFnd},
-	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), form: obj(nil, map[string]any{"fileName": typ("string", "description", "Must come before the file part."), "file": binary, "audioFile": typ("string", "contentMediaType", "application/octet-stream", "description", "Another name of the file part.")}), data: dataOf(model.MusicUploadResult{}), errs: []int{503, 501}},
-	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: dataOf(accountRecord{}), errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: rec("Song", clipRecord{}), errs: notFnd},
+	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), form: obj(nil, map[string]any{"fileName": typ("string", "description", "Must come before the file part."), "file": binary, "audioFile": typ("string", "contentMediaType", "application/octet-stream", "description", "Another name of the file part.")}), data: rec("MusicUpload", model.MusicUploadResult{}), errs: []int{503, 501}},
+	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: rec("MusicAccount", accountRecord{}), errs: []int{503, 501}},
 
 	{method: "GET", path: "/v1/engines", id: "listEngines", tag: tagEngines, summary: "List the workspace's engines", scope: "engines:read", query: pageParams, data: ref("Engine"), list: true},
 	{method: "POST", path: "/v1/engines", id: "createEngine", tag: tagEngines, summary: "Create an engine (a remote engine's token is shown once)", scope: "engines:write",
 		body: closed([]string{"kind"}, map[string]any{"kind": typ("string", "enum", []string{"sandbox", "gateway", "remote"}), "name": typ("string", "maxLength", 100)}), status: 201, data: ref("Engine"), errs: []int{409}},
 	{method: "GET", path: "/v1/engines/{id}", id: "getEngine", tag: tagEngines, summary: "One engine", scope: "engines:read", data: ref("Engine"), errs: notFnd},
-	{method: "DELETE", path: "/v1/engines/{id}", id: "deleteEngine", tag: tagEngines, summary: "Delete an engine", scope: "engines:write", data: ref("Deleted"), errs: []int{404, 409}},
+	{method: "DELETE", path: "/v1/engines/{id}", id: "deleteEngine", tag: tagEngines, summary: "Delete an engine", scope: "engines:write", data: rec("Deleted", model.DeletePayload{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/engines/{id}/logout", id: "logoutEngine", tag: tagEngines, summary: "Log a gateway engine out of WhatsApp", scope: "engines:write", data: ref("Engine"), errs: eng},
 	{method: "GET", path: "/v1/engines/{id}/qr", id: "getEngineQR", tag: tagEngines, summary: "The pairing QR code of a gateway engine (text, or PNG with format=png)", scope: "engines:write",
 		query: []apiParam{q("format", "json (the default), png for the image, raw for the QR payload as text; without it, the Accept header chooses.", typ("string", "enum", []string{"json", "png", "raw"}))}, alt: map[string]any{"image/png": binary, "text/plain": str}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
@@ -496,6 +495,12 @@ func buildOpenAPI() map[string]any {
 		op["responses"] = resp
 		item[strings.ToLower(o.method)] = op
 	}
+	schemas := map[string]any{}
+	for _, m := range []map[string]any{recordSchemas, apiSchemas} {
+		for k, v := range m {
+			schemas[k] = v
+		}
+	}
 	responses := map[string]any{}
 	for s, d := range errorDesc {
 		responses["E"+itoa(s)] = map[string]any{"description": d,
@@ -522,7 +527,7 @@ func buildOpenAPI() map[string]any {
 		"security": []any{map[string]any{"bearerAuth": []string{}}},
 		"paths":    paths,
 		"components": map[string]any{
-			"schemas":   apiSchemas,
+			"schemas":   schemas,
 			"responses": responses,
 			"securitySchemes": map[string]any{"bearerAuth": map[string]any{
 				"type": "http", "scheme": "bearer", "description": "An API key (Authorization: Bearer <key>).",
@@ -638,6 +643,15 @@ func schemaOfType(t reflect.Type, resp bool) map[string]any {
 		return out
 	}
 	return map[string]any{}
+}
+
+// recordSchemas are the named shapes rec derives from record types.
+var recordSchemas = map[string]any{}
+
+// rec names the shape of a record type among the document's schemas and refers to it.
+func rec(name string, v any) map[string]any {
+	recordSchemas[name] = dataOf(v)
+	return ref(name)
 }
 
 // closed is obj refusing properties it does not name, as decodeJSON does.
