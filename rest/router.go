@@ -106,7 +106,13 @@ func NewRouter(cfg Config) http.Handler {
 	}))
 
 	r.Get("/v1/openapi.json", serveOpenAPI) // the API reference, open without a key
-	r.Mount("/docs", v5emb.New("Switchboard API", "/v1/openapi.json", "/docs/"))
+	// Swagger UI answers GET and HEAD only; other methods get the router's 405
+	// with the error envelope.
+	docs := notFoundAsEnvelope(v5emb.New("Switchboard API", "/v1/openapi.json", "/docs/"))
+	for _, p := range []string{"/docs", "/docs/*"} {
+		r.Method(http.MethodGet, p, docs)
+		r.Method(http.MethodHead, p, docs)
+	}
 	if cfg.EngineSockets != nil {
 		r.Method(http.MethodGet, "/v1/engines/connect", cfg.EngineSockets.Handler(writeError))
 	}
@@ -206,4 +212,37 @@ func NewRouter(cfg Config) http.Handler {
 		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.OperatorToken, cfg.Monitor, ro))
 	}
 	return r
+}
+
+// notFoundAsEnvelope answers what h does not find (its 404) with the error
+// envelope, like every other route.
+func notFoundAsEnvelope(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nf := &notFoundWriter{ResponseWriter: w}
+		h.ServeHTTP(nf, r)
+		if nf.notFound {
+			writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "No such page of the API reference."))
+		}
+	})
+}
+
+// notFoundWriter swallows a 404 and its body; other answers pass through.
+type notFoundWriter struct {
+	http.ResponseWriter
+	notFound bool
+}
+
+func (w *notFoundWriter) WriteHeader(code int) {
+	if code == http.StatusNotFound {
+		w.notFound = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *notFoundWriter) Write(b []byte) (int, error) {
+	if w.notFound {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }
