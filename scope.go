@@ -26,6 +26,8 @@ const (
 	ScopeWebhooksWrite    = "webhooks:write"
 	ScopeEnginesRead      = "engines:read"
 	ScopeEnginesWrite     = "engines:write"
+	ScopeKeysRead         = "keys:read"
+	ScopeKeysWrite        = "keys:write"
 	ScopeAdmin            = "admin"
 	// ScopeOperator is the right to operate the server (the /monitoring queue
 	// dashboard, read-only): it sees every workspace, so only a key created with it
@@ -39,7 +41,7 @@ var KnownScopes = []string{
 	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesRead, ScopeAudiencesWrite,
 	ScopeCampaignsRead, ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
-	ScopeEnginesRead, ScopeEnginesWrite, ScopeAdmin, ScopeOperator,
+	ScopeEnginesRead, ScopeEnginesWrite, ScopeKeysRead, ScopeKeysWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/engine/host"
@@ -146,7 +147,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
 	}
 	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
-	a.Resolver = &graph.Resolver{Client: client, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+	a.Keys = auth.NewKeys(client, a.Redis, cfg.KeyTTL)
+	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	if cfg.LoadOlderPace > 0 {
@@ -154,10 +156,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
 	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
-	a.Keys = auth.NewKeys(client, cfg.KeyTTL)
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
 		OperatorToken: cfg.OperatorToken, Media: store, EngineSockets: a.Hub, MusicFiles: files, Logger: cfg.Logger,
-		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit()})
+		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit(),
+		Sessions:      &dashboard.Sessions{Redis: a.Redis, Keys: a.Keys, OperatorToken: cfg.OperatorToken},
+		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https:")})
 	ok = true
 	return a, nil
 }

@@ -29,6 +29,7 @@ const maxCachedKeys = 10_000
 // a request; a revocation announced on RevokedChannel is forgotten at once.
 type Keys struct {
 	client *ent.Client
+	rdb    redis.UniversalClient
 	ttl    time.Duration
 
 	mu    sync.Mutex
@@ -41,12 +42,13 @@ type knownKey struct {
 }
 
 // NewKeys returns a Keys over the database of client that remembers keys for ttl
-// (DefaultKeyTTL when zero or less).
-func NewKeys(client *ent.Client, ttl time.Duration) *Keys {
+// (DefaultKeyTTL when zero or less) and announces revocations on rdb (nil: to this
+// process only).
+func NewKeys(client *ent.Client, rdb redis.UniversalClient, ttl time.Duration) *Keys {
 	if ttl <= 0 {
 		ttl = DefaultKeyTTL
 	}
-	return &Keys{client: client, ttl: ttl, known: map[string]knownKey{}}
+	return &Keys{client: client, rdb: rdb, ttl: ttl, known: map[string]knownKey{}}
 }
 
 // Authenticate is the package's Authenticate, answered from memory when the key
@@ -55,14 +57,19 @@ func (k *Keys) Authenticate(ctx context.Context, key string) (viewer.Viewer, err
 	if key == "" || !strings.HasPrefix(key, KeyPrefix) || len(key) > maxKeyLen {
 		return Authenticate(ctx, k.client, key) // answers the right error without a lookup
 	}
-	hash, now := Hash(key), time.Now()
+	return k.AuthenticateHash(ctx, Hash(key))
+}
+
+// AuthenticateHash is Authenticate for the stored form of a key (Hash).
+func (k *Keys) AuthenticateHash(ctx context.Context, hash string) (viewer.Viewer, error) {
+	now := time.Now()
 	k.mu.Lock()
 	e, ok := k.known[hash]
 	k.mu.Unlock()
 	if ok && now.Before(e.until) {
 		return e.viewer, nil
 	}
-	v, err := Authenticate(ctx, k.client, key)
+	v, err := AuthenticateHash(ctx, k.client, hash)
 	if err != nil {
 		k.Forget(hash)
 		return v, err
@@ -81,6 +88,16 @@ func (k *Keys) Forget(hash string) {
 	k.mu.Lock()
 	delete(k.known, hash)
 	k.mu.Unlock()
+}
+
+// Revoked forgets the key with hash here and announces its revocation to every
+// replica, which forget it too; a replica that misses the announcement refuses the
+// key within its TTL.
+func (k *Keys) Revoked(ctx context.Context, hash string) {
+	k.Forget(hash)
+	if k.rdb != nil {
+		_ = AnnounceRevoked(ctx, k.rdb, hash) // logged there; the TTL bounds the miss
+	}
 }
 
 // Listen forgets every key announced on RevokedChannel until ctx is done.

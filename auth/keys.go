@@ -49,7 +49,13 @@ func Authenticate(ctx context.Context, client *ent.Client, key string) (viewer.V
 	if !strings.HasPrefix(key, KeyPrefix) || len(key) > maxKeyLen {
 		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Malformed API key: keys look like %s<opaque>.", KeyPrefix)
 	}
-	k, err := client.APIKey.Query().Where(apikey.Hash(Hash(key))).Only(viewer.SystemContext(ctx))
+	return AuthenticateHash(ctx, client, Hash(key))
+}
+
+// AuthenticateHash is Authenticate for the stored form of a key (Hash), which a
+// dashboard session keeps instead of the key.
+func AuthenticateHash(ctx context.Context, client *ent.Client, hash string) (viewer.Viewer, error) {
+	k, err := client.APIKey.Query().Where(apikey.Hash(hash)).Only(viewer.SystemContext(ctx))
 	if ent.IsNotFound(err) {
 		return viewer.Viewer{}, switchboard.Errorf(switchboard.EUNAUTHORIZED, "Unknown API key.")
 	} else if err != nil {
@@ -70,22 +76,37 @@ type Issued struct {
 // CreateKey issues a key with scopes in the workspace named workspaceName, creating
 // the workspace when it does not exist.
 func CreateKey(ctx context.Context, client *ent.Client, workspaceName string, scopes []string, name string) (*Issued, error) {
-	if len(scopes) == 0 {
-		return nil, switchboard.Errorf(switchboard.EVALIDATION, "at least one scope is required")
+	if err := CheckScopes(scopes); err != nil {
+		return nil, err
 	}
-	for _, s := range scopes {
-		if !switchboard.IsKnownScope(s) {
-			return nil, switchboard.Errorf(switchboard.EVALIDATION, "unknown scope %q (known: *, %s)", s, strings.Join(switchboard.KnownScopes, ", "))
-		}
-	}
-	ctx = viewer.SystemContext(ctx)
 	ws, err := EnsureWorkspace(ctx, client, workspaceName)
 	if err != nil {
 		return nil, err
 	}
+	return IssueKey(ctx, client, ws.ID, scopes, name)
+}
+
+// CheckScopes returns a 422 naming the scopes a key cannot be created with: none,
+// or ones no key can hold.
+func CheckScopes(scopes []string) error {
+	var p switchboard.Problems
+	if len(scopes) == 0 {
+		p.Add("scopes", "too_small", "at least one scope is required")
+	}
+	for i, s := range scopes {
+		if !switchboard.IsKnownScope(s) {
+			p.Add(fmt.Sprintf("scopes[%d]", i), "invalid_enum_value", "unknown scope %q (known: *, %s)", s, strings.Join(switchboard.KnownScopes, ", "))
+		}
+	}
+	return p.Err(switchboard.EVALIDATION)
+}
+
+// IssueKey creates a key with scopes (checked by CheckScopes) in the workspace
+// with id workspaceID.
+func IssueKey(ctx context.Context, client *ent.Client, workspaceID string, scopes []string, name string) (*Issued, error) {
 	key := KeyPrefix + switchboard.RandomToken(24)
-	rec, err := client.APIKey.Create().SetWorkspaceID(ws.ID).SetName(name).
-		SetPrefix(key[:shownChars]).SetHash(Hash(key)).SetScopes(scopes).Save(ctx)
+	rec, err := client.APIKey.Create().SetWorkspaceID(workspaceID).SetName(name).
+		SetPrefix(key[:shownChars]).SetHash(Hash(key)).SetScopes(scopes).Save(viewer.SystemContext(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("auth: create key: %w", err)
 	}

@@ -2,10 +2,13 @@ package graph
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
@@ -270,8 +273,30 @@ func (r *Resolver) enginePairingQR(ctx context.Context, id string) (string, erro
 	return p.PairingQR(ctx)
 }
 
+// QRCodePNG draws a pairing QR code's payload as a 256-pixel PNG.
+func QRCodePNG(payload string) ([]byte, error) {
+	return qrcode.Encode(payload, qrcode.Medium, 256)
+}
+
+// enginePairingQRImage is the use case behind enginePairingQRImage: the QR code
+// as a PNG data: URL.
+func (r *Resolver) enginePairingQRImage(ctx context.Context, id string) (string, error) {
+	code, err := r.enginePairingQR(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	png, err := QRCodePNG(code)
+	if err != nil {
+		return "", err
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), nil
+}
+
 // enginePairingCode is the use case behind enginePairingCode (POST /v1/engines/{id}/pairing-code).
 func (r *Resolver) enginePairingCode(ctx context.Context, id, phone string) (string, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite); err != nil {
+		return "", err // before the phone: a caller without the scope learns nothing
+	}
 	jid, err := normalizeField("phone", phone)
 	if err != nil {
 		return "", err

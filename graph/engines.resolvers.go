@@ -31,6 +31,11 @@ func (r *mutationResolver) EnginePairingQR(ctx context.Context, id string) (stri
 	return r.enginePairingQR(ctx, id)
 }
 
+// EnginePairingQRImage is the resolver for the enginePairingQRImage field.
+func (r *mutationResolver) EnginePairingQRImage(ctx context.Context, id string) (string, error) {
+	return r.enginePairingQRImage(ctx, id)
+}
+
 // EnginePairingCode is the resolver for the enginePairingCode field.
 func (r *mutationResolver) EnginePairingCode(ctx context.Context, id string, phone string) (string, error) {
 	return r.enginePairingCode(ctx, id, phone)

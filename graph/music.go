@@ -131,6 +131,27 @@ func (r *Resolver) musicSong(ctx context.Context, id string) (*ent.MusicClip, er
 	return c, err
 }
 
+// musicClipList is the use case behind musicClipList: clips newest first.
+func (r *Resolver) musicClipList(ctx context.Context, limit, skip *int) (*model.MusicClipPage, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeMusicRead); err != nil {
+		return nil, err
+	}
+	l, s, err := checkPage(limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	q := r.Client.MusicClip.Query()
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.Order(ent.Desc(musicclip.FieldCreatedAt), ent.Asc(musicclip.FieldVariant)).Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MusicClipPage{Items: rows, Limit: l, Skip: s, Total: total}, nil
+}
+
 // musicAccount is the use case behind musicAccount.
 func (r *Resolver) musicAccount(ctx context.Context) (*music.Account, error) {
 	if err := r.musicReady(); err != nil {

@@ -55,3 +55,8 @@ func (r *queryResolver) MusicAccount(ctx context.Context) (*music.Account, error
 	}
 	return r.musicAccount(ctx)
 }
+
+// MusicClipList is the resolver for the musicClipList field.
+func (r *queryResolver) MusicClipList(ctx context.Context, limit *int, skip *int) (*model.MusicClipPage, error) {
+	return r.musicClipList(ctx, limit, skip)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/ent/audience"
 	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
@@ -38,7 +39,10 @@ type Gateways interface {
 
 // Resolver is the root resolver and holds the dependencies of every use case.
 type Resolver struct {
-	Client  *ent.Client
+	Client *ent.Client
+	// Keys authenticates API keys; a revocation is announced through it to every
+	// replica. Nil: revocations reach the other replicas within their key TTL.
+	Keys    *auth.Keys
 	Engines *engine.Registry
 	// Sessions ends engine sessions on every replica (a deleted or logged-out
 	// engine's); nil ends them in this process only.

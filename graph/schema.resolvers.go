@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // WaMessageKey is the resolver for the waMessageKey field.
@@ -264,6 +266,14 @@ func (r *queryResolver) WebhookList(ctx context.Context, limit *int, skip *int) 
 		return nil, err
 	}
 	return r.listWebhooks(ctx, limit, skip)
+}
+
+// WebhookEventTypes is the resolver for the webhookEventTypes field.
+func (r *queryResolver) WebhookEventTypes(ctx context.Context) ([]string, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
+		return nil, err
+	}
+	return slices.Clone(webhook.Catalog), nil
 }
 
 // WebhookDeliveries is the resolver for the webhookDeliveries field.

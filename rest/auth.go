@@ -5,16 +5,31 @@ import (
 	"strings"
 
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // authenticate resolves the Bearer key into a viewer in the request context and
 // answers 401 without calling next when the key is missing, unknown or revoked.
-// Scopes are checked by the resolvers, per operation.
-func authenticate(keys *auth.Keys) func(http.Handler) http.Handler {
+// Scopes are checked by the resolvers, per operation. With sessions (on /graphql
+// only), a request without a key may come with a dashboard session instead.
+func authenticate(keys *auth.Keys, sessions *dashboard.Sessions) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := bearer(r)
+			if key == "" {
+				if v, prefix, ok, err := sessionViewer(sessions, r); ok {
+					if err != nil {
+						writeError(w, r, err)
+						return
+					}
+					if lw, ok := w.(*logWriter); ok {
+						lw.key = prefix + " (dashboard)"
+					}
+					next.ServeHTTP(w, r.WithContext(viewer.NewContext(r.Context(), v)))
+					return
+				}
+			}
 			v, err := keys.Authenticate(r.Context(), key)
 			if err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)

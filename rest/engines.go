@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	qrcode "github.com/skip2/go-qrcode"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/graph"
 	"github.com/switchboardhq/switchboard/graph/model"
 )
 
@@ -148,7 +148,7 @@ func (s *server) engineQR(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch format {
 	case "png":
-		png, err := qrcode.Encode(qr, qrcode.Medium, 256)
+		png, err := graph.QRCodePNG(qr)
 		if err != nil {
 			return err
 		}

@@ -7,19 +7,36 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/ent"
 )
 
 // operatorOnly guards the operators' pages, which see every workspace (the
 // queue dashboard, the metrics): the operator token (Config.OperatorToken)
 // opens full, the read-write monitor; a key that holds the operator scope
-// opens ro, the read-only one; anything else, "*" keys included, is refused. The credential comes as a Bearer token or as the password of HTTP
-// Basic authentication, which a browser asks for by itself.
-func operatorOnly(client *ent.Client, token string, full, ro http.Handler) http.Handler {
+// opens ro, the read-only one; anything else, "*" keys included, is refused. The
+// credential comes as a Bearer token, as the password of HTTP Basic
+// authentication, which a browser asks for by itself, or as a dashboard session
+// opened with either.
+func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string, full, ro http.Handler) http.Handler {
 	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		cred := bearer(r)
 		if _, pass, ok := r.BasicAuth(); ok {
 			cred = pass
+		}
+		if c, err := r.Cookie(dashboard.CookieName); cred == "" && err == nil && sessions != nil {
+			sess, v, err := sessions.Find(r.Context(), c.Value)
+			switch {
+			case err != nil:
+				return err
+			case sess.Operator:
+				full.ServeHTTP(w, r)
+			case v.Can(switchboard.ScopeOperator):
+				ro.ServeHTTP(w, r)
+			default:
+				return errNotOperator
+			}
+			return nil
 		}
 		if token != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(token)) == 1 {
 			full.ServeHTTP(w, r)
@@ -35,11 +52,14 @@ func operatorOnly(client *ent.Client, token string, full, ro http.Handler) http.
 			return err
 		}
 		if !v.Can(switchboard.ScopeOperator) {
-			return &switchboard.Error{Code: switchboard.EFORBIDDEN,
-				Message: "This page is for operators: the API key lacks the required scope " + switchboard.ScopeOperator + " (no workspace key holds it, not even *).",
-				Details: []switchboard.Detail{{Path: "scope", Code: "missing_scope", Message: switchboard.ScopeOperator}}}
+			return errNotOperator
 		}
 		ro.ServeHTTP(w, r)
 		return nil
 	})
 }
+
+// errNotOperator refuses a workspace's key on the operators' pages.
+var errNotOperator = &switchboard.Error{Code: switchboard.EFORBIDDEN,
+	Message: "This page is for operators: the API key lacks the required scope " + switchboard.ScopeOperator + " (no workspace key holds it, not even *).",
+	Details: []switchboard.Detail{{Path: "scope", Code: "missing_scope", Message: switchboard.ScopeOperator}}}

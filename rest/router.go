@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/graph"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/music"
@@ -44,6 +45,10 @@ type Config struct {
 	// and /graphql; nil or a zero RateLimit leaves requests unlimited.
 	Limiter   *redis_rate.Limiter
 	RateLimit redis_rate.Limit
+	// Sessions are the dashboard's; nil leaves /dashboard unserved.
+	Sessions *dashboard.Sessions
+	// SecureCookies marks the dashboard's cookie Secure (the public URL is https).
+	SecureCookies bool
 }
 
 // EngineSockets serves the engine WebSocket protocol; reject answers a request
@@ -68,7 +73,8 @@ type server struct {
 }
 
 // NewRouter returns the HTTP handler of the whole API: /v1, /graphql, /monitoring,
-// /metrics, /media, /healthz and the API reference (/v1/openapi.json, /docs).
+// /metrics, /media, /healthz, the API reference (/v1/openapi.json, /docs) and the
+// dashboard (/dashboard).
 func NewRouter(cfg Config) http.Handler {
 	logger := cfg.Logger
 	if logger == nil {
@@ -95,7 +101,7 @@ func NewRouter(cfg Config) http.Handler {
 	}
 
 	limited := limitRate(cfg.Limiter, cfg.RateLimit)
-	gql := limitBody(authenticate(cfg.Keys)(limited(graph.NewHandler(cfg.Resolver))))
+	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions)(limited(graph.NewHandler(cfg.Resolver))))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -113,11 +119,15 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodGet, p, docs)
 		r.Method(http.MethodHead, p, docs)
 	}
+	if cfg.Sessions != nil {
+		d := &dashboardRoutes{sessions: cfg.Sessions, secure: cfg.SecureCookies, assets: dashboard.Assets()}
+		d.mount(r)
+	}
 	if cfg.EngineSockets != nil {
 		r.Method(http.MethodGet, "/v1/engines/connect", cfg.EngineSockets.Handler(writeError))
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(cfg.Keys), limited)
+		r.Use(authenticate(cfg.Keys, nil), limited)
 		r.Route("/v1", func(r chi.Router) {
 			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
 			r.Method(http.MethodGet, "/account", handlerFunc(s.account))
@@ -203,13 +213,13 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})
-	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.OperatorToken, metrics.Handler(), metrics.Handler()))
+	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, metrics.Handler(), metrics.Handler()))
 	if cfg.Monitor != nil {
 		ro := cfg.MonitorReadOnly
 		if ro == nil {
 			ro = cfg.Monitor
 		}
-		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.OperatorToken, cfg.Monitor, ro))
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, cfg.Monitor, ro))
 	}
 	return r
 }

@@ -9,6 +9,26 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 )
 
+// A new key: its value (shown only here) and its record.
+type APIKeyCreated struct {
+	Key    string      `json:"key"`
+	APIKey *ent.APIKey `json:"apiKey"`
+}
+
+type APIKeyInput struct {
+	// 0-100 characters.
+	Name *string `json:"name,omitempty"`
+	// 1 or more of *, the scopes of docs/scopes.md and operator.
+	Scopes []string `json:"scopes"`
+}
+
+type APIKeyPage struct {
+	Items []*ent.APIKey `json:"items"`
+	Limit int           `json:"limit"`
+	Skip  int           `json:"skip"`
+	Total int           `json:"total"`
+}
+
 type AudienceContactInput struct {
 	// A phone number in E.164 form, or a chat id (<digits>@c.us, @g.us, @newsletter).
 	To *string `json:"to,omitempty"`
@@ -419,6 +439,13 @@ type MessagePatch struct {
 	SendAt            *string         `json:"sendAt,omitempty"`
 	ReplyTo           *string         `json:"replyTo,omitempty"`
 	Secret            *string         `json:"secret,omitempty"`
+}
+
+type MusicClipPage struct {
+	Items []*ent.MusicClip `json:"items"`
+	Limit int              `json:"limit"`
+	Skip  int              `json:"skip"`
+	Total int              `json:"total"`
 }
 
 type MusicUploadInput struct {
