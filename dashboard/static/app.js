@@ -1,0 +1,598 @@
+// Switchboard's dashboard. It speaks only GraphQL (/graphql), as the signed-in
+// session: the session cookie is HttpOnly, so this page never sees the API key
+// after sign-in; it holds only the session's CSRF token, in memory, and sends it
+// back on every request. Nothing is written to browser storage. Every value from
+// the server reaches the page as text (el() never parses HTML).
+(function () {
+  "use strict";
+
+  var session = null; // { csrf, prefix, operator, workspaceId, scopes, expiresAt }
+  var timers = [];    // the current page's refresh timers
+
+  // ---- DOM ---------------------------------------------------------------
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      var v = attrs[k];
+      if (v === undefined || v === null || v === false) return;
+      if (k === "class") node.className = v;
+      else if (k.slice(0, 2) === "on") node.addEventListener(k.slice(2), v);
+      else if (k === "value") node.value = v;
+      else if (v === true) node.setAttribute(k, "");
+      else node.setAttribute(k, String(v));
+    });
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+  function append(node, child) {
+    if (child === undefined || child === null || child === false) return;
+    if (Array.isArray(child)) { child.forEach(function (c) { append(node, c); }); return; }
+    node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function link(href, text, attrs) {
+    var a = el("a", Object.assign({ href: href }, attrs || {}), text);
+    if (href.indexOf("/dashboard") === 0) a.addEventListener("click", function (e) {
+      if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+      e.preventDefault(); go(href);
+    });
+    return a;
+  }
+  function when(t) { return t ? new Date(t).toLocaleString() : ""; }
+  function badge(text) {
+    var cls = "badge";
+    if (/^(read|played|delivered|received|confirmed|sent|CONNECTED|enabled|succeeded|complete|completed|running)$/.test(text)) cls += " good";
+    else if (/^(error|failed|expired|cancelled|BANNED|CONFLICT|LOGGED_OUT|disabled|aborted|dead|revoked)$/.test(text)) cls += " bad";
+    else if (/^(pending|scheduled|sending|queued|paused|PAIRING|UNPAIRED|OPENING|DISCONNECTED|retrying|submitted|streaming)$/.test(text)) cls += " warn";
+    return el("span", { class: cls, "data-status": text }, text);
+  }
+  function table(headers, rows, empty) {
+    if (!rows.length) return el("div", { class: "empty" }, empty || "Nothing here yet.");
+    return el("table", {},
+      el("thead", {}, el("tr", {}, headers.map(function (h) { return el("th", {}, h); }))),
+      el("tbody", {}, rows));
+  }
+  function field(label, input) { return el("label", {}, label, input); }
+  function errorBox(err) { return el("div", { class: "error", role: "alert" }, String(err && err.message || err)); }
+  function secretBox(title, value) {
+    return el("div", { class: "secret", "data-secret": "" }, el("strong", {}, title), el("p", { class: "muted" },
+      "Copy it now: it is shown this once and never again."), el("input", { readonly: true, value: value, onfocus: function (e) { e.target.select(); } }));
+  }
+
+  // ---- GraphQL -----------------------------------------------------------
+
+  function gql(query, variables) {
+    return fetch("/graphql", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-Switchboard-CSRF": session ? session.csrf : "" },
+      body: JSON.stringify({ query: query, variables: variables || {} })
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (body) {
+        if (r.status === 401) { session = null; render(); throw new Error("Signed out: the session ended."); }
+        if (!r.ok && body.error) throw new Error(body.error.message || ("HTTP " + r.status));
+        if (body.errors && body.errors.length) {
+          var e = body.errors[0], d = e.extensions && e.extensions.details;
+          throw new Error(e.message + (d && d.length ? " — " + d.map(function (x) { return x.path + ": " + x.message; }).join("; ") : ""));
+        }
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return body.data;
+      });
+    });
+  }
+  function can(scope) {
+    return session && session.scopes.some(function (s) { return s === scope || (s === "*" && scope !== "operator"); });
+  }
+
+  // ---- session -----------------------------------------------------------
+
+  function loadSession() {
+    return fetch("/dashboard/session", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (s) { session = s; }, function () { session = null; });
+  }
+  function signIn(e) {
+    e.preventDefault();
+    var input = document.getElementById("credential"), out = document.getElementById("signin-error");
+    var credential = input.value;
+    input.value = ""; // the key leaves the page with this request, and nowhere else
+    clear(out);
+    fetch("/dashboard/session", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: JSON.stringify({ key: credential })
+    }).then(function (r) {
+      return r.json().then(function (body) {
+        if (!r.ok) throw new Error(body.error ? body.error.message : "HTTP " + r.status);
+        session = body;
+        var here = location.pathname.replace(/\/+$/, "");
+        go(here === "/dashboard" ? "/dashboard/overview" : location.pathname + location.search, true);
+      });
+    }).catch(function (err) { append(out, errorBox(err)); });
+  }
+  function signOut() {
+    fetch("/dashboard/session", { method: "DELETE", credentials: "same-origin", headers: { "X-Switchboard-CSRF": session ? session.csrf : "" } })
+      .then(function () { session = null; go("/dashboard", true); });
+  }
+  function signInPage() {
+    return el("form", { class: "signin", onsubmit: signIn },
+      el("h1", {}, "Switchboard"),
+      el("p", { class: "muted" }, "Sign in with an API key (or the operator token). The key is exchanged for a session cookie the page cannot read; it is not stored in this browser."),
+      el("input", { id: "credential", type: "password", autocomplete: "off", placeholder: "sb_live_…", required: true, "aria-label": "API key" }),
+      el("button", { type: "submit" }, "Sign in"),
+      el("div", { id: "signin-error" }));
+  }
+
+  // ---- routing -----------------------------------------------------------
+
+  var pages = [
+    { path: "/dashboard/overview", title: "Overview", nav: true, render: overviewPage },
+    { path: "/dashboard/engines", title: "Engines", scope: "engines:read", nav: true, render: enginesPage },
+    { path: "/dashboard/messages", title: "Messages", scope: "messages:read", nav: true, render: messagesPage },
+    { path: "/dashboard/chats", title: "Chats", scope: "chats:read", nav: true, render: chatsPage },
+    { re: /^\/dashboard\/chats\/([^/]+)$/, title: "Chat", render: chatPage },
+    { path: "/dashboard/groups", title: "Groups", scope: "groups:read", nav: true, render: groupsPage },
+    { path: "/dashboard/audiences", title: "Audiences", scope: "audiences:read", nav: true, render: audiencesPage },
+    { path: "/dashboard/campaigns", title: "Campaigns", scope: "campaigns:read", nav: true, render: campaignsPage },
+    { path: "/dashboard/boards", title: "Boards", scope: "boards:read", nav: true, render: boardsPage },
+    { re: /^\/dashboard\/boards\/([^/]+)(?:\/items\/([^/]+))?$/, title: "Board", render: boardPage },
+    { path: "/dashboard/music", title: "Music", scope: "music:read", nav: true, render: musicPage },
+    { path: "/dashboard/webhooks", title: "Webhooks", scope: "webhooks:read", nav: true, render: webhooksPage },
+    { re: /^\/dashboard\/webhooks\/([^/]+)$/, title: "Webhook", render: webhookPage },
+    { path: "/dashboard/keys", title: "API keys", scope: "keys:read", nav: true, render: keysPage }
+  ];
+
+  function go(path, replace) {
+    if (replace) history.replaceState(null, "", path); else history.pushState(null, "", path);
+    render();
+  }
+  window.addEventListener("popstate", render);
+
+  function every(ms, fn) { timers.push(setInterval(fn, ms)); }
+
+  function render() {
+    timers.forEach(clearInterval); timers = [];
+    var root = clear(document.getElementById("app"));
+    if (!session) { append(root, signInPage()); document.getElementById("credential").focus(); return; }
+    var path = decodeURI(location.pathname).replace(/\/+$/, "");
+    if (path === "/dashboard") path = session.operator ? "/dashboard/operator" : "/dashboard/overview";
+    var main = el("main", {});
+    append(root, el("div", { class: "shell" }, navigation(path), main));
+    if (session.operator) { operatorPage(main); return; }
+    for (var i = 0; i < pages.length; i++) {
+      var p = pages[i], m = p.re ? path.match(p.re) : (path === p.path ? [path] : null);
+      if (!m) continue;
+      document.title = p.title + " · Switchboard";
+      try { p.render(main, m.slice(1).map(decodeURIComponent)); } catch (err) { append(main, errorBox(err)); }
+      return;
+    }
+    append(main, el("h1", {}, "Not found"), el("p", {}, "No page at " + path + "."));
+  }
+
+  function navigation(path) {
+    var nav = el("nav", {}, el("div", { class: "brand" }, "Switchboard"));
+    if (!session.operator) pages.forEach(function (p) {
+      if (!p.nav || (p.scope && !can(p.scope))) return;
+      append(nav, link(p.path, p.title, { class: path.indexOf(p.path) === 0 ? "active" : "" }));
+    });
+    append(nav, el("div", { class: "sep" }));
+    if (!session.operator) append(nav, el("a", { href: "/graphql", target: "_blank" }, "GraphQL console"));
+    if (session.operator || can("operator")) append(nav, el("a", { href: "/monitoring/", target: "_blank" }, "Queue monitor"));
+    append(nav, el("a", { href: "/docs/", target: "_blank" }, "API reference"));
+    append(nav, el("div", { class: "who" }, "Signed in as ", el("span", { class: "mono" }, session.prefix), el("br"),
+      el("button", { class: "quiet", onclick: signOut }, "Sign out")));
+    return nav;
+  }
+
+  // load runs a query, then fill with its data in the page's body; errors show in
+  // place. It returns a function that runs it again (for refreshes).
+  function load(container, query, vars, fill) {
+    var body = el("div", {});
+    append(container, body);
+    function run() {
+      return gql(query, typeof vars === "function" ? vars() : vars).then(function (data) {
+        clear(body); fill(body, data, run);
+      }, function (err) { clear(body); append(body, errorBox(err)); });
+    }
+    run();
+    return run;
+  }
+  // action runs a mutation from a button (after a confirmation for a danger),
+  // then refreshes.
+  function action(label, query, vars, after, cls) {
+    return el("button", { class: cls || "quiet", onclick: function (e) {
+      var b = e.target;
+      if (cls === "danger" && !confirm(label + "?")) return;
+      b.disabled = true;
+      gql(query, vars).then(function (d) { if (after) after(d); }, function (err) { alert(err.message); }).then(function () { b.disabled = false; });
+    } }, label);
+  }
+  function formValues(form) {
+    var out = {};
+    Array.prototype.forEach.call(form.elements, function (i) { if (i.name) out[i.name] = i.type === "checkbox" ? i.checked : i.value.trim(); });
+    return out;
+  }
+  // submitForm wires a form to a mutation built from its values.
+  function submitForm(form, build, done) {
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var errs = form.querySelector(".form-error") || form.appendChild(el("div", { class: "form-error" }));
+      clear(errs);
+      var q = build(formValues(form));
+      gql(q[0], q[1]).then(function (d) { form.reset(); done(d); }, function (err) { append(errs, errorBox(err)); });
+    });
+    return form;
+  }
+
+  // ---- pages -------------------------------------------------------------
+
+  function operatorPage(main) {
+    append(main, el("h1", {}, "Operator"),
+      el("p", {}, "Signed in with the operator token: the queue monitor is open read-write. Workspaces' pages need an API key."),
+      el("p", {}, el("a", { href: "/monitoring/", target: "_blank" }, "Open the queue monitor"), " · ", el("a", { href: "/metrics", target: "_blank" }, "Metrics")));
+  }
+
+  function overviewPage(main) {
+    append(main, el("h1", {}, "Overview"));
+    load(main, "{ account { id name timezone } ping { api message whatsappConnections { id type connected } } }", {}, function (body, d) {
+      append(body, el("div", { class: "card" },
+        el("p", {}, "Workspace ", el("strong", {}, d.account.name), " ", el("span", { class: "mono muted" }, d.account.id)),
+        el("p", {}, d.ping.message || ""),
+        el("p", {}, d.ping.whatsappConnections.length ? d.ping.whatsappConnections.length + " engine(s) connected." : "No engine connected.")));
+      append(body, el("h2", {}, "Your key"), el("p", {}, el("span", { class: "mono" }, session.prefix), " with scopes ", session.scopes.join(", ")));
+    });
+  }
+
+  var engineFields = "id name kind type state connected stream hasSynced restriction tokenPrefix connectedAt createdAt";
+
+  function enginesPage(main) {
+    append(main, el("h1", {}, "Engines"));
+    var out = el("div", {});
+    if (can("engines:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Kind", el("select", { name: "kind" }, el("option", { value: "gateway" }, "gateway (WhatsApp, pair a phone)"),
+        el("option", { value: "sandbox" }, "sandbox"), el("option", { value: "remote" }, "remote (browser extension)"))),
+      field("Name", el("input", { name: "name", maxlength: 100 })),
+      el("button", { type: "submit" }, "Create engine")),
+    function (v) { return ["mutation($in: EngineInput!) { createEngine(input: $in) { token engine { id kind } } }", { in: { kind: v.kind, name: v.name || null } }]; },
+    function (d) {
+      clear(out);
+      if (d.createEngine.token) append(out, secretBox("The remote engine's token", d.createEngine.token));
+      refresh();
+    }));
+    append(main, out);
+    var qr = el("div", {});
+    var refresh = load(main, "{ engineList(limit: 100) { total items { " + engineFields + " } } }", {}, function (body, d) {
+      append(body, table(["Engine", "Kind", "State", "Connected", "Since", ""], d.engineList.items.map(function (e) {
+        return el("tr", { "data-engine": e.id },
+          el("td", {}, el("strong", {}, e.name || e.id), el("div", { class: "mono muted" }, e.id), e.restriction ? el("div", { class: "error" }, e.restriction) : null),
+          el("td", {}, e.kind, e.tokenPrefix ? el("div", { class: "mono muted" }, e.tokenPrefix + "…") : null),
+          el("td", {}, badge(e.state), e.stream ? el("div", { class: "muted" }, "stream " + e.stream) : null),
+          el("td", {}, e.connected ? el("span", { class: "badge live" }, "live") : el("span", { class: "badge" }, "no")),
+          el("td", {}, when(e.connectedAt)),
+          el("td", { class: "row-actions" }, can("engines:write") ? [
+            e.kind === "gateway" && e.state !== "CONNECTED" ? el("button", { onclick: function () { showQR(qr, e.id); } }, "Pair (QR)") : null,
+            action("Log out", "mutation($id: String!) { logoutEngine(id: $id) { id } }", { id: e.id }, refresh),
+            action("Delete", "mutation($id: String!) { deleteEngine(id: $id) }", { id: e.id }, refresh, "danger")
+          ] : null));
+      }), "No engine yet: create one above. The sandbox engine appears once a workspace that uses it sends."));
+    });
+    append(main, qr);
+    every(4000, refresh);
+  }
+
+  function showQR(box, id) {
+    clear(box);
+    append(box, el("h2", {}, "Pair engine " + id), el("p", { class: "muted" }, "On the phone: WhatsApp → Linked devices → Link a device, and scan. The code changes every few seconds."));
+    var img = el("img", { alt: "pairing QR code", width: 256, height: 256 });
+    var note = el("p", { class: "muted" });
+    append(box, el("div", { class: "qr" }, img), note);
+    function fetchQR() {
+      gql("mutation($id: String!) { enginePairingQRImage(id: $id) }", { id: id }).then(function (d) {
+        img.src = d.enginePairingQRImage; note.textContent = "Updated " + new Date().toLocaleTimeString();
+      }, function (err) { note.textContent = err.message; });
+    }
+    fetchQR();
+    every(15000, fetchQR);
+  }
+
+  var messageFields = "id to type text status ack sendAt createdAt confirmedAt readAt failureReason waSerialized";
+
+  function sendForm(fixedTo, after) {
+    return submitForm(el("form", { class: "card", id: "send-form" },
+      fixedTo ? null : field("To (phone or chat id)", el("input", { name: "to", required: true, placeholder: "+15551234567" })),
+      field("Text", el("textarea", { name: "text", required: true, maxlength: 4096 })),
+      field("Send at (optional)", el("input", { name: "sendAt", type: "datetime-local" })),
+      el("button", { type: "submit" }, "Send")),
+    function (v) {
+      var input = { type: "text", text: v.text };
+      if (v.sendAt) input.sendAt = new Date(v.sendAt).toISOString();
+      return ["mutation($to: String!, $in: MessageInput!) { scheduleMessage(chatId: $to, input: $in) { message { id status } } }", { to: fixedTo || v.to, in: input }];
+    }, after);
+  }
+
+  function messagesPage(main) {
+    append(main, el("h1", {}, "Messages"));
+    var refresh;
+    if (can("messages:write")) append(main, sendForm(null, function () { refresh(); }));
+    append(main, el("h2", {}, "Queue"), el("p", { class: "muted" }, "Statuses update live (every 2 s)."));
+    refresh = load(main, "{ scheduledMessages(limit: 50) { total items { " + messageFields + " } } }", {}, function (body, d) {
+      append(body, el("p", { class: "muted" }, d.scheduledMessages.total + " message(s)"));
+      append(body, table(["Created", "To", "Text", "Status", "Send at", "Read"], d.scheduledMessages.items.map(function (m) {
+        return el("tr", { "data-message": m.id },
+          el("td", {}, when(m.createdAt)), el("td", { class: "mono" }, m.to),
+          el("td", {}, m.text || m.type, m.failureReason ? el("div", { class: "error" }, m.failureReason) : null),
+          el("td", {}, badge(m.status)), el("td", {}, when(m.sendAt)), el("td", {}, when(m.readAt)));
+      }), "The queue is empty."));
+    });
+    every(2000, refresh);
+  }
+
+  function chatsPage(main) {
+    append(main, el("h1", {}, "Chats"));
+    var search = el("input", { type: "search", placeholder: "Search by name or number" });
+    append(main, el("div", { class: "toolbar" }, search));
+    var refresh = load(main, "query($f: ChatFilter) { chatList(filter: $f, limit: 100) { total items { id jid kind name unreadCount lastMessageAt lastMessageText lastMessageFromMe archived } } }",
+      function () { return { f: search.value.trim() ? { searchToken: search.value.trim(), includeArchive: true } : { includeArchive: true } }; },
+      function (body, d) {
+        append(body, table(["Chat", "Kind", "Last message", "Unread", "When"], d.chatList.items.map(function (c) {
+          return el("tr", { "data-chat": c.jid },
+            el("td", {}, link("/dashboard/chats/" + encodeURIComponent(c.jid), c.name || c.jid), el("div", { class: "mono muted" }, c.jid)),
+            el("td", {}, c.kind, c.archived ? " (archived)" : ""),
+            el("td", {}, (c.lastMessageFromMe ? "You: " : "") + (c.lastMessageText || "")),
+            el("td", { class: "num" }, c.unreadCount || ""), el("td", {}, when(c.lastMessageAt)));
+        }), "No chats yet: they appear as messages come and go."));
+      });
+    search.addEventListener("input", function () { refresh(); });
+  }
+
+  function chatPage(main, args) {
+    var jid = args[0];
+    append(main, el("p", {}, link("/dashboard/chats", "← Chats")), el("h1", {}, jid));
+    var refresh = load(main, "query($f: StoredMessageFilter) { storedMessages(filter: $f, limit: 100) { total items { id fromMe from senderName type text status createdAt mediaFilename pollQuestion } } }",
+      { f: { chatId: jid, order: "asc" } }, function (body, d) {
+        if (!d.storedMessages.items.length) { append(body, el("div", { class: "empty" }, "No messages stored for this chat.")); return; }
+        append(body, el("div", { class: "thread" }, d.storedMessages.items.map(function (m) {
+          return el("div", { class: "bubble" + (m.fromMe ? " me" : ""), "data-message": m.id },
+            el("div", {}, m.text || m.pollQuestion || m.mediaFilename || "[" + m.type + "]"),
+            el("div", { class: "meta" }, (m.fromMe ? "" : (m.senderName || m.from || "") + " · ") + when(m.createdAt) + (m.fromMe ? " · " + m.status : "")));
+        })));
+      });
+    if (can("messages:write")) append(main, el("h2", {}, "Reply"), sendForm(jid, function () { setTimeout(refresh, 500); }));
+    every(3000, refresh);
+  }
+
+  function groupsPage(main) {
+    append(main, el("h1", {}, "Groups"));
+    var refresh;
+    var result = el("div", {});
+    if (can("groups:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Name", el("input", { name: "name", required: true, maxlength: 100 })),
+      field("Participants (comma-separated numbers)", el("input", { name: "participants", required: true, size: 40 })),
+      el("button", { type: "submit" }, "Create group")),
+    function (v) {
+      return ["mutation($n: String!, $p: [String!]!) { createGroup(name: $n, participants: $p) { group { id name } failedParticipants { participant message } } }",
+        { n: v.name, p: v.participants.split(",").map(function (s) { return s.trim(); }).filter(Boolean) }];
+    }, function (d) {
+      clear(result);
+      d.createGroup.failedParticipants.forEach(function (f) { append(result, errorBox(f.participant + ": " + f.message)); });
+      refresh();
+    }), result);
+    refresh = load(main, "{ groupList(limit: 100, includeArchive: true) { total items { id name description participantCount announce restrict lastMessageAt } } }", {}, function (body, d) {
+      append(body, table(["Group", "Participants", "Settings", "Last message"], d.groupList.items.map(function (g) {
+        return el("tr", { "data-group": g.id },
+          el("td", {}, link("/dashboard/chats/" + encodeURIComponent(g.id), g.name), el("div", { class: "muted" }, g.description), el("div", { class: "mono muted" }, g.id)),
+          el("td", { class: "num" }, g.participantCount),
+          el("td", {}, g.announce ? "admins send" : "all send", ", ", g.restrict ? "admins edit" : "all edit"),
+          el("td", {}, when(g.lastMessageAt)));
+      }), "No groups."));
+    });
+  }
+
+  function audiencesPage(main) {
+    append(main, el("h1", {}, "Audiences"));
+    var refresh;
+    if (can("audiences:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Name", el("input", { name: "name", required: true, maxlength: 100 })),
+      field("Contacts (one number per line)", el("textarea", { name: "contacts" })),
+      el("button", { type: "submit" }, "Create audience")),
+    function (v) {
+      var contacts = v.contacts.split(/\s*\n\s*/).filter(Boolean).map(function (to) { return { to: to }; });
+      return ["mutation($in: AudienceInput!) { createAudience(input: $in) { id } }", { in: { name: v.name, contacts: contacts } }];
+    }, function () { refresh(); }));
+    refresh = load(main, "{ audienceList(limit: 100) { total items { id name contactCount createdAt } } }", {}, function (body, d) {
+      append(body, table(["Audience", "Contacts", "Created"], d.audienceList.items.map(function (a) {
+        return el("tr", { "data-audience": a.id }, el("td", {}, el("strong", {}, a.name), el("div", { class: "mono muted" }, a.id)),
+          el("td", { class: "num" }, a.contactCount), el("td", {}, when(a.createdAt)));
+      }), "No audiences."));
+    });
+  }
+
+  function campaignsPage(main) {
+    append(main, el("h1", {}, "Campaigns"));
+    var refresh;
+    if (can("campaigns:write") && can("audiences:read")) {
+      var audiences = el("select", { name: "audienceId", required: true });
+      gql("{ audienceList(limit: 200) { items { id name contactCount } } }").then(function (d) {
+        d.audienceList.items.forEach(function (a) { append(audiences, el("option", { value: a.id }, a.name + " (" + a.contactCount + ")")); });
+      });
+      append(main, submitForm(el("form", { class: "card" },
+        field("Name", el("input", { name: "name", required: true, maxlength: 100 })),
+        field("Audience", audiences),
+        field("Text ({{variables}} allowed)", el("textarea", { name: "text", required: true })),
+        el("button", { type: "submit" }, "Start campaign")),
+      function (v) { return ["mutation($in: CampaignInput!) { createCampaign(input: $in) { id } }", { in: { name: v.name, audienceId: v.audienceId, text: v.text } }]; },
+      function () { refresh(); }));
+    }
+    refresh = load(main, "{ campaignList(limit: 50) { total items { id name status pauseReason createdAt progress { total sent delivered read failed remaining percent } } } }", {}, function (body, d) {
+      append(body, table(["Campaign", "Status", "Progress", "Sent", "Delivered", "Read", "Failed", ""], d.campaignList.items.map(function (c) {
+        var p = c.progress;
+        return el("tr", { "data-campaign": c.id },
+          el("td", {}, el("strong", {}, c.name), el("div", { class: "muted" }, when(c.createdAt))),
+          el("td", {}, badge(c.status), c.pauseReason ? el("div", { class: "muted" }, c.pauseReason) : null),
+          el("td", {}, el("div", { class: "bar", title: p.percent.toFixed(1) + "%" }, el("span", { style: null })), el("div", { class: "muted" }, p.percent.toFixed(0) + "% of " + p.total)),
+          el("td", { class: "num" }, p.sent), el("td", { class: "num" }, p.delivered), el("td", { class: "num" }, p.read), el("td", { class: "num" }, p.failed),
+          el("td", { class: "row-actions" }, can("campaigns:write") ? [
+            c.status === "running" || c.status === "pending" ? action("Pause", "mutation($id: ID!) { pauseCampaign(id: $id) { id } }", { id: c.id }, refresh) : null,
+            c.status === "paused" ? action("Resume", "mutation($id: ID!) { resumeCampaign(id: $id) { id } }", { id: c.id }, refresh) : null,
+            /^(running|pending|paused)$/.test(c.status) ? action("Cancel", "mutation($id: ID!) { cancelCampaign(id: $id) { id } }", { id: c.id }, refresh, "danger") : null
+          ] : null));
+      }), "No campaigns."));
+      // widths are set as properties: the page's policy allows no inline styles
+      Array.prototype.forEach.call(body.querySelectorAll(".bar > span"), function (s, i) {
+        s.style.width = Math.min(100, d.campaignList.items[i].progress.percent) + "%";
+      });
+    });
+    every(3000, refresh);
+  }
+
+  function boardsPage(main) {
+    append(main, el("h1", {}, "Boards"));
+    load(main, "{ boardList(limit: 100) { total items { id name domain description itemCount agentManaged updatedAt } } }", {}, function (body, d) {
+      append(body, table(["Board", "Domain", "Items", "Updated"], d.boardList.items.map(function (b) {
+        return el("tr", { "data-board": b.id }, el("td", {}, link("/dashboard/boards/" + encodeURIComponent(b.id), b.name), el("div", { class: "muted" }, b.description)),
+          el("td", {}, b.domain), el("td", { class: "num" }, b.itemCount), el("td", {}, when(b.updatedAt)));
+      }), "No boards: an agent opens one through the API."));
+    });
+  }
+
+  function optionBadge(o) {
+    if (!o) return null;
+    var b = el("span", { class: "badge" }, o.label);
+    b.style.background = o.bgcolor; // a property, not an inline style attribute
+    return b;
+  }
+
+  function boardPage(main, args) {
+    var id = args[0], itemID = args[1];
+    append(main, el("p", {}, link("/dashboard/boards", "← Boards")));
+    load(main, "query($id: ID!) { board(id: $id) { id name description domain itemCount webUrl columns { id title type } } boardItems(boardId: $id, limit: 200) { total items { id text status { label bgcolor } priority { label bgcolor } dueDate confidence lastSeenAt source { chatName excerpt } webUrl } } }",
+      { id: id }, function (body, d) {
+        append(body, el("h1", {}, d.board.name), el("p", { class: "muted" }, d.board.description, " · ", d.board.domain, " · ", d.board.itemCount + " item(s)"));
+        var found = false;
+        append(body, table(["Item", "Status", "Priority", "Due", "Source", "Last seen"], d.boardItems.items.map(function (it) {
+          var mine = it.id === itemID; found = found || mine;
+          return el("tr", { "data-item": it.id, class: mine ? "highlight" : "", id: "item-" + it.id },
+            el("td", {}, it.text), el("td", {}, optionBadge(it.status)), el("td", {}, optionBadge(it.priority)), el("td", {}, it.dueDate || ""),
+            el("td", {}, it.source ? [it.source.chatName || "", el("div", { class: "muted" }, it.source.excerpt || "")] : ""), el("td", {}, when(it.lastSeenAt)));
+        }), "The board is empty."));
+        if (itemID && !found) append(body, errorBox("Item " + itemID + " is not among the board's 200 newest live items."));
+        if (itemID && found) document.getElementById("item-" + itemID).scrollIntoView({ block: "center" });
+      });
+  }
+
+  function musicPage(main) {
+    append(main, el("h1", {}, "Music"));
+    var refresh;
+    if (can("music:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Title", el("input", { name: "title", maxlength: 200 })),
+      field("Style", el("input", { name: "style", required: true, maxlength: 1000, placeholder: "pop ballad, acoustic guitar" })),
+      field("Lyrics", el("textarea", { name: "lyrics", maxlength: 5000, placeholder: "[Verse]\n…" })),
+      el("label", {}, "Instrumental", el("input", { type: "checkbox", name: "instrumental" })),
+      el("button", { type: "submit" }, "Generate song")),
+    function (v) {
+      return ["mutation($in: SongInput!) { generateSong(input: $in) { jobId } }",
+        { in: { title: v.title || null, style: v.style, lyrics: v.lyrics || null, instrumental: v.instrumental } }];
+    }, function () { refresh(); }));
+    refresh = load(main, "{ musicClipList(limit: 50) { total items { id title status audioUrl imageUrl durationSec errorMessage } } }", {}, function (body, d) {
+      append(body, table(["", "Clip", "Status", "Length", "Play"], d.musicClipList.items.map(function (c) {
+        return el("tr", { "data-clip": c.id },
+          el("td", {}, c.imageUrl ? el("img", { class: "cover", src: c.imageUrl, alt: "" }) : null),
+          el("td", {}, c.title || "Untitled", el("div", { class: "mono muted" }, c.id)),
+          el("td", {}, badge(c.status), c.errorMessage ? el("div", { class: "error" }, c.errorMessage) : null),
+          el("td", {}, c.durationSec ? Math.round(c.durationSec) + " s" : ""),
+          el("td", {}, c.audioUrl ? el("audio", { controls: true, preload: "none", src: c.audioUrl }) : null));
+      }), "No songs yet."));
+    });
+    every(5000, function () { // while nothing plays: a refresh would stop the player
+      if (!Array.prototype.some.call(document.querySelectorAll("audio"), function (a) { return !a.paused; })) refresh();
+    });
+  }
+
+  function webhooksPage(main) {
+    append(main, el("h1", {}, "Webhooks"));
+    var out = el("div", {}), refresh;
+    if (can("webhooks:write")) {
+      var events = el("div", { class: "scopes" });
+      gql("{ webhookEventTypes }").then(function (d) {
+        d.webhookEventTypes.forEach(function (t) {
+          append(events, el("label", {}, el("input", { type: "checkbox", name: "event:" + t, checked: /^message\./.test(t) }), t));
+        });
+      });
+      append(main, submitForm(el("form", { class: "card" },
+        field("Endpoint URL (https)", el("input", { name: "url", type: "url", required: true, size: 50 })),
+        field("Description", el("input", { name: "description", maxlength: 120 })),
+        field("Events", events),
+        el("button", { type: "submit" }, "Add webhook")),
+      function (v) {
+        var ev = Object.keys(v).filter(function (k) { return k.indexOf("event:") === 0 && v[k]; }).map(function (k) { return k.slice(6); });
+        return ["mutation($in: WebhookInput!) { createWebhook(input: $in) { secret webhook { id } } }", { in: { url: v.url, description: v.description, events: ev } }];
+      }, function (d) { clear(out); append(out, secretBox("The webhook's signing secret", d.createWebhook.secret)); refresh(); }));
+    }
+    append(main, out);
+    refresh = load(main, "{ webhookList(limit: 100) { total items { id url description events status consecutiveFailures createdAt } } }", {}, function (body, d) {
+      append(body, table(["Endpoint", "Events", "Status", "Failures", ""], d.webhookList.items.map(function (w) {
+        return el("tr", { "data-webhook": w.id },
+          el("td", {}, link("/dashboard/webhooks/" + encodeURIComponent(w.id), w.url), el("div", { class: "muted" }, w.description)),
+          el("td", { class: "mono" }, w.events.join(", ")), el("td", {}, badge(w.status)), el("td", { class: "num" }, w.consecutiveFailures),
+          el("td", { class: "row-actions" }, can("webhooks:write") ? [
+            action(w.status === "enabled" ? "Disable" : "Enable", "mutation($id: ID!, $s: String!) { updateWebhook(id: $id, input: { status: $s }) { id } }",
+              { id: w.id, s: w.status === "enabled" ? "disabled" : "enabled" }, refresh),
+            action("Delete", "mutation($id: ID!) { deleteWebhook(id: $id) { deleted } }", { id: w.id }, refresh, "danger")
+          ] : null));
+      }), "No webhooks."));
+    });
+  }
+
+  function webhookPage(main, args) {
+    var id = args[0];
+    append(main, el("p", {}, link("/dashboard/webhooks", "← Webhooks")));
+    var refresh = load(main, "query($id: ID!) { webhook(id: $id) { id url status events } webhookDeliveries(webhookId: $id, limit: 100) { total items { id eventType eventID status attempts lastAttemptAt nextAttemptAt lastError createdAt } } }",
+      { id: id }, function (body, d) {
+        append(body, el("h1", {}, d.webhook.url), el("p", {}, badge(d.webhook.status), " ", el("span", { class: "mono muted" }, d.webhook.events.join(", "))));
+        append(body, el("h2", {}, "Deliveries (" + d.webhookDeliveries.total + ")"));
+        append(body, table(["Created", "Event", "Status", "Attempts", "Last error", ""], d.webhookDeliveries.items.map(function (x) {
+          return el("tr", { "data-delivery": x.id },
+            el("td", {}, when(x.createdAt)), el("td", {}, x.eventType, el("div", { class: "mono muted" }, x.eventID)),
+            el("td", {}, badge(x.status), x.nextAttemptAt ? el("div", { class: "muted" }, "next " + when(x.nextAttemptAt)) : null),
+            el("td", { class: "num" }, x.attempts), el("td", {}, x.lastError || ""),
+            el("td", {}, can("webhooks:write") ? action("Redeliver", "mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id } }", { w: id, d: x.id }, refresh) : null));
+        }), "No deliveries yet."));
+      });
+    every(4000, refresh);
+  }
+
+  function keysPage(main) {
+    append(main, el("h1", {}, "API keys"));
+    var out = el("div", {}), refresh;
+    if (can("keys:write")) {
+      var scopes = el("div", { class: "scopes" });
+      gql("{ grantableScopes }").then(function (d) {
+        d.grantableScopes.forEach(function (s) { append(scopes, el("label", {}, el("input", { type: "checkbox", name: "scope:" + s }), s)); });
+      });
+      append(main, submitForm(el("form", { class: "card", id: "key-form" },
+        field("Name", el("input", { name: "name", maxlength: 100, required: true })),
+        field("Scopes", scopes),
+        el("button", { type: "submit" }, "Create key")),
+      function (v) {
+        var chosen = Object.keys(v).filter(function (k) { return k.indexOf("scope:") === 0 && v[k]; }).map(function (k) { return k.slice(6); });
+        return ["mutation($in: APIKeyInput!) { createApiKey(input: $in) { key apiKey { id prefix } } }", { in: { name: v.name, scopes: chosen } }];
+      }, function (d) { clear(out); append(out, secretBox("The new API key", d.createApiKey.key)); refresh(); }));
+    }
+    append(main, out);
+    var prefix = el("input", { type: "search", placeholder: "Filter by prefix (sb_live_…)", size: 30 });
+    append(main, el("div", { class: "toolbar" }, prefix));
+    refresh = load(main, "query($p: String) { apiKeyList(prefix: $p, limit: 200) { total items { id name prefix scopes createdAt revokedAt } } }",
+      function () { return { p: prefix.value.trim() || null }; }, function (body, d) {
+        append(body, table(["Name", "Prefix", "Scopes", "Created", "Status", ""], d.apiKeyList.items.map(function (k) {
+          return el("tr", { "data-key": k.id },
+            el("td", {}, k.name, el("div", { class: "mono muted" }, k.id)), el("td", { class: "mono" }, k.prefix + "…"),
+            el("td", { class: "mono" }, k.scopes.join(", ")), el("td", {}, when(k.createdAt)),
+            el("td", {}, k.revokedAt ? badge("revoked") : el("span", { class: "badge good" }, "active")),
+            el("td", {}, !k.revokedAt && can("keys:write") ? action("Revoke", "mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", { id: k.id }, refresh, "danger") : null));
+        }), "No keys match."));
+      });
+    prefix.addEventListener("input", function () { refresh(); });
+  }
+
+  loadSession().then(render);
+})();
