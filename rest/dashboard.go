@@ -2,6 +2,7 @@ package rest
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -139,16 +140,24 @@ func (d *dashboardRoutes) page(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Referrer-Policy", "same-origin")
 	name, isAsset := strings.CutPrefix(r.URL.Path, "/dashboard/assets/")
 	if !isAsset {
-		h.Set("Cache-Control", "no-cache")
-		http.ServeFileFS(w, r, d.assets, "index.html")
-		return nil
+		name = "index.html"
+	} else if name = path.Clean("/" + name)[1:]; name == "index.html" {
+		name = "" // the page is served at page paths only
 	}
-	name = path.Clean("/" + name)[1:]
-	if f, err := fs.Stat(d.assets, name); err != nil || f.IsDir() || name == "index.html" {
+	f, err := d.assets.Open(name)
+	if err != nil {
+		return switchboard.Errorf(switchboard.ENOTFOUND, "No such file of the dashboard.")
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	content, seekable := f.(io.ReadSeeker)
+	if err != nil || info.IsDir() || !seekable {
 		return switchboard.Errorf(switchboard.ENOTFOUND, "No such file of the dashboard.")
 	}
 	h.Set("Cache-Control", "no-cache")
-	http.ServeFileFS(w, r, d.assets, name)
+	// ServeContent, not ServeFileFS: the file is named here, whatever the path
+	// held (ServeFileFS refuses a path with .. in it with a plain 400).
+	http.ServeContent(w, r, info.Name(), info.ModTime(), content)
 	return nil
 }
 

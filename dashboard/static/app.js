@@ -22,13 +22,18 @@
       else if (v === true) node.setAttribute(k, "");
       else node.setAttribute(k, String(v));
     });
-    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    append(node, Array.prototype.slice.call(arguments, 2));
     return node;
   }
-  function append(node, child) {
-    if (child === undefined || child === null || child === false) return;
-    if (Array.isArray(child)) { child.forEach(function (c) { append(node, c); }); return; }
-    node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+  // append adds the children (nodes, text, arrays of them) to node; null,
+  // undefined and false add nothing.
+  function append(node) {
+    for (var i = 1; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === undefined || child === null || child === false) continue;
+      if (Array.isArray(child)) { append.apply(null, [node].concat(child)); continue; }
+      node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
   function link(href, text, attrs) {
@@ -192,7 +197,8 @@
     function run() {
       return gql(query, typeof vars === "function" ? vars() : vars).then(function (data) {
         clear(body); fill(body, data, run);
-      }, function (err) { clear(body); append(body, errorBox(err)); });
+        body.setAttribute("data-loaded", "");
+      }, function (err) { clear(body); append(body, errorBox(err)); body.setAttribute("data-loaded", ""); });
     }
     run();
     return run;
@@ -332,7 +338,11 @@
     var search = el("input", { type: "search", placeholder: "Search by name or number" });
     append(main, el("div", { class: "toolbar" }, search));
     var refresh = load(main, "query($f: ChatFilter) { chatList(filter: $f, limit: 100) { total items { id jid kind name unreadCount lastMessageAt lastMessageText lastMessageFromMe archived } } }",
-      function () { return { f: search.value.trim() ? { searchToken: search.value.trim(), includeArchive: true } : { includeArchive: true } }; },
+      function () {
+        var f = { includeArchive: true, includeWithoutName: true };
+        if (search.value.trim()) f.searchToken = search.value.trim();
+        return { f: f };
+      },
       function (body, d) {
         append(body, table(["Chat", "Kind", "Last message", "Unread", "When"], d.chatList.items.map(function (c) {
           return el("tr", { "data-chat": c.jid },
