@@ -37,11 +37,7 @@ func (r *Resolver) apiKeyList(ctx context.Context, prefix *string, limit, skip *
 		}
 		q.Where(apikey.PrefixHasPrefix(*prefix))
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := q.Order(ent.Desc(apikey.FieldCreatedAt), ent.Desc(apikey.FieldID)).Limit(l).Offset(s).All(ctx)
+	rows, total, err := find(ctx, q.Clone().Count, q.Order(ent.Desc(apikey.FieldCreatedAt), ent.Desc(apikey.FieldID)).Limit(l).Offset(s).All)
 	if err != nil {
 		return nil, err
 	}

@@ -141,11 +141,7 @@ func (r *Resolver) musicClipList(ctx context.Context, limit, skip *int) (*model.
 		return nil, err
 	}
 	q := r.Client.MusicClip.Query()
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := q.Order(ent.Desc(musicclip.FieldCreatedAt), ent.Asc(musicclip.FieldVariant)).Limit(l).Offset(s).All(ctx)
+	rows, total, err := find(ctx, q.Clone().Count, q.Order(ent.Desc(musicclip.FieldCreatedAt), ent.Asc(musicclip.FieldVariant)).Limit(l).Offset(s).All)
 	if err != nil {
 		return nil, err
 	}

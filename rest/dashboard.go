@@ -104,6 +104,9 @@ func (d *dashboardRoutes) signOut(w http.ResponseWriter, r *http.Request) error 
 		return switchboard.Errorf(switchboard.EUNAUTHORIZED, "Not signed in to the dashboard.")
 	}
 	sess, _, err := d.sessions.Find(r.Context(), c.Value)
+	if err != nil && switchboard.ErrorCode(err) != switchboard.EUNAUTHORIZED {
+		return err // Redis is down: the session may live on, so the cookie stays
+	}
 	if err == nil && !sess.CheckCSRF(r.Header.Get(dashboard.CSRFHeader)) {
 		return errCSRF
 	}

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -189,6 +190,11 @@ func TestGatewayEngineAcrossReplicas(t *testing.T) {
 	}
 	if r := b.Do("GET", "/v1/engines/"+id+"/qr?format=png", key, nil); r.Status != 200 || r.Header.Get("Content-Type") != "image/png" {
 		t.Errorf("png qr = %d %s", r.Status, r.Header.Get("Content-Type"))
+	}
+	// The dashboard's form of it: the PNG as a data: URL, through GraphQL.
+	res := gql(b, key, `mutation($id: String!) { enginePairingQRImage(id: $id) }`, map[string]any{"id": id})
+	if img, _ := res.Data["enginePairingQRImage"].(string); len(res.Errors) > 0 || !strings.HasPrefix(img, "data:image/png;base64,iVBORw0KGgo") {
+		t.Errorf("enginePairingQRImage = %+v", res)
 	}
 	code := b.Do("POST", "/v1/engines/"+id+"/pairing-code", key, map[string]any{"phone": "+15551234567"})
 	if code.Status != 200 || code.Data()["code"] != "FAKE-4567" {

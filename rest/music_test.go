@@ -334,6 +334,15 @@ func TestMusicOverGraphQL(t *testing.T) {
 	if diff := cmp.Diff(want, got.Data); diff != "" || len(got.Errors) > 0 {
 		t.Errorf("query (-want +got):\n%s%+v", diff, got.Errors)
 	}
+	// The dashboard's player lists the workspace's clips, newest first; another
+	// workspace sees none of them.
+	list := gql(e, e.NewKey("default", "music:read"), `{ musicClipList(limit: 10) { total items { id status } } }`, nil)
+	if page, _ := list.Data["musicClipList"].(map[string]any); len(list.Errors) > 0 || page["total"] != float64(2) {
+		t.Errorf("musicClipList = %+v", list)
+	}
+	if other := gql(e, e.NewKey("other", "*"), `{ musicClipList { total } }`, nil); other.Data["musicClipList"].(map[string]any)["total"] != float64(0) {
+		t.Errorf("another workspace lists %+v", other.Data)
+	}
 	bad := gql(e, e.Key, `mutation { generateSong(input: {lyrics: "la", style: "pop", weirdness: 3}) { jobId } }`, nil)
 	if len(bad.Errors) != 1 || bad.Errors[0].Extensions["code"] != "validation_failed" {
 		t.Errorf("weirdness 3: %+v", bad.Errors)
