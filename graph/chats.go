@@ -27,6 +27,7 @@ import (
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Bounds of the conversation operations (the reference contract's, where it has
@@ -181,8 +182,14 @@ func networkKey(m *ent.Message) (engine.Key, error) {
 	return k, nil
 }
 
-// latestChats is the use case behind latestChats.
-func (r *Resolver) latestChats(ctx context.Context, numberOfChats, numberOfMessages *int) (*model.LatestChats, error) {
+// LatestChats is the use case behind latestChats: the newest chats with their
+// newest messages. fields, when given, are the only message columns read (with
+// the id); the REST facade, which renders one fixed shape, names them, while
+// GraphQL, whose clients may ask for any field, reads whole rows.
+func (r *Resolver) LatestChats(ctx context.Context, numberOfChats, numberOfMessages *int, fields ...string) (*model.LatestChats, error) {
+	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
+		return nil, err
+	}
 	var p switchboard.Problems
 	nc, nm := defaultLatestChats, defaultLatestMessages
 	if numberOfChats != nil {
@@ -222,6 +229,9 @@ func (r *Resolver) latestChats(ctx context.Context, numberOfChats, numberOfMessa
 	}
 	// The latest nm messages of every chat of the page, in one query.
 	mq := r.Client.Message.Query().Where(messaging.InStore())
+	if len(fields) > 0 {
+		mq.Select(fields...)
+	}
 	mq.Modify(latestPerChat(jids, nm))
 	msgs, err := mq.All(ctx)
 	if err != nil {

@@ -127,10 +127,7 @@ func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string) (*
 
 // LatestChats is the resolver for the latestChats field.
 func (r *queryResolver) LatestChats(ctx context.Context, numberOfChats *int, numberOfMessages *int) (*model.LatestChats, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	return r.latestChats(ctx, numberOfChats, numberOfMessages)
+	return r.Resolver.LatestChats(ctx, numberOfChats, numberOfMessages)
 }
 
 // ChatList is the resolver for the chatList field.

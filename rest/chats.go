@@ -66,7 +66,7 @@ func (s *server) latestChats(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}
-	res, err := s.query.LatestChats(r.Context(), nc, nm)
+	res, err := s.core.LatestChats(r.Context(), nc, nm, view.ChatMessageFields...)
 	if err != nil {
 		return err
 	}

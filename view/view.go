@@ -134,6 +134,17 @@ func NewQuotedMessage(key string, q *ent.Message) *QuotedMessage {
 	return v
 }
 
+// ChatMessageFields are the message columns NewChatMessage (with its ack, from
+// the status, and its quotedMessage, from reply_to) reads: a list read only to
+// be rendered in this shape selects no others.
+var ChatMessageFields = []string{
+	message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldCreatedAt,
+	message.FieldConfirmedAt, message.FieldText, message.FieldType, message.FieldFromMe,
+	message.FieldStatus, message.FieldMediaURL, message.FieldMediaFilename,
+	message.FieldLinkPreview, message.FieldWaSerialized, message.FieldWaParticipant,
+	message.FieldReplyTo,
+}
+
 // NewChatMessage renders m as the spec's chat message. ack is the network ack.
 func NewChatMessage(m *ent.Message, ack int) ChatMessage {
 	v := ChatMessage{
