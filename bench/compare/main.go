@@ -457,6 +457,11 @@ func procStatus(pid int, field string) int64 {
 func freshDatabase() (string, func()) {
 	admin, err := sql.Open("pgx", *pgURL)
 	check(err)
+	var autovacuum string
+	check(admin.QueryRow("SHOW autovacuum").Scan(&autovacuum))
+	if autovacuum != "on" {
+		fmt.Fprintln(os.Stderr, "PostgreSQL runs with autovacuum off: the tables this run fills are never analyzed or vacuumed while it runs (README, Measuring performance)")
+	}
 	name := fmt.Sprintf("sb_compare_%d", time.Now().UnixNano())
 	_, err = admin.Exec("CREATE DATABASE " + name)
 	check(err)
