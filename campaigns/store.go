@@ -151,7 +151,7 @@ func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reaso
 // Record writes event typ about c, with the campaign and its counters as data,
 // when a webhook of its workspace wants it.
 func Record(ctx context.Context, tx *ent.Tx, c *ent.Campaign, typ string) error {
-	if ok, err := outbox.Wants(ctx, tx, c.WorkspaceID, typ); err != nil || !ok {
+	if ok, err := outbox.Wants(ctx, tx.Webhook, c.WorkspaceID, typ); err != nil || !ok {
 		return err
 	}
 	counts, err := Count(ctx, tx.Message, c.ID)

@@ -21,18 +21,10 @@ import (
 	"github.com/switchboardhq/switchboard/netguard"
 )
 
-// create stores a validated draft as a message of origin with the given status and
-// records message.queued, all in tx. Media bytes are stored first and replaced by
-// their URL.
-func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin message.Origin, id string) (*ent.Message, error) {
-	if d.MediaBytes != nil {
-		u, err := r.Media.Put(ctx, tx, d.MediaBytes, d.MediaContentType, d.MediaFilename)
-		if err != nil {
-			return nil, fmt.Errorf("store media: %w", err)
-		}
-		d.MediaURL = u
-	}
-	c := tx.Message.Create().SetID(id).SetOrigin(origin).SetTo(d.To).SetType(d.Type).
+// newMessage builds, on client, the message a validated draft describes, of
+// origin and with the given id (media bytes already replaced by their URL).
+func (r *Resolver) newMessage(client *ent.Client, d *draft, origin message.Origin, id string) *ent.MessageCreate {
+	c := client.Message.Create().SetID(id).SetOrigin(origin).SetTo(d.To).SetType(d.Type).
 		SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
 		SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
 		SetNillablePollAllowMultiple(d.PollAllowMultiple).SetNillableSendAt(d.SendAt).
@@ -45,7 +37,20 @@ func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin mess
 	if d.Mentions != nil {
 		c.SetMentions(d.Mentions)
 	}
-	ms, err := messaging.Queue(ctx, tx, c)
+	return c
+}
+
+// create stores a validated draft as a pending message of origin and records
+// message.queued, all in tx. Media bytes are stored first and replaced by their URL.
+func (r *Resolver) create(ctx context.Context, tx *ent.Tx, d *draft, origin message.Origin, id string) (*ent.Message, error) {
+	if d.MediaBytes != nil {
+		u, err := r.Media.Put(ctx, tx, d.MediaBytes, d.MediaContentType, d.MediaFilename)
+		if err != nil {
+			return nil, fmt.Errorf("store media: %w", err)
+		}
+		d.MediaURL = u
+	}
+	ms, err := messaging.Queue(ctx, tx, r.newMessage(tx.Client(), d, origin, id))
 	if err != nil {
 		return nil, err
 	}
@@ -91,21 +96,29 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	if err != nil {
 		return nil, err
 	}
+	id := switchboard.NewID("msg")
 	var m *ent.Message
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
-		if m, err = r.create(ctx, tx, d, message.OriginScheduled, switchboard.NewID("msg")); err != nil {
-			return err
-		}
-		if idemKey == nil {
-			return nil
-		}
-		snapshot, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		return tx.IdempotencyKey.Create().SetKey(*idemKey).SetRequestHash(fp).
-			SetMessageID(m.ID).SetResponse(snapshot).Exec(ctx)
-	})
+	if idemKey == nil && d.MediaBytes == nil {
+		// Nothing to write beside the message (and its event, if wanted).
+		m, err = messaging.QueueOne(ctx, r.Client, viewerWorkspace(ctx), func(c *ent.Client) *ent.MessageCreate {
+			return r.newMessage(c, d, message.OriginScheduled, id)
+		})
+	} else {
+		err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+			if m, err = r.create(ctx, tx, d, message.OriginScheduled, id); err != nil {
+				return err
+			}
+			if idemKey == nil {
+				return nil
+			}
+			snapshot, err := json.Marshal(m)
+			if err != nil {
+				return err
+			}
+			return tx.IdempotencyKey.Create().SetKey(*idemKey).SetRequestHash(fp).
+				SetMessageID(m.ID).SetResponse(snapshot).Exec(ctx)
+		})
+	}
 	if idemKey != nil && ent.IsConstraintError(err) {
 		// A concurrent request with the same key won the race: answer as a retry.
 		return r.replay(ctx, *idemKey, fp)

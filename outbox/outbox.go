@@ -30,7 +30,7 @@ func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data an
 		v, _ := viewer.FromContext(ctx)
 		workspaceID = v.WorkspaceID
 	}
-	wanted, err := Wants(ctx, tx, workspaceID, typ)
+	wanted, err := Wants(ctx, tx.Webhook, workspaceID, typ)
 	if err != nil || !wanted {
 		return err
 	}
@@ -92,10 +92,10 @@ func enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID strin
 }
 
 // Wants reports whether an enabled webhook of the workspace subscribes to typ,
-// reading the webhooks through tx when the memory of them is older than
-// SubscriptionsTTL.
-func Wants(ctx context.Context, tx *ent.Tx, workspaceID, typ string) (bool, error) {
-	s, err := enabled(ctx, tx.Webhook, workspaceID)
+// reading the webhooks through webhooks (a transaction's or the client's) when the
+// memory of them is older than SubscriptionsTTL.
+func Wants(ctx context.Context, webhooks *ent.WebhookClient, workspaceID, typ string) (bool, error) {
+	s, err := enabled(ctx, webhooks, workspaceID)
 	return s.types[typ], err
 }
 
