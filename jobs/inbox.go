@@ -130,7 +130,7 @@ func (h *Handlers) ApplyInboxOnce(ctx context.Context, now time.Time) (int, erro
 		return 0, err
 	}
 	token := switchboard.RandomToken(10)
-	if _, err := h.Client.InboxEvent.Update().Where(inboxevent.IDIn(ids...), claimable(now)).
+	if _, err := h.Client.InboxEvent.Update().Where(inboxevent.IDIn(ids...), storage.FilterOnly(claimable(now))).
 		SetLeaseToken(token).SetLeaseUntil(now.Add(inboxLease)).Save(sys); err != nil {
 		return 0, err
 	}

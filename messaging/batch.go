@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 )
 
@@ -45,7 +46,7 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 			b.WriteString(" END")
 		})
 	}
-	n, err := tx.Message.Update().Where(message.IDIn(ids...), message.Status(StatusPending)).
+	n, err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(message.Status(StatusPending))).
 		SetStatus(StatusSending).SetUpdatedAt(now).SetClaimToken(token).AddDispatchAttempts(1).
 		Modify(func(u *sql.UpdateBuilder) {
 			u.Set(message.FieldWaID, perRow(func(k engine.Key) string { return k.ID }))
@@ -102,7 +103,7 @@ func Confirm(ctx context.Context, tx *ent.Tx, ms []*ent.Message, at time.Time) e
 	}
 	now := time.Now()
 	for token, ids := range byToken {
-		err := tx.Message.Update().Where(message.IDIn(ids...), message.Status(StatusSending), message.ClaimToken(token)).
+		err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(message.Status(StatusSending), message.ClaimToken(token))).
 			SetStatus(StatusConfirmed).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("messaging: confirm %d messages: %w", len(ids), err)
