@@ -64,8 +64,8 @@ type App struct {
 	redisOpt  asynq.RedisConnOpt
 	asynqc    *asynq.Client
 	inspector *asynq.Inspector
-	monitor   *asynqmon.HTTPHandler
-	monitorRO *asynqmon.HTTPHandler
+	monitor   *monitor        // read-write, for the operator
+	monitorRO *monitor        // read-only, for API keys and dashboard sessions
 	servers   []*asynq.Server // the dispatch tasks' and the others'
 	scheduler *asynq.Scheduler
 
@@ -154,8 +154,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.LoadOlderPace > 0 {
 		a.Resolver.LoadOlderPace = &cfg.LoadOlderPace
 	}
-	a.monitor = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt})
-	a.monitorRO = asynqmon.New(asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true})
+	a.monitor = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt}}
+	a.monitorRO = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true}}
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
 		OperatorToken: cfg.OperatorToken, Media: store, EngineSockets: a.Hub, MusicFiles: files, Logger: cfg.Logger,
 		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit(),
@@ -395,10 +395,8 @@ func (a *App) Close() {
 	}
 	a.engines.Wait()
 	if a.monitor != nil {
-		_ = a.monitor.Close()
-	}
-	if a.monitorRO != nil {
-		_ = a.monitorRO.Close()
+		a.monitor.Close()
+		a.monitorRO.Close()
 	}
 	if a.asynqc != nil {
 		_ = a.asynqc.Close()
