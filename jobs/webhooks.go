@@ -240,7 +240,8 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 			SetResponseBody(res.Body).SetSuccess(res.OK()).Exec(ctx); err != nil {
 			return err
 		}
-		upd := tx.Delivery.UpdateOneID(d.ID).Where(delivery.Status(DeliveryPending)).
+		// A bulk update by id: UpdateOne would read the row back, which nothing here uses.
+		upd := tx.Delivery.Update().Where(delivery.ID(d.ID), delivery.Status(DeliveryPending)).
 			SetAttempts(number).SetLastAttemptAt(at).SetLastError(errText)
 		if res.OK() {
 			err := tx.Webhook.Update().Where(webhook.ID(hook.ID), webhook.ConsecutiveFailuresGT(0)).
@@ -248,7 +249,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 			if err != nil {
 				return err
 			}
-			return upd.SetStatus(DeliverySucceeded).ClearNextAttemptAt().Exec(ctx)
+			return pendingUpdated(upd.SetStatus(DeliverySucceeded).ClearNextAttemptAt().Save(ctx))
 		}
 		hook, err := tx.Webhook.UpdateOneID(hook.ID).AddConsecutiveFailures(1).Save(ctx)
 		if err != nil {
@@ -259,16 +260,17 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 				return err
 			}
 			defer outbox.Forget(hook.WorkspaceID)
-			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().SetLastError(errText + "; webhook disabled after 8 consecutive failures").Exec(ctx)
+			return pendingUpdated(upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().
+				SetLastError(errText + "; webhook disabled after 8 consecutive failures").Save(ctx))
 		}
 		if number > len(h.RetrySchedule) {
-			return upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().Exec(ctx)
+			return pendingUpdated(upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().Save(ctx))
 		}
 		delay = h.RetrySchedule[number-1]
-		return upd.SetNextAttemptAt(done.Add(delay)).Exec(ctx)
+		return pendingUpdated(upd.SetNextAttemptAt(done.Add(delay)).Save(ctx))
 	})
-	if ent.IsNotFound(err) {
-		return nil // finished elsewhere (a concurrent run)
+	if errors.Is(err, errNotPending) || ent.IsNotFound(err) {
+		return nil // finished elsewhere (a concurrent run), or its webhook deleted meanwhile
 	} else if err != nil {
 		return err
 	}
@@ -293,11 +295,24 @@ func errOr(res wh.Result) string {
 	return fmt.Sprintf("HTTP %d", res.StatusCode)
 }
 
+// errNotPending says a delivery was finished elsewhere (a concurrent run) before
+// this one could record its outcome.
+var errNotPending = errors.New("delivery no longer pending")
+
+// pendingUpdated turns the count of an update of one pending delivery into an
+// error: errNotPending when it updated nothing.
+func pendingUpdated(n int, err error) error {
+	if err == nil && n == 0 {
+		return errNotPending
+	}
+	return err
+}
+
 // finish ends a delivery without an attempt.
 func (h *Handlers) finish(ctx context.Context, d *ent.Delivery, status, reason string) error {
-	err := h.Client.Delivery.UpdateOneID(d.ID).Where(delivery.Status(DeliveryPending)).
-		SetStatus(status).SetLastError(reason).ClearNextAttemptAt().Exec(ctx)
-	if ent.IsNotFound(err) {
+	err := pendingUpdated(h.Client.Delivery.Update().Where(delivery.ID(d.ID), delivery.Status(DeliveryPending)).
+		SetStatus(status).SetLastError(reason).ClearNextAttemptAt().Save(ctx))
+	if errors.Is(err, errNotPending) {
 		return nil
 	} else if err != nil {
 		return err

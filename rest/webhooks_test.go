@@ -13,11 +13,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // receiver is a local webhook endpoint that records what it gets.
@@ -428,4 +433,49 @@ func TestWebhookDeliveriesSurviveRedisFlush(t *testing.T) {
 		}
 		return done == 4
 	})
+}
+
+// Two runs of one delivery's task at once (a task Redis handed out twice) both
+// make their attempt, but the delivery records one: the run that records second
+// finds the delivery finished and stores nothing.
+func TestConcurrentRunsOfADeliveryRecordOnce(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB})
+	var deliveries atomic.Value // the list's path, once the webhook exists
+	first := make(chan struct{})
+	rc := newReceiver(t, nil)
+	rc.answerFor = func(map[string]any) int {
+		if len(rc.all()) == 1 { // the worker's run: wait for the second
+			select {
+			case <-first:
+			case <-time.After(10 * time.Second):
+			}
+			return 200
+		}
+		// The second run answers once the first has recorded its attempt.
+		close(first)
+		e.Eventually(5*time.Second, "the first run recorded", func() bool {
+			return e.Do("GET", deliveries.Load().(string), e.Key, nil).List()[0]["status"] == "succeeded"
+		})
+		return 200
+	}
+	hook := createWebhook(e, rc.URL, "message.queued")
+	deliveries.Store("/v1/webhooks/" + hook["id"].(string) + "/deliveries")
+	scheduleMsg(e, "+15550307070")
+	e.Eventually(5*time.Second, "the worker's attempt in flight", func() bool { return len(rc.all()) == 1 })
+	id := e.Do("GET", deliveries.Load().(string), e.Key, nil).List()[0]["id"].(string)
+	d, err := e.App.Client.Delivery.Get(viewer.SystemContext(context.Background()), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(map[string]string{"deliveryId": id, "workspaceId": d.WorkspaceID})
+	if err := e.App.Jobs.Deliver(context.Background(), asynq.NewTask(jobs.TypeDeliver, payload)); err != nil {
+		t.Fatalf("the second run: %v", err)
+	}
+	got := e.Do("GET", deliveries.Load().(string), e.Key, nil).List()[0]
+	if n := len(rc.all()); n != 2 {
+		t.Fatalf("%d requests, want the 2 attempts in flight", n)
+	}
+	if got["status"] != "succeeded" || got["attempts"] != float64(1) || len(got["attemptLog"].([]any)) != 1 {
+		t.Errorf("status %v, attempts %v, attempt log %v: want one recorded success", got["status"], got["attempts"], got["attemptLog"])
+	}
 }
