@@ -48,12 +48,6 @@ type dispatchResult struct {
 	early *time.Time
 }
 
-// dispatcher is the running batcher: dispatch tasks wait on in.
-type dispatcher struct {
-	in      chan *dispatchRequest
-	stopped chan struct{}
-}
-
 // claimed is a message claimed (sending) for an engine.
 type claimed struct {
 	m   *ent.Message
@@ -64,36 +58,7 @@ type claimed struct {
 // of up to DispatchBatch, with workers batches in flight, until ctx is done.
 // Tasks that run while it does not are sent one by one.
 func (h *Handlers) RunDispatcher(ctx context.Context, workers int) {
-	d := &dispatcher{in: make(chan *dispatchRequest), stopped: make(chan struct{})}
-	h.dispatcher.Store(d)
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case first := <-d.in:
-					batch := []*dispatchRequest{first}
-				gather:
-					for len(batch) < DispatchBatch {
-						select {
-						case r := <-d.in:
-							batch = append(batch, r)
-						default:
-							break gather
-						}
-					}
-					h.dispatchBatch(context.WithoutCancel(ctx), batch)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	h.dispatcher.CompareAndSwap(d, nil)
-	close(d.stopped)
+	runBatcher(ctx, &h.dispatcher, workers, DispatchBatch, h.dispatchBatch)
 }
 
 // dispatchBatch dispatches the messages of reqs and answers each request.

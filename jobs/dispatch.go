@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,7 +38,8 @@ type Handlers struct {
 	// Music generates songs; nil leaves music tasks failing.
 	Music *Music
 
-	dispatcher atomic.Pointer[dispatcher] // set while RunDispatcher runs
+	dispatcher atomic.Pointer[batcher[*dispatchRequest]] // set while RunDispatcher runs
+	recorder   atomic.Pointer[batcher[*success]]         // set while RunRecorder runs
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier
@@ -91,12 +91,8 @@ func (h *Handlers) submit(ctx context.Context, p dispatchPayload) dispatchResult
 		h.dispatchBatch(ctx, []*dispatchRequest{r})
 		return <-r.done
 	}
-	select {
-	case d.in <- r:
-	case <-d.stopped:
-		return dispatchResult{err: errDispatcherStopped}
-	case <-ctx.Done():
-		return dispatchResult{err: ctx.Err()}
+	if err := d.send(ctx, r); err != nil {
+		return dispatchResult{err: err}
 	}
 	select {
 	case res := <-r.done:
@@ -107,8 +103,6 @@ func (h *Handlers) submit(ctx context.Context, p dispatchPayload) dispatchResult
 		return dispatchResult{err: ctx.Err()}
 	}
 }
-
-var errDispatcherStopped = errors.New("jobs: the dispatcher stopped")
 
 // waitOutRemainder handles a task that runs before its time at. asynq schedules in
 // whole seconds, so a task may start up to a second early: a remainder of at most a

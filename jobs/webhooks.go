@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,40 +222,148 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 		secrets = append(secrets, hook.PreviousSecret)
 	}
 	res := h.Sender.Send(ctx, wh.Request{URL: hook.URL, WebhookID: hook.ID, DeliveryID: d.ID, Payload: d.Payload, Secrets: secrets})
+	if res.OK() {
+		return h.recordSuccess(ctx, d, res, now)
+	}
 	return h.record(ctx, d, hook, res, now)
 }
 
-// record stores an attempt and its consequences: success, the next try, the end
-// of the schedule, or the endpoint's auto-disable.
+// Most attempts succeed, and one transaction each made their record the larger
+// part of a delivery's cost. While RunRecorder runs, the successes that end at the
+// same moment are recorded together: one transaction, an update of each delivery
+// that is still pending, one insert of their attempts and one update of their
+// webhooks' failure counts. Failures are recorded one by one: each decides a retry
+// or the endpoint's auto-disable.
+
+// recordBatch bounds how many successes one transaction records.
+const recordBatch = 128
+
+// success is a successful attempt waiting for its batch to be recorded.
+type success struct {
+	d    *ent.Delivery
+	res  wh.Result
+	at   time.Time
+	done chan error // buffered: the batch never waits for the task
+}
+
+// RunRecorder records the successful attempts that end at the same time in
+// batches of up to recordBatch, with workers batches in flight, until ctx is done.
+// Attempts that end while it does not run are recorded one by one.
+func (h *Handlers) RunRecorder(ctx context.Context, workers int) {
+	runBatcher(ctx, &h.recorder, workers, recordBatch, h.recordSuccesses)
+}
+
+// recordSuccess records a successful attempt of d with the others of its moment,
+// or alone when the recorder does not run.
+func (h *Handlers) recordSuccess(ctx context.Context, d *ent.Delivery, res wh.Result, at time.Time) error {
+	r := h.recorder.Load()
+	if r == nil {
+		return h.recordOne(ctx, d, res, at)
+	}
+	s := &success{d: d, res: res, at: at, done: make(chan error, 1)}
+	if err := r.send(ctx, s); err != nil {
+		return err
+	}
+	select {
+	case err := <-s.done:
+		return err
+	case <-ctx.Done():
+		// The batch goes on without this task; if it records nothing, the task's
+		// retry makes the attempt again (webhooks are delivered at least once).
+		return ctx.Err()
+	}
+}
+
+// recordOne records one successful attempt in a transaction of its own.
+func (h *Handlers) recordOne(ctx context.Context, d *ent.Delivery, res wh.Result, at time.Time) error {
+	s := &success{d: d, res: res, at: at, done: make(chan error, 1)}
+	h.recordSuccesses(ctx, []*success{s})
+	return <-s.done
+}
+
+// recordSuccesses records the successful attempts of batch in one transaction and
+// answers each. A delivery no longer pending (a concurrent run finished it) gets
+// no attempt recorded.
+func (h *Handlers) recordSuccesses(ctx context.Context, batch []*success) {
+	// As for a single attempt: a record a crash loses means the attempt is made again.
+	sys := viewer.SystemContext(storage.RelaxedCommit(ctx))
+	// Rows are updated in one order, so that two batches never wait on each other in a cycle.
+	slices.SortFunc(batch, func(a, b *success) int { return cmp.Compare(a.d.ID, b.d.ID) })
+	var hooks []string
+	for _, s := range batch {
+		if !slices.Contains(hooks, s.d.WebhookID) {
+			hooks = append(hooks, s.d.WebhookID)
+		}
+	}
+	var recorded int
+	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+		if h.RowLocks {
+			// Deleting a webhook locks it, then its deliveries: taking the webhooks
+			// first keeps the two from waiting on each other in a cycle. KEY SHARE
+			// lets their failure counts be updated meanwhile.
+			_, err := tx.Webhook.Query().Where(webhook.IDIn(hooks...)).
+				Modify(func(s *sql.Selector) { s.For(sql.LockKeyShare) }).IDs(sys)
+			if err != nil {
+				return err
+			}
+		}
+		var attempts []*ent.DeliveryAttemptCreate
+		for _, s := range batch {
+			n, err := tx.Delivery.Update().Where(delivery.ID(s.d.ID), delivery.Status(DeliveryPending)).
+				SetStatus(DeliverySucceeded).SetAttempts(s.d.Attempts + 1).SetLastAttemptAt(s.at).SetLastError("").
+				ClearNextAttemptAt().Save(sys)
+			if err != nil {
+				return err
+			} else if n == 0 {
+				continue
+			}
+			attempts = append(attempts, newAttempt(tx, s.d, s.res, s.at, ""))
+		}
+		if len(attempts) == 0 {
+			return nil
+		}
+		if err := tx.DeliveryAttempt.CreateBulk(attempts...).Exec(sys); err != nil {
+			return err
+		}
+		recorded = len(attempts)
+		return tx.Webhook.Update().Where(webhook.IDIn(hooks...), webhook.ConsecutiveFailuresGT(0)).
+			SetConsecutiveFailures(0).Exec(sys)
+	})
+	if err == nil {
+		metrics.Deliveries.WithLabelValues("succeeded").Add(float64(recorded))
+	}
+	for _, s := range batch {
+		s.done <- err
+	}
+}
+
+// newAttempt prepares the record of the next attempt of d.
+func newAttempt(tx *ent.Tx, d *ent.Delivery, res wh.Result, at time.Time, errText string) *ent.DeliveryAttemptCreate {
+	return tx.DeliveryAttempt.Create().SetWorkspaceID(d.WorkspaceID).SetDeliveryID(d.ID).SetWebhookID(d.WebhookID).
+		SetNumber(d.Attempts + 1).SetAt(at).SetStatusCode(res.StatusCode).SetError(errText).
+		SetLatencyMs(res.Latency.Milliseconds()).SetResponseBody(res.Body).SetSuccess(res.OK())
+}
+
+// record stores a failed attempt and its consequences: the next try, the end of
+// the schedule, or the endpoint's auto-disable.
 func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhook, res wh.Result, at time.Time) error {
 	number := d.Attempts + 1
 	done := time.Now() // the wait before the next attempt counts from the end of this one
 	var delay time.Duration
 	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		errText := res.Err
-		if errText == "" && !res.OK() {
-			errText = fmt.Sprintf("HTTP %d", res.StatusCode)
+		// The webhook first, then the delivery: the order in which deleting a
+		// webhook locks them, so that the two never wait on each other in a cycle.
+		hook, err := tx.Webhook.UpdateOneID(hook.ID).AddConsecutiveFailures(1).Save(ctx)
+		if err != nil {
+			return err
 		}
-		if err := tx.DeliveryAttempt.Create().SetDeliveryID(d.ID).SetWebhookID(hook.ID).SetNumber(number).
-			SetAt(at).SetStatusCode(res.StatusCode).SetError(errText).SetLatencyMs(res.Latency.Milliseconds()).
-			SetResponseBody(res.Body).SetSuccess(res.OK()).Exec(ctx); err != nil {
+		errText := errOr(res)
+		if err := newAttempt(tx, d, res, at, errText).Exec(ctx); err != nil {
 			return err
 		}
 		// A bulk update by id: UpdateOne would read the row back, which nothing here uses.
 		upd := tx.Delivery.Update().Where(delivery.ID(d.ID), delivery.Status(DeliveryPending)).
 			SetAttempts(number).SetLastAttemptAt(at).SetLastError(errText)
-		if res.OK() {
-			err := tx.Webhook.Update().Where(webhook.ID(hook.ID), webhook.ConsecutiveFailuresGT(0)).
-				SetConsecutiveFailures(0).Exec(ctx)
-			if err != nil {
-				return err
-			}
-			return pendingUpdated(upd.SetStatus(DeliverySucceeded).ClearNextAttemptAt().Save(ctx))
-		}
-		hook, err := tx.Webhook.UpdateOneID(hook.ID).AddConsecutiveFailures(1).Save(ctx)
-		if err != nil {
-			return err
-		}
 		if hook.ConsecutiveFailures >= DisableAfter && hook.Status == WebhookEnabled {
 			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(WebhookDisabled).SetDisabledAt(at).Exec(ctx); err != nil {
 				return err
@@ -275,8 +384,6 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 		return err
 	}
 	switch {
-	case res.OK():
-		metrics.Deliveries.WithLabelValues("succeeded").Inc()
 	case delay > 0:
 		metrics.Deliveries.WithLabelValues("retrying").Inc()
 		return &retryAfter{delay: time.Until(done.Add(delay)), cause: errOr(res)}

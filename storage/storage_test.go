@@ -34,6 +34,8 @@ func TestIsUnavailable(t *testing.T) {
 		{"starting up", &pgconn.PgError{Code: "57P03"}, true},
 		{"too many clients", &pgconn.PgError{Code: "53300"}, true},
 		{"connection failure", &pgconn.PgError{Code: "08006"}, true},
+		{"deadlock", &pgconn.PgError{Code: "40P01"}, true},
+		{"serialization failure", &pgconn.PgError{Code: "40001"}, true},
 		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
 		{"bad utf-8", &pgconn.PgError{Code: "22021"}, false},
 		{"sqlite busy", errors.New("database is locked (5) (SQLITE_BUSY)"), true},

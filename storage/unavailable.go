@@ -18,17 +18,20 @@ import (
 )
 
 // IsUnavailable reports whether err says the database cannot be reached or is not
-// taking work right now (a lost connection, a restart, too many clients, a busy
-// SQLite file), as opposed to an error in what was asked of it.
+// taking work right now (a lost connection, a restart, too many clients, a
+// deadlock, a busy SQLite file), as opposed to an error in what was asked of it.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		// Class 08: connection exception; 53: insufficient resources;
-		// 57P01-57P03: admin shutdown, crash shutdown, cannot connect now.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "53") ||
+		// Class 08: connection exception; 40: transaction rollback (a deadlock or
+		// a serialization failure: the same work succeeds when tried again);
+		// 53: insufficient resources; 57P01-57P03: admin shutdown, crash shutdown,
+		// cannot connect now.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "40") ||
+			strings.HasPrefix(pgErr.Code, "53") ||
 			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
 	}
 	var connectErr *pgconn.ConnectError

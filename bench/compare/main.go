@@ -3,12 +3,18 @@
 //
 //	ping       GET /v1/ping                     vs a bare net/http JSON handler
 //	schedule   POST /v1/scheduled-messages      vs pgbench single-row INSERTs, same clients
-//	fanout     webhook fan-out and delivery     vs a bare asynq task that HMAC-signs and POSTs 1 KB
+//	fanout     messages queued, their events    vs a bare asynq task that HMAC-signs and POSTs 1 KB
+//	           fanned out and delivered
+//	delivery   recorded events fanned out and   vs the same anchor
+//	           delivered by a worker started
+//	           after them (what the anchor does)
 //	lateness   messages due at one sendAt       p50/p99 of confirmed_at - send_at
 //	rss        the server's RSS, idle and peak
 //
 // It starts its own server (`switchboard serve --role all`) on a fresh PostgreSQL
-// database and a Redis database index of its own, and only ever talks to loopback.
+// database and a Redis database index of its own (the delivery row starts an API
+// server and a worker on another fresh database and the index after the anchors'),
+// and only ever talks to loopback.
 //
 //	go run ./bench/compare -pg postgres://postgres@127.0.0.1:5432/test?sslmode=disable -redis redis://127.0.0.1:6379/10
 package main
@@ -45,7 +51,7 @@ import (
 
 var (
 	pgURL    = flag.String("pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL admin URL")
-	redisURL = flag.String("redis", "redis://127.0.0.1:6379/10", "Redis URL of the server (flushed); the anchors use the next database index")
+	redisURL = flag.String("redis", "redis://127.0.0.1:6379/10", "Redis URL of the server (flushed); the anchors use the next database index, the delivery row the one after")
 	clients  = flag.Int("c", 32, "concurrent clients")
 	dur      = flag.Duration("d", 10*time.Second, "duration of each throughput run")
 	fanN     = flag.Int("fanout", 2000, "deliveries in the fan-out runs")
@@ -66,7 +72,8 @@ func main() {
 	db, drop := freshDatabase()
 	defer drop()
 	rdb := redisClient()
-	srv := startServer(dir, db)
+	bin := build(dir)
+	srv := startServer(bin, db, *redisURL)
 	defer srv.stop()
 	fmt.Printf("%-10s %14s %14s %8s\n", "row", "anchor", "switchboard", "ratio")
 	idle := srv.rss()
@@ -94,6 +101,11 @@ func main() {
 		done()
 		written()
 		row("fanout", anchor, sb, "deliveries/s")
+	}
+	if run("delivery") {
+		anchor := bareAsynqRate(rdb)
+		sb := switchboardDeliveryRate(bin)
+		row("delivery", anchor, sb, "deliveries/s")
 	}
 	if run("lateness") {
 		written := tableWrites(db)
@@ -188,8 +200,9 @@ func pgbenchRate(dbURL string) float64 {
 // receiver counts the POSTs it gets.
 type receiver struct {
 	*http.Server
-	url  string
-	hits atomic.Int64
+	url   string
+	hits  atomic.Int64
+	first atomic.Int64 // when the first POST came, in Unix nanoseconds
 }
 
 func newReceiver() *receiver {
@@ -198,6 +211,7 @@ func newReceiver() *receiver {
 	rc := &receiver{url: "http://" + ln.Addr().String() + "/hook"}
 	rc.Server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		rc.first.CompareAndSwap(0, time.Now().UnixNano())
 		rc.hits.Add(1)
 	})}
 	go func() { _ = rc.Serve(ln) }()
@@ -268,6 +282,16 @@ func switchboardFanoutRate(s *server) float64 {
 	_ = json.Unmarshal(raw, &id)
 	defer s.call("DELETE", "/v1/webhooks/"+id.Data.ID, nil)
 	start := time.Now()
+	queueFanout(s)
+	queued, got := time.Since(start), rc.hits.Load()
+	rc.waitFor(int64(*fanN), 2*time.Minute)
+	fmt.Fprintf(os.Stderr, "fanout: %d messages queued in %s, %d delivered by then; all delivered after %s\n",
+		*fanN, queued.Round(time.Millisecond), got, time.Since(start).Round(time.Millisecond))
+	return float64(rc.hits.Load()) / time.Since(start).Seconds()
+}
+
+// queueFanout queues fanN messages due in an hour, from the configured clients.
+func queueFanout(s *server) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range *clients {
@@ -285,11 +309,52 @@ func switchboardFanoutRate(s *server) float64 {
 	}
 	close(next)
 	wg.Wait()
-	queued, got := time.Since(start), rc.hits.Load()
+}
+
+// switchboardDeliveryRate measures fan-out and delivery alone, as the anchor
+// measures its tasks: an API server with no worker records fanN message.queued
+// events (on a fresh database and Redis index of their own), then a worker
+// process starts, and the rate is deliveries per second from its start to the last.
+func switchboardDeliveryRate(bin string) float64 {
+	db, drop := freshDatabase()
+	defer drop()
+	opt, err := redis.ParseURL(*redisURL)
+	check(err)
+	opt.DB += 2
+	rdb := redis.NewClient(opt)
+	check(rdb.FlushDB(context.Background()).Err())
+	rdb.Close()
+	redisU := fmt.Sprintf("redis://%s/%d", opt.Addr, opt.DB)
+	api := startServer(bin, db, redisU, "--role", "api")
+	defer api.stop()
+	rc := newReceiver()
+	defer rc.Close()
+	body, _ := json.Marshal(map[string]any{"url": rc.url, "events": []string{"message.queued"}})
+	if status, raw := api.call("POST", "/v1/webhooks", body); status != 201 {
+		fmt.Fprintf(os.Stderr, "create webhook: %d %s\n", status, raw)
+		os.Exit(1)
+	}
+	queueFanout(api)
+	start := time.Now()
+	debug := freePort()
+	worker := exec.Command(bin, "serve", "--role", "worker", "--database-url", db, "--redis-url", redisU,
+		"--log-level", "warn", "--sandbox-ack-delay", "100ms", "--debug-addr", debug)
+	worker.Env = append(os.Environ(), "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true")
+	worker.Stderr = os.Stderr
+	check(worker.Start())
+	w := &server{cmd: worker, debug: debug}
+	defer w.stop()
+	if *profiles != "" {
+		for rc.hits.Load() == 0 && time.Since(start) < time.Minute {
+			time.Sleep(time.Millisecond)
+		}
+		defer w.profile("delivery", time.Duration(*fanN)*time.Second/4000)() // most of the run
+	}
 	rc.waitFor(int64(*fanN), 2*time.Minute)
-	fmt.Fprintf(os.Stderr, "fanout: %d messages queued in %s, %d delivered by then; all delivered after %s\n",
-		*fanN, queued.Round(time.Millisecond), got, time.Since(start).Round(time.Millisecond))
-	return float64(rc.hits.Load()) / time.Since(start).Seconds()
+	took := time.Since(start)
+	fmt.Fprintf(os.Stderr, "delivery: %d events recorded; the first delivered %s after the worker was started, all after %s\n",
+		*fanN, time.Unix(0, rc.first.Load()).Sub(start).Round(time.Millisecond), took.Round(time.Millisecond))
+	return float64(rc.hits.Load()) / took.Seconds()
 }
 
 // lateness queues lateN messages due at one sendAt (or spread over a window) and
@@ -380,15 +445,24 @@ func (s *server) profile(name string, d time.Duration) (wait func()) {
 	return func() { <-done }
 }
 
-func startServer(dir, dbURL string) *server {
+// build compiles the server into dir.
+func build(dir string) string {
 	bin := filepath.Join(dir, "switchboard")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/switchboard")
 	build.Stderr = os.Stderr
 	check(build.Run())
+	return bin
+}
+
+// startServer starts bin serving the API (--role all unless extra says
+// otherwise) on dbURL and redisURL, and waits for it to answer.
+func startServer(bin, dbURL, redisURL string, extra ...string) *server {
 	addr, debug := freePort(), freePort()
-	cmd := exec.Command(bin, "serve", "--role", "all", "--addr", addr, "--database-url", dbURL, "--redis-url", *redisURL,
+	args := append([]string{"serve", "--role", "all", "--addr", addr, "--database-url", dbURL, "--redis-url", redisURL,
 		"--bootstrap-key", "--log-level", "warn", "--sandbox-ack-delay", "100ms", "--debug-addr", debug,
-		"--rate-limit", "off") // the load is the point here
+		"--rate-limit", "off"}, // the load is the point here
+		extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true")
 	out, err := cmd.StdoutPipe()
 	check(err)
