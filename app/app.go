@@ -262,7 +262,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	mux := asynq.NewServeMux()
 	a.Jobs.Register(mux)
-	// Three asynq servers: dispatch tasks only wait for the batch they join
+	// Three kinds of asynq servers: dispatch tasks only wait for the batch they join
 	// (jobs.RunDispatcher), so theirs has room for many at once; webhook attempts
 	// mostly wait on the network, so theirs has room for webhook.Concurrency; the
 	// other queues keep a concurrency their database work can bear. An idle server
@@ -270,15 +270,23 @@ func (a *App) Start(ctx context.Context) error {
 	others := maps.Clone(jobs.Queues)
 	delete(others, jobs.QueueMessages)
 	delete(others, jobs.QueueWebhooks)
-	for _, q := range []struct {
+	type server struct {
 		queues      map[string]int
 		concurrency int
 		checkEvery  time.Duration
-	}{
-		{map[string]int{jobs.QueueMessages: 1}, dispatchConcurrency, 20 * time.Millisecond},
+	}
+	servers := []server{
 		{map[string]int{jobs.QueueWebhooks: 1}, webhook.Concurrency, 20 * time.Millisecond},
 		{others, 10, 100 * time.Millisecond},
-	} {
+	}
+	// An asynq server takes its tasks one at a time, a Redis round trip each: when
+	// thousands come due in the same second, one server's loop is what they wait
+	// for. Several servers share the dispatch queue and its concurrency.
+	for range dispatchServers {
+		servers = append(servers, server{map[string]int{jobs.QueueMessages: 1}, dispatchConcurrency / dispatchServers,
+			20 * time.Millisecond})
+	}
+	for _, q := range servers {
 		srv := asynq.NewServerFromRedisClient(a.Redis, asynq.Config{
 			Concurrency:              q.concurrency,
 			Queues:                   q.queues,
@@ -323,9 +331,11 @@ func (a *App) Start(ctx context.Context) error {
 const workerPool = 12
 
 // dispatchConcurrency is how many dispatch tasks may wait for their batch at once,
-// and dispatchWorkers how many batches are in flight.
+// shared by dispatchServers asynq servers, and dispatchWorkers how many batches
+// are in flight.
 const (
 	dispatchConcurrency = 2 * jobs.DispatchBatch
+	dispatchServers     = 2
 	dispatchWorkers     = 4
 )
 

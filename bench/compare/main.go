@@ -406,6 +406,22 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	if *spread >= 20*time.Second {
+		// Whether lateness grows over the window (the pipeline falls behind) or
+		// stays level (each burst takes its time) shows in its tenths.
+		rows, err := db.Query(`SELECT width_bucket(extract(epoch FROM send_at - $1::timestamptz), 0, $2, 10),
+			percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at)),
+			percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at))
+			FROM messages WHERE secret = 'lateness' GROUP BY 1 ORDER BY 1`, at, spread.Seconds())
+		check(err)
+		for rows.Next() {
+			var tenth int
+			var b50, b99 float64
+			check(rows.Scan(&tenth, &b50, &b99))
+			fmt.Fprintf(os.Stderr, "lateness: tenth %2d of the window: p50 %4.0f ms, p99 %4.0f ms\n", tenth, b50*1000, b99*1000)
+		}
+		check(rows.Err())
+	}
 	var p50, p99 float64
 	check(db.QueryRow(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at)),
 		percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM confirmed_at - send_at))
