@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -11,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -107,20 +107,21 @@ type sentMessages map[string]*ent.Message
 func sentKey(workspaceID, serialized string) string { return workspaceID + "\x00" + serialized }
 
 // readAcked reads, in one query, the account's messages that the acks among
-// evs are about.
+// evs are about: each by its key in the unique index of (workspace_id,
+// wa_serialized), whatever the table's statistics (see storage.LookupEach).
 func readAcked(ctx context.Context, tx *ent.Tx, evs []engine.Event) (sentMessages, error) {
-	var workspaces, keys []string
+	var keys [][]string
 	for _, ev := range evs {
 		if ev.Type == engine.EventAck {
-			workspaces, keys = append(workspaces, ev.WorkspaceID), append(keys, ev.Key.Serialized())
+			keys = append(keys, []string{ev.WorkspaceID, ev.Key.Serialized()})
 		}
 	}
 	if len(keys) < 2 {
 		return nil, nil // one ack reads its own message
 	}
-	slices.Sort(workspaces)
-	msgs, err := tx.Message.Query().Where(message.WorkspaceIDIn(slices.Compact(workspaces)...),
-		message.WaSerializedIn(keys...), message.FromMe(true)).All(viewer.SystemContext(ctx))
+	msgs, err := tx.Message.Query().Where(message.FromMe(true)).
+		Modify(storage.LookupEach([]string{message.FieldWorkspaceID, message.FieldWaSerialized}, keys)).
+		All(viewer.SystemContext(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -366,7 +366,7 @@ func lateness(s *server, dbURL string) (time.Duration, time.Duration) {
 	at := time.Now().Add(*lead).UTC().Truncate(time.Second)
 	go func() {
 		time.Sleep(time.Until(at))
-		s.profile("lateness", 5*time.Second)()
+		s.profile("lateness", max(5*time.Second, *spread))() // the burst, or the whole window
 	}()
 	bodyFor := func(i int) []byte {
 		due := at.Add(time.Duration(int64(*spread) * int64(i) / int64(*lateN))).Truncate(time.Second)
