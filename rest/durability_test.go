@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,19 +30,27 @@ func workspaceOf(e *apptest.Env) string {
 	return e.Do("GET", "/v1/account", e.Key, nil).Data()["id"].(string)
 }
 
-// More due messages than one reconciler batch are lost from Redis: one pass
-// queues every one of them, and a second pass finds nothing left to do.
+// More due messages than one reconciler batch are lost from Redis, sent at once
+// and scheduled (many due at the same moment, so that pages end among equal
+// times): one pass queues every one of them, and a second pass finds nothing
+// left to do.
 func TestReconcilerPagesThroughTheBacklog(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, NoStart: true})
 	ctx := viewer.WorkspaceContext(context.Background(), workspaceOf(e))
-	const n = 1100 // more than two batches of 500
+	const n = 3300 // more than two batches of 500 of each kind
+	due := []time.Time{time.Now().Add(-time.Minute).Truncate(time.Second), time.Now().Add(-time.Second).Truncate(time.Second)}
 	creates := make([]*ent.MessageCreate, n)
 	for i := range creates {
 		creates[i] = e.App.Client.Message.Create().SetOrigin(message.OriginScheduled).
 			SetTo("15550109999@c.us").SetType("text").SetText("backlog")
+		if i%3 > 0 {
+			creates[i].SetSendAt(due[i%3-1])
+		}
 	}
-	if err := e.App.Client.Message.CreateBulk(creates...).Exec(ctx); err != nil {
-		t.Fatal(err)
+	for chunk := range slices.Chunk(creates, 500) { // within SQLite's bound on a statement's arguments
+		if err := e.App.Client.Message.CreateBulk(chunk...).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := e.App.Redis.FlushDB(context.Background()).Err(); err != nil {
 		t.Fatal(err)
