@@ -122,7 +122,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
 		Sender:        webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention,
-		RowLocks: strings.HasPrefix(cfg.DatabaseURL, "postgres")}
+		Dialect: dialect}
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -30,9 +31,8 @@ type Handlers struct {
 	// RetrySchedule is the delay before each retry of a webhook delivery; a
 	// delivery gets len(RetrySchedule)+1 attempts.
 	RetrySchedule []time.Duration
-	// RowLocks says the database takes FOR UPDATE SKIP LOCKED (PostgreSQL), which
-	// lets fan-out loops in several processes share work.
-	RowLocks bool
+	// Dialect is the database's, as ent names it ("postgres" or "sqlite3").
+	Dialect string
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
 	// Music generates songs; nil leaves music tasks failing.
@@ -156,3 +156,7 @@ func Outgoing(m *ent.Message) engine.Outgoing {
 	}
 	return out
 }
+
+// rowLocks says the database takes FOR UPDATE SKIP LOCKED (PostgreSQL), which
+// lets fan-out loops in several processes share work.
+func (h *Handlers) rowLocks() bool { return h.Dialect == dialect.Postgres }

@@ -98,7 +98,7 @@ func (h *Handlers) FanOutOnce(ctx context.Context) (int, error) {
 	var claimed int
 	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
 		q := tx.Event.Query().Where(event.FannedOutAtIsNil()).Order(ent.Asc(event.FieldCreatedAt)).Limit(fanoutBatch)
-		if h.RowLocks {
+		if h.rowLocks() {
 			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
 		}
 		events, err := q.All(sys)
@@ -297,7 +297,7 @@ func (h *Handlers) recordSuccesses(ctx context.Context, batch []*success) {
 	}
 	var recorded int
 	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
-		if h.RowLocks {
+		if h.rowLocks() {
 			// Deleting a webhook locks it, then its deliveries: taking the webhooks
 			// first keeps the two from waiting on each other in a cycle. KEY SHARE
 			// lets their failure counts be updated meanwhile.
