@@ -8,6 +8,8 @@ import (
 	stdsql "database/sql"
 	"errors"
 
+	entsql "entgo.io/ent/dialect/sql"
+
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/chat"
@@ -115,17 +117,7 @@ func historyRow(tx *ent.Tx, m engine.HistoryMessage) *ent.MessageCreate {
 // is created; of one it holds, the identity fields are refreshed and the state
 // fields are set only when the engine set them and onlyNew is false.
 func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew bool) error {
-	create := tx.Chat.Create().SetJid(c.ID).SetKind(chat.Kind(kindOf(c))).SetName(c.Name).
-		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).
-		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).
-		SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
-		SetNillableUnreadCount(c.UnreadCount)
-	if c.CreatedAt != nil {
-		create.SetCreatedAt(*c.CreatedAt)
-	}
-	if c.Participants != nil {
-		create.SetParticipantCount(len(c.Participants))
-	}
+	create := newChat(tx, c)
 	if err := create.OnConflictColumns(chat.FieldWorkspaceID, chat.FieldJid).DoNothing().Exec(ctx); err != nil && !isNoRows(err) {
 		return err
 	}
@@ -171,6 +163,22 @@ func kindOf(c engine.ChatState) string {
 		return c.Kind
 	}
 	return engine.ChatKind(c.ID)
+}
+
+// newChat is the creation of the chat c describes.
+func newChat(tx *ent.Tx, c engine.ChatState) *ent.ChatCreate {
+	create := tx.Chat.Create().SetJid(c.ID).SetKind(chat.Kind(kindOf(c))).SetName(c.Name).
+		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).
+		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).
+		SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
+		SetNillableUnreadCount(c.UnreadCount)
+	if c.CreatedAt != nil {
+		create.SetCreatedAt(*c.CreatedAt)
+	}
+	if c.Participants != nil {
+		create.SetParticipantCount(len(c.Participants))
+	}
+	return create
 }
 
 // ensureChat creates the chat a message belongs to when the store does not hold it.
@@ -236,22 +244,51 @@ func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
 	return err
 }
 
-// touchChat records a new message of a chat: the chat exists, its summary shows
-// the message when it is the newest, and an incoming one counts as unread.
+// touchChat puts m in its chat's summary, in one statement: the chat is made
+// when the store does not hold it, counts one more unread message when unread is
+// set, and takes m as its last message unless it holds a newer one. The upsert
+// finds an existing chat through its unique (workspace_id, jid) index whatever
+// the plan: as an update by jid, the generic plan PostgreSQL cached while the
+// table was nearly empty read every chat of the workspace through another index
+// (2,279 buffers, 2.2 ms a call with 7,000 chats).
 func touchChat(ctx context.Context, tx *ent.Tx, m *ent.Message, unread bool) error {
-	if err := ensureChat(ctx, tx, m.To); err != nil {
+	create := newChat(tx, engine.ChatState{ID: m.To}).SetLastMessageAt(m.CreatedAt).
+		SetLastMessageText(cmp.Or(m.Text, m.PollQuestion)).SetLastMessageFromMe(m.FromMe)
+	if unread {
+		create.SetUnreadCount(1)
+	}
+	// col is a column of the stored chat, new of the one proposed.
+	col := func(b *entsql.Builder, c string) string { return b.Quote(chat.Table) + "." + b.Quote(c) }
+	proposed := func(b *entsql.Builder, c string) string { return b.Quote("excluded") + "." + b.Quote(c) }
+	newer := func(b *entsql.Builder) { // m is not older than the chat's last message
+		last := col(b, chat.FieldLastMessageAt)
+		b.WriteString("(" + last + " IS NULL OR " + last + " <= " + proposed(b, chat.FieldLastMessageAt) + ")")
+	}
+	err := create.OnConflict(
+		entsql.ConflictColumns(chat.FieldWorkspaceID, chat.FieldJid),
+		entsql.ResolveWith(func(u *entsql.UpdateSet) {
+			u.Set(chat.FieldUnreadCount, entsql.ExprFunc(func(b *entsql.Builder) {
+				b.WriteString(col(b, chat.FieldUnreadCount) + " + " + proposed(b, chat.FieldUnreadCount))
+			}))
+			for _, f := range []string{chat.FieldLastMessageAt, chat.FieldLastMessageText, chat.FieldLastMessageFromMe} {
+				u.Set(f, entsql.ExprFunc(func(b *entsql.Builder) {
+					b.WriteString("CASE WHEN ")
+					newer(b)
+					b.WriteString(" THEN " + proposed(b, f) + " ELSE " + col(b, f) + " END")
+				}))
+			}
+			u.SetExcluded(chat.FieldUpdatedAt)
+		}),
+		// A chat that changes in neither way is not written.
+		entsql.UpdateWhere(entsql.P(func(b *entsql.Builder) {
+			b.WriteString(proposed(b, chat.FieldUnreadCount) + " > 0 OR ")
+			newer(b)
+		})),
+	).Exec(ctx)
+	if err != nil && !isNoRows(err) {
 		return err
 	}
-	if unread {
-		if _, err := tx.Chat.Update().Where(chat.Jid(m.To)).AddUnreadCount(1).Save(ctx); err != nil {
-			return err
-		}
-	}
-	_, err := tx.Chat.Update().
-		Where(chat.Jid(m.To), chat.Or(chat.LastMessageAtIsNil(), chat.LastMessageAtLTE(m.CreatedAt))).
-		SetLastMessageAt(m.CreatedAt).SetLastMessageText(cmp.Or(m.Text, m.PollQuestion)).
-		SetLastMessageFromMe(m.FromMe).Save(ctx)
-	return err
+	return nil
 }
 
 // applyChat applies a change of a chat's state on the phone.

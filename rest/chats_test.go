@@ -16,7 +16,9 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 )
 
 func total(t *testing.T, resp *apptest.Response) int {
@@ -472,5 +474,66 @@ func TestReactionBodyIsRequired(t *testing.T) {
 				t.Errorf("detail paths (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A chat's summary follows its newest message whatever order the messages are
+// applied in, and every incoming message counts as unread; a delivered message
+// of the account's own makes its chat.
+func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
+	e := newEnv(t)
+	ws := workspaceOf(e)
+	const jid = "15550104242@c.us"
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	type summary struct {
+		Unread int
+		Text   string
+		At     time.Time
+	}
+	steps := []struct {
+		name string
+		text string
+		at   time.Time
+		want summary
+	}{
+		{"first message", "second", base.Add(2 * time.Minute), summary{1, "second", base.Add(2 * time.Minute)}},
+		{"an older one applied later", "first", base.Add(time.Minute), summary{2, "second", base.Add(2 * time.Minute)}},
+		{"a newer one", "third", base.Add(3 * time.Minute), summary{3, "third", base.Add(3 * time.Minute)}},
+	}
+	for i, st := range steps {
+		in := &engine.Incoming{Key: engine.Key{Remote: jid, ID: fmt.Sprintf("3EBSUM%d", i)}, From: jid, Type: "text", Text: st.text}
+		id := fmt.Sprintf("summary-%d", i)
+		if err := e.App.Jobs.HandleEvent(context.Background(),
+			engine.Event{ID: id, Type: engine.EventMessage, WorkspaceID: ws, Message: in, At: st.at}); err != nil {
+			t.Fatal(err)
+		}
+		e.Eventually(5*time.Second, st.name+" applied", func() bool {
+			n, _ := e.App.Client.InboxEvent.Query().Where(inboxevent.AppliedAtNotNil(), inboxevent.DedupeKey(id)).Count(systemCtx())
+			return n == 1
+		})
+		c := e.Do("GET", "/v1/chats/"+jid, e.Key, nil).Data()
+		at, _ := time.Parse(time.RFC3339, fmt.Sprint(c["lastMessageAt"]))
+		got := summary{int(c["unreadCount"].(float64)), fmt.Sprint(c["lastMessageText"]), at}
+		if diff := cmp.Diff(st.want, got); diff != "" {
+			t.Errorf("after %s (-want +got):\n%s", st.name, diff)
+		}
+	}
+	// The account's own message: the chat appears with it once it is delivered.
+	to := "+15550104343"
+	sent := e.Do("POST", "/v1/scheduled-messages/"+to, e.Key, map[string]any{"type": "text", "text": "mine"})
+	if sent.Status != http.StatusCreated && sent.Status != http.StatusOK {
+		t.Fatalf("send: %d %s", sent.Status, sent.Raw)
+	}
+	var c map[string]any
+	e.Eventually(10*time.Second, "the recipient's chat made by the delivery", func() bool {
+		r := e.Do("GET", "/v1/chats/15550104343@c.us", e.Key, nil)
+		if r.Status != http.StatusOK {
+			return false
+		}
+		c = r.Data()
+		return c["lastMessageText"] == "mine"
+	})
+	if c["lastMessageFromMe"] != true || c["unreadCount"].(float64) != 0 {
+		t.Errorf("own message's chat: %v", c)
 	}
 }
