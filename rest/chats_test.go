@@ -19,6 +19,8 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
 )
 
 func total(t *testing.T, resp *apptest.Response) int {
@@ -535,5 +537,29 @@ func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
 	})
 	if c["lastMessageFromMe"] != true || c["unreadCount"].(float64) != 0 {
 		t.Errorf("own message's chat: %v", c)
+	}
+	// An older message of the account's, delivered now, changes nothing there
+	// (the upsert writes no row) and its ack applies.
+	key := engine.Key{FromMe: true, Remote: "15550104343@c.us", ID: "3EBOLDER"}
+	old, err := e.App.Client.Message.Create().SetOrigin(message.OriginScheduled).SetTo(key.Remote).SetType("text").
+		SetText("older").SetStatus(messaging.StatusConfirmed).SetWaID(key.ID).SetWaSerialized(key.Serialized()).
+		SetCreatedAt(base).Save(viewer.WorkspaceContext(context.Background(), ws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.App.Jobs.HandleEvent(context.Background(), engine.Event{ID: "summary-older-ack", Type: engine.EventAck,
+		WorkspaceID: ws, Key: key, Ack: engine.AckDevice, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(5*time.Second, "the older message's ack applied", func() bool {
+		n, _ := e.App.Client.InboxEvent.Query().Where(inboxevent.AppliedAtNotNil(), inboxevent.DedupeKey("summary-older-ack")).Count(systemCtx())
+		return n == 1
+	})
+	if m, err := e.App.Client.Message.Get(systemCtx(), old.ID); err != nil || m.Status != messaging.StatusReceived {
+		t.Errorf("older message after its ack: %v, %v", m, err)
+	}
+	c = e.Do("GET", "/v1/chats/15550104343@c.us", e.Key, nil).Data()
+	if c["lastMessageText"] != "mine" || c["unreadCount"].(float64) != 0 {
+		t.Errorf("chat after an older message's delivery: %v", c)
 	}
 }
