@@ -90,13 +90,18 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	due := []func(*entsql.Selector){message.Status(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 		message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))}
-	err = h.streamQueued(ctx, message.Table, message.FieldSendAt, due, func(page []queuedRow) {
-		lost := lost(ctx, h.Queue, QueueMessages, page, func(r queuedRow) string { return DispatchTaskID(r.id) })
-		for _, r := range lost {
-			added, err := h.Queue.Dispatch(ctx, r.workspaceID, r.id, dueAt(r.at, now))
-			count(added, err, "message", r.id)
+	// requeue queues again the tasks of a page that Redis lost.
+	requeue := func(queue, what string, taskID func(string) string,
+		enqueue func(ctx context.Context, workspaceID, id string, at time.Time) (bool, error)) func([]queuedRow) {
+		return func(page []queuedRow) {
+			for _, r := range lost(ctx, h.Queue, queue, page, func(r queuedRow) string { return taskID(r.id) }) {
+				added, err := enqueue(ctx, r.workspaceID, r.id, dueAt(r.at, now))
+				count(added, err, what, r.id)
+			}
 		}
-	})
+	}
+	err = h.streamQueued(ctx, message.Table, message.FieldSendAt, due,
+		requeue(QueueMessages, "message", DispatchTaskID, h.Queue.Dispatch))
 	if err != nil {
 		return queued, err
 	}
@@ -107,13 +112,8 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	deliveries := []func(*entsql.Selector){delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
 		delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))}
-	err = h.streamQueued(ctx, delivery.Table, delivery.FieldNextAttemptAt, deliveries, func(page []queuedRow) {
-		lost := lost(ctx, h.Queue, QueueWebhooks, page, func(r queuedRow) string { return DeliverTaskID(r.id) })
-		for _, r := range lost {
-			added, err := h.Queue.Deliver(ctx, r.workspaceID, r.id, dueAt(r.at, now))
-			count(added, err, "delivery", r.id)
-		}
-	})
+	err = h.streamQueued(ctx, delivery.Table, delivery.FieldNextAttemptAt, deliveries,
+		requeue(QueueWebhooks, "delivery", DeliverTaskID, h.Queue.Deliver))
 	return queued, err
 }
 
