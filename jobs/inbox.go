@@ -130,8 +130,11 @@ func (h *Handlers) ApplyInboxOnce(ctx context.Context, now time.Time) (int, erro
 		return 0, err
 	}
 	token := switchboard.RandomToken(10)
+	// The lease also moves the next attempt to its end: a leased event waits, as
+	// one waiting for its retry does, and both are found in one index range.
+	until := now.Add(inboxLease)
 	if _, err := h.Client.InboxEvent.Update().Where(inboxevent.IDIn(ids...), storage.FilterOnly(claimable(now))).
-		SetLeaseToken(token).SetLeaseUntil(now.Add(inboxLease)).Save(sys); err != nil {
+		SetLeaseToken(token).SetLeaseUntil(until).SetNextAttemptAt(until).Save(sys); err != nil {
 		return 0, err
 	}
 	claimed, err := h.Client.InboxEvent.Query().Where(inboxevent.IDIn(ids...), inboxevent.LeaseToken(token)).
@@ -241,8 +244,7 @@ const claimPages = 10
 // with 14,000 events pending, the acks of a 10,000-contact campaign).
 func (h *Handlers) dueInOrder(ctx context.Context, now time.Time) ([]string, error) {
 	waiting, err := h.Client.InboxEvent.Query().
-		Where(inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(),
-			inboxevent.Or(inboxevent.NextAttemptAtGT(now), inboxevent.LeaseUntilGTE(now))).
+		Where(inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(), inboxevent.NextAttemptAtGT(now)).
 		Select(inboxevent.FieldSubject, inboxevent.FieldAt).All(ctx)
 	if err != nil {
 		return nil, err

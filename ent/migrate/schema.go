@@ -558,6 +558,14 @@ var (
 				},
 			},
 			{
+				Name:    "inboxevent_next_attempt_at",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[9]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "applied_at IS NULL AND dead_at IS NULL",
+				},
+			},
+			{
 				Name:    "inboxevent_subject_at",
 				Unique:  false,
 				Columns: []*schema.Column{InboxEventsColumns[4], InboxEventsColumns[6]},

@@ -52,6 +52,10 @@ func (InboxEvent) Indexes() []ent.Index {
 		// The applier's view: the events still to apply, oldest first, so that a
 		// claim reads a batch in order instead of sorting the whole backlog.
 		index.Fields("at", "created_at").Annotations(entsql.IndexWhere("applied_at IS NULL AND dead_at IS NULL")),
+		// The events still to apply that wait (for a retry, or in a lease, which
+		// moves next_attempt_at to its end): a claim reads them to keep each
+		// subject in order, and they are few whatever the backlog.
+		index.Fields("next_attempt_at").Annotations(entsql.IndexWhere("applied_at IS NULL AND dead_at IS NULL")),
 		index.Fields("subject", "at"),
 	}
 }
