@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 	"github.com/hibiken/asynq"
 
@@ -307,20 +308,42 @@ func (h *Handlers) recordSuccesses(ctx context.Context, batch []*success) {
 				return err
 			}
 		}
-		var attempts []*ent.DeliveryAttemptCreate
-		for _, s := range batch {
-			n, err := tx.Delivery.Update().Where(delivery.ID(s.d.ID), delivery.Status(DeliveryPending)).
-				SetStatus(DeliverySucceeded).SetAttempts(s.d.Attempts + 1).SetLastAttemptAt(s.at).SetLastError("").
-				ClearNextAttemptAt().Save(sys)
-			if err != nil {
-				return err
-			} else if n == 0 {
-				continue
-			}
-			attempts = append(attempts, newAttempt(tx, s.d, s.res, s.at, ""))
+		ids := make([]string, len(batch))
+		for i, s := range batch {
+			ids[i] = s.d.ID
 		}
-		if len(attempts) == 0 {
-			return nil
+		// The deliveries still pending, locked until the batch commits, are the
+		// ones it records; then one update finishes them all, each with the time
+		// of its own attempt.
+		q := tx.Delivery.Query().Where(delivery.IDIn(ids...), delivery.Status(DeliveryPending)).
+			Order(ent.Asc(delivery.FieldID)) // locked in one order, as the webhooks above
+		if h.rowLocks() {
+			q.ForUpdate()
+		}
+		pending, err := q.IDs(sys)
+		if err != nil || len(pending) == 0 {
+			return err
+		}
+		left := make(map[string]bool, len(pending))
+		for _, id := range pending {
+			left[id] = true
+		}
+		var attempts []*ent.DeliveryAttemptCreate
+		var done []*success
+		for _, s := range batch {
+			if left[s.d.ID] { // once, should a batch hold a delivery twice
+				delete(left, s.d.ID)
+				attempts = append(attempts, newAttempt(tx, s.d, s.res, s.at, ""))
+				done = append(done, s)
+			}
+		}
+		n, err := tx.Delivery.Update().Where(delivery.IDIn(pending...)).
+			SetStatus(DeliverySucceeded).AddAttempts(1).SetLastError("").ClearNextAttemptAt().
+			Modify(func(u *sql.UpdateBuilder) { u.Set(delivery.FieldLastAttemptAt, h.attemptTimes(done)) }).Save(sys)
+		if err != nil {
+			return err
+		} else if n != len(pending) {
+			return fmt.Errorf("record deliveries: %d of %d locked rows updated", n, len(pending))
 		}
 		if err := tx.DeliveryAttempt.CreateBulk(attempts...).Exec(sys); err != nil {
 			return err
@@ -335,6 +358,21 @@ func (h *Handlers) recordSuccesses(ctx context.Context, batch []*success) {
 	for _, s := range batch {
 		s.done <- err
 	}
+}
+
+// attemptTimes is the time of each delivery's own attempt, as one expression
+// of its id (CASE id WHEN ... THEN ... END).
+func (h *Handlers) attemptTimes(done []*success) sql.Querier {
+	return sql.ExprFunc(func(b *sql.Builder) {
+		b.WriteString("CASE ").Ident(delivery.FieldID)
+		for _, s := range done {
+			b.WriteString(" WHEN ").Arg(s.d.ID).WriteString(" THEN ").Arg(s.at)
+			if h.Dialect == dialect.Postgres {
+				b.WriteString("::timestamptz") // a bare parameter in a CASE is taken for text
+			}
+		}
+		b.WriteString(" END")
+	})
 }
 
 // newAttempt prepares the record of the next attempt of d.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -477,5 +478,42 @@ func TestConcurrentRunsOfADeliveryRecordOnce(t *testing.T) {
 	}
 	if got["status"] != "succeeded" || got["attempts"] != float64(1) || len(got["attemptLog"].([]any)) != 1 {
 		t.Errorf("status %v, attempts %v, attempt log %v: want one recorded success", got["status"], got["attempts"], got["attemptLog"])
+	}
+}
+
+// Successes recorded together each keep their own attempt: one attempt logged,
+// and the delivery's last attempt at that attempt's time.
+func TestDeliveriesRecordedTogetherKeepTheirAttempts(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB})
+	rc := newReceiver(t, nil)
+	hook := createWebhook(e, rc.URL, "message.queued")
+	const n = 40
+	for i := range n {
+		scheduleMsg(e, fmt.Sprintf("+1555031%04d", i))
+	}
+	path := "/v1/webhooks/" + hook["id"].(string) + "/deliveries?limit=100"
+	var list []map[string]any
+	e.Eventually(10*time.Second, "every delivery recorded", func() bool {
+		list = e.Do("GET", path, e.Key, nil).List()
+		if len(list) != n {
+			return false
+		}
+		for _, d := range list {
+			if d["status"] != "succeeded" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range list {
+		log := d["attemptLog"].([]any)
+		if d["attempts"] != float64(1) || len(log) != 1 {
+			t.Fatalf("delivery %v: %v attempts, %d logged; want 1 and 1", d["id"], d["attempts"], len(log))
+		}
+		last, err1 := time.Parse(time.RFC3339Nano, d["lastAttemptAt"].(string))
+		at, err2 := time.Parse(time.RFC3339Nano, log[0].(map[string]any)["at"].(string))
+		if err1 != nil || err2 != nil || !last.Equal(at) {
+			t.Errorf("delivery %v: last attempt at %v, its attempt at %v", d["id"], d["lastAttemptAt"], log[0].(map[string]any)["at"])
+		}
 	}
 }
