@@ -313,6 +313,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.goWork(func() { a.Jobs.RunDispatcher(work, dispatchWorkers) })
 	a.goWork(func() { a.Jobs.RunRecorder(work, 2) })
+	a.goWork(func() { a.Jobs.RunLoader(work, 2) })
 	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Jobs.RunFanout(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })

@@ -40,6 +40,7 @@ type Handlers struct {
 
 	dispatcher atomic.Pointer[batcher[*dispatchRequest]] // set while RunDispatcher runs
 	recorder   atomic.Pointer[batcher[*success]]         // set while RunRecorder runs
+	loader     atomic.Pointer[batcher[*loadRequest]]     // set while RunLoader runs
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier

@@ -192,13 +192,11 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	// An attempt whose record a crash loses is made again: webhooks are
 	// delivered at least once, and a repeat carries the same webhook-id.
 	ctx = viewer.WorkspaceContext(storage.RelaxedCommit(ctx), p.WorkspaceID)
-	d, err := h.Client.Delivery.Get(ctx, p.DeliveryID)
-	if ent.IsNotFound(err) {
-		return nil
-	} else if err != nil {
+	d, err := h.loadDelivery(ctx, p.WorkspaceID, p.DeliveryID)
+	if err != nil {
 		return err
 	}
-	if d.Status != DeliveryPending {
+	if d == nil || d.Status != DeliveryPending {
 		return nil
 	}
 	if wait, err := waitOutRemainder(ctx, d.NextAttemptAt); err != nil {

@@ -517,3 +517,37 @@ func TestDeliveriesRecordedTogetherKeepTheirAttempts(t *testing.T) {
 		}
 	}
 }
+
+// Attempts read their deliveries together, and a task that names another
+// workspace than its delivery's finds none: it sends nothing.
+func TestDeliveriesReadTogetherStayInTheirWorkspace(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, NoStart: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.App.Jobs.RunLoader(ctx, 1)
+	rc := newReceiver(t, nil)
+	hook := createWebhook(e, rc.URL, "message.queued")
+	scheduleMsg(e, "+15550308080")
+	if _, err := e.App.Jobs.FanOutOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.App.Client.Delivery.Query().Only(viewer.SystemContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(workspaceID string) {
+		payload, _ := json.Marshal(map[string]string{"deliveryId": d.ID, "workspaceId": workspaceID})
+		if err := e.App.Jobs.Deliver(ctx, asynq.NewTask(jobs.TypeDeliver, payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deliver("ws_someoneelse")
+	if n := len(rc.all()); n != 0 {
+		t.Fatalf("a task naming another workspace sent %d requests", n)
+	}
+	deliver(d.WorkspaceID)
+	got := e.Do("GET", "/v1/webhooks/"+hook["id"].(string)+"/deliveries", e.Key, nil).List()
+	if n := len(rc.all()); n != 1 || got[0]["status"] != "succeeded" {
+		t.Fatalf("%d requests, delivery %v; want one, succeeded", n, got[0]["status"])
+	}
+}
