@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,10 +77,7 @@ func openDriver(rawURL string, size int) (*entsql.Driver, error) {
 		db.SetConnMaxLifetime(0)
 		return entsql.OpenDB(dialect.SQLite, db), nil
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		if _, err := url.Parse(rawURL); err != nil {
-			return nil, fmt.Errorf("storage: bad postgres URL: %w", err)
-		}
-		cfg, err := pgx.ParseConfig(rawURL)
+		cfg, err := pgx.ParseConfig(rawURL) // its errors leave the password out
 		if err != nil {
 			return nil, fmt.Errorf("storage: bad postgres URL: %w", err)
 		}
