@@ -25,24 +25,8 @@ func TestLookupEach(t *testing.T) {
 	}
 	for name, url := range urls {
 		t.Run(name, func(t *testing.T) {
-			client, db, dia, err := OpenWithDB(url, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
 			ctx := context.Background()
-			conn, err := db.Conn(ctx) // temporary tables live in one session
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			// Rows much narrower than their declared columns make PostgreSQL,
-			// without statistics, take the table for a few thousand rows; so it
-			// took the messages table.
-			var spare []string
-			for i := range 30 {
-				spare = append(spare, fmt.Sprintf(", c%d text", i))
-			}
+			conn, dia := session(t, url)
 			const n = 60000
 			fill := fmt.Sprintf(`WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < %d)
 				INSERT INTO lookups (ws, key, mine, at) SELECT 'w' || (i %% 2), 'k' || i, i %% 3 = 0, i FROM g`, n)
@@ -52,7 +36,7 @@ func TestLookupEach(t *testing.T) {
 			}
 			for _, stmt := range []string{
 				`CREATE TEMP TABLE lookups (ws text NOT NULL, key text NOT NULL, mine boolean NOT NULL, at bigint NOT NULL` +
-					strings.Join(spare, "") + `)`,
+					spareColumns + `)`,
 				`CREATE UNIQUE INDEX lookups_ws_key ON lookups (ws, key)`,
 				`CREATE INDEX lookups_ws_at ON lookups (ws, at)`,
 				fill,
@@ -106,19 +90,7 @@ func TestLookupEach(t *testing.T) {
 				return
 			}
 			rows, err = query("EXPLAIN ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			rows.Close()
-			if p := strings.Join(plan, "\n"); !strings.Contains(p, "lookups_ws_key") || strings.Contains(p, "Seq Scan") ||
+			if p := planOf(t, rows, err); !strings.Contains(p, "lookups_ws_key") || strings.Contains(p, "Seq Scan") ||
 				strings.Contains(p, "lookups_ws_at") {
 				t.Errorf("the lookups do not use the unique index:\n%s", p)
 			}
@@ -134,4 +106,53 @@ func TestLookupEachNone(t *testing.T) {
 			t.Errorf("%s: %s selects rows", d, q)
 		}
 	}
+}
+
+// session opens url and returns one session of it (temporary tables and prepared
+// statements live in one) and its dialect, closed when the test ends.
+func session(t *testing.T, url string) (*sql.Conn, string) {
+	t.Helper()
+	client, db, dia, err := OpenWithDB(url, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, dia
+}
+
+// spareColumns are 30 text columns, for a table's declaration. Rows much
+// narrower than their declared columns make PostgreSQL, without statistics, take
+// the table for a few thousand rows; so it took the messages table.
+var spareColumns = func() string {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, ", c%d text", i)
+	}
+	return b.String()
+}()
+
+// planOf reads the lines of an EXPLAIN's answer into one text.
+func planOf(t *testing.T, rows *sql.Rows, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }

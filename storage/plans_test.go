@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -27,24 +26,11 @@ func TestCachedPlansFollowTheTable(t *testing.T) {
 		{"auto", "plan_msgs_ws_at"}, // the control: PostgreSQL's default keeps the empty table's plan
 	} {
 		t.Run("mode="+tc.mode, func(t *testing.T) {
-			_, db, _, err := OpenWithDB(pg, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
 			ctx := context.Background()
-			conn, err := db.Conn(ctx) // temporary tables and prepared statements live in one session
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			var spare []string
-			for i := range 30 {
-				spare = append(spare, fmt.Sprintf(", c%d text", i))
-			}
+			conn, _ := session(t, pg)
 			stmts := []string{
 				`CREATE TEMP TABLE plan_msgs (id text PRIMARY KEY, ws text NOT NULL, status text NOT NULL, at bigint NOT NULL` +
-					strings.Join(spare, "") + `)`,
+					spareColumns + `)`,
 				`CREATE INDEX plan_msgs_ws_at ON plan_msgs (ws, at)`,
 				`PREPARE ack(text, text, text) AS UPDATE plan_msgs SET status = 'delivered' WHERE id = $1 AND status = $2 AND ws = $3`,
 			}
@@ -63,22 +49,7 @@ func TestCachedPlansFollowTheTable(t *testing.T) {
 				}
 			}
 			rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE ack('m5', 'sent', 'w0')`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Join(plan, "\n"); !strings.Contains(got, "using "+tc.index+" ") {
+			if got := planOf(t, rows, err); !strings.Contains(got, "using "+tc.index+" ") {
 				t.Fatalf("the update of a 60,000-row table does not go through %s:\n%s", tc.index, got)
 			}
 		})
