@@ -8,6 +8,7 @@
 
   var session = null; // { csrf, prefix, operator, workspaceId, scopes, expiresAt }
   var timers = [];    // the current page's refresh timers
+  var shown = 0;      // counts renders: an answer for a page no longer shown is dropped
 
   // ---- DOM ---------------------------------------------------------------
 
@@ -156,7 +157,7 @@
   function every(ms, fn) { timers.push(setInterval(fn, ms)); }
 
   function render() {
-    timers.forEach(clearInterval); timers = [];
+    timers.forEach(clearInterval); timers = []; shown++;
     var root = clear(document.getElementById("app"));
     if (!session) { append(root, signInPage()); document.getElementById("credential").focus(); return; }
     var path = decodeURI(location.pathname).replace(/\/+$/, "");
@@ -194,11 +195,16 @@
   function load(container, query, vars, fill) {
     var body = el("div", {});
     append(container, body);
+    var page = shown;
     function run() {
       return gql(query, typeof vars === "function" ? vars() : vars).then(function (data) {
+        if (page !== shown) return; // signed out or moved on meanwhile
         clear(body); fill(body, data, run);
         body.setAttribute("data-loaded", "");
-      }, function (err) { clear(body); append(body, errorBox(err)); body.setAttribute("data-loaded", ""); });
+      }, function (err) {
+        if (page !== shown) return;
+        clear(body); append(body, errorBox(err)); body.setAttribute("data-loaded", "");
+      });
     }
     run();
     return run;
