@@ -1,10 +1,6 @@
 package storage
 
-import (
-	"context"
-
-	"entgo.io/ent/dialect"
-)
+import "context"
 
 type relaxedKey struct{}
 
@@ -20,10 +16,10 @@ func RelaxedCommit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, relaxedKey{}, true)
 }
 
-// relax turns synchronous commit off for tx when ctx asks for it.
-func relax(ctx context.Context, d dialect.Driver, tx dialect.Tx) error {
-	if relaxed, _ := ctx.Value(relaxedKey{}).(bool); !relaxed || d.Dialect() != dialect.Postgres {
-		return nil
+// relaxed is the setting ctx asks a PostgreSQL transaction for, if any.
+func relaxed(ctx context.Context) []string {
+	if on, _ := ctx.Value(relaxedKey{}).(bool); on {
+		return []string{"synchronous_commit", "off"}
 	}
-	return tx.Exec(ctx, "SET LOCAL synchronous_commit = off", []any{}, nil)
+	return nil
 }

@@ -89,9 +89,11 @@ func (d classifyingDriver) BeginTx(ctx context.Context, opts *stdsql.TxOptions) 
 	if err != nil {
 		return nil, classify(err)
 	}
-	if err := relax(ctx, d.drv, tx); err != nil {
-		_ = tx.Rollback()
-		return nil, classify(err)
+	if d.drv.Dialect() == dialect.Postgres {
+		if err := setLocal(ctx, tx); err != nil {
+			_ = tx.Rollback()
+			return nil, classify(err)
+		}
 	}
 	return classifyingTx{tx}, nil
 }
