@@ -16,7 +16,7 @@ func RelaxedCommit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, relaxedKey{}, true)
 }
 
-// relaxed is the setting ctx asks a PostgreSQL transaction for, if any.
+// relaxed returns the setting ctx asks a PostgreSQL transaction for, if any.
 func relaxed(ctx context.Context) []string {
 	if on, _ := ctx.Value(relaxedKey{}).(bool); on {
 		return []string{"synchronous_commit", "off"}
