@@ -308,6 +308,10 @@ func (a *App) Start(ctx context.Context) error {
 		asynq.Queue(jobs.QueueMaintenance), asynq.Unique(jobs.ReconcileEvery), asynq.MaxRetry(0)); err != nil {
 		return fmt.Errorf("app: schedule reconciler: %w", err)
 	}
+	if _, err := a.scheduler.Register(fmt.Sprintf("@every %s", jobs.PruneEvery), jobs.PruneTask(),
+		asynq.Queue(jobs.QueueMaintenance), asynq.Unique(jobs.PruneEvery), asynq.MaxRetry(0)); err != nil {
+		return fmt.Errorf("app: schedule pruning: %w", err)
+	}
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}

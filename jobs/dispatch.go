@@ -51,6 +51,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeDispatch, h.Dispatch)
 	mux.HandleFunc(TypeDeliver, h.Deliver)
 	mux.HandleFunc(TypeReconcile, h.Reconcile)
+	mux.HandleFunc(TypePrune, h.HandlePrune)
 	mux.HandleFunc(TypeMusic, h.GenerateMusic)
 	mux.HandleFunc(TypeCampaignStep, h.CampaignStep)
 }

@@ -21,6 +21,7 @@ const (
 	TypeDispatch  = "message:dispatch"
 	TypeDeliver   = "webhook:deliver"
 	TypeReconcile = "switchboard:reconcile"
+	TypePrune     = "switchboard:prune"
 )
 
 // Queue names and their priorities.

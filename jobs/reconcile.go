@@ -38,12 +38,6 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 	if err := h.ReapEngines(ctx, time.Now()); err != nil {
 		slog.Warn("reconciler: reap lapsed engines", "err", err)
 	}
-	if p, err := h.Prune(ctx, time.Now()); err != nil {
-		slog.Warn("reconciler: prune", "err", err)
-	} else if p != (Pruned{}) {
-		slog.Info("reconciler pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
-			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media, "board_items", p.BoardItems)
-	}
 	if n, err := h.ReconcileMusic(ctx, time.Now()); err != nil {
 		slog.Warn("reconciler: music", "err", err)
 	} else if n > 0 {

@@ -2,7 +2,11 @@ package jobs
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"time"
+
+	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/boards"
 	"github.com/switchboardhq/switchboard/ent/delivery"
@@ -24,6 +28,29 @@ const (
 	// KeepDeliveries is how long finished deliveries and their attempts stay visible.
 	KeepDeliveries = 30 * 24 * time.Hour
 )
+
+// PruneEvery is how often records past their retention are removed. The
+// retentions are a day and more, and a pass reads the tables it prunes (some of
+// them whole): run with the reconciler, every 15 s, it read every waiting
+// message's media and every inbox event each time.
+const PruneEvery = 10 * time.Minute
+
+// PruneTask is the periodic task that runs Prune.
+func PruneTask() *asynq.Task { return asynq.NewTask(TypePrune, nil) }
+
+// HandlePrune runs Prune as of now and logs what it removed.
+func (h *Handlers) HandlePrune(ctx context.Context, _ *asynq.Task) error {
+	p, err := h.Prune(ctx, time.Now())
+	if err != nil {
+		return fmt.Errorf("prune: %w", err)
+	}
+	if p != (Pruned{}) {
+		slog.Info("pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
+			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media,
+			"board_items", p.BoardItems)
+	}
+	return nil
+}
 
 // Pruned counts what Prune removed.
 type Pruned struct {

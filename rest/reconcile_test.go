@@ -6,9 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/hibiken/asynq"
+
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
 )
 
@@ -89,6 +93,30 @@ func TestStaleClaimIsRetried(t *testing.T) {
 }
 
 // Finished records go after their retention; pending work stays.
+// The worker schedules two maintenance tasks: the reconciler every 15 s, and the
+// pruning of records past their retention every 10 minutes (each pass reads the
+// tables it prunes, so it does not run with every reconciliation).
+func TestMaintenanceIsScheduled(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB})
+	inspector := asynq.NewInspectorFromRedisClient(e.App.Redis)
+	want := map[string]string{jobs.TypeReconcile: "@every 15s", jobs.TypePrune: "@every 10m0s"}
+	var got map[string]string
+	e.Eventually(15*time.Second, "the scheduler to record its entries", func() bool {
+		entries, err := inspector.SchedulerEntries()
+		if err != nil {
+			return false
+		}
+		got = map[string]string{}
+		for _, entry := range entries {
+			got[entry.Task.Type()] = entry.Spec
+		}
+		return len(got) >= len(want)
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("periodic tasks (-want +got):\n%s", diff)
+	}
+}
+
 func TestPruneKeepsPendingWork(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.WebhookRetrySchedule = []time.Duration{time.Hour} }})
 	ok := newReceiver(t, nil)
