@@ -29,7 +29,7 @@ func Cutoff(now time.Time, days int) time.Time {
 
 // Purge deletes, in every workspace, the board items past their board's retention
 // window as of now (last seen before Cutoff; soft-deleted items too) and returns
-// how many it deleted. The periodic reconciler calls it; items past the window have
+// how many it deleted. The periodic prune task calls it; items past the window have
 // already left the active view (active_only) before they are purged.
 func Purge(ctx context.Context, client *ent.Client, now time.Time) (int, error) {
 	ctx = viewer.SystemContext(ctx)

@@ -1,7 +1,7 @@
 // Package boards holds what AI memory boards are made of apart from their use
 // cases: the domain templates a board is provisioned from, the fingerprint that
 // finds a fact again, the similarity ranking of find-similar, and the retention
-// purge the reconciler runs. The use cases themselves live in package graph.
+// purge the periodic prune task runs. The use cases themselves live in package graph.
 package boards
 
 import (

@@ -119,7 +119,7 @@ func InlineSafe(contentType string) bool {
 
 // Prune deletes the media stored before cutoff, except media that a message still
 // waiting to be sent (pending or sending) points at, and returns how many it
-// deleted. The reconciler calls it with now minus the configured retention
+// deleted. The periodic prune task calls it with now minus the configured retention
 // (SWITCHBOARD_MEDIA_RETENTION), so uploads are not public forever.
 func Prune(ctx context.Context, client *ent.Client, cutoff time.Time) (int, error) {
 	ctx = viewer.SystemContext(ctx)
