@@ -21,8 +21,8 @@ import (
 )
 
 // Prune deletes the expired media no waiting message points at and keeps the
-// rest; when nothing has expired, it reads no message at all (the reconciler
-// prunes on every pass, and the waiting messages may be many).
+// rest; when nothing has expired, it reads no message at all (the waiting
+// messages may be many).
 func TestPrune(t *testing.T) {
 	ctx := viewer.SystemContext(context.Background())
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "media.db")+"?_pragma=foreign_keys(1)")

@@ -92,7 +92,6 @@ func TestStaleClaimIsRetried(t *testing.T) {
 	}
 }
 
-// Finished records go after their retention; pending work stays.
 // The worker schedules two maintenance tasks: the reconciler every 15 s, and the
 // pruning of records past their retention every 10 minutes (each pass reads the
 // tables it prunes, so it does not run with every reconciliation).
@@ -117,6 +116,7 @@ func TestMaintenanceIsScheduled(t *testing.T) {
 	}
 }
 
+// Finished records go after their retention; pending work stays.
 func TestPruneKeepsPendingWork(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.WebhookRetrySchedule = []time.Duration{time.Hour} }})
 	ok := newReceiver(t, nil)
