@@ -471,7 +471,9 @@ func TestRemoteEngineBadConnections(t *testing.T) {
 	if code := closedWith(c); code != websocket.StatusPolicyViolation {
 		t.Errorf("malformed hello closed with %d", code)
 	}
-	// A welcomed engine that sends garbage, or an oversized frame.
+	// A welcomed engine that sends garbage, or an oversized frame. The
+	// oversized one is larger than the sockets' buffers, so the engine is still
+	// writing it when the hub refuses it: it must read 1009, not a reset.
 	for _, tc := range []struct {
 		name  string
 		frame []byte
@@ -480,7 +482,7 @@ func TestRemoteEngineBadConnections(t *testing.T) {
 		{"malformed", []byte(`{"type":`), websocket.StatusPolicyViolation},
 		{"unknown type", []byte(`{"type":"shout"}`), websocket.StatusPolicyViolation},
 		{"binary", nil, websocket.StatusPolicyViolation},
-		{"oversized", []byte(`{"type":"events","events":[],"pad":"` + strings.Repeat("x", 80<<10) + `"}`), websocket.StatusMessageTooBig},
+		{"oversized", []byte(`{"type":"events","events":[],"pad":"` + strings.Repeat("x", 4<<20) + `"}`), websocket.StatusMessageTooBig},
 	} {
 		c := dial(bad["token"].(string))
 		write(c, hello)

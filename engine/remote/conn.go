@@ -51,13 +51,18 @@ func readFrame(ctx context.Context, ws *websocket.Conn) (*Frame, error) {
 var errMalformed = errors.New("remote: malformed frame")
 
 // closeFor closes a socket after a read failed: a malformed frame is a policy
-// violation; an oversized one was closed by the library (1009) already.
+// violation. For an oversized one the library has sent 1009 already; the close
+// handshake then drains the rest of the frame, so the peer reads the 1009
+// instead of a reset (closing with its bytes unread would make TCP send one).
 func closeFor(ws *websocket.Conn, err error) {
-	if errors.Is(err, errMalformed) {
+	switch {
+	case errors.Is(err, errMalformed):
 		_ = ws.Close(websocket.StatusPolicyViolation, "malformed frame")
-		return
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		_ = ws.Close(websocket.StatusMessageTooBig, "frame too large")
+	default:
+		_ = ws.CloseNow()
 	}
-	_ = ws.CloseNow()
 }
 
 func (c *conn) write(ctx context.Context, f Frame) error {
