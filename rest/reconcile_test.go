@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
@@ -152,5 +155,88 @@ func TestPruneKeepsPendingWork(t *testing.T) {
 	}
 	if r := e.Do("POST", "/v1/scheduled-messages/+15550107070", e.Key, map[string]any{"type": "text", "text": "b"}, "Idempotency-Key", "k-1"); r.Status != 201 {
 		t.Errorf("expired key reused = %d, want 201", r.Status)
+	}
+}
+
+// A backlog past its retention goes a chunk at a time, through ties at the
+// chunks' edges, and nothing within its retention goes with it.
+func TestPruneGoesThroughABacklog(t *testing.T) {
+	e := newEnv(t)
+	ctx, c := systemCtx(), e.App.Client
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ws := mustWorkspace(t, e, e.Key)
+	hook := c.Webhook.Create().SetWorkspaceID(ws).SetURL("https://example.com/hook").SetEvents([]string{"*"}).
+		SetSecret("whsec_test").SaveX(ctx)
+	// 1,200 expired records share one time, so a chunk (1,000) ends inside
+	// them; 1,300 more are older still. Each kind keeps 100 that are not due.
+	const tied, older, kept = 1200, 1300, 100
+	stamp := func(i int, keep time.Duration) time.Time {
+		switch {
+		case i < tied:
+			return now.Add(-keep - time.Hour)
+		case i < tied+older:
+			return now.Add(-keep - 2*time.Hour - time.Duration(i)*time.Second)
+		}
+		return now.Add(-keep + time.Hour)
+	}
+	data := json.RawMessage(`{}`)
+	for base := 0; base < tied+older+kept; base += 500 {
+		var (
+			keys     []*ent.IdempotencyKeyCreate
+			events   []*ent.EventCreate
+			inbox    []*ent.InboxEventCreate
+			dlvs     []*ent.DeliveryCreate
+			attempts []*ent.DeliveryAttemptCreate
+		)
+		for i := base; i < base+500 && i < tied+older+kept; i++ {
+			keys = append(keys, c.IdempotencyKey.Create().SetWorkspaceID(ws).SetKey(fmt.Sprintf("k%d", i)).
+				SetRequestHash("h").SetMessageID("m").SetResponse([]byte("{}")).SetCreatedAt(stamp(i, jobs.KeepIdempotencyKeys)))
+			events = append(events, c.Event.Create().SetWorkspaceID(ws).SetType("message.sent").SetData(data).
+				SetFannedOutAt(stamp(i, jobs.KeepEvents)))
+			ev := c.InboxEvent.Create().SetWorkspaceID(ws).SetDedupeKey(fmt.Sprintf("d%d", i)).SetType("ack").
+				SetSubject("s").SetPayload(data).SetAt(now)
+			if i%2 == 0 {
+				ev.SetAppliedAt(stamp(i, jobs.KeepEvents))
+			} else {
+				ev.SetDeadAt(stamp(i, jobs.KeepDeliveries))
+			}
+			inbox = append(inbox, ev)
+			id, ended := fmt.Sprintf("dlv_%05d", i), stamp(i, jobs.KeepDeliveries)
+			dlvs = append(dlvs, c.Delivery.Create().SetID(id).SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").
+				SetEventType("message.sent").SetPayload(data).SetStatus(jobs.DeliveryFailed).SetAttempts(2).
+				SetCreatedAt(ended).SetUpdatedAt(ended))
+			for n := 1; n <= 2; n++ {
+				attempts = append(attempts, c.DeliveryAttempt.Create().SetWorkspaceID(ws).SetDeliveryID(id).
+					SetWebhookID(hook.ID).SetNumber(n).SetAt(ended).SetLatencyMs(1).SetSuccess(false))
+			}
+		}
+		c.IdempotencyKey.CreateBulk(keys...).ExecX(ctx)
+		c.Event.CreateBulk(events...).ExecX(ctx)
+		c.InboxEvent.CreateBulk(inbox...).ExecX(ctx)
+		c.Delivery.CreateBulk(dlvs...).ExecX(ctx)
+		c.DeliveryAttempt.CreateBulk(attempts...).ExecX(ctx)
+	}
+	// A pending delivery as old as any is work, not history.
+	c.Delivery.Create().SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").SetEventType("message.sent").
+		SetPayload(data).SetCreatedAt(stamp(0, jobs.KeepDeliveries)).SetUpdatedAt(stamp(0, jobs.KeepDeliveries)).SaveX(ctx)
+
+	p, err := e.App.Jobs.Prune(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := tied + older
+	want := jobs.Pruned{IdempotencyKeys: due, Events: due, InboxEvents: due, Deliveries: due, Attempts: 2 * due}
+	if diff := cmp.Diff(want, p); diff != "" {
+		t.Errorf("pruned (-want +got):\n%s", diff)
+	}
+	left := map[string]int{
+		"keys":       c.IdempotencyKey.Query().CountX(ctx),
+		"events":     c.Event.Query().CountX(ctx),
+		"inbox":      c.InboxEvent.Query().Where(inboxevent.Subject("s")).CountX(ctx),
+		"deliveries": c.Delivery.Query().CountX(ctx),
+		"attempts":   c.DeliveryAttempt.Query().CountX(ctx),
+	}
+	if diff := cmp.Diff(map[string]int{"keys": kept, "events": kept, "inbox": kept, "deliveries": kept + 1, "attempts": 2 * kept}, left); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
 	}
 }

@@ -390,6 +390,14 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{DeliveriesColumns[12], DeliveriesColumns[10]},
 			},
+			{
+				Name:    "delivery_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveriesColumns[11]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "status <> 'pending'",
+				},
+			},
 		},
 	}
 	// DeliveryAttemptsColumns holds the columns for the "delivery_attempts" table.
@@ -424,6 +432,11 @@ var (
 				Name:    "deliveryattempt_workspace_id",
 				Unique:  false,
 				Columns: []*schema.Column{DeliveryAttemptsColumns[1]},
+			},
+			{
+				Name:    "deliveryattempt_delivery_id_number",
+				Unique:  false,
+				Columns: []*schema.Column{DeliveryAttemptsColumns[10], DeliveryAttemptsColumns[3]},
 			},
 		},
 	}
@@ -513,6 +526,11 @@ var (
 				Unique:  true,
 				Columns: []*schema.Column{IdempotencyKeysColumns[1], IdempotencyKeysColumns[2]},
 			},
+			{
+				Name:    "idempotencykey_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{IdempotencyKeysColumns[6]},
+			},
 		},
 	}
 	// InboxEventsColumns holds the columns for the "inbox_events" table.
@@ -569,6 +587,14 @@ var (
 				Name:    "inboxevent_subject_at",
 				Unique:  false,
 				Columns: []*schema.Column{InboxEventsColumns[4], InboxEventsColumns[6]},
+			},
+			{
+				Name:    "inboxevent_dead_at",
+				Unique:  false,
+				Columns: []*schema.Column{InboxEventsColumns[13]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "dead_at IS NOT NULL",
+				},
 			},
 		},
 	}

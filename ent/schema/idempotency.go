@@ -30,7 +30,11 @@ func (IdempotencyKey) Fields() []ent.Field {
 
 // Indexes of the IdempotencyKey.
 func (IdempotencyKey) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("workspace_id", "key").Unique()}
+	return []ent.Index{
+		index.Fields("workspace_id", "key").Unique(),
+		// The prune reads the keys past their retention oldest first.
+		index.Fields("created_at"),
+	}
 }
 
 // Annotations of the IdempotencyKey.

@@ -57,6 +57,9 @@ func (InboxEvent) Indexes() []ent.Index {
 		// subject in order, and they are few whatever the backlog.
 		index.Fields("next_attempt_at").Annotations(entsql.IndexWhere("applied_at IS NULL AND dead_at IS NULL")),
 		index.Fields("subject", "at"),
+		// The events given up, for the prune (applied ones it reads from
+		// (applied_at, next_attempt_at)).
+		index.Fields("dead_at").Annotations(entsql.IndexWhere("dead_at IS NOT NULL")),
 	}
 }
 

@@ -91,7 +91,12 @@ func (Delivery) Annotations() []schema.Annotation {
 
 // Indexes of the Delivery.
 func (Delivery) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("status", "next_attempt_at"), index.Fields("webhook_id", "created_at")}
+	return []ent.Index{
+		index.Fields("status", "next_attempt_at"),
+		index.Fields("webhook_id", "created_at"),
+		// The finished deliveries, oldest first, for the prune.
+		index.Fields("updated_at").Annotations(entsql.IndexWhere("status <> 'pending'")),
+	}
 }
 
 // DeliveryAttempt is one HTTP attempt of a delivery, kept for operators and customers.
@@ -114,6 +119,14 @@ func (DeliveryAttempt) Fields() []ent.Field {
 		field.String("response_body").Immutable().Default("").Comment("first 4 KiB"),
 		field.Bool("success").Immutable(),
 	}
+}
+
+// Indexes of the DeliveryAttempt.
+func (DeliveryAttempt) Indexes() []ent.Index {
+	// A delivery's attempt log: read with each page of deliveries, and by the
+	// cascade when a delivery is deleted (without it, each deletion scans every
+	// attempt).
+	return []ent.Index{index.Fields("delivery_id", "number")}
 }
 
 // Edges of the DeliveryAttempt.
