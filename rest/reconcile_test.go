@@ -2,7 +2,6 @@ package rest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
-	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/jobs/jobstest"
 	"github.com/switchboardhq/switchboard/messaging"
 )
 
@@ -179,46 +178,12 @@ func TestPruneGoesThroughABacklog(t *testing.T) {
 		}
 		return now.Add(-keep + time.Hour)
 	}
-	data := json.RawMessage(`{}`)
-	for base := 0; base < tied+older+kept; base += 500 {
-		var (
-			keys     []*ent.IdempotencyKeyCreate
-			events   []*ent.EventCreate
-			inbox    []*ent.InboxEventCreate
-			dlvs     []*ent.DeliveryCreate
-			attempts []*ent.DeliveryAttemptCreate
-		)
-		for i := base; i < base+500 && i < tied+older+kept; i++ {
-			keys = append(keys, c.IdempotencyKey.Create().SetWorkspaceID(ws).SetKey(fmt.Sprintf("k%d", i)).
-				SetRequestHash("h").SetMessageID("m").SetResponse([]byte("{}")).SetCreatedAt(stamp(i, jobs.KeepIdempotencyKeys)))
-			events = append(events, c.Event.Create().SetWorkspaceID(ws).SetType("message.sent").SetData(data).
-				SetFannedOutAt(stamp(i, jobs.KeepEvents)))
-			ev := c.InboxEvent.Create().SetWorkspaceID(ws).SetDedupeKey(fmt.Sprintf("d%d", i)).SetType("ack").
-				SetSubject("s").SetPayload(data).SetAt(now)
-			if i%2 == 0 {
-				ev.SetAppliedAt(stamp(i, jobs.KeepEvents))
-			} else {
-				ev.SetDeadAt(stamp(i, jobs.KeepDeliveries))
-			}
-			inbox = append(inbox, ev)
-			id, ended := fmt.Sprintf("dlv_%05d", i), stamp(i, jobs.KeepDeliveries)
-			dlvs = append(dlvs, c.Delivery.Create().SetID(id).SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").
-				SetEventType("message.sent").SetPayload(data).SetStatus(jobs.DeliveryFailed).SetAttempts(2).
-				SetCreatedAt(ended).SetUpdatedAt(ended))
-			for n := 1; n <= 2; n++ {
-				attempts = append(attempts, c.DeliveryAttempt.Create().SetWorkspaceID(ws).SetDeliveryID(id).
-					SetWebhookID(hook.ID).SetNumber(n).SetAt(ended).SetLatencyMs(1).SetSuccess(false))
-			}
-		}
-		c.IdempotencyKey.CreateBulk(keys...).ExecX(ctx)
-		c.Event.CreateBulk(events...).ExecX(ctx)
-		c.InboxEvent.CreateBulk(inbox...).ExecX(ctx)
-		c.Delivery.CreateBulk(dlvs...).ExecX(ctx)
-		c.DeliveryAttempt.CreateBulk(attempts...).ExecX(ctx)
+	if err := jobstest.SeedRetained(ctx, c, ws, hook.ID, tied+older+kept, stamp); err != nil {
+		t.Fatal(err)
 	}
 	// A pending delivery as old as any is work, not history.
 	c.Delivery.Create().SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").SetEventType("message.sent").
-		SetPayload(data).SetCreatedAt(stamp(0, jobs.KeepDeliveries)).SetUpdatedAt(stamp(0, jobs.KeepDeliveries)).SaveX(ctx)
+		SetPayload([]byte("{}")).SetCreatedAt(stamp(0, jobs.KeepDeliveries)).SetUpdatedAt(stamp(0, jobs.KeepDeliveries)).SaveX(ctx)
 
 	p, err := e.App.Jobs.Prune(ctx, now)
 	if err != nil {
@@ -232,7 +197,7 @@ func TestPruneGoesThroughABacklog(t *testing.T) {
 	left := map[string]int{
 		"keys":       c.IdempotencyKey.Query().CountX(ctx),
 		"events":     c.Event.Query().CountX(ctx),
-		"inbox":      c.InboxEvent.Query().Where(inboxevent.Subject("s")).CountX(ctx),
+		"inbox":      c.InboxEvent.Query().Where(inboxevent.Subject("seeded")).CountX(ctx),
 		"deliveries": c.Delivery.Query().CountX(ctx),
 		"attempts":   c.DeliveryAttempt.Query().CountX(ctx),
 	}

@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -21,6 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/jobs/jobstest"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -70,60 +70,19 @@ func main() {
 	fmt.Printf("a page of %d deliveries with their attempts: %s\n", len(page), time.Since(start).Round(time.Microsecond))
 }
 
-// seed writes n records past their retention and n within it for every table
-// the prune reads, and returns the webhook the deliveries belong to.
+// seed writes n records past their retention and n within it of every kind the
+// prune removes, and returns the webhook the deliveries belong to.
 func seed(ctx context.Context, c *ent.Client, now time.Time, n int) string {
-	const chunk = 500
-	old := func(keep time.Duration) time.Time { return now.Add(-keep - time.Hour) }
-	fresh := now.Add(-time.Minute)
-	wh := c.Webhook.Create().SetWorkspaceID(workspace).SetURL("https://example.com/hook").
+	hook := c.Webhook.Create().SetWorkspaceID(workspace).SetURL("https://example.com/hook").
 		SetEvents([]string{"*"}).SetSecret("whsec_bench").SaveX(ctx)
-	data := json.RawMessage(`{"x":1}`)
-	for base := 0; base < 2*n; base += chunk {
-		var (
-			keys     []*ent.IdempotencyKeyCreate
-			events   []*ent.EventCreate
-			inbox    []*ent.InboxEventCreate
-			dlvs     []*ent.DeliveryCreate
-			attempts []*ent.DeliveryAttemptCreate
-		)
-		for i := base; i < min(base+chunk, 2*n); i++ {
-			expired := i < n
-			at := func(keep time.Duration) time.Time {
-				if expired {
-					return old(keep)
-				}
-				return fresh
-			}
-			keys = append(keys, c.IdempotencyKey.Create().SetWorkspaceID(workspace).SetKey(fmt.Sprintf("k%d", i)).
-				SetRequestHash("h").SetMessageID("msg").SetResponse([]byte("{}")).SetCreatedAt(at(jobs.KeepIdempotencyKeys)))
-			events = append(events, c.Event.Create().SetWorkspaceID(workspace).SetType("message.sent").SetData(data).
-				SetFannedOutAt(at(jobs.KeepEvents)))
-			ev := c.InboxEvent.Create().SetWorkspaceID(workspace).SetDedupeKey(fmt.Sprintf("d%d", i)).SetType("ack").
-				SetSubject(fmt.Sprintf("message:%d", i)).SetPayload(data).SetAt(fresh)
-			if i%10 == 0 {
-				ev.SetDeadAt(at(jobs.KeepDeliveries)).SetLastError("gave up")
-			} else {
-				ev.SetAppliedAt(at(jobs.KeepEvents))
-			}
-			inbox = append(inbox, ev)
-			if i%4 == 0 { // a delivery with four attempts: as many attempts as rows
-				id := fmt.Sprintf("dlv_%09d", i)
-				ended := at(jobs.KeepDeliveries)
-				dlvs = append(dlvs, c.Delivery.Create().SetID(id).SetWorkspaceID(workspace).SetWebhookID(wh.ID).
-					SetEventID("evt").SetEventType("message.sent").SetPayload(data).SetStatus(jobs.DeliverySucceeded).
-					SetAttempts(4).SetCreatedAt(ended).SetUpdatedAt(ended))
-				for k := 1; k <= 4; k++ {
-					attempts = append(attempts, c.DeliveryAttempt.Create().SetWorkspaceID(workspace).SetDeliveryID(id).
-						SetWebhookID(wh.ID).SetNumber(k).SetAt(ended).SetLatencyMs(1).SetSuccess(k == 4))
-				}
-			}
+	stamp := func(i int, keep time.Duration) time.Time {
+		if i < n {
+			return now.Add(-keep - time.Hour)
 		}
-		c.IdempotencyKey.CreateBulk(keys...).ExecX(ctx)
-		c.Event.CreateBulk(events...).ExecX(ctx)
-		c.InboxEvent.CreateBulk(inbox...).ExecX(ctx)
-		c.Delivery.CreateBulk(dlvs...).ExecX(ctx)
-		c.DeliveryAttempt.CreateBulk(attempts...).ExecX(ctx)
+		return now.Add(-time.Minute)
 	}
-	return wh.ID
+	if err := jobstest.SeedRetained(ctx, c, workspace, hook.ID, 2*n, stamp); err != nil {
+		log.Fatal(err)
+	}
+	return hook.ID
 }
