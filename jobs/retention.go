@@ -10,12 +10,13 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/boards"
+	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/delivery"
-	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -47,15 +48,16 @@ func (h *Handlers) HandlePrune(ctx context.Context, _ *asynq.Task) error {
 	}
 	if p != (Pruned{}) {
 		slog.Info("pruned old records", "idempotency_keys", p.IdempotencyKeys, "events", p.Events,
-			"deliveries", p.Deliveries, "attempts", p.Attempts, "inbox_events", p.InboxEvents, "media", p.Media,
+			"deliveries", p.Deliveries, "inbox_events", p.InboxEvents, "media", p.Media,
 			"board_items", p.BoardItems)
 	}
 	return nil
 }
 
-// Pruned counts what Prune removed.
+// Pruned counts what Prune removed. A delivery's attempts go with it (the
+// foreign key cascades).
 type Pruned struct {
-	IdempotencyKeys, Events, Deliveries, Attempts, InboxEvents, Media, BoardItems int
+	IdempotencyKeys, Events, Deliveries, InboxEvents, Media, BoardItems int
 }
 
 // Prune removes records past their retention as of now: idempotency keys,
@@ -73,57 +75,50 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 		dead     = inboxevent.DeadAtLT(now.Add(-KeepDeliveries))
 		finished = delivery.And(delivery.StatusNEQ(DeliveryPending), delivery.UpdatedAtLT(now.Add(-KeepDeliveries)))
 	)
-	type page = func(*sql.Selector)
+	type part = func(*sql.Selector)
 	sweeps := []struct {
 		what    string
 		removed *int
-		sweep   sweeper
+		sweep   sweep
 	}{
-		{"idempotency keys", &p.IdempotencyKeys, sweep[int]{column: idempotencykey.FieldCreatedAt,
-			read: func(ctx context.Context, pg page, recs *[]expired[int]) error {
-				return h.Client.IdempotencyKey.Query().Where(keys).Modify(pg).Scan(ctx, recs)
+		{"idempotency keys", &p.IdempotencyKeys, sweep{column: idempotencykey.FieldCreatedAt,
+			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
+				return c.IdempotencyKey.Query().Where(keys).Modify(page).Scan(ctx, v)
 			},
-			remove: func(ctx context.Context, ids []int) (int, error) {
-				return h.Client.IdempotencyKey.Delete().Where(idempotencykey.IDIn(ids...), keys).Exec(ctx)
+			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
+				return c.IdempotencyKey.Delete().Where(keys, within).Exec(ctx)
 			}}},
-		{"events", &p.Events, sweep[string]{column: event.FieldFannedOutAt,
-			read: func(ctx context.Context, pg page, recs *[]expired[string]) error {
-				return h.Client.Event.Query().Where(events).Modify(pg).Scan(ctx, recs)
+		{"events", &p.Events, sweep{column: event.FieldFannedOutAt,
+			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
+				return c.Event.Query().Where(events).Modify(page).Scan(ctx, v)
 			},
-			remove: func(ctx context.Context, ids []string) (int, error) {
-				return h.Client.Event.Delete().Where(event.IDIn(ids...), events).Exec(ctx)
+			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
+				return c.Event.Delete().Where(events, within).Exec(ctx)
 			}}},
-		{"applied engine events", &p.InboxEvents, sweep[string]{column: inboxevent.FieldAppliedAt,
-			read: func(ctx context.Context, pg page, recs *[]expired[string]) error {
-				return h.Client.InboxEvent.Query().Where(applied).Modify(pg).Scan(ctx, recs)
+		{"applied engine events", &p.InboxEvents, sweep{column: inboxevent.FieldAppliedAt,
+			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
+				return c.InboxEvent.Query().Where(applied).Modify(page).Scan(ctx, v)
 			},
-			remove: func(ctx context.Context, ids []string) (int, error) {
-				return h.Client.InboxEvent.Delete().Where(inboxevent.IDIn(ids...), applied).Exec(ctx)
+			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
+				return c.InboxEvent.Delete().Where(applied, within).Exec(ctx)
 			}}},
-		{"engine events given up", &p.InboxEvents, sweep[string]{column: inboxevent.FieldDeadAt,
-			read: func(ctx context.Context, pg page, recs *[]expired[string]) error {
-				return h.Client.InboxEvent.Query().Where(dead).Modify(pg).Scan(ctx, recs)
+		{"engine events given up", &p.InboxEvents, sweep{column: inboxevent.FieldDeadAt,
+			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
+				return c.InboxEvent.Query().Where(dead).Modify(page).Scan(ctx, v)
 			},
-			remove: func(ctx context.Context, ids []string) (int, error) {
-				return h.Client.InboxEvent.Delete().Where(inboxevent.IDIn(ids...), dead).Exec(ctx)
+			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
+				return c.InboxEvent.Delete().Where(dead, within).Exec(ctx)
 			}}},
-		{"deliveries", &p.Deliveries, sweep[string]{column: delivery.FieldUpdatedAt,
-			read: func(ctx context.Context, pg page, recs *[]expired[string]) error {
-				return h.Client.Delivery.Query().Where(finished).Modify(pg).Scan(ctx, recs)
+		{"deliveries", &p.Deliveries, sweep{column: delivery.FieldUpdatedAt,
+			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
+				return c.Delivery.Query().Where(finished).Modify(page).Scan(ctx, v)
 			},
-			// A finished delivery gets no more attempts (a redelivery is a
-			// delivery of its own), so its attempts can go first.
-			remove: func(ctx context.Context, ids []string) (int, error) {
-				n, err := h.Client.DeliveryAttempt.Delete().Where(deliveryattempt.DeliveryIDIn(ids...)).Exec(ctx)
-				p.Attempts += n
-				if err != nil {
-					return 0, err
-				}
-				return h.Client.Delivery.Delete().Where(delivery.IDIn(ids...), finished).Exec(ctx)
+			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
+				return c.Delivery.Delete().Where(finished, within).Exec(ctx)
 			}}},
 	}
 	for _, s := range sweeps {
-		n, err := s.sweep.run(ctx)
+		n, err := s.sweep.run(ctx, h.Client)
 		*s.removed += n
 		if err != nil {
 			return p, fmt.Errorf("prune %s: %w", s.what, err)
@@ -139,63 +134,85 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 	return p, err
 }
 
-// pruneChunk is how many records one prune statement removes. A backlog past
-// its retention goes a chunk at a time, each chunk in short statements of its
+// pruneChunk is about how many records one prune statement removes. A backlog
+// past its retention goes a chunk at a time, each in a short transaction of its
 // own, so that pruning never holds many rows' locks for long nor builds one
 // huge transaction.
 const pruneChunk = 1000
 
-// expired is a record past its retention: its id and its cutoff column.
-type expired[ID any] struct {
-	ID ID        `json:"id"`
-	At time.Time `json:"at"`
-}
-
-// A sweeper removes one table's records past their retention.
-type sweeper interface {
-	run(ctx context.Context) (int, error)
-}
-
 // A sweep removes one table's records past their retention, oldest first, a
-// chunk at a time. ID is the type of the table's ids.
-type sweep[ID any] struct {
-	// column holds the time the retention counts from; an index on it gives
-	// the records in order.
+// chunk at a time: a chunk is a range of the column the retention counts from,
+// read from an index on it.
+type sweep struct {
+	// column holds the time the retention counts from.
 	column string
-	// read scans the records past their retention, shaped by page, into recs.
-	read func(ctx context.Context, page func(*sql.Selector), recs *[]expired[ID]) error
-	// remove deletes those of ids still past their retention and counts them.
-	remove func(ctx context.Context, ids []ID) (int, error)
+	// read scans, into v, the records past their retention shaped by page.
+	read func(ctx context.Context, c *ent.Client, page func(*sql.Selector), v any) error
+	// remove deletes the records past their retention that are within a range.
+	remove func(ctx context.Context, c *ent.Client, within func(*sql.Selector)) (int, error)
 }
 
-// run removes the records chunk by chunk. Each chunk is read from where the
-// last one ended (its column's last value, included: ties are not skipped, and
-// what was removed is gone), so a long backlog is read once, not once a chunk.
-func (s sweep[ID]) run(ctx context.Context) (int, error) {
+// run removes the records a chunk at a time and counts them.
+func (s sweep) run(ctx context.Context, client *ent.Client) (int, error) {
 	var from *time.Time
 	total := 0
 	for {
-		var recs []expired[ID]
-		err := s.read(ctx, func(sel *sql.Selector) {
-			if from != nil {
-				sel.Where(sql.GTE(sel.C(s.column), *from))
-			}
-			sel.Select(sel.C("id"), sql.As(sel.C(s.column), "at")).OrderBy(sel.C(s.column)).Limit(pruneChunk)
-		}, &recs)
-		if err != nil || len(recs) == 0 {
-			return total, err
-		}
-		ids := make([]ID, len(recs))
-		for i, r := range recs {
-			ids[i] = r.ID
-		}
-		n, err := s.remove(ctx, ids)
+		n, next, err := s.chunk(ctx, client, from)
 		total += n
-		// A short chunk was the last; one of which nothing went had changed
-		// since it was read, and the next prune looks again.
-		if err != nil || len(recs) < pruneChunk || n == 0 {
+		if err != nil || next == nil {
 			return total, err
 		}
-		from = &recs[len(recs)-1].At
+		from = next
 	}
+}
+
+// chunk removes the next chunk of records past their retention, from from on
+// (from the first when from is nil), and returns where the next chunk starts,
+// or nil when none is left. A chunk is a range of the column: from its first
+// record's time up to, not including, the time of the record after it (or
+// every record of its time, when a whole chunk shares one). Its bounds are
+// times read back, and a range ends before the next time rather than at the
+// last one: SQLite compares the times as the text they were written as, and a
+// time written with its monotonic clock reading never equals itself read back.
+// A range, not a list of ids: PostgreSQL reads a range from the column's index,
+// where for a list of a thousand ids (or a range open at one end, on a table
+// it has no statistics of) it finds a scan of the whole table cheaper, once a
+// chunk. The times are read in index order (storage.InIndexOrder), not by
+// sorting every record left; nothing new enters a range in the past.
+func (s sweep) chunk(ctx context.Context, client *ent.Client, from *time.Time) (int, *time.Time, error) {
+	tx, err := client.Tx(storage.InIndexOrder(ctx))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var times []struct {
+		At time.Time `json:"at"`
+	}
+	if err := s.read(ctx, tx.Client(), func(sel *sql.Selector) {
+		if from != nil {
+			sel.Where(sql.GTE(sel.C(s.column), *from))
+		}
+		sel.Select(sql.As(sel.C(s.column), "at")).OrderBy(sel.C(s.column)).Limit(pruneChunk + 1)
+	}, &times); err != nil || len(times) == 0 {
+		return 0, nil, err
+	}
+	first := times[0].At
+	var next *time.Time
+	if len(times) > pruneChunk {
+		t := times[pruneChunk].At
+		if !t.After(first) { // a chunk's worth of one time: all of that time
+			t = first.Add(time.Microsecond) // PostgreSQL keeps microseconds
+		}
+		next = &t
+	}
+	n, err := s.remove(ctx, tx.Client(), func(sel *sql.Selector) {
+		sel.Where(sql.GTE(sel.C(s.column), first))
+		if next != nil {
+			sel.Where(sql.LT(sel.C(s.column), *next))
+		}
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, next, tx.Commit()
 }
