@@ -165,12 +165,13 @@ func TestPruneKeepsPendingWork(t *testing.T) {
 func TestPruneGoesThroughABacklog(t *testing.T) {
 	e := newEnv(t)
 	ctx, c := systemCtx(), e.App.Client
-	now := time.Now().UTC().Truncate(time.Millisecond)
+	now := time.Now() // with its monotonic reading, as the server's times have
 	ws := mustWorkspace(t, e, e.Key)
 	hook := c.Webhook.Create().SetWorkspaceID(ws).SetURL("https://example.com/hook").SetEvents([]string{"*"}).
 		SetSecret("whsec_test").SaveX(ctx)
-	// 1,200 expired records share one time, so a chunk (1,000) ends inside
-	// them; 1,300 more are older still. Each kind keeps 100 that are not due.
+	// 1,200 expired records share one time, more than a chunk (1,000) holds,
+	// and a chunk of the 1,300 older ones ends inside them. Each kind keeps 100
+	// that are not due.
 	const tied, older, kept = 1200, 1300, 100
 	stamp := func(i int, keep time.Duration) time.Time {
 		switch {
