@@ -810,13 +810,19 @@ func TestConnectionStatesAndReconnect(t *testing.T) {
 	if time.Since(start) > 100*time.Millisecond {
 		t.Error("starting to connect blocked")
 	}
-	waitFor(t, "connected", func() bool { return e.State().Connected })
+	// The state turns connected before the session event is reported, both
+	// on the connecting goroutine: wait for the event.
+	var evs []engine.Event
+	waitFor(t, "the connected event", func() bool { evs = append(evs, s.take()...); return len(evs) > 0 })
+	if !e.State().Connected {
+		t.Errorf("reported connected in state %+v", e.State())
+	}
 	f.mu.Lock()
 	if f.connects != 3 {
 		t.Errorf("connect attempts %d", f.connects)
 	}
 	f.mu.Unlock()
-	if evs := s.take(); len(evs) != 1 || evs[0].Type != engine.EventConnected || evs[0].EngineID != e.ID() {
+	if len(evs) != 1 || evs[0].Type != engine.EventConnected || evs[0].EngineID != e.ID() {
 		t.Errorf("session events %+v", evs)
 	}
 	f.emit(&events.Disconnected{})
