@@ -1,9 +1,15 @@
 package rest_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -572,3 +578,40 @@ var (
 	_ = ent.IsNotFound
 	_ = entengine.KindRemote
 )
+
+// A client that declares a frame larger than the limit, sends past the limit
+// and then stalls has its socket closed all the same, soon after the 1009:
+// refusing the frame drains its rest only for a while. No token is needed to
+// try it (a hello may carry the token), so nothing may wait on it unbounded.
+func TestRemoteEngineStalledOversizedFrame(t *testing.T) {
+	e := remoteEnv(t, func(c *app.Config) { c.EngineMaxFrame = 64 << 10 })
+	addr := strings.TrimPrefix(e.Server.URL, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n", remote.Path, addr, base64.StdEncoding.EncodeToString(key))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", err, resp)
+	}
+	// One masked text frame that says it carries 1 GiB; 128 KiB of it follow.
+	header := []byte{0x81, 0x80 | 127, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0}
+	if _, err := conn.Write(append(header, make([]byte, 128<<10)...)); err != nil {
+		t.Fatal(err)
+	}
+	// The hub answers 1009 and then closes: reading ends in EOF or a reset,
+	// not in this test's own deadline.
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	start := time.Now()
+	_, err = io.Copy(io.Discard, br)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the socket was still open after %s", time.Since(start).Round(time.Second))
+	}
+}

@@ -1,9 +1,12 @@
 package remote
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +21,8 @@ import (
 type conn struct {
 	hub         *Hub
 	ws          *websocket.Conn
-	id          string // of this connection, to tell it from a later one of the same engine
+	raw         net.Conn // ws's TCP connection, for closeFor
+	id          string   // of this connection, to tell it from a later one of the same engine
 	engineID    string
 	workspaceID string
 	kind        string
@@ -54,15 +58,36 @@ var errMalformed = errors.New("remote: malformed frame")
 // violation. For an oversized one the library has sent 1009 already; the close
 // handshake then drains the rest of the frame, so the peer reads the 1009
 // instead of a reset (closing with its bytes unread would make TCP send one).
-func closeFor(ws *websocket.Conn, err error) {
+// The library drains without a deadline, and a peer may declare a frame of any
+// length and then stall, before it has even sent its token: raw, the socket's
+// TCP connection, bounds the drain to drainGrace.
+func closeFor(ws *websocket.Conn, raw net.Conn, err error) {
 	switch {
 	case errors.Is(err, errMalformed):
 		_ = ws.Close(websocket.StatusPolicyViolation, "malformed frame")
-	case errors.Is(err, websocket.ErrMessageTooBig):
+	case errors.Is(err, websocket.ErrMessageTooBig) && raw != nil:
+		_ = raw.SetReadDeadline(time.Now().Add(drainGrace))
 		_ = ws.Close(websocket.StatusMessageTooBig, "frame too large")
 	default:
 		_ = ws.CloseNow()
 	}
+}
+
+// drainGrace is how long the rest of an oversized frame is read before its
+// socket closes (the library's own wait for a close handshake).
+const drainGrace = 5 * time.Second
+
+// hijackRecorder keeps the connection websocket.Accept hijacks, for closeFor.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack hijacks the wrapped writer's connection and keeps it.
+func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	w.conn = c
+	return c, rw, err
 }
 
 func (c *conn) write(ctx context.Context, f Frame) error {
@@ -98,7 +123,7 @@ func (c *conn) read(ctx context.Context) {
 	for {
 		f, err := readFrame(ctx, c.ws)
 		if err != nil {
-			closeFor(c.ws, err)
+			closeFor(c.ws, c.raw, err)
 			return
 		}
 		switch f.Type {

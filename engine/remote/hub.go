@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -415,7 +416,8 @@ func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err er
 				return
 			}
 		}
-		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		rec := &hijackRecorder{ResponseWriter: w}
+		ws, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
 			// Engines authenticate by token, never by cookie: any origin (a
 			// browser extension's) may connect.
 			InsecureSkipVerify: true,
@@ -423,7 +425,7 @@ func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err er
 		if err != nil {
 			return // Accept answered the request
 		}
-		h.serve(context.WithoutCancel(r.Context()), ws, row)
+		h.serve(context.WithoutCancel(r.Context()), ws, rec.conn, row)
 	})
 }
 
@@ -435,14 +437,14 @@ func (h *Hub) authenticate(ctx context.Context, token string) (*ent.Engine, erro
 	return row, err
 }
 
-// serve runs one engine connection until it ends.
-func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, row *ent.Engine) {
+// serve runs one engine connection, over raw, until it ends.
+func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *ent.Engine) {
 	ws.SetReadLimit(h.maxFrame())
 	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
 	hello, err := readFrame(hctx, ws)
 	cancel()
 	if err != nil {
-		closeFor(ws, err)
+		closeFor(ws, raw, err)
 		return
 	}
 	if hello.Type != FrameHello {
@@ -465,7 +467,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, row *ent.Engine) {
 			caps = append(caps, c)
 		}
 	}
-	c := &conn{hub: h, ws: ws, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
+	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
 		kind: hello.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
