@@ -214,5 +214,8 @@ func (s sweep) chunk(ctx context.Context, client *ent.Client, from *time.Time) (
 	if err != nil {
 		return 0, nil, err
 	}
-	return n, next, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, nil, err // nothing went
+	}
+	return n, next, nil
 }
