@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/music"
+	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/rest"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -257,6 +258,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.goEngines(func() { a.Gateways.Run(engines) })
 	a.goEngines(func() { a.Keys.Listen(engines, a.Redis) })
+	a.goEngines(func() { outbox.Listen(engines, a.Redis) })
 	if a.cfg.Role == RoleAPI {
 		return nil
 	}

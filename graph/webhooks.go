@@ -79,8 +79,15 @@ func (r *Resolver) createWebhook(ctx context.Context, in model.WebhookInput) (*m
 	if err != nil {
 		return nil, err
 	}
-	outbox.Forget(hook.WorkspaceID)
+	r.webhooksChanged(ctx, hook.WorkspaceID)
 	return &model.CreateWebhookPayload{Webhook: hook, Secret: secret}, nil
+}
+
+// webhooksChanged tells every replica that the workspace's webhooks changed, so
+// that an event which happens after this answer is recorded and delivered by
+// whichever replica sees it.
+func (r *Resolver) webhooksChanged(ctx context.Context, workspaceID string) {
+	outbox.Announce(context.WithoutCancel(ctx), r.Queue.Redis(), workspaceID)
 }
 
 // getWebhook returns a webhook of the viewer's workspace or ENOTFOUND.
@@ -126,8 +133,12 @@ func (r *Resolver) updateWebhook(ctx context.Context, id string, in model.Webhoo
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
-	defer outbox.Forget(hook.WorkspaceID)
-	return u.Save(ctx)
+	hook, err = u.Save(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.webhooksChanged(ctx, hook.WorkspaceID)
+	return hook, nil
 }
 
 // deleteWebhook is the use case behind deleteWebhook. Its deliveries and their
@@ -139,7 +150,7 @@ func (r *Resolver) deleteWebhook(ctx context.Context, id string) (*model.DeleteP
 	if err := r.Client.Webhook.DeleteOneID(id).Exec(ctx); err != nil {
 		return nil, err
 	}
-	outbox.Forget(viewerWorkspace(ctx))
+	r.webhooksChanged(ctx, viewerWorkspace(ctx))
 	return &model.DeletePayload{ID: id, Deleted: true}, nil
 }
 
@@ -155,7 +166,7 @@ func (r *Resolver) rotateSecret(ctx context.Context, id string) (*model.RotateSe
 	if err != nil {
 		return nil, err
 	}
-	outbox.Forget(hook.WorkspaceID) // deliveries sign with the new secret from now on
+	r.webhooksChanged(ctx, hook.WorkspaceID) // deliveries sign with the new secret from now on
 	return &model.RotateSecretPayload{ID: id, Secret: secret}, nil
 }
 

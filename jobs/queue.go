@@ -62,6 +62,14 @@ func NewQueue(c *asynq.Client, i *asynq.Inspector, rdb redis.UniversalClient) *Q
 	return &Queue{client: c, inspector: i, redis: rdb}
 }
 
+// Redis is the Redis client the queue enqueues through; nil for a nil Queue.
+func (q *Queue) Redis() redis.UniversalClient {
+	if q == nil {
+		return nil
+	}
+	return q.redis
+}
+
 // allQueuesKey is the Redis set in which asynq lists the queues that exist. Its
 // client adds a queue there only the first time it enqueues to it, and its
 // inspector answers "queue not found" for a queue missing from it.

@@ -209,12 +209,18 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	} else if !ok {
-		if _, err := h.Client.Webhook.Get(ctx, d.WebhookID); ent.IsNotFound(err) {
+		// What this process remembers may predate the webhook (made on another
+		// replica a moment ago): the database decides.
+		hook, err = h.Client.Webhook.Get(ctx, d.WebhookID)
+		switch {
+		case ent.IsNotFound(err):
 			return h.finish(ctx, d, DeliveryFailed, "webhook deleted")
-		} else if err != nil {
+		case err != nil:
 			return err
+		case hook.Status != WebhookEnabled:
+			return h.finish(ctx, d, DeliveryFailed, "webhook disabled")
 		}
-		return h.finish(ctx, d, DeliveryFailed, "webhook disabled")
+		outbox.Forget(p.WorkspaceID)
 	}
 	secrets := []string{hook.Secret}
 	if hook.PreviousSecret != "" && hook.PreviousSecretExpiresAt != nil && now.Before(*hook.PreviousSecretExpiresAt) {
@@ -386,6 +392,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 	number := d.Attempts + 1
 	done := time.Now() // the wait before the next attempt counts from the end of this one
 	var delay time.Duration
+	disabled := false
 	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		// The webhook first, then the delivery: the order in which deleting a
 		// webhook locks them, so that the two never wait on each other in a cycle.
@@ -404,7 +411,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(WebhookDisabled).SetDisabledAt(at).Exec(ctx); err != nil {
 				return err
 			}
-			defer outbox.Forget(hook.WorkspaceID)
+			disabled = true
 			return pendingUpdated(upd.SetStatus(DeliveryFailed).ClearNextAttemptAt().
 				SetLastError(errText + "; webhook disabled after 8 consecutive failures").Save(ctx))
 		}
@@ -418,6 +425,9 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 		return nil // finished elsewhere (a concurrent run), or its webhook deleted meanwhile
 	} else if err != nil {
 		return err
+	}
+	if disabled {
+		outbox.Announce(ctx, h.Queue.Redis(), hook.WorkspaceID)
 	}
 	switch {
 	case delay > 0:

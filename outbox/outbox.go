@@ -8,8 +8,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/webhook"
@@ -45,16 +48,25 @@ func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data an
 }
 
 // SubscriptionsTTL is how long a workspace's enabled webhooks (and the event
-// types they want) are remembered. A change of webhooks made in this process is
-// seen at once (Forget); one made by another replica within this time.
+// types they want) are remembered. A change of webhooks is seen at once by the
+// process that made it (Forget) and, through ChangedChannel, by every replica
+// (Announce, Listen); a replica that missed the announcement sees it within this
+// time.
 const SubscriptionsTTL = 2 * time.Second
+
+// ChangedChannel is the Redis channel on which a change of a workspace's webhooks
+// is announced, with the workspace id as the message.
+const ChangedChannel = "switchboard:webhooks:changed"
 
 // subscriptions remembers, by workspace id, its enabled webhooks and the event
 // types they want. Workspace ids are unique across databases, so one memory serves
-// every client of the process.
+// every client of the process. generation counts the calls of Forget: a read of
+// the webhooks that began before one is not remembered, since it may predate the
+// change that Forget announced.
 var subscriptions = struct {
 	sync.Mutex
 	byWorkspace map[string]subscribed
+	generation  uint64
 }{byWorkspace: map[string]subscribed{}}
 
 type subscribed struct {
@@ -69,6 +81,7 @@ func enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID strin
 	now := time.Now()
 	subscriptions.Lock()
 	s, ok := subscriptions.byWorkspace[workspaceID]
+	generation := subscriptions.generation
 	subscriptions.Unlock()
 	if ok && now.Before(s.until) {
 		return s, nil
@@ -86,7 +99,9 @@ func enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID strin
 		}
 	}
 	subscriptions.Lock()
-	subscriptions.byWorkspace[workspaceID] = s
+	if subscriptions.generation == generation {
+		subscriptions.byWorkspace[workspaceID] = s
+	}
 	subscriptions.Unlock()
 	return s, nil
 }
@@ -107,10 +122,45 @@ func Enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID, id s
 	return hook, ok, err
 }
 
-// Forget drops what is remembered of a workspace's webhooks; call it when they
-// change.
+// Forget drops what is remembered of a workspace's webhooks in this process, and
+// what reads of them still under way would remember.
 func Forget(workspaceID string) {
 	subscriptions.Lock()
 	delete(subscriptions.byWorkspace, workspaceID)
+	subscriptions.generation++
 	subscriptions.Unlock()
+}
+
+// Announce forgets a workspace's webhooks here and tells every replica listening
+// on rdb to forget them too; call it once a change of them is committed. With a
+// nil rdb only this process forgets. A failed announcement is logged: the other
+// replicas then see the change within SubscriptionsTTL.
+func Announce(ctx context.Context, rdb redis.UniversalClient, workspaceID string) {
+	Forget(workspaceID)
+	if rdb == nil {
+		return
+	}
+	if err := rdb.Publish(ctx, ChangedChannel, workspaceID).Err(); err != nil {
+		slog.Warn("webhook change not announced; other replicas see it within the TTL",
+			"workspace", workspaceID, "ttl", SubscriptionsTTL, "err", err)
+	}
+}
+
+// Listen forgets the webhooks of every workspace announced on ChangedChannel
+// until ctx is done.
+func Listen(ctx context.Context, rdb redis.UniversalClient) {
+	sub := rdb.Subscribe(ctx, ChangedChannel)
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				return
+			}
+			Forget(msg.Payload)
+		}
+	}
 }

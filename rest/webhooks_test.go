@@ -551,3 +551,31 @@ func TestDeliveriesReadTogetherStayInTheirWorkspace(t *testing.T) {
 		t.Fatalf("%d requests, delivery %v; want one, succeeded", n, got[0]["status"])
 	}
 }
+
+// A webhook another replica made a moment ago is delivered to, not taken for a
+// disabled one: what this process remembers of the workspace's webhooks predates
+// it, and the database decides.
+func TestWebhookMadeElsewhereIsDelivered(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	ws := mustWorkspace(t, e, e.Key)
+	scheduleMsg(e, "+15550001234") // this process now remembers: no webhooks
+	ctx := viewer.WorkspaceContext(context.Background(), ws)
+	hook, err := e.App.Client.Webhook.Create().SetURL(rc.URL).SetEvents([]string{"message.read"}).
+		SetSecret("whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other replica recorded an event for it.
+	if err := e.App.Client.Event.Create().SetType("message.read").SetData([]byte(`{"id":"msg_elsewhere"}`)).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(10*time.Second, "the delivery ended", func() bool {
+		d, err := e.App.Client.Delivery.Query().All(ctx)
+		return err == nil && len(d) == 1 && d[0].Status != jobs.DeliveryPending
+	})
+	d := e.App.Client.Delivery.Query().OnlyX(ctx)
+	if d.Status != jobs.DeliverySucceeded || len(rc.ofType("message.read")) != 1 {
+		t.Fatalf("delivery to %s = %s (%q), received %d", hook.ID, d.Status, d.LastError, len(rc.all()))
+	}
+}
