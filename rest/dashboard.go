@@ -52,13 +52,16 @@ type dashboardRoutes struct {
 }
 
 func (d *dashboardRoutes) mount(r chi.Router) {
-	r.Method(http.MethodPost, "/dashboard/session", handlerFunc(d.signIn))
-	r.Method(http.MethodGet, "/dashboard/session", handlerFunc(d.session))
-	r.Method(http.MethodDelete, "/dashboard/session", handlerFunc(d.signOut))
-	for _, p := range []string{"/dashboard", "/dashboard/*"} {
-		r.Method(http.MethodGet, p, handlerFunc(d.page))
-		r.Method(http.MethodHead, p, handlerFunc(d.page))
-	}
+	r.Group(func(r chi.Router) {
+		r.Use(notFramable)
+		r.Method(http.MethodPost, "/dashboard/session", handlerFunc(d.signIn))
+		r.Method(http.MethodGet, "/dashboard/session", handlerFunc(d.session))
+		r.Method(http.MethodDelete, "/dashboard/session", handlerFunc(d.signOut))
+		for _, p := range []string{"/dashboard", "/dashboard/*"} {
+			r.Method(http.MethodGet, p, handlerFunc(d.page))
+			r.Method(http.MethodHead, p, handlerFunc(d.page))
+		}
+	})
 }
 
 func (d *dashboardRoutes) signIn(w http.ResponseWriter, r *http.Request) error {

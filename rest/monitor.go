@@ -17,14 +17,20 @@ import (
 // opens ro, the read-only one; anything else, "*" keys included, is refused. The
 // credential comes as a Bearer token, as the password of HTTP Basic
 // authentication, which a browser asks for by itself, or as a dashboard session
-// opened with either.
-func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string, full, ro http.Handler) http.Handler {
-	return handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+// opened with either. Every answer is not framable, and a call that changes
+// state must pass origin, whatever its credential.
+func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string, origin *originCheck, full, ro http.Handler) http.Handler {
+	return notFramable(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		cred := bearer(r)
 		if _, pass, ok := r.BasicAuth(); ok {
 			cred = pass
 		}
-		if c, err := r.Cookie(dashboard.CookieName); cred == "" && err == nil && sessions != nil {
+		c, cerr := r.Cookie(dashboard.CookieName)
+		byCookie := cred == "" && cerr == nil && sessions != nil
+		if err := origin.check(r, byCookie); err != nil {
+			return err
+		}
+		if byCookie {
 			sess, v, err := sessions.Find(r.Context(), c.Value)
 			switch {
 			case err != nil:
@@ -56,7 +62,7 @@ func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string
 		}
 		ro.ServeHTTP(w, r)
 		return nil
-	})
+	}))
 }
 
 // errNotOperator refuses a workspace's key on the operators' pages.

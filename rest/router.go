@@ -213,13 +213,14 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})
-	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, metrics.Handler(), metrics.Handler()))
+	origin := newOriginCheck(cfg.Resolver.PublicURL)
+	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, metrics.Handler(), metrics.Handler()))
 	if cfg.Monitor != nil {
 		ro := cfg.MonitorReadOnly
 		if ro == nil {
 			ro = cfg.Monitor
 		}
-		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, cfg.Monitor, ro))
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, cfg.Monitor, ro))
 	}
 	return r
 }
