@@ -17,9 +17,10 @@ import (
 // opens ro, the read-only one; anything else, "*" keys included, is refused. The
 // credential comes as a Bearer token, as the password of HTTP Basic
 // authentication, which a browser asks for by itself, or as a dashboard session
-// opened with either. Every answer is not framable, and a call that changes
-// state must pass origin, whatever its credential.
-func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string, origin *originCheck, full, ro http.Handler) http.Handler {
+// opened with either. Every answer is not framable, a call that changes state
+// must pass origin, whatever its credential, and a presented credential is
+// refused outright once its address has spent its failures.
+func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string, origin *originCheck, fails *failures, full, ro http.Handler) http.Handler {
 	return notFramable(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		cred := bearer(r)
 		if _, pass, ok := r.BasicAuth(); ok {
@@ -44,18 +45,27 @@ func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string
 			}
 			return nil
 		}
+		if cred != "" {
+			if err := fails.blocked(w, r, operatorFailures); err != nil {
+				return err
+			}
+		}
 		if token != "" && subtle.ConstantTimeCompare([]byte(cred), []byte(token)) == 1 {
 			full.ServeHTTP(w, r)
 			return nil
 		}
 		if !strings.HasPrefix(cred, auth.KeyPrefix) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="switchboard operators"`)
-			return switchboard.Errorf(switchboard.EUNAUTHORIZED, "This page is for operators: it needs the operator token or an operator key.")
+			err := switchboard.Errorf(switchboard.EUNAUTHORIZED, "This page is for operators: it needs the operator token or an operator key.")
+			if cred == "" {
+				return err // asked for, not failed: the browser's prompt comes next
+			}
+			return fails.failed(w, r, operatorFailures, err)
 		}
 		v, err := auth.Authenticate(r.Context(), client, cred)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="switchboard operators"`)
-			return err
+			return fails.failed(w, r, operatorFailures, err)
 		}
 		if !v.Can(switchboard.ScopeOperator) {
 			return errNotOperator
