@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -79,3 +81,72 @@ func operatorOnly(client *ent.Client, sessions *dashboard.Sessions, token string
 var errNotOperator = &switchboard.Error{Code: switchboard.EFORBIDDEN,
 	Message: "This page is for operators: the API key lacks the required scope " + switchboard.ScopeOperator + " (no workspace key holds it, not even *).",
 	Details: []switchboard.Detail{{Path: "scope", Code: "missing_scope", Message: switchboard.ScopeOperator}}}
+
+// monitorErrors gives the queue monitor's (asynqmon's) server errors the status
+// they mean, in the error envelope: asynqmon answers 500 with the text of
+// asynq's error for a queue or task that does not exist, a queue already paused
+// or not paused, a queue that is not empty, as for Redis being down. Its other
+// answers pass as they are.
+func monitorErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mw := &monitorErrorWriter{ResponseWriter: w}
+		h.ServeHTTP(mw, r)
+		if mw.status == 0 {
+			return
+		}
+		msg := strings.TrimSpace(strings.TrimPrefix(mw.body.String(), "asynq: "))
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		code := switchboard.EINTERNAL
+		switch {
+		case strings.Contains(msg, "NOT_FOUND") || strings.Contains(msg, "does not exist") || strings.Contains(msg, "not found"):
+			code = switchboard.ENOTFOUND
+		case strings.Contains(msg, "FAILED_PRECONDITION") || strings.Contains(msg, "ALREADY_EXISTS") ||
+			strings.Contains(msg, "already paused") || strings.Contains(msg, "not paused"):
+			code = switchboard.ECONFLICT
+		}
+		h := w.Header()
+		h.Del("Content-Type")
+		h.Del("X-Content-Type-Options")
+		if code == switchboard.EINTERNAL {
+			// Redis refused or is gone, or a fault of the monitor's: logged whole
+			// under the request id by writeError.
+			writeError(w, r, fmt.Errorf("%w: queue monitor: %s", switchboard.ErrUnavailable, msg))
+			return
+		}
+		writeError(w, r, switchboard.Errorf(code, "Queue monitor: %s.", strings.TrimSuffix(msg, ".")))
+	})
+}
+
+// monitorErrorWriter holds back an answer of status 500 or more, and its body,
+// for monitorErrors to rewrite.
+type monitorErrorWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (w *monitorErrorWriter) WriteHeader(code int) {
+	if code >= 500 && !w.wrote && w.status == 0 {
+		w.status = code
+		return
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *monitorErrorWriter) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		if room := 4<<10 - w.body.Len(); room > 0 {
+			w.body.Write(b[:min(len(b), room)])
+		}
+		return len(b), nil
+	}
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *monitorErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

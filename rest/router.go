@@ -243,7 +243,7 @@ func NewRouter(cfg Config) http.Handler {
 		if ro == nil {
 			ro = cfg.Monitor
 		}
-		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, cfg.Monitor, ro))
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, monitorErrors(cfg.Monitor), monitorErrors(ro)))
 	}
 	return r
 }
