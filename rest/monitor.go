@@ -83,10 +83,10 @@ var errNotOperator = &switchboard.Error{Code: switchboard.EFORBIDDEN,
 	Details: []switchboard.Detail{{Path: "scope", Code: "missing_scope", Message: switchboard.ScopeOperator}}}
 
 // monitorErrors gives the queue monitor's (asynqmon's) server errors the status
-// they mean, in the error envelope: asynqmon answers 500 with the text of
-// asynq's error for a queue or task that does not exist, a queue already paused
-// or not paused, a queue that is not empty, as for Redis being down. Its other
-// answers pass as they are.
+// they mean, in the error envelope. asynqmon answers 500, with the text of
+// asynq's error, alike for a queue or task that does not exist (404 here), for a
+// queue already paused, not paused or not empty (409), and for Redis failing
+// (503, logged). Its other answers pass as they are.
 func monitorErrors(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mw := &monitorErrorWriter{ResponseWriter: w}

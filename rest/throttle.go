@@ -39,7 +39,7 @@ type failures struct {
 	client clientAddress
 }
 
-func (f *failures) on() bool { return f != nil && f.l != nil && !f.limit.IsZero() }
+func (f *failures) on() bool { return f != nil && f.l != nil && f.limit.Rate > 0 && f.limit.Burst > 0 }
 
 func (f *failures) key(r *http.Request, bucket string) string {
 	return failureKeyPrefix + bucket + ":" + f.client.of(r)
