@@ -157,9 +157,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.monitor = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt}}
 	a.monitorRO = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true}}
+	workspaceLimit, _ := cfg.workspaceRateLimit() // checked by validate
 	a.Handler = rest.NewRouter(rest.Config{Resolver: a.Resolver, Keys: a.Keys, Monitor: a.monitor, MonitorReadOnly: a.monitorRO,
 		OperatorToken: cfg.OperatorToken, Media: store, EngineSockets: a.Hub, MusicFiles: files, Logger: cfg.Logger,
-		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit(),
+		Limiter: redis_rate.NewLimiter(a.Redis), RateLimit: cfg.rateLimit(), WorkspaceRateLimit: workspaceLimit,
+		AddressRateLimit: cfg.addressRateLimit(), AuthFailureLimit: cfg.authFailureLimit(), TrustedProxies: cfg.TrustedProxies,
 		Sessions:      &dashboard.Sessions{Redis: a.Redis, Keys: a.Keys, OperatorToken: cfg.OperatorToken},
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https:")})
 	ok = true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/switchboardhq/switchboard/engine/host"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -106,6 +107,30 @@ type Config struct {
 	// them may come at once (SWITCHBOARD_RATE_BURST, DefaultRateBurst).
 	RateLimit string
 	RateBurst int
+	// WorkspaceRateLimit is how many requests all the keys of one workspace may
+	// make together, beside each key's own limit, in the same forms
+	// (SWITCHBOARD_WORKSPACE_RATE_LIMIT), with WorkspaceRateBurst of them at once
+	// (SWITCHBOARD_WORKSPACE_RATE_BURST). Empty is WorkspaceRateFactor times the
+	// key's limit (and a zero burst WorkspaceRateFactor times the key's burst);
+	// "off" is none.
+	WorkspaceRateLimit string
+	WorkspaceRateBurst int
+	// AddressRateLimit is how many requests one client address may make to each
+	// endpoint that takes no key: the dashboard's sign-in, public media and music
+	// files, the engine upgrade (SWITCHBOARD_ADDRESS_RATE_LIMIT,
+	// DefaultAddressRateLimit; AddressRateBurst, SWITCHBOARD_ADDRESS_RATE_BURST,
+	// DefaultAddressRateBurst); "off" or empty for no limit.
+	AddressRateLimit string
+	AddressRateBurst int
+	// AuthFailureLimit is how many wrong credentials one client address may
+	// present, as "20/h": that many at once, then one per period/count
+	// (SWITCHBOARD_AUTH_FAILURE_LIMIT, DefaultAuthFailureLimit); past it, 429.
+	// "off" or empty for no limit.
+	AuthFailureLimit string
+	// TrustedProxies are the proxies (addresses or prefixes) whose
+	// X-Forwarded-For names the client (SWITCHBOARD_TRUSTED_PROXIES, comma
+	// separated); with none, the address that connected is the client.
+	TrustedProxies []netip.Prefix
 	// Logger is the process logger.
 	Logger *slog.Logger
 }
@@ -115,6 +140,25 @@ const (
 	DefaultRateLimit = "1200/m"
 	DefaultRateBurst = 100
 )
+
+// WorkspaceRateFactor is how many keys' worth of requests a workspace's keys may
+// make together when WorkspaceRateLimit is not set.
+const WorkspaceRateFactor = 5
+
+// Default limits per client address: of requests to each endpoint that takes no
+// key, and of wrong credentials.
+const (
+	DefaultAddressRateLimit = "20/s"
+	DefaultAddressRateBurst = 100
+	DefaultAuthFailureLimit = "20/h"
+)
+
+// MinOperatorTokenLen is the shortest operator token a server starts with.
+const MinOperatorTokenLen = 24
+
+// minOperatorTokenChars is how many different characters an operator token holds
+// at least.
+const minOperatorTokenChars = 8
 
 // ParseRateLimit parses a rate limit of requests per second, minute or hour
 // ("20/s", "1200/m", "10000/h") with its burst; "off" or "" is no limit.
@@ -132,6 +176,53 @@ func ParseRateLimit(rate string, burst int) (redis_rate.Limit, error) {
 		return redis_rate.Limit{}, fmt.Errorf("the burst must be at least 1, not %d", burst)
 	}
 	return redis_rate.Limit{Rate: count, Period: per, Burst: burst}, nil
+}
+
+// ParseFailureLimit parses a limit of wrong credentials ("20/h"): that many at
+// once, then one per period/count; "off" or "" is no limit.
+func ParseFailureLimit(rate string) (redis_rate.Limit, error) {
+	n, _, _ := strings.Cut(rate, "/")
+	count, _ := strconv.Atoi(n)
+	return ParseRateLimit(rate, max(count, 1))
+}
+
+// ParseTrustedProxies parses a comma-separated list of addresses and prefixes
+// ("10.0.0.0/8, 192.0.2.7, fd00::/8").
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(part); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		} else {
+			return nil, fmt.Errorf("%q is neither an address nor a prefix such as 10.0.0.0/8", part)
+		}
+	}
+	return out, nil
+}
+
+// checkOperatorToken refuses an operator token that is easy to guess: shorter
+// than MinOperatorTokenLen, of few different characters, or padded with spaces
+// (which signing in trims). The token itself is never in the error.
+func checkOperatorToken(token string) error {
+	distinct := map[rune]bool{}
+	for _, r := range token {
+		distinct[r] = true
+	}
+	switch {
+	case strings.TrimSpace(token) != token:
+		return fmt.Errorf("the operator token must not start or end with spaces")
+	case len(token) < MinOperatorTokenLen:
+		return fmt.Errorf("the operator token is %d characters: it must be at least %d (e.g. the output of `openssl rand -base64 32`)", len(token), MinOperatorTokenLen)
+	case len(distinct) < minOperatorTokenChars:
+		return fmt.Errorf("the operator token repeats too few characters (%d different; at least %d): use a random one (e.g. `openssl rand -base64 32`)", len(distinct), minOperatorTokenChars)
+	}
+	return nil
 }
 
 // DefaultRetrySchedule is the spec's webhook retry schedule.
@@ -198,12 +289,56 @@ func ConfigFromEnv() (Config, error) {
 	if c.RateBurst, err = strconv.Atoi(env("SWITCHBOARD_RATE_BURST", strconv.Itoa(DefaultRateBurst))); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_RATE_BURST: %w", err)
 	}
+	c.WorkspaceRateLimit = os.Getenv("SWITCHBOARD_WORKSPACE_RATE_LIMIT")
+	if c.WorkspaceRateBurst, err = strconv.Atoi(env("SWITCHBOARD_WORKSPACE_RATE_BURST", "0")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_WORKSPACE_RATE_BURST: %w", err)
+	}
+	c.AddressRateLimit = env("SWITCHBOARD_ADDRESS_RATE_LIMIT", DefaultAddressRateLimit)
+	if c.AddressRateBurst, err = strconv.Atoi(env("SWITCHBOARD_ADDRESS_RATE_BURST", strconv.Itoa(DefaultAddressRateBurst))); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_ADDRESS_RATE_BURST: %w", err)
+	}
+	c.AuthFailureLimit = env("SWITCHBOARD_AUTH_FAILURE_LIMIT", DefaultAuthFailureLimit)
+	if c.TrustedProxies, err = ParseTrustedProxies(os.Getenv("SWITCHBOARD_TRUSTED_PROXIES")); err != nil {
+		return c, fmt.Errorf("SWITCHBOARD_TRUSTED_PROXIES: %w", err)
+	}
 	return c, nil
 }
 
 // rateLimit is the parsed RateLimit (checked by validate).
 func (c *Config) rateLimit() redis_rate.Limit {
 	l, _ := ParseRateLimit(c.RateLimit, c.RateBurst)
+	return l
+}
+
+// workspaceRateLimit is the parsed WorkspaceRateLimit, or WorkspaceRateFactor
+// times the key's limit when it is not set.
+func (c *Config) workspaceRateLimit() (redis_rate.Limit, error) {
+	key := c.rateLimit()
+	burst := c.WorkspaceRateBurst
+	if burst == 0 {
+		burst = key.Burst * WorkspaceRateFactor
+	}
+	if c.WorkspaceRateLimit == "" {
+		if key.IsZero() {
+			return redis_rate.Limit{}, nil
+		}
+		return redis_rate.Limit{Rate: key.Rate * WorkspaceRateFactor, Period: key.Period, Burst: burst}, nil
+	}
+	if c.WorkspaceRateLimit != "off" && burst == 0 {
+		burst = DefaultRateBurst * WorkspaceRateFactor // the key has no limit to take it from
+	}
+	return ParseRateLimit(c.WorkspaceRateLimit, burst)
+}
+
+// addressRateLimit is the parsed AddressRateLimit (checked by validate).
+func (c *Config) addressRateLimit() redis_rate.Limit {
+	l, _ := ParseRateLimit(c.AddressRateLimit, c.AddressRateBurst)
+	return l
+}
+
+// authFailureLimit is the parsed AuthFailureLimit (checked by validate).
+func (c *Config) authFailureLimit() redis_rate.Limit {
+	l, _ := ParseFailureLimit(c.AuthFailureLimit)
 	return l
 }
 
@@ -298,6 +433,20 @@ func (c *Config) validate() error {
 	}
 	if _, err := ParseRateLimit(c.RateLimit, c.RateBurst); err != nil {
 		return fmt.Errorf("rate limit: %w", err)
+	}
+	if _, err := c.workspaceRateLimit(); err != nil {
+		return fmt.Errorf("workspace rate limit: %w", err)
+	}
+	if _, err := ParseRateLimit(c.AddressRateLimit, c.AddressRateBurst); err != nil {
+		return fmt.Errorf("address rate limit: %w", err)
+	}
+	if _, err := ParseFailureLimit(c.AuthFailureLimit); err != nil {
+		return fmt.Errorf("auth failure limit: %w", err)
+	}
+	if c.OperatorToken != "" {
+		if err := checkOperatorToken(c.OperatorToken); err != nil {
+			return fmt.Errorf("SWITCHBOARD_OPERATOR_TOKEN: %w", err)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,109 @@ func TestParseRedisURL(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A server refuses to start with an operator token that is easy to guess, and
+// says why without showing the token.
+func TestOperatorTokenStrength(t *testing.T) {
+	for _, tc := range []struct {
+		token string
+		ok    bool
+	}{
+		{"", true}, // no token: the read-write monitor stays closed
+		{"6Jq0w8xG1sVb2Zk9LrT4yPn3", true},
+		{"op-secret-token", false},        // 15 characters
+		{"operator-metrics-token", false}, // 22
+		{strings.Repeat("ab", 16), false}, // 32, but 2 different characters
+		{" 6Jq0w8xG1sVb2Zk9LrT4yPn3", false},
+	} {
+		t.Run(tc.token, func(t *testing.T) {
+			if tc.ok {
+				c := Config{Role: RoleAll, OperatorToken: tc.token}
+				if err := c.validate(); err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			// New checks the configuration before it opens anything.
+			_, err := New(context.Background(), Config{Role: RoleAll, OperatorToken: tc.token, DatabaseURL: "sqlite://" + t.TempDir() + "/x.db"})
+			if err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_OPERATOR_TOKEN") {
+				t.Fatalf("err = %v, want the operator token refused", err)
+			}
+			if tc.token != "" && strings.Contains(err.Error(), strings.TrimSpace(tc.token)) {
+				t.Errorf("the error shows the token: %v", err)
+			}
+		})
+	}
+}
+
+func TestLimitsPerAddressAndWorkspaceFromEnv(t *testing.T) {
+	c, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := c.workspaceRateLimit()
+	want := struct{ Key, Workspace, Address, Failures redis_rate.Limit }{
+		redis_rate.Limit{Rate: 1200, Period: time.Minute, Burst: 100},
+		redis_rate.Limit{Rate: 6000, Period: time.Minute, Burst: 500}, // WorkspaceRateFactor keys' worth
+		redis_rate.Limit{Rate: 20, Period: time.Second, Burst: 100},
+		redis_rate.Limit{Rate: 20, Period: time.Hour, Burst: 20},
+	}
+	got := want
+	got.Key, got.Workspace, got.Address, got.Failures = c.rateLimit(), ws, c.addressRateLimit(), c.authFailureLimit()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if len(c.TrustedProxies) != 0 {
+		t.Errorf("trusted proxies by default: %v", c.TrustedProxies)
+	}
+
+	t.Setenv("SWITCHBOARD_WORKSPACE_RATE_LIMIT", "100/s")
+	t.Setenv("SWITCHBOARD_WORKSPACE_RATE_BURST", "50")
+	t.Setenv("SWITCHBOARD_ADDRESS_RATE_LIMIT", "off")
+	t.Setenv("SWITCHBOARD_AUTH_FAILURE_LIMIT", "5/m")
+	t.Setenv("SWITCHBOARD_TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7,fd00::/8")
+	if c, err = ConfigFromEnv(); err != nil {
+		t.Fatal(err)
+	}
+	ws, err = c.workspaceRateLimit()
+	if err != nil || ws != (redis_rate.Limit{Rate: 100, Period: time.Second, Burst: 50}) {
+		t.Errorf("workspace limit from env: %+v %v", ws, err)
+	}
+	if !c.addressRateLimit().IsZero() || c.authFailureLimit() != (redis_rate.Limit{Rate: 5, Period: time.Minute, Burst: 5}) {
+		t.Errorf("address %+v, failures %+v", c.addressRateLimit(), c.authFailureLimit())
+	}
+	if got := fmt.Sprint(c.TrustedProxies); got != "[10.0.0.0/8 192.0.2.7/32 fd00::/8]" {
+		t.Errorf("trusted proxies = %s", got)
+	}
+	// A key without a limit leaves the workspace unlimited unless it is set.
+	c = Config{Role: RoleAll, RateLimit: "off"}
+	if ws, err := c.workspaceRateLimit(); err != nil || !ws.IsZero() {
+		t.Errorf("workspace limit of unlimited keys = %+v %v", ws, err)
+	}
+
+	for name, bad := range map[string]string{
+		"SWITCHBOARD_TRUSTED_PROXIES":    "10.0.0.0/33",
+		"SWITCHBOARD_ADDRESS_RATE_BURST": "many",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, bad)
+			if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("err = %v", err)
+			}
+		})
+	}
+	for _, c := range []Config{
+		{Role: RoleAll, AuthFailureLimit: "often"},
+		{Role: RoleAll, AddressRateLimit: "5/d", AddressRateBurst: 1},
+		{Role: RoleAll, WorkspaceRateLimit: "0/s"},
+	} {
+		if err := c.validate(); err == nil {
+			t.Errorf("%+v passed validation", c)
+		}
 	}
 }

@@ -1,9 +1,10 @@
 // Package dashboard is the web dashboard's server side: the embedded pages (they
 // speak only GraphQL) and the sessions that stand for a credential in a browser.
 // A session is a random token in an HttpOnly, SameSite=Strict cookie; Redis keeps,
-// under the token's hash, the hash of the API key it was opened with (never the
-// key), so the key never reaches browser storage and a revoked key ends its
-// sessions on every replica. Package rest serves both over HTTP.
+// under the token's hash, the hash of the credential it was opened with (never
+// the credential), so the credential never reaches browser storage, a revoked key
+// ends its sessions on every replica, and so does a rotated operator token.
+// Package rest serves both over HTTP.
 package dashboard
 
 import (
@@ -44,6 +45,9 @@ type Session struct {
 	// Operator is true when signed in with the operator token: the read-write
 	// queue monitor, and no workspace.
 	Operator bool `json:"operator,omitempty"`
+	// OperatorHash is operatorHash of the operator token signed in with: the
+	// session lasts only while the server holds that token.
+	OperatorHash string `json:"operator_hash,omitempty"`
 	// Prefix is the shown part of the key (auth.Redact), for the page and the log.
 	Prefix string `json:"prefix"`
 	// CSRF must come back in CSRFHeader.
@@ -81,7 +85,7 @@ func (s *Sessions) Open(ctx context.Context, credential string) (string, Session
 	sess := Session{CSRF: switchboard.RandomToken(24), Expires: time.Now().Add(s.ttl()).UTC().Truncate(time.Second)}
 	switch {
 	case s.OperatorToken != "" && subtle.ConstantTimeCompare([]byte(credential), []byte(s.OperatorToken)) == 1:
-		sess.Operator, sess.Prefix = true, "operator"
+		sess.Operator, sess.OperatorHash, sess.Prefix = true, operatorHash(s.OperatorToken), "operator"
 	default:
 		if _, err := s.Keys.Authenticate(ctx, credential); err != nil {
 			return "", Session{}, err
@@ -117,7 +121,13 @@ func (s *Sessions) Find(ctx context.Context, token string) (Session, viewer.View
 		return Session{}, viewer.Viewer{}, fmt.Errorf("dashboard: session record: %w", err)
 	}
 	if sess.Operator {
-		if s.OperatorToken == "" { // the token was taken away since
+		// The token was taken away or rotated since (or the session predates
+		// the binding): the session ends with the token it was opened with. It
+		// is refused, not deleted: while replicas roll from one token to the
+		// next, a replica that still holds the old token must not end the
+		// sessions of the new one.
+		if s.OperatorToken == "" || sess.OperatorHash == "" ||
+			subtle.ConstantTimeCompare([]byte(sess.OperatorHash), []byte(operatorHash(s.OperatorToken))) != 1 {
 			return Session{}, viewer.Viewer{}, errSignedOut
 		}
 		return sess, viewer.Viewer{Scopes: []string{switchboard.ScopeOperator}}, nil
@@ -143,6 +153,13 @@ func (s *Sessions) Close(ctx context.Context, token string) error {
 // CheckCSRF reports whether got is the session's CSRF token.
 func (sess Session) CheckCSRF(got string) bool {
 	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.CSRF)) == 1
+}
+
+// operatorHash is what a session keeps of the operator token: its SHA-256,
+// under a label of its own so that it is never the hash of an API key.
+func operatorHash(token string) string {
+	sum := sha256.Sum256([]byte("switchboard operator session\x00" + token))
+	return hex.EncodeToString(sum[:])
 }
 
 func redisKey(token string) string {

@@ -61,7 +61,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	addr := freeAddr(t)
-	token := switchboard.RandomToken(16)
+	token := switchboard.RandomToken(24) // 32 characters: the operator token must have 24 at least
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr)

@@ -12,8 +12,11 @@ import (
 // authenticate resolves the Bearer key into a viewer in the request context and
 // answers 401 without calling next when the key is missing, unknown or revoked.
 // Scopes are checked by the resolvers, per operation. With sessions (on /graphql
-// only), a request without a key may come with a dashboard session instead.
-func authenticate(keys *auth.Keys, sessions *dashboard.Sessions) func(http.Handler) http.Handler {
+// only), a request without a key may come with a dashboard session instead. A
+// wrong key counts against its address's failures (a missing one does not):
+// past their limit it is answered 429, while right keys from the address still
+// go through (a key is not guessed).
+func authenticate(keys *auth.Keys, sessions *dashboard.Sessions, fails *failures) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := bearer(r)
@@ -32,6 +35,9 @@ func authenticate(keys *auth.Keys, sessions *dashboard.Sessions) func(http.Handl
 			}
 			v, err := keys.Authenticate(r.Context(), key)
 			if err != nil {
+				if key != "" {
+					err = fails.failed(w, r, keyFailures, err)
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 				writeError(w, r, err)
 				return

@@ -94,7 +94,7 @@ func TestScopes(t *testing.T) {
 // keys, even "*" or admin ones, never open it; an operator key opens it read-only and
 // the operator token read-write.
 func TestMonitoringIsForOperators(t *testing.T) {
-	const token = "op-secret-token"
+	const token = "op-secret-token-for-the-monitor"
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.OperatorToken = token }})
 	operator := e.NewKey("ops", "operator")
 	admin := e.NewKey("default", "admin")

@@ -46,22 +46,32 @@ func newSessionInfo(sess dashboard.Session, v viewer.Viewer) sessionInfo {
 // credential, GET to learn it, DELETE to sign out) and its pages.
 type dashboardRoutes struct {
 	sessions *dashboard.Sessions
+	// fails counts wrong credentials at sign-in, per address.
+	fails *failures
+	// signInLimit counts sign-ins per address.
+	signInLimit func(http.Handler) http.Handler
 	// secure marks the cookie Secure when the public URL is https.
 	secure bool
 	assets fs.FS
 }
 
 func (d *dashboardRoutes) mount(r chi.Router) {
-	r.Method(http.MethodPost, "/dashboard/session", handlerFunc(d.signIn))
-	r.Method(http.MethodGet, "/dashboard/session", handlerFunc(d.session))
-	r.Method(http.MethodDelete, "/dashboard/session", handlerFunc(d.signOut))
-	for _, p := range []string{"/dashboard", "/dashboard/*"} {
-		r.Method(http.MethodGet, p, handlerFunc(d.page))
-		r.Method(http.MethodHead, p, handlerFunc(d.page))
-	}
+	r.Group(func(r chi.Router) {
+		r.Use(notFramable)
+		r.With(d.signInLimit).Method(http.MethodPost, "/dashboard/session", handlerFunc(d.signIn))
+		r.Method(http.MethodGet, "/dashboard/session", handlerFunc(d.session))
+		r.Method(http.MethodDelete, "/dashboard/session", handlerFunc(d.signOut))
+		for _, p := range []string{"/dashboard", "/dashboard/*"} {
+			r.Method(http.MethodGet, p, handlerFunc(d.page))
+			r.Method(http.MethodHead, p, handlerFunc(d.page))
+		}
+	})
 }
 
 func (d *dashboardRoutes) signIn(w http.ResponseWriter, r *http.Request) error {
+	if err := d.fails.blocked(w, r, operatorFailures); err != nil {
+		return err
+	}
 	var body struct {
 		Key string `json:"key"`
 	}
@@ -75,7 +85,7 @@ func (d *dashboardRoutes) signIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	token, sess, err := d.sessions.Open(r.Context(), body.Key)
 	if err != nil {
-		return err
+		return d.fails.failed(w, r, operatorFailures, err)
 	}
 	_, v, err := d.sessions.Find(r.Context(), token)
 	if err != nil {

@@ -266,7 +266,7 @@ func TestAPIKeysThroughGraphQL(t *testing.T) {
 // opens the read-write monitor, a key with the operator scope the read-only one,
 // and a workspace's key none; the operator's session has no workspace for GraphQL.
 func TestMonitorWithDashboardSession(t *testing.T) {
-	const token = "operator-secret-token"
+	const token = "operator-secret-token-for-sessions"
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.OperatorToken = token }})
 	cookie, csrf := signIn(t, e, token)
 	if r := withSession(e, "GET", "/monitoring/", cookie, "", ""); r.Status != 200 {

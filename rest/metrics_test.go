@@ -14,7 +14,7 @@ import (
 // counts what the process did: requests by route pattern, messages handed to
 // the engine, webhook deliveries, and the depth of the queues.
 func TestMetrics(t *testing.T) {
-	const token = "operator-metrics-token"
+	const token = "operator-metrics-token-of-the-test"
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.OperatorToken = token }})
 	for _, tc := range []struct {
 		name, cred string

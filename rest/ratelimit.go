@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -13,21 +12,24 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// rateKeyPrefix namespaces the limiter's Redis keys, one per API key.
+// rateKeyPrefix namespaces the limiter's Redis keys: one per API key, and one
+// per workspace under rateKeyPrefix+"ws:".
 const rateKeyPrefix = "switchboard:rate:"
 
-// limitRate counts each API key's requests against limit in Redis (GCRA, so
-// every replica shares the count) and answers 429 rate_limited with
-// Retry-After once the key is over it. Every answer carries the
+// limitRate counts each API key's requests against limit, and the requests of
+// all the keys of its workspace together against workspace, in Redis (GCRA, so
+// every replica shares the counts), and answers 429 rate_limited with
+// Retry-After once the key or its workspace is over. Minting more keys thus buys
+// no more than the workspace's allowance. Every answer carries the
 // X-RateLimit-Limit (requests per period), X-RateLimit-Remaining (requests
-// that may be made now) and X-RateLimit-Reset (seconds until the key is back
-// to its full burst) headers. It runs after authenticate; with no limiter or a
-// zero limit it lets everything through. When Redis cannot be asked, the
-// request goes through and the failure is logged: the limiter never takes the
-// API down with it.
-func limitRate(l *redis_rate.Limiter, limit redis_rate.Limit) func(http.Handler) http.Handler {
+// that may be made now) and X-RateLimit-Reset (seconds until back to the full
+// burst) headers of whichever of the two allows fewer requests now. It runs
+// after authenticate; with no limiter or zero limits it lets everything
+// through. When Redis cannot be asked, the request goes through and the
+// failure is logged: the limiter never takes the API down with it.
+func limitRate(l *redis_rate.Limiter, limit, workspace redis_rate.Limit) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if l == nil || limit.IsZero() {
+		if l == nil || limit.IsZero() && workspace.IsZero() {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,25 +38,48 @@ func limitRate(l *redis_rate.Limiter, limit redis_rate.Limit) func(http.Handler)
 				next.ServeHTTP(w, r)
 				return
 			}
-			res, err := l.Allow(r.Context(), rateKeyPrefix+v.KeyID, limit)
-			if err != nil {
-				slog.Warn("rate limiter unavailable; request let through", "request_id", RequestID(r.Context()), "err", err)
-				next.ServeHTTP(w, r)
-				return
+			var shown *redis_rate.Result
+			for _, c := range []struct {
+				on      bool
+				key, of string
+				limit   redis_rate.Limit
+			}{
+				{!limit.IsZero(), rateKeyPrefix + v.KeyID, "this API key", limit},
+				{!workspace.IsZero() && v.WorkspaceID != "", rateKeyPrefix + "ws:" + v.WorkspaceID, "this workspace's keys together", workspace},
+			} {
+				if !c.on {
+					continue
+				}
+				res, err := l.Allow(r.Context(), c.key, c.limit)
+				if err != nil {
+					limiterDown(r.Context(), err)
+					break
+				}
+				if res.Allowed == 0 {
+					rateHeaders(w, res)
+					w.Header().Set("Retry-After", seconds(res.RetryAfter))
+					writeError(w, r, switchboard.Errorf(switchboard.ERATELIMIT,
+						"Too many requests for %s (%d per %s); retry after %s seconds.", c.of, c.limit.Rate, c.limit.Period, seconds(res.RetryAfter)))
+					return
+				}
+				if shown == nil || res.Remaining < shown.Remaining {
+					shown = res
+				}
 			}
-			h := w.Header()
-			h.Set("X-RateLimit-Limit", strconv.Itoa(limit.Rate))
-			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
-			h.Set("X-RateLimit-Reset", seconds(res.ResetAfter))
-			if res.Allowed == 0 {
-				h.Set("Retry-After", seconds(res.RetryAfter))
-				writeError(w, r, switchboard.Errorf(switchboard.ERATELIMIT,
-					"Too many requests for this API key (%d per %s); retry after %s seconds.", limit.Rate, limit.Period, seconds(res.RetryAfter)))
-				return
+			if shown != nil {
+				rateHeaders(w, shown)
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// rateHeaders sets the X-RateLimit headers of res.
+func rateHeaders(w http.ResponseWriter, res *redis_rate.Result) {
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit.Rate))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	h.Set("X-RateLimit-Reset", seconds(res.ResetAfter))
 }
 
 // seconds renders d in whole seconds, rounded up.

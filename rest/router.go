@@ -6,6 +6,7 @@ package rest
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-redis/redis_rate/v10"
@@ -45,6 +46,20 @@ type Config struct {
 	// and /graphql; nil or a zero RateLimit leaves requests unlimited.
 	Limiter   *redis_rate.Limiter
 	RateLimit redis_rate.Limit
+	// WorkspaceRateLimit counts the requests of all the keys of a workspace
+	// together, beside RateLimit; zero: no such limit.
+	WorkspaceRateLimit redis_rate.Limit
+	// AddressRateLimit counts each client address's requests to each route
+	// that takes no key (the dashboard's sign-in, media and music files, the
+	// engine upgrade); zero: no such limit.
+	AddressRateLimit redis_rate.Limit
+	// AuthFailureLimit counts each client address's wrong credentials (API
+	// keys, the operator token, sign-in); past it they are answered 429. Zero:
+	// not counted.
+	AuthFailureLimit redis_rate.Limit
+	// TrustedProxies are the proxies whose X-Forwarded-For names the client of
+	// the limits per address; with none, the connecting address is the client.
+	TrustedProxies []netip.Prefix
 	// Sessions are the dashboard's; nil leaves /dashboard unserved.
 	Sessions *dashboard.Sessions
 	// SecureCookies marks the dashboard's cookie Secure (the public URL is https).
@@ -91,17 +106,24 @@ func NewRouter(cfg Config) http.Handler {
 		return switchboard.Errorf(switchboard.EMETHOD, "Method %s is not allowed on %s.", r.Method, r.URL.Path)
 	}).ServeHTTP)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+	client := clientAddress{trusted: cfg.TrustedProxies}
+	fails := &failures{l: cfg.Limiter, limit: cfg.AuthFailureLimit, client: client}
+	perAddress := func(group string) func(http.Handler) http.Handler {
+		return limitAddress(cfg.Limiter, cfg.AddressRateLimit, client, group)
+	}
 	if cfg.Media != nil {
-		r.Method(http.MethodGet, "/media/*", handlerFunc(cfg.Media.ServeMedia))
-		r.Method(http.MethodHead, "/media/*", handlerFunc(cfg.Media.ServeMedia))
+		media := perAddress("media")(handlerFunc(cfg.Media.ServeMedia))
+		r.Method(http.MethodGet, "/media/*", media)
+		r.Method(http.MethodHead, "/media/*", media)
 	}
 	if cfg.MusicFiles != nil {
-		r.Method(http.MethodGet, music.FilesPrefix+"*", handlerFunc(cfg.MusicFiles.ServeMedia))
-		r.Method(http.MethodHead, music.FilesPrefix+"*", handlerFunc(cfg.MusicFiles.ServeMedia))
+		files := perAddress("media")(handlerFunc(cfg.MusicFiles.ServeMedia))
+		r.Method(http.MethodGet, music.FilesPrefix+"*", files)
+		r.Method(http.MethodHead, music.FilesPrefix+"*", files)
 	}
 
-	limited := limitRate(cfg.Limiter, cfg.RateLimit)
-	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions)(limited(graph.NewHandler(cfg.Resolver))))
+	limited := limitRate(cfg.Limiter, cfg.RateLimit, cfg.WorkspaceRateLimit)
+	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions, fails)(limited(graph.NewHandler(cfg.Resolver))))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -120,14 +142,15 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodHead, p, docs)
 	}
 	if cfg.Sessions != nil {
-		d := &dashboardRoutes{sessions: cfg.Sessions, secure: cfg.SecureCookies, assets: dashboard.Assets()}
+		d := &dashboardRoutes{sessions: cfg.Sessions, fails: fails, signInLimit: perAddress("sign-in"),
+			secure: cfg.SecureCookies, assets: dashboard.Assets()}
 		d.mount(r)
 	}
 	if cfg.EngineSockets != nil {
-		r.Method(http.MethodGet, "/v1/engines/connect", cfg.EngineSockets.Handler(writeError))
+		r.Method(http.MethodGet, "/v1/engines/connect", perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError)))
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(cfg.Keys, nil), limited)
+		r.Use(authenticate(cfg.Keys, nil, fails), limited)
 		r.Route("/v1", func(r chi.Router) {
 			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
 			r.Method(http.MethodGet, "/account", handlerFunc(s.account))
@@ -213,13 +236,14 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodPost, "/sandbox/group-changes", handlerFunc(s.simulateGroupChange))
 		})
 	})
-	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, metrics.Handler(), metrics.Handler()))
+	origin := newOriginCheck(cfg.Resolver.PublicURL)
+	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, metrics.Handler(), metrics.Handler()))
 	if cfg.Monitor != nil {
 		ro := cfg.MonitorReadOnly
 		if ro == nil {
 			ro = cfg.Monitor
 		}
-		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, cfg.Monitor, ro))
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, monitorErrors(cfg.Monitor), monitorErrors(ro)))
 	}
 	return r
 }
