@@ -128,7 +128,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
 	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Jobs)
-	a.Hub.MaxFrame, a.Hub.Logger = cfg.EngineMaxFrame, cfg.Logger
+	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)
 
 	store := media.NewStore(client, cfg.PublicURL)

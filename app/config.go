@@ -65,6 +65,9 @@ type Config struct {
 	// EngineMaxFrame bounds one frame a remote engine sends, in bytes
 	// (SWITCHBOARD_ENGINE_MAX_FRAME; remote.DefaultMaxFrame, 16 MiB, when zero).
 	EngineMaxFrame int64
+	// EngineMaxBatch bounds the events of one events frame of a remote engine
+	// (SWITCHBOARD_ENGINE_MAX_BATCH; remote.DefaultMaxBatch, 1000, when zero).
+	EngineMaxBatch int
 	// PresenceTTL is how long one engine heartbeat keeps it listed.
 	PresenceTTL time.Duration
 	// GatewayLeaseTTL is how long a replica's claim on a gateway engine lasts
@@ -272,6 +275,9 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.EngineMaxFrame, err = strconv.ParseInt(env("SWITCHBOARD_ENGINE_MAX_FRAME", "0"), 10, 64); err != nil || c.EngineMaxFrame < 0 {
 		return c, fmt.Errorf("SWITCHBOARD_ENGINE_MAX_FRAME: must be a number of bytes (%v)", err)
+	}
+	if c.EngineMaxBatch, err = strconv.Atoi(env("SWITCHBOARD_ENGINE_MAX_BATCH", "0")); err != nil || c.EngineMaxBatch < 0 {
+		return c, fmt.Errorf("SWITCHBOARD_ENGINE_MAX_BATCH: must be a number of events (%v)", err)
 	}
 	if c.BootstrapKey, err = strconv.ParseBool(env("SWITCHBOARD_BOOTSTRAP_KEY", "false")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_BOOTSTRAP_KEY: %w", err)

@@ -213,6 +213,45 @@ func (ev Event) Subject() string {
 	return "message:" + ev.Key.Serialized()
 }
 
+// OrderKey is the key that orders the event among others, "ws:<workspace>|<engine>|<subject>":
+// its Subject within its workspace and its engine. Events of one key are applied
+// in the order the network observed them, and one of them that cannot be applied
+// yet holds up the later ones; events of different keys never wait for each
+// other, so no workspace (nor engine) can hold up another's events, whatever
+// contacts, groups or message keys they share.
+func (ev Event) OrderKey() string { return OrderKey(ev.WorkspaceID, ev.EngineID, ev.Subject()) }
+
+// OrderKey is the order key of the events of subject that engineID reported for
+// workspaceID (see Event.OrderKey).
+func OrderKey(workspaceID, engineID, subject string) string {
+	return OrderKeyPrefix + workspaceID + "|" + engineID + "|" + subject
+}
+
+// OrderKeyPrefix starts every order key, and no bare subject (stored before
+// order keys were scoped).
+const OrderKeyPrefix = "ws:"
+
+// ParseOrderKey splits an order key into its workspace, engine and subject; ok
+// is false for a bare subject (stored before order keys were scoped).
+func ParseOrderKey(key string) (workspaceID, engineID, subject string, ok bool) {
+	rest, ok := strings.CutPrefix(key, OrderKeyPrefix)
+	if !ok {
+		return "", "", key, false
+	}
+	// Workspace and engine ids hold no "|"; a subject may (a message key's id).
+	parts := strings.SplitN(rest, "|", 3)
+	if len(parts) != 3 {
+		return "", "", key, false
+	}
+	return parts[0], parts[1], parts[2], true
+}
+
+// SubjectOf is the subject an order key (or a bare subject) orders.
+func SubjectOf(key string) string {
+	_, _, subject, _ := ParseOrderKey(key)
+	return subject
+}
+
 // Sink receives the events engines report. Implementations must be safe for
 // concurrent use and should not block for long. A nil error means the event is
 // stored durably and will be applied; an engine that gets an error should report

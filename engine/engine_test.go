@@ -29,3 +29,25 @@ func TestWireIDIsStable(t *testing.T) {
 		t.Errorf("WireID not a stable 22-char id: %s", WireID("msg_a"))
 	}
 }
+
+// An order key names its workspace, engine and subject, and gives them back.
+func TestOrderKey(t *testing.T) {
+	ev := Event{Type: EventMessage, WorkspaceID: "ws_a", EngineID: "eng_1",
+		Message: &Incoming{Key: Key{Remote: "1@c.us", ID: "A|B"}}}
+	key := ev.OrderKey()
+	if key != "ws:ws_a|eng_1|message:false_1@c.us_A|B" {
+		t.Errorf("order key = %q", key)
+	}
+	ws, eng, subject, ok := ParseOrderKey(key)
+	if !ok || ws != "ws_a" || eng != "eng_1" || subject != ev.Subject() {
+		t.Errorf("ParseOrderKey(%q) = %q %q %q %v", key, ws, eng, subject, ok)
+	}
+	other := ev
+	other.WorkspaceID = "ws_b"
+	if other.OrderKey() == key {
+		t.Error("two workspaces share an order key")
+	}
+	if got := SubjectOf("message:false_1@c.us_X"); got != "message:false_1@c.us_X" {
+		t.Errorf("SubjectOf(a bare subject) = %q", got)
+	}
+}

@@ -52,15 +52,26 @@ func (h *Handlers) HandleEvent(ctx context.Context, ev engine.Event) error {
 }
 
 // HandleEvents implements engine.BatchSink: HandleEvent for many events, in one
-// statement. An event reported before is stored once.
+// transaction of inserts of at most storeChunk events each. An event reported
+// before is stored once. An event that can never be applied (engine.Event.Validate)
+// is not stored but logged: it would only fail for hours, and hold up the later
+// events of its order key meanwhile.
 func (h *Handlers) HandleEvents(ctx context.Context, evs []engine.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	creates := make([]*ent.InboxEventCreate, len(evs))
-	for i, ev := range evs {
+	creates := make([]*ent.InboxEventCreate, 0, len(evs))
+	refused := 0
+	for _, ev := range evs {
 		if ev.WorkspaceID == "" {
 			return fmt.Errorf("jobs: %s event %q names no workspace", ev.Type, ev.ID)
+		}
+		if err := storable(ev); err != nil {
+			if refused++; refused == 1 {
+				slog.Warn("inbox: invalid event refused", "workspace", ev.WorkspaceID, "engine", ev.EngineID,
+					"event", ev.ID, "err", err)
+			}
+			continue
 		}
 		if ev.At.IsZero() {
 			ev.At = time.Now()
@@ -73,18 +84,56 @@ func (h *Handlers) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		if err != nil {
 			return fmt.Errorf("jobs: encode %s event: %w", ev.Type, err)
 		}
-		creates[i] = h.Client.InboxEvent.Create().SetWorkspaceID(ev.WorkspaceID).SetDedupeKey(dedupe).
-			SetType(string(ev.Type)).SetSubject(ev.Subject()).SetPayload(payload).SetAt(ev.At)
+		creates = append(creates, h.Client.InboxEvent.Create().SetWorkspaceID(ev.WorkspaceID).SetDedupeKey(dedupe).
+			SetType(string(ev.Type)).SetSubject(ev.OrderKey()).SetPayload(payload).SetAt(ev.At))
 	}
-	// The events may come from several workspaces; each row names its own.
-	err := h.Client.InboxEvent.CreateBulk(creates...).
-		OnConflict(sql.ConflictColumns(inboxevent.FieldWorkspaceID, inboxevent.FieldDedupeKey)).DoNothing().
-		Exec(viewer.SystemContext(ctx))
-	if err != nil {
-		return fmt.Errorf("jobs: store %d events: %w", len(evs), err)
+	if refused > 1 {
+		slog.Warn("inbox: invalid events refused", "count", refused)
+	}
+	if len(creates) == 0 {
+		return nil
+	}
+	if err := h.storeEvents(viewer.SystemContext(ctx), creates); err != nil {
+		return fmt.Errorf("jobs: store %d events: %w", len(creates), err)
 	}
 	h.wakeInbox()
 	return nil
+}
+
+// storeChunk bounds the events one insert stores: about ten parameters each,
+// far below the databases' limits on a statement's parameters (SQLite 32,766,
+// PostgreSQL 65,535), which a larger batch would hit.
+const storeChunk = 500
+
+// storeEvents inserts the events, the rows of one chunk at a time, all or none.
+// The events may come from several workspaces; each row names its own.
+func (h *Handlers) storeEvents(ctx context.Context, creates []*ent.InboxEventCreate) error {
+	insert := func(c *ent.Client, part []*ent.InboxEventCreate) error {
+		return c.InboxEvent.CreateBulk(part...).
+			OnConflict(sql.ConflictColumns(inboxevent.FieldWorkspaceID, inboxevent.FieldDedupeKey)).DoNothing().
+			Exec(ctx)
+	}
+	if len(creates) <= storeChunk {
+		return insert(h.Client, creates)
+	}
+	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		for start := 0; start < len(creates); start += storeChunk {
+			if err := insert(tx.Client(), creates[start:min(start+storeChunk, len(creates))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// storable reports why an event can never be applied, or nil. Session events are
+// the server's own (the hub's, the reconciler's); any other event is checked as
+// engine.Event.Validate checks it.
+func storable(ev engine.Event) error {
+	if ev.Type == engine.EventConnected || ev.Type == engine.EventGone {
+		return nil
+	}
+	return ev.Validate()
 }
 
 // wakeInbox tells the applier that an event is waiting.
@@ -171,19 +220,23 @@ func (h *Handlers) ApplyInboxOnce(ctx context.Context, now time.Time) (int, erro
 // inboxParts is how many parts of a claimed batch apply side by side.
 const inboxParts = 4
 
-// subjectPart is the part of a batch the events of subject go to: by the chat
-// the subject belongs to, so that parts applied side by side seldom write the
-// same rows (a chat, its contact) and wait on each other.
-func subjectPart(subject string) int {
+// subjectPart is the part of a batch the events of an order key go to: by the
+// workspace and the chat the subject belongs to, so that parts applied side by
+// side seldom write the same rows (a chat, its contact) and wait on each other.
+// A bare subject (stored before order keys were scoped) goes by its chat alone.
+func subjectPart(key string) int {
+	workspace, _, subject, _ := engine.ParseOrderKey(key)
 	chat := subject
-	if key, ok := strings.CutPrefix(subject, "message:"); ok {
-		if k, ok := engine.ParseKey(key); ok {
+	if k, ok := strings.CutPrefix(subject, "message:"); ok {
+		if k, ok := engine.ParseKey(k); ok {
 			chat = k.Remote
 		}
 	} else if _, id, ok := strings.Cut(subject, ":"); ok {
 		chat = id
 	}
 	h := fnv.New32a()
+	_, _ = h.Write([]byte(workspace))
+	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(chat))
 	return int(h.Sum32() % inboxParts)
 }
@@ -197,7 +250,7 @@ func (h *Handlers) applyOneByOne(ctx context.Context, claimed []*ent.InboxEvent,
 	for _, row := range claimed {
 		if next, ok := failed[row.Subject]; ok {
 			// Keep the order of the subject: wait for the event before this one.
-			h.releaseEvent(sys, row, token, next, "waiting for an earlier event of "+row.Subject, false)
+			h.releaseEvent(sys, row, token, next, "waiting for an earlier event of "+engine.SubjectOf(row.Subject), false)
 			continue
 		}
 		err := h.applyRows(ctx, []*ent.InboxEvent{row}, token)

@@ -1,6 +1,10 @@
 package jobs
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/switchboardhq/switchboard/engine"
+)
 
 // The events of one chat go to one part of a batch, whatever their subject.
 func TestSubjectPartFollowsTheChat(t *testing.T) {
@@ -13,6 +17,18 @@ func TestSubjectPartFollowsTheChat(t *testing.T) {
 		if pa, pb := subjectPart(tt.a), subjectPart(tt.b); pa != pb {
 			t.Errorf("%s: parts %d and %d, want one", tt.name, pa, pb)
 		}
+		// Order keys: the same chat of one workspace, whichever engine reported it.
+		a, b := engine.OrderKey("ws_a", "eng_1", tt.a), engine.OrderKey("ws_a", "eng_2", tt.b)
+		if pa, pb := subjectPart(a), subjectPart(b); pa != pb {
+			t.Errorf("%s as order keys: parts %d and %d, want one", tt.name, pa, pb)
+		}
+	}
+	workspaces := map[int]bool{}
+	for i := range 64 {
+		workspaces[subjectPart(engine.OrderKey("ws_"+string(rune('a'+i%26))+string(rune('a'+i/26)), "eng", "chat:15551234567@c.us"))] = true
+	}
+	if len(workspaces) != inboxParts {
+		t.Errorf("one chat of 64 workspaces fell in %d parts, want all %d", len(workspaces), inboxParts)
 	}
 	seen := map[int]bool{}
 	for i := range 64 {

@@ -163,7 +163,7 @@ func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 	t0 := time.Now().Add(-time.Minute)
 	// An event the applier cannot decode stands in for one that keeps failing.
 	bad := e.App.Client.InboxEvent.Create().SetDedupeKey("bad").SetType("ack").
-		SetSubject(engine.Event{Key: key}.Subject()).SetPayload(json.RawMessage(`{"at":"not a time"}`)).
+		SetSubject(engine.Event{WorkspaceID: ws, Key: key}.OrderKey()).SetPayload(json.RawMessage(`{"at":"not a time"}`)).
 		SetAt(t0).SetNextAttemptAt(t0)
 	if err := bad.Exec(ctx); err != nil {
 		t.Fatal(err)

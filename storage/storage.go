@@ -21,6 +21,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	_ "github.com/switchboardhq/switchboard/ent/runtime" // schema hooks and interceptors
 )
@@ -145,11 +146,33 @@ func dropRetired(ctx context.Context, client *ent.Client) error {
 	return nil
 }
 
+// scopeInboxSubjects rewrites the subjects of the inbox events still to apply
+// that were stored bare ("message:<key>"), before events were ordered within
+// their workspace and engine, into their order keys ("ws:<workspace>|<engine>|
+// message:<key>", engine.OrderKey; the engine's id is the payload's), so that
+// they keep their order with the events stored from now on and another
+// workspace's stuck event holds them up no longer. Applied and dead events keep
+// theirs: nothing orders them any more. A second run finds nothing to do.
+func scopeInboxSubjects(ctx context.Context, client *ent.Client, postgres bool) error {
+	engineID := "json_extract(CAST(payload AS TEXT), '$.engineId')"
+	if postgres {
+		engineID = "payload->>'engineId'"
+	}
+	_, err := client.ExecContext(ctx, "UPDATE inbox_events SET subject = '"+engine.OrderKeyPrefix+"' || workspace_id || '|' || "+
+		"COALESCE("+engineID+", '') || '|' || subject "+
+		"WHERE applied_at IS NULL AND dead_at IS NULL AND subject NOT LIKE '"+engine.OrderKeyPrefix+"%'")
+	if err != nil {
+		return fmt.Errorf("storage: scope inbox subjects: %w", err)
+	}
+	return nil
+}
+
 // migrationLock is the PostgreSQL advisory lock key that serializes migrations.
 const migrationLock = 0x5357_4244 // "SWBD"
 
 // Migrate brings the schema of the database at rawURL up to date and drops the
-// retired indexes. On PostgreSQL it
+// retired indexes, and rewrites data an earlier version stored in a form this one
+// no longer reads (scopeInboxSubjects). On PostgreSQL it
 // holds an advisory lock while it works, so that any number of replicas may start
 // together: the first migrates, the others wait and then find nothing to do.
 func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
@@ -157,7 +180,10 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 		if err := client.Schema.Create(ctx, schema.WithDiffHook(keepPartialIndexes)); err != nil {
 			return fmt.Errorf("storage: migrate: %w", err)
 		}
-		return dropRetired(ctx, client)
+		if err := dropRetired(ctx, client); err != nil {
+			return err
+		}
+		return scopeInboxSubjects(ctx, client, false)
 	}
 	// The lock belongs to this transaction's connection and ends with it.
 	tx, err := client.Tx(ctx)
@@ -172,6 +198,9 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 		return fmt.Errorf("storage: migrate: %w", err)
 	}
 	if err := dropRetired(ctx, client); err != nil {
+		return err
+	}
+	if err := scopeInboxSubjects(ctx, client, true); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -25,6 +25,8 @@ type Welcome struct {
 	Heartbeat   time.Duration
 	TTL         time.Duration
 	MaxFrame    int64
+	// MaxBatch bounds the events of one events frame (0: the server said none).
+	MaxBatch int
 }
 
 // Start makes the engine a Client serves, once, at its first welcome. sink is
@@ -52,6 +54,9 @@ type Client struct {
 	Logger *slog.Logger
 	// HTTPClient dials the server (http.DefaultClient when nil).
 	HTTPClient *http.Client
+	// Refused is told of each event the server refused for good, and why (see
+	// Rejected); such an event is not reported again. Nil logs them.
+	Refused func(ev engine.Event, reason string)
 
 	paused atomic.Bool // heartbeats held back (tests of heartbeat loss)
 
@@ -171,7 +176,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		return false, fmt.Errorf("remote: expected a welcome, got %q", f.Type)
 	}
 	w := Welcome{EngineID: f.EngineID, WorkspaceID: f.WorkspaceID, Heartbeat: time.Duration(f.HeartbeatMs) * time.Millisecond,
-		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame}
+		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame, MaxBatch: f.MaxBatch}
 	if w.Heartbeat <= 0 {
 		w.Heartbeat = 10 * time.Second
 	}
@@ -295,7 +300,9 @@ func (c *Client) HandleEvent(ctx context.Context, ev engine.Event) error {
 // HandleEvents implements engine.BatchSink: it carries the events to the server
 // and returns once the server stored them, or an error after which the engine
 // reports them again (the server stores an event once per id). Events that do
-// not fit one frame go in several.
+// not fit one frame (the welcome's maxFrame bytes, maxBatch events) go in
+// several. An event the server refuses for good (it can never be applied) is
+// told to Refused and counts as carried: reporting it again cannot help.
 func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -306,6 +313,14 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 	if cc == nil {
 		return errors.New("remote: not connected to the server")
 	}
+	if most := cc.welcome.MaxBatch; most > 0 && len(evs) > most {
+		for start := 0; start < len(evs); start += most {
+			if err := c.HandleEvents(ctx, evs[start:min(start+most, len(evs))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	id := switchboard.NewID("evb")
 	raw, err := json.Marshal(Frame{Type: FrameEvents, ID: id, Events: evs})
 	if err != nil {
@@ -315,10 +330,7 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		if len(evs) == 1 {
 			return fmt.Errorf("remote: a %s event of %d bytes exceeds the server's frame limit", evs[0].Type, len(raw))
 		}
-		if err := c.HandleEvents(ctx, evs[:len(evs)/2]); err != nil {
-			return err
-		}
-		return c.HandleEvents(ctx, evs[len(evs)/2:])
+		return c.split(ctx, evs)
 	}
 	ch := make(chan *Frame, 1)
 	cc.mu.Lock()
@@ -329,20 +341,47 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		delete(cc.acks, id)
 		cc.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+	wctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
 	defer cancel()
-	if err := cc.ws.Write(ctx, websocket.MessageText, raw); err != nil {
+	if err := cc.ws.Write(wctx, websocket.MessageText, raw); err != nil {
 		return err
 	}
 	select {
 	case f := <-ch:
-		if f.Error != nil {
+		switch {
+		case f.Error != nil && f.Error.Code == switchboard.ETOOLARGE && len(evs) > 1:
+			return c.split(ctx, evs) // a server whose maxBatch the welcome did not tell
+		case f.Error != nil:
 			return fmt.Errorf("remote: the server did not store the events: %s", f.Error.Message)
 		}
+		c.refused(evs, f.Rejected)
 		return nil
 	case <-cc.done:
 		return errors.New("remote: the connection ended before the server stored the events")
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-wctx.Done():
+		return wctx.Err()
+	}
+}
+
+// split carries evs in two halves.
+func (c *Client) split(ctx context.Context, evs []engine.Event) error {
+	if err := c.HandleEvents(ctx, evs[:len(evs)/2]); err != nil {
+		return err
+	}
+	return c.HandleEvents(ctx, evs[len(evs)/2:])
+}
+
+// refused tells of the events of a frame that the server refused.
+func (c *Client) refused(evs []engine.Event, rejected []Rejected) {
+	for i, r := range rejected {
+		if r.Index < 0 || r.Index >= len(evs) {
+			continue
+		}
+		if c.Refused != nil {
+			c.Refused(evs[r.Index], r.Reason)
+		} else if i < 5 { // a few are enough to tell what is wrong
+			c.log().Warn("the server refused an event for good", "event", evs[r.Index].ID, "type", evs[r.Index].Type,
+				"reason", r.Reason, "refused", len(rejected))
+		}
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -29,6 +32,7 @@ type conn struct {
 	caps        []string
 	lastBeat    atomic.Int64 // unix nanos
 	replaced    atomic.Bool  // set before close when the engine connected again
+	attachedAt  int64        // unix nanos; set under hub.mu when it became the engine's socket
 
 	mu      sync.Mutex
 	pending map[string]chan *Frame // by command id
@@ -36,8 +40,8 @@ type conn struct {
 	once    sync.Once
 }
 
-// readFrame reads one text frame and decodes it.
-func readFrame(ctx context.Context, ws *websocket.Conn) (*Frame, error) {
+// readText reads one text frame.
+func readText(ctx context.Context, ws *websocket.Conn) ([]byte, error) {
 	typ, data, err := ws.Read(ctx)
 	if err != nil {
 		return nil, err
@@ -45,7 +49,37 @@ func readFrame(ctx context.Context, ws *websocket.Conn) (*Frame, error) {
 	if typ != websocket.MessageText {
 		return nil, errMalformed
 	}
+	return data, nil
+}
+
+// readFrame reads one text frame and decodes it.
+func readFrame(ctx context.Context, ws *websocket.Conn) (*Frame, error) {
+	data, err := readText(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
 	var f Frame
+	if err := json.Unmarshal(data, &f); err != nil || f.Type == "" {
+		return nil, errMalformed
+	}
+	return &f, nil
+}
+
+// inbound is a frame an engine sent, as the hub reads it: the events of an
+// events frame stay raw, to be counted before any is decoded, and then decoded
+// and checked one by one.
+type inbound struct {
+	Frame
+	Events []json.RawMessage `json:"events,omitempty"`
+}
+
+// readInbound reads one text frame of an engine and decodes it.
+func readInbound(ctx context.Context, ws *websocket.Conn) (*inbound, error) {
+	data, err := readText(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	var f inbound
 	if err := json.Unmarshal(data, &f); err != nil || f.Type == "" {
 		return nil, errMalformed
 	}
@@ -121,7 +155,7 @@ func (c *conn) closed() bool {
 // read serves the engine's frames until the connection ends.
 func (c *conn) read(ctx context.Context) {
 	for {
-		f, err := readFrame(ctx, c.ws)
+		f, err := readInbound(ctx, c.ws)
 		if err != nil {
 			closeFor(c.ws, c.raw, err)
 			return
@@ -138,14 +172,10 @@ func (c *conn) read(ctx context.Context) {
 			delete(c.pending, f.ID)
 			c.mu.Unlock()
 			if ch != nil {
-				ch <- f
+				ch <- &f.Frame
 			}
 		case FrameEvents:
-			ack := Frame{Type: FrameEventsAck, ID: f.ID}
-			if err := c.store(ctx, f.Events); err != nil {
-				c.hub.log().Warn("remote engine events not stored", "engine", c.engineID, "err", err)
-				ack.Error = &WireError{Code: switchboard.ErrorCode(err), Message: switchboard.ErrorMessage(err)}
-			}
+			ack := c.store(ctx, f.ID, f.Events)
 			if err := c.write(ctx, ack); err != nil {
 				return
 			}
@@ -156,12 +186,29 @@ func (c *conn) read(ctx context.Context) {
 	}
 }
 
-// store hands what the engine reported to the sink, as this engine's and this
-// workspace's whatever the frame says. Session events are the server's to tell.
-func (c *conn) store(ctx context.Context, evs []engine.Event) error {
-	out := make([]engine.Event, 0, len(evs))
-	for _, ev := range evs {
-		if ev.Type == engine.EventConnected || ev.Type == engine.EventGone || ev.Type == "" {
+// store hands the events of an events frame to the sink, as this engine's and
+// this workspace's whatever the frame says, and answers the frame's ack. A frame
+// of more than maxBatch events is refused whole; an event that can never be
+// applied (not an event, not valid UTF-8, a session event, one that
+// engine.Event.Validate refuses) is refused alone, in the ack's rejected list,
+// and the others are stored.
+func (c *conn) store(ctx context.Context, id string, raws []json.RawMessage) Frame {
+	ack := Frame{Type: FrameEventsAck, ID: id}
+	if n, most := len(raws), c.hub.maxBatch(); n > most {
+		c.hub.log().Warn("remote engine events frame refused: over maxBatch", "engine", c.engineID, "events", n, "maxBatch", most)
+		ack.Error = &WireError{Code: switchboard.ETOOLARGE, Message: fmt.Sprintf(
+			"An events frame carries at most %d events (the welcome's maxBatch); this one carried %d. None was stored: send them in smaller frames.", most, n)}
+		return ack
+	}
+	out := make([]engine.Event, 0, len(raws))
+	for i, raw := range raws {
+		ev, err := decodeEvent(raw)
+		if err != nil {
+			r := Rejected{Index: i, Reason: truncate(strings.TrimPrefix(err.Error(), engine.ErrInvalidEvent.Error()+": "))}
+			if len(ev.ID) <= engine.MaxIDLen {
+				r.ID = ev.ID
+			}
+			ack.Rejected = append(ack.Rejected, r)
 			continue
 		}
 		if ev.ID != "" {
@@ -173,7 +220,57 @@ func (c *conn) store(ctx context.Context, evs []engine.Event) error {
 		}
 		out = append(out, ev)
 	}
-	return c.hub.sink.HandleEvents(ctx, out)
+	if len(ack.Rejected) > 0 {
+		c.hub.log().Warn("remote engine events refused", "engine", c.engineID, "refused", len(ack.Rejected),
+			"of", len(raws), "first", ack.Rejected[0].Reason)
+	}
+	if err := c.hub.sink.HandleEvents(ctx, out); err != nil {
+		c.hub.log().Warn("remote engine events not stored", "engine", c.engineID, "err", err)
+		ack.Error = &WireError{Code: switchboard.ErrorCode(err), Message: switchboard.ErrorMessage(err)}
+	}
+	return ack
+}
+
+// decodeEvent decodes and checks one event of an events frame; the event is
+// returned with what could be decoded of it (its id) when it is refused.
+func decodeEvent(raw json.RawMessage) (engine.Event, error) {
+	var ev engine.Event
+	if !utf8.Valid(raw) {
+		var id struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &id)
+		return engine.Event{ID: id.ID}, fmt.Errorf("%w: the event is not valid UTF-8", engine.ErrInvalidEvent)
+	}
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		var id struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(raw, &id)
+		return engine.Event{ID: id.ID}, fmt.Errorf("%w: not an event: %s", engine.ErrInvalidEvent, jsonError(err))
+	}
+	if ev.Type == engine.EventConnected || ev.Type == engine.EventGone {
+		return ev, fmt.Errorf("%w: type %s: session events are the server's to tell", engine.ErrInvalidEvent, ev.Type)
+	}
+	// The server stamps these; what the engine said of them is not checked.
+	ev.WorkspaceID, ev.EngineID = "", ""
+	return ev, ev.Validate()
+}
+
+// jsonError is a decoding error without Go's type names.
+func jsonError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return te.Field + " has the wrong type (" + te.Value + ")"
+		}
+		return "the event is not an object"
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "malformed JSON"
+	}
+	return "a field has a bad value"
 }
 
 // watch closes the connection once its heartbeat is older than ttl.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +32,13 @@ const (
 	DefaultMaxFrame = 16 << 20
 	// DefaultCommandTimeout bounds a command whose context has no deadline.
 	DefaultCommandTimeout = 30 * time.Second
+	// DefaultMaxPendingPerAddress bounds the sockets one client address may
+	// hold open before their welcome without a token in the upgrade's header
+	// (see Hub.MaxPendingPerAddress).
+	DefaultMaxPendingPerAddress = 8
+	// DefaultMaxPending bounds such sockets on one replica, whatever their
+	// addresses: with HelloMaxFrame, at most 32 MiB of hellos in flight.
+	DefaultMaxPending = 512
 	// helloTimeout is how long a new connection has to say hello.
 	helloTimeout = 10 * time.Second
 )
@@ -73,6 +81,9 @@ type control struct {
 	Reason      string `json:"reason,omitempty"`
 	Replica     string `json:"replica"`
 	Conn        string `json:"conn,omitempty"`
+	// At is when the connection of a "replace" was attached (unix nanos): an
+	// older connection than it is dropped, a newer one stays.
+	At int64 `json:"at,omitempty"`
 }
 
 // Hub is one replica's side of the engine protocol: it accepts remote engines'
@@ -87,6 +98,16 @@ type Hub struct {
 	replica  string
 	// MaxFrame bounds a frame an engine sends (DefaultMaxFrame when zero).
 	MaxFrame int64
+	// MaxBatch bounds the events of one events frame (DefaultMaxBatch when
+	// zero); the welcome tells the engine.
+	MaxBatch int
+	// MaxPendingPerAddress bounds the upgrades without a token in the header
+	// that one remote address may hold before their welcome
+	// (DefaultMaxPendingPerAddress when zero); one more is answered 429.
+	MaxPendingPerAddress int
+	// MaxPending bounds such upgrades on this replica, whatever their address
+	// (DefaultMaxPending when zero).
+	MaxPending int
 	// CommandTimeout bounds a command whose context has no deadline
 	// (DefaultCommandTimeout when zero).
 	CommandTimeout time.Duration
@@ -98,13 +119,17 @@ type Hub struct {
 	held    map[string]*held       // by engine id: the engines this replica runs in process
 	waiting map[string]chan *Frame // by command id: replies this replica waits for from others
 	pubsub  *redis.PubSub
+
+	pendingMu sync.Mutex
+	pending   map[string]int // by remote address: sockets without a header token waiting for their welcome
+	pendingN  int            // their sum
 }
 
 // NewHub returns the hub of this replica. Events go to sink; presence and
 // sandbox sessions are the registry's.
 func NewHub(rdb redis.UniversalClient, client *ent.Client, registry *engine.Registry, sink engine.BatchSink) *Hub {
 	return &Hub{rdb: rdb, client: client, registry: registry, sink: sink, replica: switchboard.NewID("rep"),
-		conns: map[string]*conn{}, held: map[string]*held{}, waiting: map[string]chan *Frame{}}
+		conns: map[string]*conn{}, held: map[string]*held{}, waiting: map[string]chan *Frame{}, pending: map[string]int{}}
 }
 
 // Replica is this replica's id, unique per process.
@@ -122,6 +147,13 @@ func (h *Hub) maxFrame() int64 {
 		return h.MaxFrame
 	}
 	return DefaultMaxFrame
+}
+
+func (h *Hub) maxBatch() int {
+	if h.MaxBatch > 0 {
+		return h.MaxBatch
+	}
+	return DefaultMaxBatch
 }
 
 func (h *Hub) ttl() time.Duration { return h.registry.Presence().TTL() }
@@ -304,7 +336,12 @@ func (h *Hub) onControl(ctx context.Context, c control) {
 			local.close(code, c.Reason)
 		}
 	case "replace":
-		if local != nil && local.id != c.Conn {
+		// This replica replaced its own socket when it attached the new one; and
+		// the announcement of a connection may arrive after a newer one attached.
+		if c.Replica == h.replica {
+			return
+		}
+		if local != nil && local.id != c.Conn && (c.At == 0 || local.attachedAt < c.At) {
 			local.replaced.Store(true)
 			local.close(CloseReplaced, "the engine connected again")
 		}
@@ -405,17 +442,30 @@ func (h *Hub) serveRouted(ctx context.Context, r routed) {
 
 // Handler serves the protocol's WebSocket endpoint. A token sent in the
 // Authorization header is checked before the upgrade (reject answers a bad
-// one); without it the hello frame must carry it.
+// one); without it the hello frame must carry it, and the upgrade takes one of
+// its address's pending slots until the welcome (see admit): one past them is
+// answered 429 rate_limited.
 func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var row *ent.Engine
+		release := func() {}
 		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 			var err error
 			if row, err = h.authenticate(r.Context(), strings.TrimSpace(bearer)); err != nil {
 				reject(w, r, err)
 				return
 			}
+		} else {
+			addr := remoteHost(r.RemoteAddr)
+			if release, ok = h.admit(addr); !ok {
+				h.log().Warn("engine upgrade refused: too many pending hellos", "addr", addr)
+				w.Header().Set("Retry-After", strconv.Itoa(int(helloTimeout/time.Second)))
+				reject(w, r, switchboard.Errorf(switchboard.ERATELIMIT,
+					"Too many engine connections from this address are waiting for their hello; retry later."))
+				return
+			}
 		}
+		defer release() // by then serve has released it, or the upgrade failed
 		rec := &hijackRecorder{ResponseWriter: w}
 		ws, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
 			// Engines authenticate by token, never by cookie: any origin (a
@@ -425,8 +475,48 @@ func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err er
 		if err != nil {
 			return // Accept answered the request
 		}
-		h.serve(context.WithoutCancel(r.Context()), ws, rec.conn, row)
+		h.serve(context.WithoutCancel(r.Context()), ws, rec.conn, row, release)
 	})
+}
+
+// admit takes a pending slot for a socket of addr that has not said hello yet;
+// release gives it back (once, whatever the number of calls). ok is false when
+// the address holds MaxPendingPerAddress of them already, or the replica
+// MaxPending.
+func (h *Hub) admit(addr string) (release func(), ok bool) {
+	perAddress, total := h.MaxPendingPerAddress, h.MaxPending
+	if perAddress <= 0 {
+		perAddress = DefaultMaxPendingPerAddress
+	}
+	if total <= 0 {
+		total = DefaultMaxPending
+	}
+	h.pendingMu.Lock()
+	defer h.pendingMu.Unlock()
+	if h.pending[addr] >= perAddress || h.pendingN >= total {
+		return nil, false
+	}
+	h.pending[addr]++
+	h.pendingN++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.pendingMu.Lock()
+			defer h.pendingMu.Unlock()
+			if h.pending[addr]--; h.pending[addr] <= 0 {
+				delete(h.pending, addr)
+			}
+			h.pendingN--
+		})
+	}, true
+}
+
+// remoteHost is the host of a request's remote address (its IP).
+func remoteHost(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return host
+	}
+	return remoteAddr
 }
 
 func (h *Hub) authenticate(ctx context.Context, token string) (*ent.Engine, error) {
@@ -437,48 +527,84 @@ func (h *Hub) authenticate(ctx context.Context, token string) (*ent.Engine, erro
 	return row, err
 }
 
-// serve runs one engine connection, over raw, until it ends.
-func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *ent.Engine) {
-	ws.SetReadLimit(h.maxFrame())
+// hello is a hello frame as the hub reads it: the token first, alone; the rest
+// only once the token is good.
+type hello struct {
+	Type  string `json:"type"`
+	Token string `json:"token"`
+}
+
+// helloBody is the rest of a hello.
+type helloBody struct {
+	Kind         string            `json:"kind"`
+	Capabilities []json.RawMessage `json:"capabilities"`
+}
+
+// serve runs one engine connection, over raw, until it ends. Until its welcome
+// the socket reads at most HelloMaxFrame a frame; release gives back its
+// pending slot once the hello is answered.
+func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *ent.Engine, release func()) {
+	ws.SetReadLimit(HelloMaxFrame)
 	hctx, cancel := context.WithTimeout(ctx, helloTimeout)
-	hello, err := readFrame(hctx, ws)
+	data, err := readText(hctx, ws)
 	cancel()
 	if err != nil {
+		release()
 		closeFor(ws, raw, err)
 		return
 	}
-	if hello.Type != FrameHello {
+	var hi hello
+	if json.Unmarshal(data, &hi) != nil || hi.Type == "" {
+		release()
+		_ = ws.Close(websocket.StatusPolicyViolation, "malformed frame")
+		return
+	}
+	if hi.Type != FrameHello {
+		release()
 		_ = ws.Close(websocket.StatusPolicyViolation, "the first frame must be a hello")
 		return
 	}
 	if row == nil {
-		if row, err = h.authenticate(ctx, hello.Token); err != nil {
+		if row, err = h.authenticate(ctx, hi.Token); err != nil {
+			release()
 			_ = ws.Close(CloseUnauthorized, truncate(switchboard.ErrorMessage(err)))
 			return
 		}
 	}
-	if hello.Kind != engine.KindGateway && hello.Kind != engine.KindRegular {
+	release()
+	var body helloBody
+	if err := json.Unmarshal(data, &body); err != nil {
+		_ = ws.Close(websocket.StatusPolicyViolation, "malformed hello")
+		return
+	}
+	if body.Kind != engine.KindGateway && body.Kind != engine.KindRegular {
 		_ = ws.Close(websocket.StatusPolicyViolation, "kind must be gateway or regular")
 		return
 	}
+	if len(body.Capabilities) > MaxCapabilities {
+		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("a hello announces at most %d capabilities", MaxCapabilities))
+		return
+	}
 	var caps []string
-	for _, c := range hello.Capabilities {
-		if knownCapability(c) && !slices.Contains(caps, c) {
+	for _, raw := range body.Capabilities {
+		var c string
+		if json.Unmarshal(raw, &c) == nil && knownCapability(c) && !slices.Contains(caps, c) {
 			caps = append(caps, c)
 		}
 	}
 	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
-		kind: hello.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
+		kind: body.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
 	// the engine takes none before its welcome.
 	ttl := h.ttl()
 	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: Version,
-		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame()}
+		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch()}
 	if err := c.write(ctx, welcome); err != nil {
 		_ = ws.CloseNow()
 		return
 	}
+	ws.SetReadLimit(h.maxFrame())
 	if err := h.attach(ctx, c, row); err != nil {
 		h.log().Warn("remote engine not attached", "engine", row.ID, "err", err)
 		c.close(websocket.StatusTryAgainLater, "the server cannot take the engine now")
@@ -501,12 +627,13 @@ func (h *Hub) attach(ctx context.Context, c *conn, row *ent.Engine) error {
 	h.mu.Lock()
 	old := h.conns[c.engineID]
 	h.conns[c.engineID] = c
+	c.attachedAt = time.Now().UnixNano()
 	h.mu.Unlock()
 	if old != nil {
 		old.replaced.Store(true)
 		old.close(CloseReplaced, "the engine connected again")
 	}
-	raw, _ := json.Marshal(control{Op: "replace", WorkspaceID: c.workspaceID, EngineID: c.engineID, Replica: h.replica, Conn: c.id})
+	raw, _ := json.Marshal(control{Op: "replace", WorkspaceID: c.workspaceID, EngineID: c.engineID, Replica: h.replica, Conn: c.id, At: c.attachedAt})
 	if err := h.rdb.Publish(ctx, controlChannel, raw).Err(); err != nil {
 		return err
 	}

@@ -32,12 +32,27 @@ const Path = "/v1/engines/connect"
 // Frame types.
 const (
 	FrameHello     = "hello"      // engine -> server, first: token (unless sent as a header), kind, capabilities
-	FrameWelcome   = "welcome"    // server -> engine: who it is, heartbeat interval, frame limit
+	FrameWelcome   = "welcome"    // server -> engine: who it is, heartbeat interval, frame and batch limits
 	FrameHeartbeat = "heartbeat"  // engine -> server, every heartbeat interval
 	FrameCommand   = "command"    // server -> engine: id, method, params, deadline
 	FrameReply     = "reply"      // engine -> server: id, result or error
 	FrameEvents    = "events"     // engine -> server: id, events
-	FrameEventsAck = "events_ack" // server -> engine: id, error when the events were not stored
+	FrameEventsAck = "events_ack" // server -> engine: id, error when the events were not stored, rejected ones
+)
+
+// Limits of the protocol.
+const (
+	// HelloMaxFrame bounds every frame a connection sends before its welcome (the
+	// hello): 64 KiB. No token has been checked yet then, so an unauthenticated
+	// socket can make the server hold no more than this; a welcomed engine's
+	// frames are bounded by the welcome's maxFrame instead.
+	HelloMaxFrame = 64 << 10
+	// MaxCapabilities bounds the capabilities a hello announces (there are ten).
+	MaxCapabilities = 64
+	// DefaultMaxBatch bounds the events one events frame carries, as the welcome's
+	// maxBatch tells the engine: a frame over it is refused whole (events_ack
+	// error payload_too_large) before any of its events is decoded.
+	DefaultMaxBatch = 1000
 )
 
 // Close codes the server ends a connection with, besides the standard ones
@@ -73,6 +88,7 @@ type Frame struct {
 	HeartbeatMs int64  `json:"heartbeatMs,omitempty"`
 	TTLMs       int64  `json:"ttlMs,omitempty"`
 	MaxFrame    int64  `json:"maxFrame,omitempty"`
+	MaxBatch    int    `json:"maxBatch,omitempty"`
 
 	// command
 	Method   string          `json:"method,omitempty"`
@@ -85,6 +101,19 @@ type Frame struct {
 
 	// events
 	Events []engine.Event `json:"events,omitempty"`
+
+	// events_ack: the events of the frame refused for good (the others are stored)
+	Rejected []Rejected `json:"rejected,omitempty"`
+}
+
+// Rejected is an event of an events frame that the server refused for good
+// because it can never be applied (see engine.Event.Validate): Index is its
+// position in the frame, ID its id (when it had one), Reason why. The frame's
+// other events are stored; an engine must not report a refused event again.
+type Rejected struct {
+	Index  int    `json:"index"`
+	ID     string `json:"id,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // WireError is an error carried by a reply or an events ack. Code is rejected,

@@ -1,0 +1,283 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxIDLen bounds an identifier an event carries (a chat or contact id, a message
+// key's parts, the event's own id), in bytes. Identifiers are indexed: an
+// unbounded one would fail the index (PostgreSQL's b-tree rows end near 2.7 kB)
+// and with it the batch it came in.
+const MaxIDLen = 256
+
+// ErrInvalidEvent marks an event that can never be applied as it is: refused when
+// it is received, alone, never stored to fail for hours.
+var ErrInvalidEvent = errors.New("engine: invalid event")
+
+// Validate reports why the event can never be applied, or nil. It checks what
+// applying the event needs, by type (one check per type), and that every text
+// it carries is valid UTF-8 without NUL bytes (which PostgreSQL refuses). The
+// error wraps ErrInvalidEvent and names the field.
+func (ev Event) Validate() error {
+	if path, ok := badEventText("", reflect.ValueOf(ev), 0); ok {
+		return invalid(path, "must be valid UTF-8 text without NUL bytes")
+	}
+	if len(ev.ID) > MaxIDLen {
+		return invalid("id", "is longer than %d bytes", MaxIDLen)
+	}
+	check, ok := eventChecks[ev.Type]
+	if !ok {
+		if ev.Type == "" {
+			return invalid("type", "is missing")
+		}
+		return invalid("type", "%q is not an event type", truncateText(string(ev.Type), 40))
+	}
+	return check(ev)
+}
+
+// eventChecks are the checks of each event type an engine may report. Session
+// events (connected, disconnected) are the server's to tell and have none.
+var eventChecks = map[EventType]func(Event) error{
+	EventAck:      validateAck,
+	EventMessage:  validateMessage,
+	EventReaction: validateMessageChange,
+	EventPollVote: validateMessageChange,
+	EventEdited:   validateMessageChange,
+	EventRevoked:  validateMessageChange,
+	EventPin:      validatePin,
+	EventGroup:    validateGroup,
+	EventChat:     validateChat,
+	EventHistory:  validateHistory,
+}
+
+// Reportable reports whether an engine may report events of type t (session
+// events are the server's).
+func Reportable(t EventType) bool {
+	_, ok := eventChecks[t]
+	return ok
+}
+
+func validateAck(ev Event) error {
+	if err := validateKey("key", ev.Key); err != nil {
+		return err
+	}
+	if ev.Ack < AckError || ev.Ack > AckPlayed {
+		return invalid("ack", "must be between %d and %d", AckError, AckPlayed)
+	}
+	return nil
+}
+
+func validateMessage(ev Event) error {
+	m := ev.Message
+	if m == nil {
+		return invalid("message", "is missing")
+	}
+	if err := validateKey("message.key", m.Key); err != nil {
+		return err
+	}
+	if m.Type == "" {
+		return invalid("message.type", "is missing")
+	}
+	return validateID("message.from", m.From, false)
+}
+
+// validateMessageChange checks a reaction, poll vote, edit or revoke: Key is the
+// message it changes.
+func validateMessageChange(ev Event) error {
+	if err := validateKey("key", ev.Key); err != nil {
+		return err
+	}
+	if ev.Message != nil {
+		return validateID("message.from", ev.Message.From, false)
+	}
+	return nil
+}
+
+func validatePin(ev Event) error {
+	if err := validateKey("key", ev.Key); err != nil {
+		return err
+	}
+	if ev.Pinned < 0 {
+		return invalid("pinned", "must not be negative")
+	}
+	return nil
+}
+
+func validateGroup(ev Event) error {
+	g := ev.Group
+	if g == nil {
+		return invalid("group", "is missing")
+	}
+	if g.Action == "" {
+		return invalid("group.action", "is missing")
+	}
+	if g.Action == GroupCreated {
+		if g.Chat == nil {
+			return invalid("group.chat", "is missing")
+		}
+		if err := validateChatState("group.chat", *g.Chat); err != nil {
+			return err
+		}
+	}
+	if err := validateID("group.groupId", g.GroupID, g.Action != GroupCreated); err != nil {
+		return err
+	}
+	for i, p := range g.Participants {
+		if err := validateID("group.participants."+strconv.Itoa(i), p, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateChat(ev Event) error {
+	if ev.Chat == nil {
+		return invalid("chat", "is missing")
+	}
+	return validateChatState("chat", *ev.Chat)
+}
+
+func validateHistory(ev Event) error {
+	h := ev.History
+	if h == nil {
+		return invalid("history", "is missing")
+	}
+	for i, c := range h.Chats {
+		if err := validateChatState("history.chats."+strconv.Itoa(i), c); err != nil {
+			return err
+		}
+	}
+	for i, c := range h.Contacts {
+		if err := validateID("history.contacts."+strconv.Itoa(i)+".id", c.ID, true); err != nil {
+			return err
+		}
+	}
+	for i, m := range h.Messages {
+		if err := validateKey("history.messages."+strconv.Itoa(i)+".key", m.Key); err != nil {
+			return err
+		}
+	}
+	for i, c := range h.Coverage {
+		if err := validateID("history.coverage."+strconv.Itoa(i)+".chatId", c.ChatID, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func validateChatState(path string, c ChatState) error {
+	if err := validateID(path+".id", c.ID, true); err != nil {
+		return err
+	}
+	switch c.Kind {
+	case "", ChatContact, ChatGroup, ChatNewsletter:
+	default:
+		return invalid(path+".kind", "must be %s, %s or %s", ChatContact, ChatGroup, ChatNewsletter)
+	}
+	if c.UnreadCount != nil && *c.UnreadCount < 0 {
+		return invalid(path+".unreadCount", "must not be negative")
+	}
+	if c.Subscribers < 0 {
+		return invalid(path+".subscribers", "must not be negative")
+	}
+	for i, p := range c.Participants {
+		if err := validateID(path+".participants."+strconv.Itoa(i)+".id", p.ID, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateKey checks a message key: its chat and id are required, and every part
+// is bounded.
+func validateKey(path string, k Key) error {
+	if err := validateID(path+".remote", k.Remote, true); err != nil {
+		return err
+	}
+	if err := validateID(path+".id", k.ID, true); err != nil {
+		return err
+	}
+	return validateID(path+".participant", k.Participant, false)
+}
+
+// validateID checks an identifier: present when required, and at most MaxIDLen
+// bytes.
+func validateID(path, id string, required bool) error {
+	switch {
+	case id == "" && required:
+		return invalid(path, "is missing")
+	case len(id) > MaxIDLen:
+		return invalid(path, "is longer than %d bytes", MaxIDLen)
+	}
+	return nil
+}
+
+func invalid(path, format string, args ...any) error {
+	return fmt.Errorf("%w: %s %s", ErrInvalidEvent, path, fmt.Sprintf(format, args...))
+}
+
+// maxTextDepth bounds how deep badEventText walks an event.
+const maxTextDepth = 16
+
+// badEventText returns the JSON path of the first string under v that is not
+// valid UTF-8 or holds a NUL byte.
+func badEventText(path string, v reflect.Value, depth int) (string, bool) {
+	if !v.IsValid() || depth > maxTextDepth {
+		return "", false
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		return path, !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0
+	case reflect.Pointer, reflect.Interface:
+		return badEventText(path, v.Elem(), depth+1)
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if p, ok := badEventText(joinPath(path, strconv.Itoa(i)), v.Index(i), depth+1); ok {
+				return p, true
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := strings.Split(f.Tag.Get("json"), ",")[0]
+			p := joinPath(path, name)
+			if f.Anonymous && name == "" {
+				p = path // an embedded struct's fields are the outer one's
+			} else if name == "" {
+				p = joinPath(path, f.Name)
+			}
+			if p, ok := badEventText(p, v.Field(i), depth+1); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// truncateText cuts s to at most n bytes on a rune boundary.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
