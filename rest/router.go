@@ -67,9 +67,10 @@ type Config struct {
 }
 
 // EngineSockets serves the engine WebSocket protocol; reject answers a request
-// refused before the upgrade.
+// refused before the upgrade, and client names the address a request comes from
+// (for the limits kept per address).
 type EngineSockets interface {
-	Handler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler
+	Handler(reject func(w http.ResponseWriter, r *http.Request, err error), client func(*http.Request) string) http.Handler
 }
 
 // MediaServer serves stored attachments; its errors are answered with the error
@@ -147,7 +148,7 @@ func NewRouter(cfg Config) http.Handler {
 		d.mount(r)
 	}
 	if cfg.EngineSockets != nil {
-		r.Method(http.MethodGet, "/v1/engines/connect", perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError)))
+		r.Method(http.MethodGet, "/v1/engines/connect", perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError, client.of)))
 	}
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(cfg.Keys, nil, fails), limited)

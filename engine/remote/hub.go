@@ -444,8 +444,12 @@ func (h *Hub) serveRouted(ctx context.Context, r routed) {
 // Authorization header is checked before the upgrade (reject answers a bad
 // one); without it the hello frame must carry it, and the upgrade takes one of
 // its address's pending slots until the welcome (see admit): one past them is
-// answered 429 rate_limited.
-func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler {
+// answered 429 rate_limited. client names the address a request comes from (the
+// one behind a trusted proxy); nil takes the connecting address.
+func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err error), client func(*http.Request) string) http.Handler {
+	if client == nil {
+		client = func(r *http.Request) string { return remoteHost(r.RemoteAddr) }
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var row *ent.Engine
 		release := func() {}
@@ -456,7 +460,7 @@ func (h *Hub) Handler(reject func(w http.ResponseWriter, r *http.Request, err er
 				return
 			}
 		} else {
-			addr := remoteHost(r.RemoteAddr)
+			addr := client(r)
 			if release, ok = h.admit(addr); !ok {
 				h.log().Warn("engine upgrade refused: too many pending hellos", "addr", addr)
 				w.Header().Set("Retry-After", strconv.Itoa(int(helloTimeout/time.Second)))
