@@ -26,7 +26,9 @@ const MaxDepth = 12
 const MaxIntrospectionDepth = 15
 
 // operationLimits refuses an operation before any of it runs when it nests deeper
-// than MaxDepth or costs more than MaxComplexity.
+// than MaxDepth or costs more than MaxComplexity. Its size comes first: fragments
+// spread twice in fragments spread twice … make a short document expand to 2^n
+// fields, which no walk over the operation could finish.
 type operationLimits struct {
 	es graphql.ExecutableSchema
 }
@@ -51,17 +53,54 @@ func (l *operationLimits) MutateOperationContext(ctx context.Context, opCtx *gra
 	if op == nil {
 		return nil
 	}
+	if n := (sizes{fragments: map[string]int{}}).of(op.SelectionSet); n > MaxComplexity {
+		return complexityError(fmt.Sprintf("more than %d", MaxComplexity))
+	}
 	if err := checkDepth(op); err != nil {
 		return err
 	}
-	cost := operationCost(ctx, l.es, op, opCtx.Variables)
-	if cost > MaxComplexity {
-		err := &switchboard.Error{Code: switchboard.EINVALID,
-			Message: fmt.Sprintf("The operation has complexity %d, more than the limit of %d: ask for smaller pages, fewer fields or less nesting.", cost, MaxComplexity),
-			Details: []switchboard.Detail{{Path: "query", Code: "too_big", Message: fmt.Sprintf("complexity must be at most %d", MaxComplexity)}}}
-		return &gqlerror.Error{Err: err, Message: err.Message}
+	if cost := operationCost(ctx, l.es, op, opCtx.Variables); cost > MaxComplexity {
+		return complexityError(fmt.Sprint(cost))
 	}
 	return nil
+}
+
+// complexityError is the error of an operation whose complexity is cost.
+func complexityError(cost string) *gqlerror.Error {
+	err := &switchboard.Error{Code: switchboard.EINVALID,
+		Message: fmt.Sprintf("The operation has complexity %s, more than the limit of %d: ask for smaller pages, fewer fields or less nesting.", cost, MaxComplexity),
+		Details: []switchboard.Detail{{Path: "query", Code: "too_big", Message: fmt.Sprintf("complexity must be at most %d", MaxComplexity)}}}
+	return &gqlerror.Error{Err: err, Message: err.Message}
+}
+
+// sizes counts the fields of selection sets with their fragments expanded, each
+// named fragment counted once (so in time linear in the document), saturating
+// past MaxComplexity. Every field costs at least 1, so an operation of more
+// fields would cost more than MaxComplexity.
+type sizes struct{ fragments map[string]int }
+
+func (z sizes) of(set ast.SelectionSet) int {
+	n := 0
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			n += 1 + z.of(s.SelectionSet)
+		case *ast.InlineFragment:
+			n += z.of(s.SelectionSet)
+		case *ast.FragmentSpread:
+			if s.Definition == nil {
+				continue
+			}
+			m, ok := z.fragments[s.Name]
+			if !ok {
+				m = z.of(s.Definition.SelectionSet)
+				z.fragments[s.Name] = m
+			}
+			n += m
+		}
+		n = min(n, MaxComplexity+1)
+	}
+	return n
 }
 
 // checkDepth refuses an operation whose fields nest deeper than MaxDepth (or

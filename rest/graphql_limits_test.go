@@ -85,3 +85,19 @@ func TestGraphQLNestedPagesAreRefused(t *testing.T) {
 		t.Errorf("%d levels: %+v", graph.MaxDepth, res.Errors)
 	}
 }
+
+// Fragments spread twice in fragments spread twice: 2^40 fields from a 2 KB
+// document. Walking it (for its cost, its depth or its scopes) would never end;
+// it is refused as too complex from its size, counted with each fragment once.
+func TestGraphQLFragmentBombIsRefused(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	b.WriteString("{ ...F0 }\n")
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, "fragment F%d on Query { ...F%d ...F%d }\n", i, i+1, i+1)
+	}
+	b.WriteString("fragment F40 on Query { ping { api } }\n")
+	if why := refusedAsTooBig(gql(e, e.Key, b.String(), nil), "complexity"); why != "" {
+		t.Error(why)
+	}
+}
