@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // MaxDepth bounds how deeply an operation nests its fields (fragments add no
@@ -25,10 +26,11 @@ const MaxDepth = 12
 // 13 levels, 15 with nine ofType levels.
 const MaxIntrospectionDepth = 15
 
-// operationLimits refuses an operation before any of it runs when it nests deeper
-// than MaxDepth or costs more than MaxComplexity. Its size comes first: fragments
-// spread twice in fragments spread twice … make a short document expand to 2^n
-// fields, which no walk over the operation could finish.
+// operationLimits refuses an operation before any of it runs when it reads a field
+// the key lacks the scope of (checkScopes), nests deeper than MaxDepth or costs
+// more than MaxComplexity. Its size comes first: fragments spread twice in
+// fragments spread twice … make a short document expand to 2^n fields, which no
+// walk over the operation could finish; then authorization.
 type operationLimits struct {
 	es graphql.ExecutableSchema
 }
@@ -55,6 +57,12 @@ func (l *operationLimits) MutateOperationContext(ctx context.Context, opCtx *gra
 	}
 	if n := (sizes{fragments: map[string]int{}}).of(op.SelectionSet); n > MaxComplexity {
 		return complexityError(fmt.Sprintf("more than %d", MaxComplexity))
+	}
+	// Without a viewer the root fields answer unauthorized.
+	if v, ok := viewer.FromContext(ctx); ok {
+		if err := checkScopes(l.es.Schema(), v, op); err != nil {
+			return err
+		}
 	}
 	if err := checkDepth(op); err != nil {
 		return err

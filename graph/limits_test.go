@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/vektah/gqlparser/v2"
+
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // dashboardDocuments returns every GraphQL document of the dashboard's script,
@@ -33,8 +35,8 @@ func dashboardDocuments(t *testing.T) []string {
 	return docs
 }
 
-// The dashboard's own operations pass the limits with room to spare: depth and
-// cost.
+// The dashboard's own operations pass the limits with room to spare: depth,
+// cost, and the scopes of a key with every scope.
 func TestDashboardQueriesPassTheLimits(t *testing.T) {
 	es := schemaForTest()
 	ctx := context.Background()
@@ -45,6 +47,9 @@ func TestDashboardQueriesPassTheLimits(t *testing.T) {
 			continue
 		}
 		for _, op := range q.Operations {
+			if err := checkScopes(es.Schema(), viewer.ForWorkspace("ws"), op); err != nil {
+				t.Errorf("%s: %v", doc, err)
+			}
 			if err := checkDepth(op); err != nil {
 				t.Errorf("%s: %v", doc, err)
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // boundedLists are the list fields that have no cost of their own, each with what
@@ -140,4 +142,72 @@ func sampleValue(s *ast.Schema, t *ast.Type, depth int) any {
 		return true
 	}
 	return "x"
+}
+
+// TestEveryTypeBelongsToAResource: every object type is a resource, part of one,
+// or a value (graph/scopes.go), so that an edge into a new type is checked.
+func TestEveryTypeBelongsToAResource(t *testing.T) {
+	s := schemaForTest().Schema()
+	for name, d := range s.Types {
+		if d.Kind != ast.Object || strings.HasPrefix(name, "__") || name == "Query" || name == "Mutation" {
+			continue
+		}
+		if _, ok := ResourceOf(name); !ok {
+			t.Errorf("type %s belongs to no resource: add it to resourceScopes (with the scope that reads it) or typeParts", name)
+		}
+	}
+	for r, scope := range resourceScopes {
+		if s.Types[r] == nil {
+			t.Errorf("resourceScopes names %s, which is not a type of the schema", r)
+		}
+		if scope == "" || scope == switchboard.ScopeAll || !switchboard.IsKnownScope(scope) {
+			t.Errorf("resource %s is read with %q, not a scope", r, scope)
+		}
+	}
+	for part, r := range typeParts {
+		if s.Types[part] == nil {
+			t.Errorf("typeParts names %s, which is not a type of the schema", part)
+		}
+		if _, ok := resourceScopes[r]; r != "" && !ok {
+			t.Errorf("typeParts puts %s in %s, which is not a resource", part, r)
+		}
+	}
+}
+
+// TestEveryEdgeHasAScope walks the schema: every field that leads from one
+// resource into another needs a scope, and the special cases name real fields.
+func TestEveryEdgeHasAScope(t *testing.T) {
+	s := schemaForTest().Schema()
+	edges := map[string]bool{}
+	objectFields(s, func(typ *ast.Definition, f *ast.FieldDefinition) {
+		if typ.Name == "Query" || typ.Name == "Mutation" {
+			return
+		}
+		from, _ := ResourceOf(typ.Name)
+		to, _ := ResourceOf(f.Type.Name())
+		if to == "" || to == from {
+			return
+		}
+		edges[typ.Name+"."+f.Name] = true
+		if scope := EdgeScope(typ.Name, f.Name, to); scope == "" || !switchboard.IsKnownScope(scope) {
+			t.Errorf("edge %s.%s into %s has no scope", typ.Name, f.Name, to)
+		}
+	})
+	if len(edges) == 0 {
+		t.Fatal("no edge found")
+	}
+	for name := range edgeScopes {
+		if !edges[name] {
+			t.Errorf("edgeScopes names %s, which is not an edge", name)
+		}
+	}
+	for name, r := range fieldData {
+		typ, field, _ := strings.Cut(name, ".")
+		if d := s.Types[typ]; d == nil || d.Fields.ForName(field) == nil {
+			t.Errorf("fieldData names %s, which is not a field", name)
+		}
+		if resourceScopes[r] == "" {
+			t.Errorf("fieldData says %s carries %s, which is not a resource", name, r)
+		}
+	}
 }
