@@ -22,7 +22,7 @@ var boundedLists = map[string]string{
 	"BoardMergeReport.created":       "counted by upsertBoardItems: at most one per item given (500)",
 	"BoardMergeReport.updated":       "counted by upsertBoardItems: at most one per item given (500)",
 	"Delivery.attemptLog":            "at most len(RetrySchedule)+1 attempts per delivery (8 by default)",
-	"Group.participants":             "one group's participants (at most 1024 on WhatsApp), read for a page of groups in one query; values only, so nothing nested multiplies them",
+	"Group.participants":             "one group's participants (at most 1024 on WhatsApp); a page of groups answers at most 5,000 in all (maxListedParticipants); values only",
 	"GroupResult.failedParticipants": "at most the 256 participants the mutation was given; values only",
 	"LatestChats.chats":              "counted by latestChats (numberOfChats)",
 	"Ping.whatsappConnections":       "the workspace's engines; values only",

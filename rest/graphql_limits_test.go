@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // refusedAsTooBig reports why res is not an operation refused before it ran for
@@ -99,5 +102,52 @@ func TestGraphQLFragmentBombIsRefused(t *testing.T) {
 	b.WriteString("fragment F40 on Query { ping { api } }\n")
 	if why := refusedAsTooBig(gql(e, e.Key, b.String(), nil), "complexity"); why != "" {
 		t.Error(why)
+	}
+}
+
+// Group.participants has no page of its own (a group holds up to 1,024 on
+// WhatsApp): a page of groups answers at most 5,000 participants in all, and
+// past that says what to ask for instead; the groups alone still list.
+func TestGraphQLParticipantsOfAPageOfGroups(t *testing.T) {
+	e := newEnv(t)
+	ctx := systemCtx()
+	ws, err := auth.EnsureWorkspace(ctx, e.App.Client, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx := viewer.WorkspaceContext(ctx, ws.ID)
+	groups := gqlData(t, e, `{ groupList(limit: 200, includeArchive: true) { items { id participants { chatId } } } }`, nil)
+	items := dig(groups, "groupList", "items").([]any)
+	if len(items) < 2 {
+		t.Fatalf("groups: %v", groups)
+	}
+	// The first group grows to about 5,000 members: with the others' over the bound.
+	jid := items[0].(map[string]any)["id"].(string)
+	own := len(dig(items[0], "participants").([]any))
+	for start := 0; start < 5000-own; start += 1000 {
+		creates := make([]*ent.ChatMemberCreate, 0, 1000)
+		for i := start; i < min(start+1000, 5000-own); i++ {
+			creates = append(creates, e.App.Client.ChatMember.Create().SetChatJid(jid).SetMemberJid(fmt.Sprintf("1777%07d@c.us", i)))
+		}
+		if err := e.App.Client.ChatMember.CreateBulk(creates...).Exec(wctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := gql(e, e.Key, `{ groupList(limit: 200, includeArchive: true) { total items { id participants { chatId name } } } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != switchboard.EINVALID || !strings.Contains(res.Errors[0].Message, "fewer groups") {
+		t.Errorf("a page of groups with 5,000+ participants: %+v", res.Errors)
+	}
+	// Fewer groups, or the groups without their participants, or one group.
+	for _, q := range []string{
+		`{ groupList(limit: 1, includeArchive: true) { items { participants { chatId } } } }`,
+		`{ groupList(limit: 200, includeArchive: true) { total items { id name participantCount } } }`,
+	} {
+		if res := gql(e, e.Key, q, nil); len(res.Errors) > 0 {
+			t.Errorf("%s: %+v", q, res.Errors)
+		}
+	}
+	one := gql(e, e.Key, `query($id: String!) { group(id: $id) { participants { chatId } } }`, map[string]any{"id": jid})
+	if n := len(dig(one.Data, "group", "participants").([]any)); len(one.Errors) > 0 || n != 5000 {
+		t.Errorf("one group: %d participants, %+v", n, one.Errors)
 	}
 }
