@@ -88,6 +88,9 @@ func TestIntrospectionDepth(t *testing.T) {
 	if err := checkDepth(q.Operations[0]); err != nil {
 		t.Errorf("the introspection query: %v", err)
 	}
+	if n := (sizes{fragments: map[string]int{}}).of(q.Operations[0].SelectionSet); n > MaxComplexity/10 {
+		t.Errorf("the introspection query counts %d fields", n)
+	}
 	chain := "name"
 	for i := 0; i < MaxIntrospectionDepth; i++ {
 		chain = "ofType { " + chain + " }"

@@ -229,8 +229,9 @@ func (w scopeWalk) walk(set ast.SelectionSet, current string, open bool, path as
 }
 
 // fragment walks a fragment on typeCondition. Only under an interface can a
-// fragment enter another resource: right under a root field, the one answered;
-// anywhere else (no such field yet) it needs that resource's scope.
+// fragment enter another resource: right under a root field (node, nodes), the
+// one answered; below (the schema has no such field now), it needs that
+// resource's scope.
 func (w scopeWalk) fragment(typeCondition string, set ast.SelectionSet, pos *ast.Position, current string, open bool, path ast.Path) *gqlerror.Error {
 	next := current
 	if res, _ := ResourceOf(typeCondition); res != "" && res != current {
