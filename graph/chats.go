@@ -54,6 +54,9 @@ const (
 	DefaultLoadOlderPace = 2500 * time.Millisecond
 	// syncWait bounds how long a read waits for a first history sync to be stored.
 	syncWait = 60 * time.Second
+	// maxPinnedMessages bounds pinnedMessages (WhatsApp pins at most 3 per chat;
+	// the bound keeps an engine that reports more from making the page unbounded).
+	maxPinnedMessages = 50
 )
 
 // Scopes of the conversation operations (docs/scopes.md).
@@ -677,7 +680,7 @@ func (r *Resolver) pinnedMessages(ctx context.Context, chatID string) (*model.Me
 		return nil, err
 	}
 	items, err := r.Client.Message.Query().Where(message.To(c.Jid), message.PinnedUntilGT(r.now())).
-		Order(ent.Desc(message.FieldCreatedAt)).All(ctx)
+		Order(ent.Desc(message.FieldCreatedAt)).Limit(maxPinnedMessages).All(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -24,7 +25,10 @@ import (
 
 // MaxComplexity bounds the cost of one GraphQL operation. A field costs 1 plus its
 // children; a page of n items costs n times its children (n is first, last or limit,
-// 50 when omitted), so 40 aliased pages of 200 messages cannot be asked for at once.
+// the field's default when omitted), so 40 aliased pages of 200 messages cannot be
+// asked for at once, nor pages nested in pages through edges that lead back up.
+// Every list field has a cost (setComplexity) or is bounded by something smaller
+// (the schema test names each, with its bound).
 const MaxComplexity = 5000
 
 // MaxUploadSize bounds a multipart GraphQL request (operations plus files).
@@ -41,7 +45,7 @@ func NewHandler(r *Resolver) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.AddTransport(transport.MultipartForm{MaxUploadSize: MaxUploadSize, MaxMemory: 16 << 20})
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(&operationLimits{})
 	srv.AroundFields(guardArgs)
 	srv.AroundOperations(withQuoteBatches)
 	srv.SetErrorPresenter(presentError)
@@ -113,7 +117,10 @@ func guardArgs(ctx context.Context, next graphql.Resolver) (any, error) {
 	return next(ctx)
 }
 
-// setComplexity makes every page cost its size times its children.
+// setComplexity makes every page cost its size times its children. The list
+// fields that have no cost here are bounded by something smaller (listed with
+// their bound in the schema test), and a latest chat's messages cost the page
+// latestChats asks for (costs).
 func setComplexity(c *ComplexityRoot) {
 	c.Query.Messages = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.MessageOrder, _ *ent.MessageWhereInput) int {
 		return pageCost(child, first, last)
@@ -124,7 +131,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Webhook.Deliveries = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.DeliveryWhereInput) int {
 		return pageCost(child, first, last)
 	}
-	c.Query.Nodes = func(child int, ids []string) int { return 1 + child*max(1, len(ids)) }
+	c.Query.Nodes = func(child int, ids []string) int { return listCost(child, len(ids)) }
 	c.Query.ScheduledMessages = func(child int, _ *model.ScheduledMessageFilter, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
@@ -139,9 +146,24 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.BoardItems = func(child int, _ string, _ *model.BoardItemFilter, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
+	c.Query.FindSimilarBoardItems = func(child int, _ string, candidates []*model.BoardCandidateInput) int {
+		return listCost(child, len(candidates))
+	}
+	c.Mutation.UpsertBoardItems = func(child int, _ string, items []*model.BoardItemInput, _ *string) int {
+		return listCost(child, len(items))
+	}
 	c.Query.WebhookDeliveries = func(child int, _ string, _ *string, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
+	// Audiences and campaigns.
+	c.Audience.Contacts = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.AudienceContactOrder, _ *ent.AudienceContactWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Campaign.Messages = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.MessageOrder, _ *ent.MessageWhereInput) int {
+		return pageCost(child, first, last)
+	}
+	c.Query.AudienceList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.CampaignList = func(child int, _, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	// The conversation store.
 	c.Query.ChatConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.ChatOrder, _ *ent.ChatWhereInput) int {
 		return pageCost(child, first, last)
@@ -152,8 +174,10 @@ func setComplexity(c *ComplexityRoot) {
 	c.Chat.MessageConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.MessageOrder, _ *ent.MessageWhereInput) int {
 		return pageCost(child, first, last)
 	}
-	// latestChats costs its chats; each chat's messages are bounded by the core (100).
-	c.Query.LatestChats = func(child int, numberOfChats, _ *int) int { return pageCost(child, numberOfChats, nil) }
+	// latestChats costs its chats; each chat's messages cost numberOfMessages (costs).
+	c.Query.LatestChats = func(child int, numberOfChats, _ *int) int {
+		return sizedCost(child, numberOfChats, defaultLatestChats)
+	}
 	c.Query.ChatList = func(child int, _ *model.ChatFilter, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.StoredMessages = func(child int, _ *model.StoredMessageFilter, limit, _ *int) int {
 		return pageCost(child, limit, nil)
@@ -162,19 +186,45 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.NewsletterList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.CommonGroups = func(child int, _ string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.ChatParticipants = func(child int, _ string, _ *string, limit, _ *int) int {
-		return pageCost(child, limit, nil)
+		return sizedCost(child, limit, defaultParticipants)
 	}
+	c.Query.PinnedMessages = func(child int, _ string) int { return listCost(child, maxPinnedMessages) }
+	c.Query.MessageAcks = func(child int, keys []string, _ *string) int { return listCost(child, len(keys)) }
+	c.Query.GroupList = func(child int, _ *string, _ *bool, limit, _ *int) int { return pageCost(child, limit, nil) }
+	// Engines, keys, music.
+	c.Query.EngineList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.APIKeyList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.MusicClipList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
 }
 
-// pageCost is the cost of a page of first (or last) items, each costing child.
+// pageCost is the cost of a page of first (or last) items, each costing child;
+// defaultPageLimit items when both are omitted.
 func pageCost(child int, first, last *int) int {
-	n := defaultPageLimit
-	if first != nil {
-		n = *first
-	} else if last != nil {
-		n = *last
+	if first == nil {
+		first = last
 	}
-	return 1 + child*min(max(n, 1), 1<<20)
+	return sizedCost(child, first, defaultPageLimit)
+}
+
+// sizedCost is the cost of a page of n items (def when n is nil), each costing
+// child.
+func sizedCost(child int, n *int, def int) int {
+	if n != nil {
+		def = *n
+	}
+	return listCost(child, def)
+}
+
+// listCost is the cost of a list of n items, each costing child: 1 + n*child,
+// saturating rather than wrapping round, so that pages nested deep enough to
+// overflow can never come out cheap.
+func listCost(child, n int) int {
+	n = min(max(n, 1), 1<<20)
+	child = max(child, 0)
+	if child > (math.MaxInt-1)/n {
+		return math.MaxInt
+	}
+	return 1 + child*n
 }
 
 // maxLoggedError bounds how much of an unexpected error is logged: the text of a
