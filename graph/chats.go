@@ -45,6 +45,10 @@ const (
 	defaultParticipants   = 100
 	maxParticipants       = 500
 	maxNewsletterName     = 100
+	// defaultContacts is the contacts' page size (the reference's, not the
+	// lists' 50); AllContacts reads them allContactsChunk at a time.
+	defaultContacts  = 10
+	allContactsChunk = 1000
 	// DefaultPin is how long a message stays pinned when no duration is given.
 	DefaultPin = 7 * 24 * time.Hour
 	maxPin     = 30 * 24 * time.Hour
@@ -545,6 +549,23 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 	if err != nil {
 		return nil, err
 	}
+	if limit == nil {
+		l = defaultContacts
+	}
+	q, total, err := r.contactQuery(ctx, searchToken)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
+
+// contactQuery is the contacts a searchToken selects, in the contacts' order
+// (saved first, then by name and id), and how many there are.
+func (r *Resolver) contactQuery(ctx context.Context, searchToken *string) (*ent.ContactQuery, int, error) {
 	var p switchboard.Problems
 	q := r.Client.Contact.Query()
 	if t := searchToken; t != nil {
@@ -552,20 +573,54 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 		q.Where(contact.Or(contact.NameContainsFold(*t), contact.PushNameContainsFold(*t), contact.JidContains(*t)))
 	}
 	if err := p.Err(switchboard.EINVALID); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	items, err := q.Order(ent.Desc(contact.FieldSaved), ent.Asc(contact.FieldName), ent.Asc(contact.FieldJid)).Limit(l).Offset(s).All(ctx)
+	return q.Order(ent.Desc(contact.FieldSaved), ent.Asc(contact.FieldName), ent.Asc(contact.FieldJid)), total, nil
+}
+
+// AllContacts is the use case behind GET /v1/contacts?limit=-1 (the reference's
+// "every contact in a single page"): the contacts from skip on, in the order of
+// contactList, handed to each a chunk at a time (allContactsChunk), so that the
+// caller can stream them without holding them all. It returns how many match in
+// all (the list's total) before the first chunk; each's error ends the walk.
+func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
+	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
+		return err
+	}
+	if err := checkText("searchToken", searchToken); err != nil {
+		return err
+	}
+	one := 1
+	_, s, err := checkPage(&one, skip)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	q, n, err := r.contactQuery(ctx, searchToken)
+	if err != nil {
+		return err
+	}
+	total(n)
+	for off := s; ; off += allContactsChunk {
+		chunk, err := q.Clone().Limit(allContactsChunk).Offset(off).All(ctx)
+		if err != nil {
+			return err
+		}
+		if len(chunk) > 0 {
+			if err := each(chunk); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < allContactsChunk {
+			return nil
+		}
+	}
 }
 
 // commonGroups is the use case behind commonGroups.

@@ -1,9 +1,14 @@
 package rest_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // The contract's last gaps against the spec and the reference (issue 26, rows
@@ -50,5 +55,66 @@ func TestChatsLastMessageOnlyWhenAsked(t *testing.T) {
 	first := e.Do("GET", "/v1/chats?limit=1", e.Key, nil).List()[0]["chatId"].(string)
 	if c := e.Do("GET", "/v1/chats/"+first, e.Key, nil).Data(); c["lastMessageText"] == nil || c["lastMessageFromMe"] == nil {
 		t.Errorf("one chat without its last message: %v", c)
+	}
+}
+
+// GET /v1/contacts pages 10 by default (the reference), and limit=-1 answers
+// every contact in one list, read and written a chunk at a time: more contacts
+// than a chunk come back once each, in the paged order, with the exact total.
+func TestContactsDefaultPageAndEveryContact(t *testing.T) {
+	e := newEnv(t)
+	ctx := viewer.WorkspaceContext(context.Background(), workspaceOf(e))
+	first := e.Do("GET", "/v1/contacts", e.Key, nil)
+	if first.Status != 200 || len(first.List()) != 10 || first.Body["limit"] != 10.0 {
+		t.Fatalf("default page = %d, %d contacts, limit %v", first.Status, len(first.List()), first.Body["limit"])
+	}
+	// More than two chunks of the stream.
+	creates := make([]*ent.ContactCreate, 2100)
+	for i := range creates {
+		creates[i] = e.App.Client.Contact.Create().SetJid(fmt.Sprintf("1555099%05d@c.us", i)).SetName(fmt.Sprintf("Bulk %05d", i))
+	}
+	for start := 0; start < len(creates); start += 500 {
+		if err := e.App.Client.Contact.CreateBulk(creates[start:min(start+500, len(creates))]...).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := e.Do("GET", "/v1/contacts?limit=-1", e.Key, nil)
+	if all.Status != 200 {
+		t.Fatalf("limit=-1 = %d %s", all.Status, all.Raw)
+	}
+	got := all.List()
+	total := int(all.Body["total"].(float64))
+	if len(got) != total || total < 2100 || all.Body["limit"] != -1.0 || all.Body["skip"] != 0.0 {
+		t.Fatalf("limit=-1: %d contacts, limit %v skip %v total %d", len(got), all.Body["limit"], all.Body["skip"], total)
+	}
+	var paged []string
+	for skip := 0; skip < total; skip += 200 {
+		for _, c := range e.Do("GET", fmt.Sprintf("/v1/contacts?limit=200&skip=%d", skip), e.Key, nil).List() {
+			paged = append(paged, c["chatId"].(string))
+		}
+	}
+	var streamed []string
+	for _, c := range got {
+		streamed = append(streamed, c["chatId"].(string))
+	}
+	if diff := cmp.Diff(paged, streamed); diff != "" {
+		t.Errorf("limit=-1 differs from the pages (-paged +streamed):\n%s", diff)
+	}
+	tail := e.Do("GET", fmt.Sprintf("/v1/contacts?limit=-1&skip=%d", total-3), e.Key, nil)
+	if len(tail.List()) != 3 || tail.Body["skip"] != float64(total-3) {
+		t.Errorf("limit=-1 with skip: %d contacts, skip %v", len(tail.List()), tail.Body["skip"])
+	}
+	search := e.Do("GET", "/v1/contacts?limit=-1&searchToken=Bulk%20020", e.Key, nil)
+	if len(search.List()) != 100 || search.Body["total"] != 100.0 {
+		t.Errorf("limit=-1 with searchToken: %d contacts, total %v", len(search.List()), search.Body["total"])
+	}
+	for _, q := range []string{"limit=-2", "limit=0", "limit=201", "limit=-1&skip=-1"} {
+		r := e.Do("GET", "/v1/contacts?"+q, e.Key, nil)
+		if r.Status != 400 || r.Body["success"] != false {
+			t.Errorf("%s = %d %s", q, r.Status, r.Raw)
+		}
+	}
+	if r := e.Do("GET", "/v1/contacts?limit=-1", e.NewKey("default", "chats:read"), nil); r.Status != 403 {
+		t.Errorf("limit=-1 without contacts:read = %d", r.Status)
 	}
 }
