@@ -152,10 +152,11 @@ type MediaFetcher interface {
 	FetchMedia(ctx context.Context, key Key) (Media, error)
 }
 
-// NewsletterCreator is an engine that creates newsletters (channels). The new
-// newsletter is returned and also reported through the sink (EventChat).
+// NewsletterCreator is an engine that creates newsletters (channels) with a name
+// and a description ("" for none). The new newsletter is returned and also
+// reported through the sink (EventChat).
 type NewsletterCreator interface {
-	CreateNewsletter(ctx context.Context, name string) (ChatState, error)
+	CreateNewsletter(ctx context.Context, name, description string) (ChatState, error)
 }
 
 // ErrNotFound is returned by an engine asked about a chat or message the network

@@ -45,6 +45,7 @@ const (
 	defaultParticipants   = 100
 	maxParticipants       = 500
 	maxNewsletterName     = 100
+	maxNewsletterDesc     = 2048
 	// defaultContacts is the contacts' page size (the reference's, not the
 	// lists' 50); AllContacts reads them allContactsChunk at a time.
 	defaultContacts  = 10
@@ -940,19 +941,29 @@ func parseUntil(p *switchboard.Problems, raw string) time.Time {
 	return t
 }
 
-// createNewsletter is the use case behind createNewsletter.
-func (r *Resolver) createNewsletter(ctx context.Context, name string) (*ent.Chat, error) {
+// createNewsletter is the use case behind createNewsletter: a name of 1-100
+// characters and an optional description of at most 2048 (the reference's
+// bounds), stored with the newsletter as the engine reports it.
+func (r *Resolver) createNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
+	var p switchboard.Problems
 	if n := utf8.RuneCountInString(strings.TrimSpace(name)); n < 1 || utf8.RuneCountInString(name) > maxNewsletterName {
-		var p switchboard.Problems
 		p.Add("name", "too_big", "name must be 1-%d characters", maxNewsletterName)
-		return nil, p.Err(switchboard.EVALIDATION)
+	}
+	desc := ""
+	if description != nil {
+		if desc = *description; utf8.RuneCountInString(desc) > maxNewsletterDesc {
+			p.Add("description", "too_big", "description must be at most %d characters", maxNewsletterDesc)
+		}
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
 	}
 	creator, err := phone[engine.NewsletterCreator](ctx, r, "creating a newsletter")
 	if err != nil {
 		return nil, err
 	}
 	var s engine.ChatState
-	if err := r.act(ctx, func() (err error) { s, err = creator.CreateNewsletter(ctx, name); return err }); err != nil {
+	if err := r.act(ctx, func() (err error) { s, err = creator.CreateNewsletter(ctx, name, desc); return err }); err != nil {
 		return nil, err
 	}
 	return r.Client.Chat.Query().Where(chat.Jid(s.ID)).Only(ctx)

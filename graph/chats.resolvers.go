@@ -115,14 +115,14 @@ func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string,
 }
 
 // CreateNewsletter is the resolver for the createNewsletter field.
-func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error) {
+func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
 	if _, err := viewer.Require(ctx, scopeNewslettersMake); err != nil {
 		return nil, err
 	}
-	if err := checkText("name", name); err != nil {
+	if err := checkText("name", name, "description", description); err != nil {
 		return nil, err
 	}
-	return r.createNewsletter(ctx, name)
+	return r.createNewsletter(ctx, name, description)
 }
 
 // LatestChats is the resolver for the latestChats field.

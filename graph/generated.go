@@ -679,7 +679,7 @@ type ComplexityRoot struct {
 		CreateCampaign           func(childComplexity int, input model.CampaignInput) int
 		CreateEngine             func(childComplexity int, input model.EngineInput) int
 		CreateGroup              func(childComplexity int, name string, participants []string) int
-		CreateNewsletter         func(childComplexity int, name string) int
+		CreateNewsletter         func(childComplexity int, name string, description *string) int
 		CreateWebhook            func(childComplexity int, input model.WebhookInput) int
 		DeleteAudience           func(childComplexity int, id string) int
 		DeleteEngine             func(childComplexity int, id string) int
@@ -930,7 +930,7 @@ type MutationResolver interface {
 	PinMessage(ctx context.Context, key string, duration *int, chatID *string) (bool, error)
 	UnpinMessage(ctx context.Context, key string, chatID *string) (bool, error)
 	LoadOlderMessages(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error)
-	CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error)
+	CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error)
 	CreateEngine(ctx context.Context, input model.EngineInput) (*model.EngineCreated, error)
 	DeleteEngine(ctx context.Context, id string) (bool, error)
 	LogoutEngine(ctx context.Context, id string) (*model.Engine, error)
@@ -3632,7 +3632,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateNewsletter(childComplexity, args["name"].(string)), true
+		return e.ComplexityRoot.Mutation.CreateNewsletter(childComplexity, args["name"].(string), args["description"].(*string)), true
 	case "Mutation.createWebhook":
 		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
 			break
@@ -6973,6 +6973,14 @@ func (ec *executionContext) field_Mutation_createNewsletter_args(ctx context.Con
 		return nil, err
 	}
 	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "description",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["description"] = arg1
 	return args, nil
 }
 
@@ -19695,7 +19703,7 @@ func (ec *executionContext) _Mutation_createNewsletter(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateNewsletter(ctx, fc.Args["name"].(string))
+			return ec.Resolvers.Mutation().CreateNewsletter(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Chat) graphql.Marshaler {

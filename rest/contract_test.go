@@ -3,7 +3,9 @@ package rest_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -116,5 +118,59 @@ func TestContactsDefaultPageAndEveryContact(t *testing.T) {
 	}
 	if r := e.Do("GET", "/v1/contacts?limit=-1", e.NewKey("default", "chats:read"), nil); r.Status != 403 {
 		t.Errorf("limit=-1 without contacts:read = %d", r.Status)
+	}
+}
+
+// POST /v1/newsletters takes a description (at most 2048 characters, the
+// reference's bound) that the newsletter keeps: in the create answer, the get and
+// the list, through the in-process sandbox and through a remote engine.
+func TestNewsletterDescription(t *testing.T) {
+	e := remoteEnv(t)
+	remoteKey := e.NewKey("acme", "*")
+	rem := createEngine(e, remoteKey, "remote")
+	runSandbox(t, e.Server.URL, rem["token"].(string))
+	e.Eventually(10*time.Second, "the remote engine in ping", func() bool { return pinged(e, remoteKey, rem["id"].(string)) })
+
+	for _, tc := range []struct{ name, key string }{{"sandbox", e.Key}, {"remote", remoteKey}} {
+		t.Run(tc.name, func(t *testing.T) {
+			desc := "Launches and fixes, " + strings.Repeat("é", 2000)
+			made := e.Do("POST", "/v1/newsletters", tc.key, map[string]any{"name": "Release notes", "description": desc})
+			if made.Status != 201 {
+				t.Fatalf("create = %d %s", made.Status, made.Raw)
+			}
+			id, _ := made.Data()["newsletterId"].(string)
+			if made.Data()["description"] != desc {
+				t.Errorf("create answered description %q", made.Data()["description"])
+			}
+			if got := e.Do("GET", "/v1/newsletters/"+id, tc.key, nil).Data(); got["description"] != desc {
+				t.Errorf("get: description %q", got["description"])
+			}
+			found := false
+			for _, n := range e.Do("GET", "/v1/newsletters?limit=200&searchToken=Release", tc.key, nil).List() {
+				found = found || (n["chatId"] == id && n["description"] == desc)
+			}
+			if !found {
+				t.Errorf("the list does not show %s with its description", id)
+			}
+			plain := e.Do("POST", "/v1/newsletters", tc.key, map[string]any{"name": "No words"})
+			if _, has := plain.Data()["description"]; plain.Status != 201 || has {
+				t.Errorf("without description = %d %s", plain.Status, plain.Raw)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status int
+		path   string
+	}{
+		{"too long", map[string]any{"name": "n", "description": strings.Repeat("d", 2049)}, 422, "description"},
+		{"NUL", map[string]any{"name": "n", "description": "a\x00b"}, 400, "description"},
+		{"not a string", map[string]any{"name": "n", "description": 7}, 400, "description"},
+	} {
+		r := e.Do("POST", "/v1/newsletters", e.Key, tc.body)
+		if r.Status != tc.status || !cmp.Equal(r.DetailPaths(), []string{tc.path}) {
+			t.Errorf("%s: %d %v %s", tc.name, r.Status, r.DetailPaths(), r.Raw)
+		}
 	}
 }

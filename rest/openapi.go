@@ -306,7 +306,7 @@ var apiOperations = []apiOp{
 
 	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: rec("Newsletter", newsletterRecord{}), list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
-		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
+		body: closed([]string{"name"}, map[string]any{"name": typ("string", "minLength", 1, "maxLength", 100), "description": typ("string", "maxLength", 2048)}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
 	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: rec("Newsletter", newsletterRecord{}), errs: notFnd},
 
 	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: ref("ChatMessage"), errs: notFnd},

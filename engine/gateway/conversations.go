@@ -191,12 +191,12 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 }
 
 // CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.ChatState, error) {
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (engine.ChatState, error) {
 	cl, err := e.ready()
 	if err != nil {
 		return engine.ChatState{}, err
 	}
-	md, err := cl.CreateNewsletter(ctx, whatsmeow.CreateNewsletterParams{Name: name})
+	md, err := cl.CreateNewsletter(ctx, whatsmeow.CreateNewsletterParams{Name: name, Description: description})
 	if err != nil {
 		return engine.ChatState{}, fmt.Errorf("gateway: create newsletter: %w", err)
 	}
@@ -205,6 +205,9 @@ func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.Chat
 		Verification: string(md.ThreadMeta.VerificationState)}
 	if s.Name == "" {
 		s.Name = name
+	}
+	if s.Description == "" {
+		s.Description = description
 	}
 	if code := md.ThreadMeta.InviteCode; code != "" {
 		s.Invite = "https://whatsapp.com/channel/" + code

@@ -324,6 +324,7 @@ func (f *fakeClient) LeaveGroup(context.Context, types.JID) error {
 func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error) {
 	md := &types.NewsletterMetadata{ID: types.NewJID("120363999", types.NewsletterServer)}
 	md.ThreadMeta.Name.Text = p.Name
+	md.ThreadMeta.Description.Text = p.Description
 	md.ThreadMeta.InviteCode = "abc"
 	return md, nil
 }

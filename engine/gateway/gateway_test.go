@@ -691,8 +691,8 @@ func TestChatActions(t *testing.T) {
 	if _, err := h.e.FetchMedia(ctx, engine.Key{Remote: "15552223333@c.us", ID: "NOPE"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("unknown media: %v", err)
 	}
-	nl, err := h.e.CreateNewsletter(ctx, "News")
-	if err != nil || nl.ID != "120363999@newsletter" || nl.Kind != engine.ChatNewsletter || nl.Invite == "" {
+	nl, err := h.e.CreateNewsletter(ctx, "News", "What is new")
+	if err != nil || nl.ID != "120363999@newsletter" || nl.Kind != engine.ChatNewsletter || nl.Invite == "" || nl.Description != "What is new" {
 		t.Errorf("newsletter %+v %v", nl, err)
 	}
 }

@@ -153,9 +153,14 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media
 	return m, e.invoke(ctx, "FetchMedia", []any{&m}, key)
 }
 
-// CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (c engine.ChatState, err error) {
-	return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name)
+// CreateNewsletter implements engine.NewsletterCreator. The description is
+// sent only when there is one, so that an engine built before it took one still
+// creates newsletters without.
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (c engine.ChatState, err error) {
+	if description == "" {
+		return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name)
+	}
+	return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name, description)
 }
 
 // CreateGroup implements engine.GroupAdmin.

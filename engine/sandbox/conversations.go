@@ -153,10 +153,10 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 }
 
 // CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.ChatState, error) {
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (engine.ChatState, error) {
 	now := time.Now().UTC().Truncate(time.Second)
 	id := fmt.Sprintf("120363%012d@newsletter", worldSeed(e.workspaceID+name+now.String())%1e12)
-	s := engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: name, CreatedAt: &now,
+	s := engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: name, Description: description, CreatedAt: &now,
 		Invite: "https://chat.example.com/channel/" + switchboard.RandomToken(8), Verification: "UNVERIFIED"}
 	return s, e.report(ctx, engine.Event{Type: engine.EventChat, Chat: &s})
 }
