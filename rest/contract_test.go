@@ -9,7 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/engine/remote"
+	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -173,4 +177,88 @@ func TestNewsletterDescription(t *testing.T) {
 			t.Errorf("%s: %d %v %s", tc.name, r.Status, r.DetailPaths(), r.Raw)
 		}
 	}
+}
+
+// A remote engine has one type everywhere: what its hello said (regular or
+// gateway), in /v1/engines and in ping alike, also when the engine connects again
+// with another kind while its first connection is still live.
+func TestEngineTypeAgreesWithPing(t *testing.T) {
+	e := remoteEnv(t)
+	key := e.NewKey("acme", "*")
+	rem := createEngine(e, key, "remote")
+	id := rem["id"].(string)
+	if rem["type"] != "regular" {
+		t.Errorf("a remote engine that never connected has type %v, want regular", rem["type"])
+	}
+	types := func() (listed string, pinged []string) {
+		t.Helper()
+		for _, c := range e.Do("GET", "/v1/ping", key, nil).Data()["whatsappConnections"].([]any) {
+			if c := c.(map[string]any); c["id"] == id {
+				pinged = append(pinged, c["type"].(string))
+			}
+		}
+		for _, x := range e.Do("GET", "/v1/engines", key, nil).List() {
+			if x["id"] == id {
+				listed = x["type"].(string)
+			}
+		}
+		return listed, pinged
+	}
+	connect := func(kind string) context.CancelFunc {
+		url := "sqlite://" + t.TempDir() + "/engine.db"
+		db, err := storage.Open(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := storage.Migrate(context.Background(), db, url); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		c := &remote.Client{URL: e.Server.URL, Token: rem["token"].(string), Kind: kind, NoReconnect: true}
+		go func() { _ = sandbox.ServeRemote(ctx, c, db, 50*time.Millisecond); close(done) }()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Error("the sandbox client did not stop")
+			}
+			db.Close()
+		})
+		return cancel
+	}
+	for _, step := range []struct {
+		name, kind string
+	}{
+		{"first connection", "regular"},
+		{"connected again, as a gateway, the first still live", "gateway"},
+		{"and again as regular", "regular"},
+	} {
+		connect(step.kind)
+		var listed string
+		var pinged []string
+		e.Eventually(10*time.Second, step.name, func() bool {
+			listed, pinged = types()
+			return listed == step.kind && len(pinged) > 0 && pinged[len(pinged)-1] == step.kind
+		})
+		listed, pinged = types()
+		if diff := cmp.Diff([]string{step.kind}, pinged); diff != "" || listed != step.kind {
+			t.Errorf("%s: /v1/engines type %q, ping (-want +got):\n%s", step.name, listed, diff)
+		}
+	}
+	// Presence holds the engine once, under its last kind: the member of the kind
+	// it left would lapse later and be reaped as the end of the live session.
+	members, err := e.App.Redis.ZRange(context.Background(), "switchboard:presence:"+workspaceOfKey(e, key), 0, -1).Result()
+	if err != nil || !cmp.Equal(members, []string{"regular|" + id}) {
+		t.Errorf("presence members = %v, %v", members, err)
+	}
+	if got := e.Do("GET", "/v1/engines/"+id, key, nil).Data(); got["connected"] != true || got["state"] != "CONNECTED" {
+		t.Errorf("engine after the reconnections: %v", got)
+	}
+}
+
+func workspaceOfKey(e *apptest.Env, key string) string {
+	e.T.Helper()
+	return e.Do("GET", "/v1/account", key, nil).Data()["id"].(string)
 }
