@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/netguard"
 )
@@ -208,8 +209,10 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 		if m, err = r.create(ctx, tx, d, message.OriginDirect, id); err != nil {
 			return err
 		}
-		m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key))
-		return err
+		if m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key)); err != nil {
+			return err
+		}
+		return jobs.WroteTo(ctx, tx, m)
 	})
 	if err != nil {
 		return nil, err

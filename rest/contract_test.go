@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
@@ -261,4 +262,54 @@ func TestEngineTypeAgreesWithPing(t *testing.T) {
 func workspaceOfKey(e *apptest.Env, key string) string {
 	e.T.Helper()
 	return e.Do("GET", "/v1/account", key, nil).Data()["id"].(string)
+}
+
+// A direct send makes its chat in the transaction that stores the message: the
+// chat answers as soon as the send is (pinned messages, the chat itself), with
+// the message as its last and nothing unread; the delivery and the contact's
+// reply later count as they always did (one unread, for the reply).
+func TestDirectSendMakesItsChat(t *testing.T) {
+	// Acks slow enough that nothing of the network has come back when the
+	// chat is first read.
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.SandboxAckDelay = time.Second }})
+	if r := e.Do("GET", "/v1/chats?limit=1", e.Key, nil); r.Status != 200 { // the first read syncs the world
+		t.Fatalf("chats = %d", r.Status)
+	}
+	for _, tc := range []struct {
+		name, to, jid string
+	}{
+		{"a number that replies", "+15550162222", "15550162222@c.us"},
+		{"a number the network refuses", "+15550160000", "15550160000@c.us"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sent := e.Do("POST", "/v1/messages/"+tc.to, e.Key, map[string]any{"type": "text", "text": "first words"})
+			if sent.Status != 201 {
+				t.Fatalf("send = %d %s", sent.Status, sent.Raw)
+			}
+			pinned := e.Do("GET", "/v1/messages/pinned/"+tc.jid, e.Key, nil)
+			if pinned.Status != 200 || len(pinned.List()) != 0 {
+				t.Errorf("pinned right after the send = %d %s", pinned.Status, pinned.Raw)
+			}
+			c := e.Do("GET", "/v1/chats/"+tc.jid, e.Key, nil)
+			if c.Status != 200 {
+				t.Fatalf("chat right after the send = %d %s", c.Status, c.Raw)
+			}
+			got := c.Data()
+			if got["lastMessageText"] != "first words" || got["lastMessageFromMe"] != true || got["unreadCount"] != 0.0 || got["chatType"] != "contact" {
+				t.Errorf("chat right after the send: %v", got)
+			}
+		})
+	}
+	// The replying number: its reply is the one unread message.
+	e.Eventually(10*time.Second, "the reply in the chat", func() bool {
+		c := e.Do("GET", "/v1/chats/15550162222@c.us", e.Key, nil).Data()
+		return c["lastMessageFromMe"] == false
+	})
+	c := e.Do("GET", "/v1/chats/15550162222@c.us", e.Key, nil).Data()
+	if c["unreadCount"] != 1.0 {
+		t.Errorf("chat after the reply: %v", c)
+	}
+	if n := total(t, e.Do("GET", "/v1/chats?searchToken=15550162222&includeWithoutName=true&includeArchive=true", e.Key, nil)); n != 1 {
+		t.Errorf("%d chats for the number, want 1", n)
+	}
 }
