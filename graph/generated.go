@@ -712,6 +712,7 @@ type ComplexityRoot struct {
 		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
 		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
 		UpdateBoardItem          func(childComplexity int, boardID string, itemID string, input model.BoardItemPatch) int
+		UpdateCampaign           func(childComplexity int, id string, input model.CampaignPatch) int
 		UpdateGroup              func(childComplexity int, id string, input model.GroupUpdateInput) int
 		UpdateScheduledMessage   func(childComplexity int, id string, input model.MessagePatch) int
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
@@ -921,6 +922,7 @@ type MutationResolver interface {
 	UpdateBoardItem(ctx context.Context, boardID string, itemID string, input model.BoardItemPatch) (*ent.BoardItem, error)
 	UpsertBoardItems(ctx context.Context, boardID string, items []*model.BoardItemInput, mode *string) (*model.BoardMergeReport, error)
 	CreateCampaign(ctx context.Context, input model.CampaignInput) (*ent.Campaign, error)
+	UpdateCampaign(ctx context.Context, id string, input model.CampaignPatch) (*ent.Campaign, error)
 	PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	CancelCampaign(ctx context.Context, id string) (*ent.Campaign, error)
@@ -3985,6 +3987,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateBoardItem(childComplexity, args["boardId"].(string), args["itemId"].(string), args["input"].(model.BoardItemPatch)), true
+	case "Mutation.updateCampaign":
+		if e.ComplexityRoot.Mutation.UpdateCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCampaign(childComplexity, args["id"].(string), args["input"].(model.CampaignPatch)), true
 	case "Mutation.updateGroup":
 		if e.ComplexityRoot.Mutation.UpdateGroup == nil {
 			break
@@ -4908,6 +4921,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCampaignInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignPacingInput,
+		ec.unmarshalInputCampaignPatch,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputChatFilter,
 		ec.unmarshalInputChatOrder,
@@ -7605,6 +7619,28 @@ func (ec *executionContext) field_Mutation_updateBoardItem_args(ctx context.Cont
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignPatch, error) {
+			return ec.unmarshalNCampaignPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -19297,6 +19333,50 @@ func (ec *executionContext) fieldContext_Mutation_createCampaign(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCampaign(ctx, fc.Args["id"].(string), fc.Args["input"].(model.CampaignPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29616,6 +29696,64 @@ func (ec *executionContext) unmarshalInputCampaignPacingInput(ctx context.Contex
 				return it, err
 			}
 			it.QuietHours = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignPatch(ctx context.Context, obj any) (model.CampaignPatch, error) {
+	var it model.CampaignPatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "text", "mediaUrl", "mediaCaption", "onMissingVariable"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "mediaUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURL = data
+		case "mediaCaption":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaption"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaption = data
+		case "onMissingVariable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("onMissingVariable"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OnMissingVariable = data
 		}
 	}
 	return it, nil
@@ -44860,6 +44998,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "pauseCampaign":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_pauseCampaign(ctx, field)
@@ -48007,6 +48152,11 @@ func (ec *executionContext) marshalNCampaignPage2ᚖgithubᚗcomᚋswitchboardhq
 		return graphql.Null
 	}
 	return ec._CampaignPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCampaignPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPatch(ctx context.Context, v any) (model.CampaignPatch, error) {
+	res, err := ec.unmarshalInputCampaignPatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNCampaignProgress2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignProgress(ctx context.Context, sel ast.SelectionSet, v *model.CampaignProgress) graphql.Marshaler {

@@ -3,6 +3,7 @@ package rest_test
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,91 @@ func TestDirectSendMakesItsChat(t *testing.T) {
 	}
 	if n := total(t, e.Do("GET", "/v1/chats?searchToken=15550162222&includeWithoutName=true&includeArchive=true", e.Key, nil)); n != 1 {
 		t.Errorf("%d chats for the number, want 1", n)
+	}
+}
+
+// POST /v1/campaigns with the spec's whole body (name and audienceId, what the
+// official SDK sends) creates a pending campaign. With nothing to send, its
+// first step holds it: paused, with the reason, no message made; resume refuses
+// it (422 naming text) until PATCH gives it content; then it starts and runs.
+func TestCampaignWithoutContent(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, nil)
+	createWebhook(e, rc.URL, campaignEvents...)
+	aud := createAudience(e, e.Key, map[string]any{"name": "Bare", "contacts": phones(700, 2)})
+	created := e.Do("POST", "/v1/campaigns", e.Key, map[string]any{"name": "Bare", "audienceId": aud["id"]})
+	if created.Status != 200 || created.Data()["status"] != "pending" || created.Data()["totalCount"] != 2.0 {
+		t.Fatalf("create = %d %s", created.Status, created.Raw)
+	}
+	id := created.Data()["cmpId"].(string)
+	held := waitCampaign(e, id, "paused")
+	if reason, _ := held["pauseReason"].(string); !strings.Contains(reason, "no text or mediaUrl") || held["startedAt"] != nil {
+		t.Errorf("held campaign: %v", held)
+	}
+	if ms := campaignMessages(e, id); len(ms) != 0 {
+		t.Errorf("a campaign without content made %d messages", len(ms))
+	}
+	e.Eventually(10*time.Second, "campaign.paused", func() bool { return len(rc.ofType("campaign.paused")) == 1 })
+	if d := rc.ofType("campaign.paused")[0].payload["data"].(map[string]any); d["cmpId"] != id || d["pauseReason"] == nil {
+		t.Errorf("campaign.paused data: %v", d)
+	}
+
+	resume := e.Do("POST", "/v1/campaigns/"+id+"/resume", e.Key, nil)
+	if resume.Status != 422 || !cmp.Equal(resume.DetailPaths(), []string{"text"}) {
+		t.Errorf("resume without content = %d %s", resume.Status, resume.Raw)
+	}
+	for _, tc := range []struct {
+		name   string
+		key    string
+		path   string
+		body   map[string]any
+		status int
+		paths  []string
+	}{
+		{"caption without media", e.Key, id, map[string]any{"mediaCaption": "c"}, 422, []string{"mediaCaption"}},
+		{"text too long", e.Key, id, map[string]any{"text": strings.Repeat("x", 4097)}, 422, []string{"text"}},
+		{"missing variable", e.Key, id, map[string]any{"text": "Hi {plan}"}, 400, []string{"contacts.", "contacts."}},
+		{"unknown field", e.Key, id, map[string]any{"audienceId": "aud_x"}, 400, []string{"audienceId"}},
+		{"unknown campaign", e.Key, "cmp_nope", map[string]any{"text": "x"}, 404, nil},
+		{"read-only key", e.NewKey("default", "campaigns:read"), id, map[string]any{"text": "x"}, 403, nil},
+	} {
+		r := e.Do("PATCH", "/v1/campaigns/"+tc.path, tc.key, tc.body)
+		var got []string
+		for _, p := range r.DetailPaths() {
+			if strings.HasPrefix(p, "contacts.") {
+				p = "contacts."
+			}
+			got = append(got, p)
+		}
+		if r.Status != tc.status || (tc.paths != nil && !cmp.Equal(got, tc.paths)) {
+			t.Errorf("PATCH %s: %d %s", tc.name, r.Status, r.Raw)
+		}
+	}
+	edited := e.Do("PATCH", "/v1/campaigns/"+id, e.Key, map[string]any{"text": "Hi {firstName}", "name": "Dressed"})
+	if edited.Status != 200 || edited.Data()["status"] != "paused" || edited.Data()["name"] != "Dressed" {
+		t.Fatalf("PATCH text = %d %s", edited.Status, edited.Raw)
+	}
+	if r := e.Do("POST", "/v1/campaigns/"+id+"/resume", e.Key, nil); r.Status != 200 || r.Data()["status"] != "running" {
+		t.Fatalf("resume with content = %d %s", r.Status, r.Raw)
+	}
+	done := waitCampaign(e, id, "complete_delivered")
+	if done["startedAt"] == nil || done["sentCount"] != 2.0 {
+		t.Errorf("campaign after its content: %v", done)
+	}
+	var texts []string
+	for _, m := range campaignMessages(e, id) {
+		texts = append(texts, m.Text)
+	}
+	sort.Strings(texts)
+	if diff := cmp.Diff([]string{"Hi N700", "Hi N701"}, texts); diff != "" {
+		t.Errorf("texts (-want +got):\n%s", diff)
+	}
+	// Held then started: campaign.started once, no campaign.resumed.
+	e.Eventually(10*time.Second, "campaign.completed", func() bool { return len(rc.ofType("campaign.completed")) == 1 })
+	if s, r := len(rc.ofType("campaign.started")), len(rc.ofType("campaign.resumed")); s != 1 || r != 0 {
+		t.Errorf("%d campaign.started, %d campaign.resumed; want 1, 0", s, r)
+	}
+	if r := e.Do("PATCH", "/v1/campaigns/"+id, e.Key, map[string]any{"text": "late"}); r.Status != 409 {
+		t.Errorf("PATCH of a finished campaign = %d %s", r.Status, r.Raw)
 	}
 }

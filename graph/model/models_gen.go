@@ -191,7 +191,7 @@ type CampaignInput struct {
 	// 1-120 characters.
 	Name       *string `json:"name,omitempty"`
 	AudienceID *string `json:"audienceId,omitempty"`
-	// 1-4096 characters, with {variable} tokens resolved per contact (any case). Required unless mediaUrl.
+	// 1-4096 characters, with {variable} tokens resolved per contact (any case). A campaign with neither text nor mediaUrl is held when it would start.
 	Text *string `json:"text,omitempty"`
 	// A public https URL of an image, video or document to attach.
 	MediaURL *string `json:"mediaUrl,omitempty"`
@@ -224,6 +224,20 @@ type CampaignPage struct {
 	Limit int             `json:"limit"`
 	Skip  int             `json:"skip"`
 	Total int             `json:"total"`
+}
+
+// The fields of a campaign an edit may change; those left out keep their value.
+type CampaignPatch struct {
+	// 1-120 characters.
+	Name *string `json:"name,omitempty"`
+	// 1-4096 characters, with {variable} tokens.
+	Text *string `json:"text,omitempty"`
+	// A public https URL of an image, video or document to attach.
+	MediaURL *string `json:"mediaUrl,omitempty"`
+	// 1-1024 characters; requires mediaUrl (given now or before).
+	MediaCaption *string `json:"mediaCaption,omitempty"`
+	// fail or skip.
+	OnMissingVariable *string `json:"onMissingVariable,omitempty"`
 }
 
 // A campaign's progress, counted from its messages. sent includes delivered, which includes read.
