@@ -147,6 +147,13 @@ type Media struct {
 	Filename string
 }
 
+// Typist is an engine that shows the account typing: ShowTyping shows "typing…"
+// in chat for d, then clears it, and returns once that is done (or ctx ends). A
+// direct text send shows it before the message goes (withTyping).
+type Typist interface {
+	ShowTyping(ctx context.Context, chat string, d time.Duration) error
+}
+
 // MediaFetcher is an engine that downloads the media of a message from the network.
 type MediaFetcher interface {
 	FetchMedia(ctx context.Context, key Key) (Media, error)

@@ -705,7 +705,7 @@ type ComplexityRoot struct {
 		RevokeAPIKey             func(childComplexity int, id string) int
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
-		SendMessage              func(childComplexity int, chatID string, input model.MessageInput) int
+		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
@@ -952,7 +952,7 @@ type MutationResolver interface {
 	GenerateSong(ctx context.Context, input model.SongInput) (*model.SongJob, error)
 	UploadMusicAudio(ctx context.Context, input model.MusicUploadInput) (*model.MusicUploadResult, error)
 	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error)
-	SendMessage(ctx context.Context, chatID string, input model.MessageInput) (*ent.Message, error)
+	SendMessage(ctx context.Context, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error)
 	UpdateScheduledMessage(ctx context.Context, id string, input model.MessagePatch) (*ent.Message, error)
 	CancelScheduledMessage(ctx context.Context, id string) (*model.DeletePayload, error)
 	CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.CreateWebhookPayload, error)
@@ -3920,7 +3920,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput)), true
+		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
 	case "Mutation.setGroupPicture":
 		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
 			break
@@ -7479,6 +7479,22 @@ func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "withTyping",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withTyping"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "typingSeconds",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["typingSeconds"] = arg3
 	return args, nil
 }
 
@@ -20663,7 +20679,7 @@ func (ec *executionContext) _Mutation_sendMessage(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SendMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput))
+			return ec.Resolvers.Mutation().SendMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput), fc.Args["withTyping"].(*bool), fc.Args["typingSeconds"].(*float64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Message) graphql.Marshaler {

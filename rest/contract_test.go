@@ -1,8 +1,12 @@
 package rest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"mime/multipart"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -398,5 +402,75 @@ func TestCampaignWithoutContent(t *testing.T) {
 	}
 	if r := e.Do("PATCH", "/v1/campaigns/"+id, e.Key, map[string]any{"text": "late"}); r.Status != 409 {
 		t.Errorf("PATCH of a finished campaign = %d %s", r.Status, r.Raw)
+	}
+}
+
+// POST /v1/messages/{chatId} takes withTyping (default true) and typingSeconds
+// (0-25): a text message is preceded by "typing…" in its chat for 0.4-0.8 s plus
+// typingSeconds, which the sandbox records; media and polls, and withTyping false,
+// show none. The scheduled-message bodies do not take the fields.
+func TestDirectSendShowsTyping(t *testing.T) {
+	e := newEnv(t)
+	ws := workspaceOf(e)
+	typed := func() []sandbox.Typing { return e.App.Sandbox.Typing(ws) }
+	send := func(to string, body map[string]any) {
+		t.Helper()
+		if r := e.Do("POST", "/v1/messages/"+to, e.Key, body); r.Status != 201 {
+			t.Fatalf("send %v = %d %s", body, r.Status, r.Raw)
+		}
+	}
+	between := func(got, lo, hi time.Duration) bool { return got >= lo && got <= hi }
+
+	send("+15550170001", map[string]any{"type": "text", "text": "hello"})
+	send("+15550170002", map[string]any{"type": "text", "text": "a long answer", "typingSeconds": 2.5})
+	send("+15550170003", map[string]any{"type": "text", "text": "at once", "withTyping": false, "typingSeconds": 3})
+	send("+15550170004", map[string]any{"type": "media", "mediaBase64": base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n")), "mediaFilename": "a.png"})
+	send("+15550170005", map[string]any{"type": "poll", "pollQuestion": "Lunch?", "pollOptions": []string{"yes", "no"}, "withTyping": true})
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("type", "text")
+	_ = mw.WriteField("text", "from a form")
+	_ = mw.WriteField("typingSeconds", "1")
+	_ = mw.Close()
+	req, _ := http.NewRequest("POST", e.Server.URL+"/v1/messages/+15550170006", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+e.Key)
+	if r := e.Send(req); r.Status != 201 {
+		t.Fatalf("multipart send = %d %s", r.Status, r.Raw)
+	}
+
+	got := typed()
+	var chats []string
+	for _, ty := range got {
+		chats = append(chats, ty.Chat)
+	}
+	if diff := cmp.Diff([]string{"15550170001@c.us", "15550170002@c.us", "15550170006@c.us"}, chats); diff != "" {
+		t.Fatalf("typing shown in (-want +got):\n%s", diff)
+	}
+	ms := time.Millisecond
+	if !between(got[0].For, 400*ms, 800*ms) || !between(got[1].For, 2900*ms, 3300*ms) || !between(got[2].For, 1400*ms, 1800*ms) {
+		t.Errorf("typing durations %v, %v, %v; want 0.4-0.8 s, +2.5 s, +1 s", got[0].For, got[1].For, got[2].For)
+	}
+	for _, tc := range []struct {
+		name   string
+		path   string
+		body   map[string]any
+		status int
+		detail string
+	}{
+		{"too long", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "typingSeconds": 25.5}, 422, "typingSeconds"},
+		{"negative", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "typingSeconds": -1}, 422, "typingSeconds"},
+		{"not a number", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "typingSeconds": "2"}, 400, "typingSeconds"},
+		{"not a boolean", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "withTyping": "yes"}, 400, "withTyping"},
+		{"scheduled", "/v1/scheduled-messages/+15550170007", map[string]any{"type": "text", "text": "x", "withTyping": true}, 400, "withTyping"},
+		{"a message field of the wrong type", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": 5}, 400, "text"},
+	} {
+		r := e.Do("POST", tc.path, e.Key, tc.body)
+		if r.Status != tc.status || !cmp.Equal(r.DetailPaths(), []string{tc.detail}) {
+			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
+		}
+	}
+	if n := len(typed()); n != 3 {
+		t.Errorf("refused sends showed typing: %d records", n)
 	}
 }

@@ -37,12 +37,43 @@ type messageBody struct {
 	mediaFile         *graphql.Upload
 }
 
+// typingFields are the fields only a direct send takes (the reference's): whether
+// "typing…" shows first, and for how much longer than its short jitter.
+type typingFields struct {
+	WithTyping    *bool    `json:"withTyping"`
+	TypingSeconds *float64 `json:"typingSeconds"`
+}
+
+// directBody is the body of POST /v1/messages/{chatId}.
+type directBody struct {
+	messageBody
+	typingFields
+}
+
 // readMessageBody reads a JSON or multipart/form-data message body.
 func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*messageBody, error) {
+	return readBody(w, r, emptyOK, nil)
+}
+
+// readDirectBody reads the body of a direct send: a message body and typingFields.
+func readDirectBody(w http.ResponseWriter, r *http.Request) (*messageBody, *typingFields, error) {
+	var t typingFields
+	b, err := readBody(w, r, false, &t)
+	return b, &t, err
+}
+
+// readBody reads a message body, and typing's fields when typing is not nil.
+func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typingFields) (*messageBody, error) {
 	var b messageBody
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		return &b, decodeJSON(w, r, &b, emptyOK)
+		if typing == nil {
+			return &b, decodeJSON(w, r, &b, emptyOK)
+		}
+		d := directBody{}
+		err := decodeJSON(w, r, &d, emptyOK)
+		*typing = d.typingFields
+		return &d.messageBody, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
 	if err := r.ParseMultipartForm(16 << 20); err != nil {
@@ -59,6 +90,9 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 		return nil
 	}
 	accepted := acceptedFields(&b)
+	if typing != nil {
+		accepted = acceptedFields(&directBody{})
+	}
 	for name := range r.MultipartForm.Value {
 		if !slices.Contains(accepted, name) && name != "pollOptions[]" {
 			p = append(p, switchboard.ErrorDetails(unknownField(name, append(accepted, "mediaFile")))...)
@@ -74,6 +108,20 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 			p.Add("pollAllowMultiple", "invalid_type", "pollAllowMultiple must be true or false")
 		}
 		b.PollAllowMultiple = &allow
+	}
+	if v := str("withTyping"); v != nil && typing != nil {
+		with, err := strconv.ParseBool(*v)
+		if err != nil {
+			p.Add("withTyping", "invalid_type", "withTyping must be true or false")
+		}
+		typing.WithTyping = &with
+	}
+	if v := str("typingSeconds"); v != nil && typing != nil {
+		secs, err := strconv.ParseFloat(*v, 64)
+		if err != nil {
+			p.Add("typingSeconds", "invalid_type", "typingSeconds must be a number")
+		}
+		typing.TypingSeconds = &secs
 	}
 	if files := r.MultipartForm.File["mediaFile"]; len(files) > 0 {
 		f, err := files[0].Open()
@@ -151,7 +199,7 @@ func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
 
 // sendMessage serves POST /v1/messages/{chatId}.
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
-	b, err := readMessageBody(w, r, false)
+	b, typing, err := readDirectBody(w, r)
 	defer b.close()
 	if err != nil {
 		return err
@@ -160,7 +208,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.mutation.SendMessage(r.Context(), chi.URLParam(r, "chatId"), in)
+	m, err := s.mutation.SendMessage(r.Context(), chi.URLParam(r, "chatId"), in, typing.WithTyping, typing.TypingSeconds)
 	if err != nil {
 		return err
 	}

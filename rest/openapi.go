@@ -104,6 +104,22 @@ var (
 		return obj(nil, props)
 	}()
 
+	// directSchema documents the typing fields of a direct send on a body schema.
+	directSchema = func(s map[string]any) map[string]any {
+		props := map[string]any{}
+		for k, v := range s["properties"].(map[string]any) {
+			props[k] = v
+		}
+		props["withTyping"] = typ("boolean", "default", true, "description", "Show \"typing…\" for 0.4-0.8 s (plus typingSeconds) before a text message, on engines that can; ignored for media and polls.")
+		props["typingSeconds"] = typ("number", "minimum", 0, "maximum", 25, "default", 0, "description", "Seconds of typing added to the 0.4-0.8 s.")
+		out := map[string]any{}
+		for k, v := range s {
+			out[k] = v
+		}
+		out["properties"] = props
+		return out
+	}
+
 	pageParams = []apiParam{
 		{"limit", "How many records to return (default 50).", typ("integer", "minimum", 1, "maximum", 200), false},
 		{"skip", "How many records to pass over first.", typ("integer", "minimum", 0), false},
@@ -250,7 +266,7 @@ var apiOperations = []apiOp{
 		data: rec("Deleted", model.DeletePayload{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
-		body: bodyOf(messageBody{}), form: messageForm, status: 201, data: ref("Message"), errs: eng},
+		body: directSchema(bodyOf(directBody{})), form: directSchema(messageForm), status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
 		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: ref("ChatMessage"), list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},

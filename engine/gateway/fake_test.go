@@ -38,6 +38,7 @@ type fakeClient struct {
 	reads    []fakeRead
 	vote     *waE2E.PollVoteMessage
 	download []byte
+	presence []string // "<chat> <state>" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -327,6 +328,13 @@ func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsl
 	md.ThreadMeta.Description.Text = p.Description
 	md.ThreadMeta.InviteCode = "abc"
 	return md, nil
+}
+
+func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, _ types.ChatPresenceMedia) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.presence = append(f.presence, jid.String()+" "+string(state))
+	return nil
 }
 
 func (f *fakeClient) OwnID() types.JID {

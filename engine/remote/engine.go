@@ -31,6 +31,7 @@ var (
 	_ engine.HistoryLoader     = (*Engine)(nil)
 	_ engine.ChatActor         = (*Engine)(nil)
 	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.Typist            = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.Pairer            = (*Engine)(nil)
@@ -151,6 +152,12 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 // FetchMedia implements engine.MediaFetcher.
 func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media, err error) {
 	return m, e.invoke(ctx, "FetchMedia", []any{&m}, key)
+}
+
+// ShowTyping implements engine.Typist (capability typing; d travels as
+// nanoseconds). The engine answers once the typing is over.
+func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
+	return e.invoke(ctx, "ShowTyping", nil, chat, d)
 }
 
 // CreateNewsletter implements engine.NewsletterCreator. The description is

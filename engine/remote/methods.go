@@ -28,6 +28,7 @@ var capabilities = []struct {
 	{"history_load", reflect.TypeFor[engine.HistoryLoader]()},
 	{"chat_actions", reflect.TypeFor[engine.ChatActor]()},
 	{"media", reflect.TypeFor[engine.MediaFetcher]()},
+	{"typing", reflect.TypeFor[engine.Typist]()},
 	{"newsletters", reflect.TypeFor[engine.NewsletterCreator]()},
 	{"groups", reflect.TypeFor[engine.GroupAdmin]()},
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
