@@ -793,7 +793,7 @@ type ComplexityRoot struct {
 		Webhook               func(childComplexity int, id string) int
 		WebhookDeliveries     func(childComplexity int, webhookID string, status *string, limit *int, skip *int) int
 		WebhookEventTypes     func(childComplexity int) int
-		WebhookList           func(childComplexity int, limit *int, skip *int) int
+		WebhookList           func(childComplexity int, order *string, limit *int, skip *int) int
 		Webhooks              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) int
 	}
 
@@ -1006,7 +1006,7 @@ type QueryResolver interface {
 	ScheduledMessage(ctx context.Context, id string) (*ent.Message, error)
 	Message(ctx context.Context, key string, chatID *string) (*ent.Message, error)
 	Webhook(ctx context.Context, id string) (*ent.Webhook, error)
-	WebhookList(ctx context.Context, limit *int, skip *int) (*model.WebhookPage, error)
+	WebhookList(ctx context.Context, order *string, limit *int, skip *int) (*model.WebhookPage, error)
 	WebhookEventTypes(ctx context.Context) ([]string, error)
 	WebhookDeliveries(ctx context.Context, webhookID string, status *string, limit *int, skip *int) (*model.DeliveryPage, error)
 }
@@ -4624,7 +4624,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookList(childComplexity, args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookList(childComplexity, args["order"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.webhooks":
 		if e.ComplexityRoot.Query.Webhooks == nil {
 			break
@@ -8799,22 +8799,30 @@ func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Conte
 func (ec *executionContext) field_Query_webhookList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg1
+	args["skip"] = arg2
 	return args, nil
 }
 
@@ -23296,7 +23304,7 @@ func (ec *executionContext) _Query_webhookList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WebhookList(ctx, fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().WebhookList(ctx, fc.Args["order"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookPage) graphql.Marshaler {
@@ -38636,7 +38644,7 @@ func (ec *executionContext) unmarshalInputSongInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"lyrics", "style", "negativeStyle", "vocalGender", "weirdness", "styleInfluence", "audioInfluence", "instrumental", "model", "title", "uploadId"}
+	fieldsInOrder := [...]string{"lyrics", "style", "negativeStyle", "vocalGender", "weirdness", "styleInfluence", "audioInfluence", "instrumental", "model", "title", "uploadId", "captchaToken"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38720,6 +38728,13 @@ func (ec *executionContext) unmarshalInputSongInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.UploadID = data
+		case "captchaToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captchaToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptchaToken = data
 		}
 	}
 	return it, nil

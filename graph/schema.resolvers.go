@@ -261,11 +261,14 @@ func (r *queryResolver) Webhook(ctx context.Context, id string) (*ent.Webhook, e
 }
 
 // WebhookList is the resolver for the webhookList field.
-func (r *queryResolver) WebhookList(ctx context.Context, limit *int, skip *int) (*model.WebhookPage, error) {
+func (r *queryResolver) WebhookList(ctx context.Context, order *string, limit *int, skip *int) (*model.WebhookPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
 		return nil, err
 	}
-	return r.listWebhooks(ctx, limit, skip)
+	if err := checkText("order", order); err != nil {
+		return nil, err
+	}
+	return r.listWebhooks(ctx, order, limit, skip)
 }
 
 // WebhookEventTypes is the resolver for the webhookEventTypes field.

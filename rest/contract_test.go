@@ -474,3 +474,48 @@ func TestDirectSendShowsTyping(t *testing.T) {
 		t.Errorf("refused sends showed typing: %d records", n)
 	}
 }
+
+// GET /v1/webhooks takes order (desc, newest first, by default; asc), and POST
+// /v1/music/songs takes captchaToken, accepted and ignored (the reference's).
+func TestWebhookOrderAndCaptchaToken(t *testing.T) {
+	e := newMusicEnv(t, nil)
+	var made []string
+	for i := range 3 {
+		h := createWebhook(e, fmt.Sprintf("https://hooks.example.com/order/%d", i), "message.read")
+		made = append(made, h["id"].(string))
+	}
+	ids := func(query string) []string {
+		t.Helper()
+		r := e.Do("GET", "/v1/webhooks"+query, e.Key, nil)
+		if r.Status != 200 {
+			t.Fatalf("GET /v1/webhooks%s = %d %s", query, r.Status, r.Raw)
+		}
+		var out []string
+		for _, h := range r.List() {
+			out = append(out, h["id"].(string))
+		}
+		return out
+	}
+	newest := []string{made[2], made[1], made[0]}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", newest}, {"?order=desc", newest}, {"?order=asc", made}, {"?order=asc&limit=1&skip=1", made[1:2]},
+	} {
+		if diff := cmp.Diff(tc.want, ids(tc.query)); diff != "" {
+			t.Errorf("webhooks%s (-want +got):\n%s", tc.query, diff)
+		}
+	}
+	if r := e.Do("GET", "/v1/webhooks?order=up", e.Key, nil); r.Status != 400 || !cmp.Equal(r.DetailPaths(), []string{"order"}) {
+		t.Errorf("order=up = %d %s", r.Status, r.Raw)
+	}
+
+	song := e.Do("POST", "/v1/music/songs", e.Key, map[string]any{"lyrics": "[Verse]\nla la", "style": "pop", "captchaToken": "0.turnstile-token"})
+	if song.Status != 200 || len(song.Data()["clips"].([]any)) != 2 {
+		t.Errorf("song with captchaToken = %d %s", song.Status, song.Raw)
+	}
+	if r := e.Do("POST", "/v1/music/songs", e.Key, map[string]any{"lyrics": "x", "style": "pop", "captchaToken": 5}); r.Status != 400 || !cmp.Equal(r.DetailPaths(), []string{"captchaToken"}) {
+		t.Errorf("captchaToken 5 = %d %s", r.Status, r.Raw)
+	}
+}

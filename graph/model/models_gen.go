@@ -576,6 +576,8 @@ type SongInput struct {
 	Title *string `json:"title,omitempty"`
 	// A reference recording from uploadMusicAudio.
 	UploadID *string `json:"uploadId,omitempty"`
+	// The reference's captcha token for covers on its hosted provider: accepted and ignored here (neither the local nor the HTTP provider has a captcha).
+	CaptchaToken *string `json:"captchaToken,omitempty"`
 }
 
 type SongJob struct {
