@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,14 +156,19 @@ func (p *Presence) List(ctx context.Context, workspaceID string) ([]Connection, 
 	}
 	// Remembered until ListFresh passes or the first heartbeat lapses.
 	l = listing{conns: make([]Connection, 0, len(members)), until: now.Add(ListFresh)}
-	seen := map[string]bool{}
-	// Highest score first: an engine listed under two kinds (a replica that beat
-	// before the other kind was dropped) shows once, as its latest beat says.
-	slices.SortStableFunc(members, func(a, b redis.Z) int { return cmp.Compare(b.Score, a.Score) })
+	// An engine listed under two kinds (a replica that beat before the other
+	// kind was dropped) shows once, as its latest beat says; the order stays
+	// the set's (soonest lapse first).
+	latest := map[string]float64{}
+	for _, m := range members {
+		if _, id, ok := strings.Cut(m.Member.(string), "|"); ok {
+			latest[id] = max(latest[id], m.Score)
+		}
+	}
 	for _, m := range members {
 		kind, id, ok := strings.Cut(m.Member.(string), "|")
-		if ok && !seen[id] {
-			seen[id] = true
+		if ok && m.Score == latest[id] {
+			latest[id] = math.Inf(1) // once, even for equal scores
 			l.conns = append(l.conns, Connection{ID: id, Kind: kind})
 		}
 		if lapse := time.UnixMilli(int64(m.Score)); lapse.Before(l.until) {
