@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,7 +170,11 @@ func (r *Resolver) storedMessage(ctx context.Context, key string, chatID *string
 	if _, ok := engine.ParseKey(key); ok {
 		q.Where(message.WaSerialized(key))
 	} else if chatID != nil {
-		q.Where(message.WaID(key), message.To(*chatID))
+		chat := *chatID
+		if e164RE.MatchString(chat) { // a phone number names its contact chat
+			chat = chat[1:] + "@c.us"
+		}
+		q.Where(message.WaID(key), message.To(chat))
 	} else {
 		q.Where(message.WaID(key))
 	}
@@ -797,18 +804,70 @@ func pinDuration(seconds *int) (time.Duration, error) {
 	return d, nil
 }
 
-// messageMedia is the use case behind messageMedia: media Switchboard stored
-// itself (an upload) comes from its store; any other from the phone.
-func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error) {
+// Media downloads: the reference's attempts while the engine is still fetching.
+const (
+	defaultMediaAttempts = 6
+	maxMediaAttempts     = 10
+	// DefaultMediaRetryPace is the wait between two download attempts.
+	DefaultMediaRetryPace = 1500 * time.Millisecond
+	// noMedia is mediaUnavailable for a message that never carried media.
+	noMedia = "no_media"
+	// mediaError is mediaUnavailable for an unexpected failure of the engine.
+	mediaError = "error"
+)
+
+// messageMedia is the use case behind messageMedia (GET
+// /v1/messages/media/{waMessageKey}): where the bytes of a message's attachment
+// are served, or why there are none. Media Switchboard stores (an upload, or a
+// download made before) and media sent from a public URL are answered at once;
+// the rest is downloaded through the engine, up to maxAttempts times
+// (defaultMediaAttempts) MediaRetryPace apart while the engine says it is still
+// fetching, stored, and answered as an unguessable /media/ URL that the message
+// keeps for the next call. A message without media, or whose media the engine
+// cannot have, answers mediaUnavailable; no engine at all is still ENOENGINE.
+func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
+	attempts := defaultMediaAttempts
+	if maxAttempts != nil {
+		if attempts = *maxAttempts; attempts < 1 || attempts > maxMediaAttempts {
+			return nil, pageError("maxAttempts", "maxAttempts must be between 1 and %d", maxMediaAttempts)
+		}
+	}
 	m, err := r.storedMessage(ctx, key, chatID)
 	if err != nil {
 		return nil, err
 	}
-	if m.Type != "media" {
-		return nil, notFound("waMessageKey", "The message %s has no media.", quote(key))
+	out := &model.MessageMedia{}
+	if m.MediaMime != "" {
+		out.Mimetype = &m.MediaMime
 	}
-	if data, ct, name, ok, err := r.Media.Get(ctx, m.MediaURL); err != nil || ok {
-		return &engine.Media{Data: data, MimeType: ct, Filename: name}, err
+	if m.MediaFilename != "" {
+		out.Filename = &m.MediaFilename
+	}
+	unavailable := func(reason string) (*model.MessageMedia, error) {
+		out.MediaUnavailable = &reason
+		return out, nil
+	}
+	if m.Type != "media" {
+		return unavailable(noMedia)
+	}
+	if m.MediaURL != "" {
+		ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok:
+			u := m.MediaURL
+			out.URL, out.Mimetype = &u, &ct
+			if name != "" {
+				out.Filename = &name
+			}
+			return out, nil
+		case !r.Media.Issued(m.MediaURL): // sent from a public URL: served there
+			u := m.MediaURL
+			out.URL = &u
+			return out, nil
+		} // stored here once, since pruned: the engine may have it still
 	}
 	k, err := networkKey(m)
 	if err != nil {
@@ -818,16 +877,60 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string)
 	if err != nil {
 		return nil, err
 	}
-	media, err := f.FetchMedia(ctx, k)
-	if errors.Is(err, engine.ErrNotFound) {
-		return nil, notFound("waMessageKey", "The media of %s is no longer on the network.", quote(key))
-	} else if err != nil {
+	var got engine.Media
+	for attempt := 1; ; attempt++ {
+		got, err = f.FetchMedia(ctx, k)
+		var why *engine.MediaUnavailableError
+		if !errors.As(err, &why) || why.Reason != engine.MediaFetching || attempt >= attempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(cmp.Or(r.MediaRetryPace, DefaultMediaRetryPace)):
+		}
+	}
+	var why *engine.MediaUnavailableError
+	var app *switchboard.Error
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return unavailable(engine.MediaExpired)
+	case errors.As(err, &why):
+		return unavailable(why.Reason)
+	case errors.As(err, &app) && app.Code == switchboard.ENOENGINE,
+		errors.Is(err, engine.ErrDisconnected), errors.Is(err, engine.ErrTimeout), ctx.Err() != nil:
+		return nil, err // the engine, not the media: 503/504 as for every engine call
+	case err != nil:
+		slog.WarnContext(ctx, "media download failed", "message", m.ID, "err", err)
+		return unavailable(mediaError)
+	}
+	name := cmp.Or(got.Filename, m.MediaFilename)
+	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
+	var u string
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
+			return err
+		}
+		// The message keeps where its bytes are, unless it changed meanwhile.
+		same := message.MediaURL(m.MediaURL)
+		if m.MediaURL == "" {
+			same = message.Or(message.MediaURLIsNil(), same)
+		}
+		return tx.Message.Update().Where(message.ID(m.ID), same).
+			SetMediaURL(u).SetMediaMime(ct).SetMediaFilename(name).Exec(ctx)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if media.Filename == "" {
-		media.Filename = m.MediaFilename
+	out.URL, out.Mimetype = &u, &ct
+	if name != "" {
+		out.Filename = &name
 	}
-	return &media, nil
+	if got.Preview {
+		f := false
+		out.OriginalQuality = &f
+	}
+	return out, nil
 }
 
 // loadOlder is the use case behind loadOlderMessages: up to pages pages of the

@@ -45,7 +45,6 @@ type ResolverRoot interface {
 	Chat() ChatResolver
 	Group() GroupResolver
 	Message() MessageResolver
-	MessageMedia() MessageMediaResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -624,9 +623,11 @@ type ComplexityRoot struct {
 	}
 
 	MessageMedia struct {
-		DataBase64 func(childComplexity int) int
-		Filename   func(childComplexity int) int
-		MimeType   func(childComplexity int) int
+		Filename         func(childComplexity int) int
+		MediaUnavailable func(childComplexity int) int
+		Mimetype         func(childComplexity int) int
+		OriginalQuality  func(childComplexity int) int
+		URL              func(childComplexity int) int
 	}
 
 	MessagePage struct {
@@ -776,7 +777,7 @@ type ComplexityRoot struct {
 		Message               func(childComplexity int, key string, chatID *string) int
 		MessageAck            func(childComplexity int, key string, chatID *string) int
 		MessageAcks           func(childComplexity int, keys []string, chatID *string) int
-		MessageMedia          func(childComplexity int, key string, chatID *string) int
+		MessageMedia          func(childComplexity int, key string, chatID *string, maxAttempts *int) int
 		Messages              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) int
 		MusicAccount          func(childComplexity int) int
 		MusicClipList         func(childComplexity int, limit *int, skip *int) int
@@ -907,9 +908,6 @@ type MessageResolver interface {
 
 	Ack(ctx context.Context, obj *ent.Message) (int, error)
 }
-type MessageMediaResolver interface {
-	DataBase64(ctx context.Context, obj *engine.Media) (string, error)
-}
 type MutationResolver interface {
 	CreateAudience(ctx context.Context, input model.AudienceInput) (*ent.Audience, error)
 	UpdateAudience(ctx context.Context, id string, input model.AudiencePatch) (*ent.Audience, error)
@@ -988,7 +986,7 @@ type QueryResolver interface {
 	CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error)
 	ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error)
 	PinnedMessages(ctx context.Context, chatID string) (*model.MessagePage, error)
-	MessageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error)
+	MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error)
 	NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error)
 	Newsletter(ctx context.Context, id string) (*ent.Chat, error)
 	EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error)
@@ -3341,24 +3339,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageKey.Serialized(childComplexity), true
 
-	case "MessageMedia.dataBase64":
-		if e.ComplexityRoot.MessageMedia.DataBase64 == nil {
-			break
-		}
-
-		return e.ComplexityRoot.MessageMedia.DataBase64(childComplexity), true
 	case "MessageMedia.filename":
 		if e.ComplexityRoot.MessageMedia.Filename == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MessageMedia.Filename(childComplexity), true
-	case "MessageMedia.mimeType":
-		if e.ComplexityRoot.MessageMedia.MimeType == nil {
+	case "MessageMedia.mediaUnavailable":
+		if e.ComplexityRoot.MessageMedia.MediaUnavailable == nil {
 			break
 		}
 
-		return e.ComplexityRoot.MessageMedia.MimeType(childComplexity), true
+		return e.ComplexityRoot.MessageMedia.MediaUnavailable(childComplexity), true
+	case "MessageMedia.mimetype":
+		if e.ComplexityRoot.MessageMedia.Mimetype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.Mimetype(childComplexity), true
+	case "MessageMedia.originalQuality":
+		if e.ComplexityRoot.MessageMedia.OriginalQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.OriginalQuality(childComplexity), true
+	case "MessageMedia.url":
+		if e.ComplexityRoot.MessageMedia.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.URL(childComplexity), true
 
 	case "MessagePage.items":
 		if e.ComplexityRoot.MessagePage.Items == nil {
@@ -4452,7 +4462,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MessageMedia(childComplexity, args["key"].(string), args["chatId"].(*string)), true
+		return e.ComplexityRoot.Query.MessageMedia(childComplexity, args["key"].(string), args["chatId"].(*string), args["maxAttempts"].(*int)), true
 	case "Query.messages":
 		if e.ComplexityRoot.Query.Messages == nil {
 			break
@@ -6164,12 +6174,16 @@ func (ec *executionContext) childFields_MessageKey(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_MessageMedia(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "mimeType":
-		return ec.fieldContext_MessageMedia_mimeType(ctx, field)
+	case "url":
+		return ec.fieldContext_MessageMedia_url(ctx, field)
+	case "mimetype":
+		return ec.fieldContext_MessageMedia_mimetype(ctx, field)
 	case "filename":
 		return ec.fieldContext_MessageMedia_filename(ctx, field)
-	case "dataBase64":
-		return ec.fieldContext_MessageMedia_dataBase64(ctx, field)
+	case "originalQuality":
+		return ec.fieldContext_MessageMedia_originalQuality(ctx, field)
+	case "mediaUnavailable":
+		return ec.fieldContext_MessageMedia_mediaUnavailable(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessageMedia", field.Name)
 }
@@ -8483,6 +8497,14 @@ func (ec *executionContext) field_Query_messageMedia_args(ctx context.Context, r
 		return nil, err
 	}
 	args["chatId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "maxAttempts",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["maxAttempts"] = arg2
 	return args, nil
 }
 
@@ -18257,30 +18279,53 @@ func (ec *executionContext) fieldContext_MessageKey_participant(_ context.Contex
 	return graphql.NewScalarFieldContext("MessageKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_mimeType(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_url(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MessageMedia_mimeType(ctx, field)
+			return ec.fieldContext_MessageMedia_url(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.MimeType, nil
+			return obj.URL, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_MessageMedia_mimeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_MessageMedia_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_mimetype(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageMedia_mimetype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mimetype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessageMedia_mimetype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18292,8 +18337,8 @@ func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field gr
 			return obj.Filename, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18303,27 +18348,50 @@ func (ec *executionContext) fieldContext_MessageMedia_filename(_ context.Context
 	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_dataBase64(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_originalQuality(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MessageMedia_dataBase64(ctx, field)
+			return ec.fieldContext_MessageMedia_originalQuality(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.MessageMedia().DataBase64(ctx, obj)
+			return obj.OriginalQuality, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_MessageMedia_dataBase64(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MessageMedia", field, true, true, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_MessageMedia_originalQuality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MessageMedia_mediaUnavailable(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageMedia_mediaUnavailable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaUnavailable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessageMedia_mediaUnavailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MessagePage_items(ctx context.Context, field graphql.CollectedField, obj *model.MessagePage) (ret graphql.Marshaler) {
@@ -22569,11 +22637,11 @@ func (ec *executionContext) _Query_messageMedia(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MessageMedia(ctx, fc.Args["key"].(string), fc.Args["chatId"].(*string))
+			return ec.Resolvers.Query().MessageMedia(ctx, fc.Args["key"].(string), fc.Args["chatId"].(*string), fc.Args["maxAttempts"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *engine.Media) graphql.Marshaler {
-			return ec.marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐMedia(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MessageMedia) graphql.Marshaler {
+			return ec.marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMessageMedia(ctx, selections, v)
 		},
 		true,
 		true,
@@ -44573,7 +44641,7 @@ func (ec *executionContext) _MessageKey(ctx context.Context, sel ast.SelectionSe
 
 var messageMediaImplementors = []string{"MessageMedia"}
 
-func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.SelectionSet, obj *engine.Media) graphql.Marshaler {
+func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.SelectionSet, obj *model.MessageMedia) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageMediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -44583,54 +44651,31 @@ func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MessageMedia")
-		case "mimeType":
-			out.Values[i] = ec._MessageMedia_mimeType(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+		case "url":
+			out.Values[i] = ec._MessageMedia_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mimetype":
+			out.Values[i] = ec._MessageMedia_mimetype(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		case "filename":
 			out.Values[i] = ec._MessageMedia_filename(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
-		case "dataBase64":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MessageMedia_dataBase64(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+		case "originalQuality":
+			out.Values[i] = ec._MessageMedia_originalQuality(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
+		case "mediaUnavailable":
+			out.Values[i] = ec._MessageMedia_mediaUnavailable(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -48848,7 +48893,7 @@ func (ec *executionContext) marshalNMessageKey2ᚖgithubᚗcomᚋswitchboardhq�
 	return ec._MessageKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐMedia(ctx context.Context, sel ast.SelectionSet, v *engine.Media) graphql.Marshaler {
+func (ec *executionContext) marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMessageMedia(ctx context.Context, sel ast.SelectionSet, v *model.MessageMedia) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -364,26 +363,33 @@ func (s *server) loadOlder(w http.ResponseWriter, r *http.Request) error {
 	return writeData(w, http.StatusOK, res)
 }
 
-// getMessageMedia serves GET /v1/messages/media/{waMessageKey}: the bytes, with
-// the headers of safely served media (an attachment unless an inline-safe type).
+// mediaRecord is the reference's media answer: url (where the bytes are
+// served) or mediaUnavailable. dataBase64 is never sent: the bytes are always
+// at url.
+type mediaRecord struct {
+	URL              *string `json:"url,omitempty"`
+	Mimetype         *string `json:"mimetype,omitempty"`
+	Filename         *string `json:"filename,omitempty"`
+	DataBase64       *string `json:"dataBase64,omitempty"`
+	OriginalQuality  *bool   `json:"originalQuality,omitempty"`
+	MediaUnavailable *string `json:"mediaUnavailable,omitempty"`
+}
+
+// getMessageMedia serves GET /v1/messages/media/{waMessageKey}: the reference's
+// envelope of where the attachment's bytes are served (an unguessable /media/
+// URL, served with the headers of safe media), or why there are none.
 func (s *server) getMessageMedia(w http.ResponseWriter, r *http.Request) error {
 	var p switchboard.Problems
-	if n := queryInt(r, "maxAttempts", &p); n != nil && (*n < 1 || *n > 10) {
-		p.Add("maxAttempts", "too_big", "maxAttempts must be between 1 and 10")
-	}
+	attempts := queryInt(r, "maxAttempts", &p)
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}
-	m, err := s.query.MessageMedia(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"))
+	m, err := s.query.MessageMedia(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"), attempts)
 	if err != nil {
 		return err
 	}
-	media.SafeHeaders(w.Header(), m.MimeType, m.Filename)
-	w.Header().Set("Content-Length", strconv.Itoa(len(m.Data)))
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(m.Data)
-	return nil
+	return writeData(w, http.StatusOK, mediaRecord{URL: m.URL, Mimetype: m.Mimetype, Filename: m.Filename,
+		OriginalQuality: m.OriginalQuality, MediaUnavailable: m.MediaUnavailable})
 }
 
 // reactToMessage serves POST /v1/messages/reactions/{waMessageKey}.

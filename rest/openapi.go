@@ -41,8 +41,6 @@ type apiOp struct {
 	// answers an empty body (204).
 	data map[string]any
 	list bool
-	// media marks an answer of raw attachment bytes, of the attachment's type.
-	media bool
 	// form is the schema of a multipart/form-data body the operation also takes.
 	form map[string]any
 	// header names request headers the operation reads.
@@ -276,7 +274,8 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
 		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: rec("LoadOlderResult", model.LoadOlderResult{}), errs: eng},
 	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
-		query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str), q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, media: true, errs: eng},
+		query: []apiParam{q("chatId", "The chat of the message, when the key is only its id (a phone number or chat id).", str), q("maxAttempts", "How many download attempts to make while the engine is still fetching, 1.5 s apart (1 answers at once).", typ("integer", "minimum", 1, "maximum", 10, "default", 6))},
+		data:  rec("MessageMedia", mediaRecord{}), errs: eng},
 	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		body: closed([]string{"emoji"}, map[string]any{"emoji": typ("string", "description", "The emoji; empty removes the reaction.")}), data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
@@ -477,10 +476,7 @@ func buildOpenAPI() map[string]any {
 		if status == 0 {
 			status = 200
 		}
-		if o.media {
-			resp[itoa(status)] = map[string]any{"description": "The attachment's bytes, with its Content-Type.",
-				"content": map[string]any{"*/*": map[string]any{"schema": map[string]any{}}}}
-		} else if o.data == nil {
+		if o.data == nil {
 			resp[itoa(status)] = map[string]any{"description": "Done; no body."}
 		} else {
 			env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})

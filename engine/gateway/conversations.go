@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -184,7 +185,11 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 		return engine.Media{}, engine.ErrNotFound
 	}
 	data, err := cl.Download(ctx, d)
-	if err != nil {
+	if errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404) || errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410) {
+		// The CDN no longer holds the file (the reference's expired; asking the
+		// sender to upload it again, awaiting_sender, is the media retry's).
+		return engine.Media{}, &engine.MediaUnavailableError{Reason: engine.MediaExpired, Message: err.Error()}
+	} else if err != nil {
 		return engine.Media{}, fmt.Errorf("gateway: download media: %w", err)
 	}
 	return engine.Media{Data: data, MimeType: mime, Filename: name}, nil

@@ -431,6 +431,18 @@ type MessageInput struct {
 	Secret  *string `json:"secret,omitempty"`
 }
 
+// The media of a message (the reference's shape): url, or mediaUnavailable.
+type MessageMedia struct {
+	// Where the bytes are served: this server's /media/ (an unguessable URL), or the public URL the message was sent from.
+	URL      *string `json:"url,omitempty"`
+	Mimetype *string `json:"mimetype,omitempty"`
+	Filename *string `json:"filename,omitempty"`
+	// false when the bytes are the network's preview rather than the original; null otherwise.
+	OriginalQuality *bool `json:"originalQuality,omitempty"`
+	// Why there are no bytes: expired, fetching, awaiting_sender, error or no_media; null when url is set.
+	MediaUnavailable *string `json:"mediaUnavailable,omitempty"`
+}
+
 type MessagePage struct {
 	Items []*ent.Message `json:"items"`
 	Limit int            `json:"limit"`
