@@ -176,6 +176,7 @@ var apiSchemas = map[string]any{
 		"playedAt":          dateTime,
 		"failedAt":          dateTime,
 		"failureReason":     str,
+		"secret":            typ("string", "description", "The caller's correlation tag, as given; it does not prevent duplicate sends."),
 		"linkPreview":       dataOf(switchboard.LinkPreview{}),
 		"campaignId":        str,
 	}),
@@ -288,7 +289,7 @@ var apiOperations = []apiOp{
 		query: []apiParam{
 			q("numberOfChats", "How many chats.", typ("integer", "minimum", 1, "maximum", 200)),
 			q("numberOfMessages", "How many messages per chat.", typ("integer", "minimum", 0, "maximum", 100)),
-		}, data: obj([]string{"chats"}, map[string]any{"totalChats": integer, "chats": arrayOf(ref("Chat"))})},
+		}, data: obj([]string{"chats", "totalChats", "numberOfChats", "numberOfMessages"}, map[string]any{"totalChats": integer, "numberOfChats": integer, "numberOfMessages": integer, "chats": arrayOf(ref("Chat"))})},
 	{method: "GET", path: "/v1/chats", id: "listChats", tag: tagChats, summary: "List chats", scope: "chats:read",
 		query: page(q("searchToken", "Text a chat's name holds.", str), q("filter", "A named subset of chats (such as unread).", str), q("kinds", "Only chats of these kinds (repeated or comma-separated).", str), q("since", "Only chats active at or after this time.", str), q("includeWithoutName", "Include chats without a name.", boolean), q("includeArchive", "Include archived chats.", boolean), q("includeLastMessage", "Add the last message's text and side (lastMessageText, lastMessageFromMe); left out by default.", boolean), q("includeExtendedInfo", "Accepted for compatibility; ignored.", boolean)),
 		data:  ref("Chat"), list: true},
@@ -341,7 +342,7 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: rec("BoardItem", itemRecord{}), list: true, errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: rec("BoardItem", itemRecord{}), errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: rec("BoardMergeReport", mergeReport{}), errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: rec("SimilarItems", similarResult{}), errs: notFnd},
 	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: rec("BoardItem", itemRecord{}), errs: []int{404, 409}},
 
 	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: rec("Audience", audienceRecord{}), list: true},
@@ -362,7 +363,7 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 
-	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
+	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(ref("Song"))}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: rec("Song", clipRecord{}), errs: notFnd},
 	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), form: obj(nil, map[string]any{"fileName": typ("string", "description", "Must come before the file part."), "file": binary, "audioFile": typ("string", "contentMediaType", "application/octet-stream", "description", "Another name of the file part.")}), data: rec("MusicUpload", model.MusicUploadResult{}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: rec("MusicAccount", accountRecord{}), errs: []int{503, 501}},
