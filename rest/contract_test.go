@@ -688,3 +688,56 @@ func TestMessageMediaStates(t *testing.T) {
 		t.Errorf("engine attempts (-want +got):\n%s", diff)
 	}
 }
+
+// GraphQL answers the same as REST for the contract rows: one core.
+func TestGraphQLContractRows(t *testing.T) {
+	e := newEnv(t)
+	aud := createAudience(e, e.Key, map[string]any{"name": "GraphQL bare", "contacts": phones(800, 1)})
+	made := gqlData(t, e, `mutation($a: String) { createCampaign(input: {name: "GraphQL bare", audienceId: $a}) { id status } }`,
+		map[string]any{"a": aud["id"]})["createCampaign"].(map[string]any)
+	id := made["id"].(string)
+	if made["status"] != "pending" {
+		t.Errorf("createCampaign without content: %v", made)
+	}
+	waitCampaign(e, id, "paused")
+	res := gql(e, e.Key, `mutation($id: ID!) { resumeCampaign(id: $id) { status } }`, map[string]any{"id": id})
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "validation_failed" {
+		t.Errorf("resume without content: %+v", res.Errors)
+	}
+	upd := gqlData(t, e, `mutation($id: ID!) { updateCampaign(id: $id, input: {text: "Hello"}) { text status pauseReason } }`,
+		map[string]any{"id": id})["updateCampaign"].(map[string]any)
+	if upd["text"] != "Hello" || upd["status"] != "paused" {
+		t.Errorf("updateCampaign: %v", upd)
+	}
+
+	nl := gqlData(t, e, `mutation { createNewsletter(name: "GraphQL news", description: "Said in GraphQL") { jid description } }`, nil)["createNewsletter"].(map[string]any)
+	if rest := e.Do("GET", "/v1/newsletters/"+nl["jid"].(string), e.Key, nil).Data(); nl["description"] != "Said in GraphQL" || rest["description"] != nl["description"] {
+		t.Errorf("newsletter: GraphQL %v, REST %v", nl, rest)
+	}
+
+	img := e.Do("GET", "/v1/messages?messageTypes=image&limit=1", e.Key, nil).List()[0]
+	key := img["waMessageKey"].(map[string]any)["_serialized"].(string)
+	media := gqlData(t, e, `query($k: String!) { messageMedia(key: $k, maxAttempts: 1) { url mimetype mediaUnavailable } }`,
+		map[string]any{"k": key})["messageMedia"].(map[string]any)
+	if rest := e.Do("GET", "/v1/messages/media/"+key, e.Key, nil).Data(); media["url"] != rest["url"] || media["mimetype"] != "image/png" {
+		t.Errorf("messageMedia: GraphQL %v, REST %v", media, rest)
+	}
+
+	ws := workspaceOf(e)
+	gqlData(t, e, `mutation { sendMessage(chatId: "+15550210001", input: {type: "text", text: "typed"}, typingSeconds: 1) { id } }`, nil)
+	if typed := e.App.Sandbox.Typing(ws); len(typed) != 1 || typed[0].For < 1400*time.Millisecond {
+		t.Errorf("sendMessage typing: %+v", typed)
+	}
+	res = gql(e, e.Key, `mutation { sendMessage(chatId: "+15550210001", input: {type: "text", text: "x"}, typingSeconds: 30) { id } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "validation_failed" {
+		t.Errorf("typingSeconds 30: %+v", res.Errors)
+	}
+
+	for i := range 2 {
+		createWebhook(e, fmt.Sprintf("https://hooks.example.com/gql/%d", i), "message.read")
+	}
+	rows := gqlData(t, e, `{ webhookList(order: "asc") { items { url } } }`, nil)["webhookList"].(map[string]any)["items"].([]any)
+	if len(rows) != 2 || rows[0].(map[string]any)["url"] != "https://hooks.example.com/gql/0" {
+		t.Errorf("webhookList(order: asc): %v", rows)
+	}
+}
