@@ -596,8 +596,10 @@ func (r *Resolver) contactQuery(ctx context.Context, searchToken *string) (*ent.
 // AllContacts is the use case behind GET /v1/contacts?limit=-1 (the reference's
 // "every contact in a single page"): the contacts from skip on, in the order of
 // contactList, handed to each a chunk at a time (allContactsChunk), so that the
-// caller can stream them without holding them all. It returns how many match in
-// all (the list's total) before the first chunk; each's error ends the walk.
+// caller can stream them without holding them all. It calls total with how many
+// match in all (the list's total) before the first chunk; each's error ends the
+// walk. Errors before total is called (scope, searchToken, skip) are the caller's
+// to answer.
 func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
 	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
 		return err
