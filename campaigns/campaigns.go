@@ -25,6 +25,7 @@ var Statuses = []string{StatusPending, StatusRunning, StatusPaused, StatusComple
 // Actions a caller (or the step) takes on a campaign.
 const (
 	ActionStart     = "start"     // the first step runs
+	ActionHold      = "hold"      // the first step finds nothing to send (HasContent)
 	ActionPause     = "pause"     // POST …/pause, or the engine reported a restriction
 	ActionResume    = "resume"    // POST …/resume
 	ActionCancel    = "cancel"    // POST …/cancel
@@ -34,7 +35,7 @@ const (
 
 // transitions is the state machine: status -> action -> next status.
 var transitions = map[string]map[string]string{
-	StatusPending: {ActionStart: StatusRunning, ActionCancel: StatusAborted},
+	StatusPending: {ActionStart: StatusRunning, ActionHold: StatusPaused, ActionCancel: StatusAborted},
 	StatusRunning: {ActionPause: StatusPaused, ActionCancel: StatusAborted,
 		ActionSent: StatusCompleteSent, ActionDelivered: StatusCompleteDelivered},
 	StatusPaused:       {ActionResume: StatusRunning, ActionCancel: StatusAborted},
@@ -47,6 +48,15 @@ func Next(status, action string) (string, bool) {
 	to, ok := transitions[status][action]
 	return to, ok
 }
+
+// HasContent reports whether a campaign with this text and media URL has
+// something to send. A campaign may be created without either (the reference
+// requires only name and audienceId); its first step then holds it, paused with
+// NoContentReason, and resume refuses it until an edit gives it content.
+func HasContent(text, mediaURL string) bool { return text != "" || mediaURL != "" }
+
+// NoContentReason is the pause reason of a campaign held for want of content.
+const NoContentReason = "the campaign has no text or mediaUrl: give it one (PATCH /v1/campaigns/{id}), then resume it"
 
 // Finished reports whether a campaign in status sends nothing more: it completed
 // its sending, or was aborted.

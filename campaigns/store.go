@@ -140,7 +140,11 @@ func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reaso
 	} else if count == 0 {
 		return c, false, nil
 	}
-	if typ := Event(c.Status, to); typ != "" {
+	typ := Event(c.Status, to)
+	if typ == "campaign.resumed" && c.StartedAt == nil {
+		typ = "campaign.started" // a campaign held before it started starts now
+	}
+	if typ != "" {
 		if err := Record(ctx, tx, &n, typ); err != nil {
 			return c, false, err
 		}

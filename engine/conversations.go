@@ -145,17 +145,52 @@ type Media struct {
 	Data     []byte
 	MimeType string
 	Filename string
+	// Preview marks bytes that are the network's preview (a small JPEG) rather
+	// than the original the sender uploaded.
+	Preview bool `json:",omitempty"`
 }
 
-// MediaFetcher is an engine that downloads the media of a message from the network.
+// Typist is an engine that shows the account typing: ShowTyping shows "typing…"
+// in chat for d, then clears it, and returns once that is done (or ctx ends). A
+// direct text send shows it before the message goes (withTyping).
+type Typist interface {
+	ShowTyping(ctx context.Context, chat string, d time.Duration) error
+}
+
+// MediaFetcher is an engine that downloads the media of a message from the
+// network. ErrNotFound (the file is gone) or a MediaUnavailableError says why it
+// has no bytes.
 type MediaFetcher interface {
 	FetchMedia(ctx context.Context, key Key) (Media, error)
 }
 
-// NewsletterCreator is an engine that creates newsletters (channels). The new
-// newsletter is returned and also reported through the sink (EventChat).
+// Why a message's media has no bytes now (the reference's mediaUnavailable).
+const (
+	// MediaExpired: the network aged the file out; retrying cannot help.
+	MediaExpired = "expired"
+	// MediaFetching: the engine is still downloading it; ask again shortly.
+	MediaFetching = "fetching"
+	// MediaAwaitingSender: the network asked the sender's phone to upload it
+	// again; it comes when that phone is online.
+	MediaAwaitingSender = "awaiting_sender"
+)
+
+// MediaUnavailableError is FetchMedia's error when the bytes cannot be had now,
+// for Reason (one of the Media* reasons).
+type MediaUnavailableError struct {
+	Reason  string
+	Message string
+}
+
+func (e *MediaUnavailableError) Error() string {
+	return "engine: media " + e.Reason + ": " + e.Message
+}
+
+// NewsletterCreator is an engine that creates newsletters (channels) with a name
+// and a description ("" for none). The new newsletter is returned and also
+// reported through the sink (EventChat).
 type NewsletterCreator interface {
-	CreateNewsletter(ctx context.Context, name string) (ChatState, error)
+	CreateNewsletter(ctx context.Context, name, description string) (ChatState, error)
 }
 
 // ErrNotFound is returned by an engine asked about a chat or message the network

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +64,10 @@ func presenceKey(workspaceID string) string { return "switchboard:presence:" + w
 const indexKey = "switchboard:presence-index"
 
 // Beat marks the engine live for another TTL. It reports whether the engine was not
-// live before (a new or lapsed session).
+// live before (a new or lapsed session). An engine has one kind at a time: a beat
+// drops the member of the engine under the other kind (a remote engine that
+// connected again with another hello), so that ping never lists it twice, and
+// Reap never reports the old member's lapse as the end of the live session.
 func (p *Presence) Beat(ctx context.Context, workspaceID string, c Connection) (bool, error) {
 	now := time.Now()
 	member := c.Kind + "|" + c.ID
@@ -75,6 +79,12 @@ func (p *Presence) Beat(ctx context.Context, workspaceID string, c Connection) (
 	fresh := err == redis.Nil || int64(prev) < now.UnixMilli()
 	expiry := float64(now.Add(p.ttl).UnixMilli())
 	pipe := p.rdb.TxPipeline()
+	for _, k := range []string{KindGateway, KindRegular} {
+		if k != c.Kind {
+			pipe.ZRem(ctx, key, k+"|"+c.ID)
+			pipe.ZRem(ctx, indexKey, workspaceID+"|"+k+"|"+c.ID)
+		}
+	}
 	pipe.ZAdd(ctx, key, redis.Z{Score: expiry, Member: member})
 	pipe.PExpire(ctx, key, 2*p.ttl)
 	pipe.ZAdd(ctx, indexKey, redis.Z{Score: expiry, Member: workspaceID + "|" + member})
@@ -146,9 +156,19 @@ func (p *Presence) List(ctx context.Context, workspaceID string) ([]Connection, 
 	}
 	// Remembered until ListFresh passes or the first heartbeat lapses.
 	l = listing{conns: make([]Connection, 0, len(members)), until: now.Add(ListFresh)}
+	// An engine listed under two kinds (a replica that beat before the other
+	// kind was dropped) shows once, as its latest beat says; the order stays
+	// the set's (soonest lapse first).
+	latest := map[string]float64{}
+	for _, m := range members {
+		if _, id, ok := strings.Cut(m.Member.(string), "|"); ok {
+			latest[id] = max(latest[id], m.Score)
+		}
+	}
 	for _, m := range members {
 		kind, id, ok := strings.Cut(m.Member.(string), "|")
-		if ok {
+		if ok && m.Score == latest[id] {
+			latest[id] = math.Inf(1) // once, even for equal scores
 			l.conns = append(l.conns, Connection{ID: id, Kind: kind})
 		}
 		if lapse := time.UnixMilli(int64(m.Score)); lapse.Before(l.until) {

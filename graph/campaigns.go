@@ -53,36 +53,7 @@ func (r *Resolver) checkCampaignInput(ctx context.Context, in model.CampaignInpu
 	} else {
 		s.audienceID = strings.TrimSpace(*in.AudienceID)
 	}
-	if in.Text != nil {
-		textLen(&p, "text", in.Text, 1, maxText)
-		s.text = *in.Text
-	}
-	if in.MediaURL != nil {
-		u := strings.TrimSpace(*in.MediaURL)
-		if len(u) > maxMediaURL {
-			p.Add("mediaUrl", "too_big", "mediaUrl must be at most %d characters", maxMediaURL)
-		} else if err := r.mediaURLRule(ctx, false)(u); err != nil {
-			p.Add("mediaUrl", "invalid_string", "mediaUrl must be a public https URL: it %v", err)
-		}
-		s.mediaURL = u
-	}
-	if in.MediaCaption != nil {
-		textLen(&p, "mediaCaption", in.MediaCaption, 1, maxCaption)
-		if in.MediaURL == nil {
-			p.Add("mediaCaption", "invalid_type", "mediaCaption requires mediaUrl")
-		}
-		s.caption = *in.MediaCaption
-	}
-	if in.Text == nil && in.MediaURL == nil {
-		p.Add("text", "invalid_type", "text (1-%d characters) or mediaUrl is required", maxText)
-	}
-	if in.OnMissingVariable != nil {
-		if m := *in.OnMissingVariable; m != onMissingFail && m != onMissingSkip {
-			p.Add("onMissingVariable", "invalid_enum_value", "onMissingVariable must be fail or skip")
-		} else {
-			s.onMissing = m
-		}
-	}
+	r.checkCampaignContent(ctx, &p, s, in.Text, in.MediaURL, in.MediaCaption, in.OnMissingVariable)
 	s.pacing = campaigns.Pacing{MinDelay: campaigns.DefaultMinDelay, MaxDelay: campaigns.DefaultMaxDelay, DailyCap: campaigns.DefaultDailyCap}
 	s.timezone = tz
 	if pc := in.Pacing; pc != nil {
@@ -130,6 +101,104 @@ func (r *Resolver) checkCampaignInput(ctx context.Context, in model.CampaignInpu
 		}
 	}
 	return s, p.Err(switchboard.EVALIDATION)
+}
+
+// checkCampaignContent checks the content fields a create or an edit gives and
+// sets them on s (which holds the campaign's content so far). Neither text nor
+// mediaUrl is required: a campaign without content is held when it would start
+// (docs/campaigns.md).
+func (r *Resolver) checkCampaignContent(ctx context.Context, p *switchboard.Problems, s *campaignSpec, text, mediaURL, caption, onMissing *string) {
+	if text != nil {
+		textLen(p, "text", text, 1, maxText)
+		s.text = *text
+	}
+	if mediaURL != nil {
+		u := strings.TrimSpace(*mediaURL)
+		if len(u) > maxMediaURL {
+			p.Add("mediaUrl", "too_big", "mediaUrl must be at most %d characters", maxMediaURL)
+		} else if err := r.mediaURLRule(ctx, false)(u); err != nil {
+			p.Add("mediaUrl", "invalid_string", "mediaUrl must be a public https URL: it %v", err)
+		}
+		s.mediaURL = u
+	}
+	if caption != nil {
+		textLen(p, "mediaCaption", caption, 1, maxCaption)
+		if s.mediaURL == "" {
+			p.Add("mediaCaption", "invalid_type", "mediaCaption requires mediaUrl")
+		}
+		s.caption = *caption
+	}
+	if onMissing != nil {
+		if m := *onMissing; m != onMissingFail && m != onMissingSkip {
+			p.Add("onMissingVariable", "invalid_enum_value", "onMissingVariable must be fail or skip")
+		} else {
+			s.onMissing = m
+		}
+	}
+}
+
+// noContent is the refusal of a move that would send a campaign with neither
+// text nor mediaUrl.
+func noContent(id string) error {
+	return &switchboard.Error{Code: switchboard.EVALIDATION,
+		Message: "The campaign has nothing to send: give it text or mediaUrl with PATCH /v1/campaigns/" + id + " first.",
+		Details: []switchboard.Detail{{Path: "text", Code: "invalid_type", Message: "Required: text (1-4096 characters) or mediaUrl"}}}
+}
+
+// checkMissing refuses, under onMissingVariable fail, texts that use a custom
+// variable some contact of the campaign's audience (up to last) lacks.
+func checkMissing(ctx context.Context, tx *ent.Tx, audienceID string, last int64, onMissing string, texts ...string) error {
+	if onMissing != onMissingFail {
+		return nil
+	}
+	examples, bad, err := missingVariables(ctx, tx, audienceID, last, texts...)
+	if err != nil {
+		return err
+	}
+	if bad > 0 {
+		return &switchboard.Error{Code: switchboard.EINVALID,
+			Message: fmt.Sprintf("%d contact(s) lack a variable the text uses; give them the variable, or set onMissingVariable to skip.", bad),
+			Details: examples}
+	}
+	return nil
+}
+
+// updateCampaign is the use case behind PATCH /v1/campaigns/{id}: the name and
+// content of a campaign that is pending or paused (the messages it made already
+// keep theirs), checked as a create checks them.
+func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.CampaignPatch) (*ent.Campaign, error) {
+	c, err := r.getCampaign(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var p switchboard.Problems
+	s := &campaignSpec{name: c.Name, text: c.Text, mediaURL: c.MediaURL, caption: c.MediaCaption, onMissing: c.OnMissingVariable}
+	if in.Name != nil {
+		s.name = checkName(&p, in.Name)
+	}
+	r.checkCampaignContent(ctx, &p, s, in.Text, in.MediaURL, in.MediaCaption, in.OnMissingVariable)
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	editable := []string{campaigns.StatusPending, campaigns.StatusPaused}
+	if !slices.Contains(editable, c.Status) {
+		return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
+			Message: fmt.Sprintf("The campaign is %s; only a pending or paused campaign can be edited.", c.Status),
+			Details: []switchboard.Detail{{Path: "status", Code: "invalid_state", Message: "campaign is " + c.Status}}}
+	}
+	var next *ent.Campaign
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if err := checkMissing(ctx, tx, c.AudienceID, c.LastSeq, s.onMissing, s.text, s.caption); err != nil {
+			return err
+		}
+		next, err = tx.Campaign.UpdateOneID(c.ID).Where(campaign.StatusIn(editable...)).SetName(s.name).
+			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).Save(ctx)
+		if ent.IsNotFound(err) {
+			return switchboard.Errorf(switchboard.ECONFLICT, "The campaign started or ended while being edited; read it again.")
+		}
+		return err
+	})
+	return next, err
 }
 
 // accountTimezone is the workspace's timezone, UTC when unset or unknown.
@@ -220,16 +289,8 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 			return &switchboard.Error{Code: switchboard.EVALIDATION, Message: "The audience has no contacts; add some first.",
 				Details: []switchboard.Detail{{Path: "audienceId", Code: "empty_audience", Message: "audience " + a.ID + " has no contacts"}}}
 		}
-		if s.onMissing == onMissingFail {
-			examples, bad, err := missingVariables(ctx, tx, a.ID, a.ContactSeq, s.text, s.caption)
-			if err != nil {
-				return err
-			}
-			if bad > 0 {
-				return &switchboard.Error{Code: switchboard.EINVALID,
-					Message: fmt.Sprintf("%d contact(s) lack a variable the text uses; give them the variable, or set onMissingVariable to skip.", bad),
-					Details: examples}
-			}
+		if err := checkMissing(ctx, tx, a.ID, a.ContactSeq, s.onMissing, s.text, s.caption); err != nil {
+			return err
 		}
 		create := tx.Campaign.Create().SetName(s.name).SetAudienceID(a.ID).SetStatus(campaigns.StatusPending).
 			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).
@@ -277,6 +338,9 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 			return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
 				Message: fmt.Sprintf("The campaign is %s; %s.", c.Status, actionRule[action]),
 				Details: []switchboard.Detail{{Path: "status", Code: "invalid_state", Message: "campaign is " + c.Status}}}
+		}
+		if action == campaigns.ActionResume && !campaigns.HasContent(c.Text, c.MediaURL) {
+			return nil, noContent(c.ID)
 		}
 		reason := ""
 		if action == campaigns.ActionPause {

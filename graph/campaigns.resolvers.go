@@ -40,6 +40,17 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Campa
 	return r.createCampaign(ctx, input)
 }
 
+// UpdateCampaign is the resolver for the updateCampaign field.
+func (r *mutationResolver) UpdateCampaign(ctx context.Context, id string, input model.CampaignPatch) (*ent.Campaign, error) {
+	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id, "", input); err != nil {
+		return nil, err
+	}
+	return r.updateCampaign(ctx, id, input)
+}
+
 // PauseCampaign is the resolver for the pauseCampaign field.
 func (r *mutationResolver) PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error) {
 	return r.campaignAction(ctx, id, campaigns.ActionPause)

@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +48,11 @@ const (
 	defaultParticipants   = 100
 	maxParticipants       = 500
 	maxNewsletterName     = 100
+	maxNewsletterDesc     = 2048
+	// defaultContacts is the contacts' page size (the reference's, not the
+	// lists' 50); AllContacts reads them allContactsChunk at a time.
+	defaultContacts  = 10
+	allContactsChunk = 1000
 	// DefaultPin is how long a message stays pinned when no duration is given.
 	DefaultPin = 7 * 24 * time.Hour
 	maxPin     = 30 * 24 * time.Hour
@@ -165,7 +173,11 @@ func (r *Resolver) storedMessage(ctx context.Context, key string, chatID *string
 	if _, ok := engine.ParseKey(key); ok {
 		q.Where(message.WaSerialized(key))
 	} else if chatID != nil {
-		q.Where(message.WaID(key), message.To(*chatID))
+		chat := *chatID
+		if e164RE.MatchString(chat) { // a phone number names its contact chat
+			chat = chat[1:] + "@c.us"
+		}
+		q.Where(message.WaID(key), message.To(chat))
 	} else {
 		q.Where(message.WaID(key))
 	}
@@ -548,6 +560,23 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 	if err != nil {
 		return nil, err
 	}
+	if limit == nil {
+		l = defaultContacts
+	}
+	q, total, err := r.contactQuery(ctx, searchToken)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
+
+// contactQuery is the contacts a searchToken selects, in the contacts' order
+// (saved first, then by name and id), and how many there are.
+func (r *Resolver) contactQuery(ctx context.Context, searchToken *string) (*ent.ContactQuery, int, error) {
 	var p switchboard.Problems
 	q := r.Client.Contact.Query()
 	if t := searchToken; t != nil {
@@ -555,20 +584,56 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 		q.Where(contact.Or(contact.NameContainsFold(*t), contact.PushNameContainsFold(*t), contact.JidContains(*t)))
 	}
 	if err := p.Err(switchboard.EINVALID); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	items, err := q.Order(ent.Desc(contact.FieldSaved), ent.Asc(contact.FieldName), ent.Asc(contact.FieldJid)).Limit(l).Offset(s).All(ctx)
+	return q.Order(ent.Desc(contact.FieldSaved), ent.Asc(contact.FieldName), ent.Asc(contact.FieldJid)), total, nil
+}
+
+// AllContacts is the use case behind GET /v1/contacts?limit=-1 (the reference's
+// "every contact in a single page"): the contacts from skip on, in the order of
+// contactList, handed to each a chunk at a time (allContactsChunk), so that the
+// caller can stream them without holding them all. It calls total with how many
+// match in all (the list's total) before the first chunk; each's error ends the
+// walk. Errors before total is called (scope, searchToken, skip) are the caller's
+// to answer.
+func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
+	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
+		return err
+	}
+	if err := checkText("searchToken", searchToken); err != nil {
+		return err
+	}
+	one := 1
+	_, s, err := checkPage(&one, skip)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	q, n, err := r.contactQuery(ctx, searchToken)
+	if err != nil {
+		return err
+	}
+	total(n)
+	for off := s; ; off += allContactsChunk {
+		chunk, err := q.Clone().Limit(allContactsChunk).Offset(off).All(ctx)
+		if err != nil {
+			return err
+		}
+		if len(chunk) > 0 {
+			if err := each(chunk); err != nil {
+				return err
+			}
+		}
+		if len(chunk) < allContactsChunk {
+			return nil
+		}
+	}
 }
 
 // commonGroups is the use case behind commonGroups.
@@ -744,18 +809,70 @@ func pinDuration(seconds *int) (time.Duration, error) {
 	return d, nil
 }
 
-// messageMedia is the use case behind messageMedia: media Switchboard stored
-// itself (an upload) comes from its store; any other from the phone.
-func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error) {
+// Media downloads: the reference's attempts while the engine is still fetching.
+const (
+	defaultMediaAttempts = 6
+	maxMediaAttempts     = 10
+	// DefaultMediaRetryPace is the wait between two download attempts.
+	DefaultMediaRetryPace = 1500 * time.Millisecond
+	// noMedia is mediaUnavailable for a message that never carried media.
+	noMedia = "no_media"
+	// mediaError is mediaUnavailable for an unexpected failure of the engine.
+	mediaError = "error"
+)
+
+// messageMedia is the use case behind messageMedia (GET
+// /v1/messages/media/{waMessageKey}): where the bytes of a message's attachment
+// are served, or why there are none. Media Switchboard stores (an upload, or a
+// download made before) and media sent from a public URL are answered at once;
+// the rest is downloaded through the engine, up to maxAttempts times
+// (defaultMediaAttempts) MediaRetryPace apart while the engine says it is still
+// fetching, stored, and answered as an unguessable /media/ URL that the message
+// keeps for the next call. A message without media, or whose media the engine
+// cannot have, answers mediaUnavailable; no engine at all is still ENOENGINE.
+func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
+	attempts := defaultMediaAttempts
+	if maxAttempts != nil {
+		if attempts = *maxAttempts; attempts < 1 || attempts > maxMediaAttempts {
+			return nil, pageError("maxAttempts", "maxAttempts must be between 1 and %d", maxMediaAttempts)
+		}
+	}
 	m, err := r.storedMessage(ctx, key, chatID)
 	if err != nil {
 		return nil, err
 	}
-	if m.Type != "media" {
-		return nil, notFound("waMessageKey", "The message %s has no media.", quote(key))
+	out := &model.MessageMedia{}
+	if m.MediaMime != "" {
+		out.Mimetype = &m.MediaMime
 	}
-	if data, ct, name, ok, err := r.Media.Get(ctx, m.MediaURL); err != nil || ok {
-		return &engine.Media{Data: data, MimeType: ct, Filename: name}, err
+	if m.MediaFilename != "" {
+		out.Filename = &m.MediaFilename
+	}
+	unavailable := func(reason string) (*model.MessageMedia, error) {
+		out.MediaUnavailable = &reason
+		return out, nil
+	}
+	if m.Type != "media" {
+		return unavailable(noMedia)
+	}
+	if m.MediaURL != "" {
+		ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok:
+			u := m.MediaURL
+			out.URL, out.Mimetype = &u, &ct
+			if name != "" {
+				out.Filename = &name
+			}
+			return out, nil
+		case !r.Media.Issued(m.MediaURL): // sent from a public URL: served there
+			u := m.MediaURL
+			out.URL = &u
+			return out, nil
+		} // stored here once, since pruned: the engine may have it still
 	}
 	k, err := networkKey(m)
 	if err != nil {
@@ -765,16 +882,60 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string)
 	if err != nil {
 		return nil, err
 	}
-	media, err := f.FetchMedia(ctx, k)
-	if errors.Is(err, engine.ErrNotFound) {
-		return nil, notFound("waMessageKey", "The media of %s is no longer on the network.", quote(key))
-	} else if err != nil {
+	var got engine.Media
+	for attempt := 1; ; attempt++ {
+		got, err = f.FetchMedia(ctx, k)
+		var why *engine.MediaUnavailableError
+		if !errors.As(err, &why) || why.Reason != engine.MediaFetching || attempt >= attempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(cmp.Or(r.MediaRetryPace, DefaultMediaRetryPace)):
+		}
+	}
+	var why *engine.MediaUnavailableError
+	var app *switchboard.Error
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return unavailable(engine.MediaExpired)
+	case errors.As(err, &why):
+		return unavailable(why.Reason)
+	case errors.As(err, &app) && app.Code == switchboard.ENOENGINE,
+		errors.Is(err, engine.ErrDisconnected), errors.Is(err, engine.ErrTimeout), ctx.Err() != nil:
+		return nil, err // the engine, not the media: 503/504 as for every engine call
+	case err != nil:
+		slog.WarnContext(ctx, "media download failed", "message", m.ID, "err", err)
+		return unavailable(mediaError)
+	}
+	name := cmp.Or(got.Filename, m.MediaFilename)
+	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
+	var u string
+	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
+			return err
+		}
+		// The message keeps where its bytes are, unless it changed meanwhile.
+		same := message.MediaURL(m.MediaURL)
+		if m.MediaURL == "" {
+			same = message.Or(message.MediaURLIsNil(), same)
+		}
+		return tx.Message.Update().Where(message.ID(m.ID), same).
+			SetMediaURL(u).SetMediaMime(ct).SetMediaFilename(name).Exec(ctx)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if media.Filename == "" {
-		media.Filename = m.MediaFilename
+	out.URL, out.Mimetype = &u, &ct
+	if name != "" {
+		out.Filename = &name
 	}
-	return &media, nil
+	if got.Preview {
+		f := false
+		out.OriginalQuality = &f
+	}
+	return out, nil
 }
 
 // loadOlder is the use case behind loadOlderMessages: up to pages pages of the
@@ -888,19 +1049,29 @@ func parseUntil(p *switchboard.Problems, raw string) time.Time {
 	return t
 }
 
-// createNewsletter is the use case behind createNewsletter.
-func (r *Resolver) createNewsletter(ctx context.Context, name string) (*ent.Chat, error) {
+// createNewsletter is the use case behind createNewsletter: a name of 1-100
+// characters and an optional description of at most 2048 (the reference's
+// bounds), stored with the newsletter as the engine reports it.
+func (r *Resolver) createNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
+	var p switchboard.Problems
 	if n := utf8.RuneCountInString(strings.TrimSpace(name)); n < 1 || utf8.RuneCountInString(name) > maxNewsletterName {
-		var p switchboard.Problems
 		p.Add("name", "too_big", "name must be 1-%d characters", maxNewsletterName)
-		return nil, p.Err(switchboard.EVALIDATION)
+	}
+	desc := ""
+	if description != nil {
+		if desc = *description; utf8.RuneCountInString(desc) > maxNewsletterDesc {
+			p.Add("description", "too_big", "description must be at most %d characters", maxNewsletterDesc)
+		}
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
 	}
 	creator, err := phone[engine.NewsletterCreator](ctx, r, "creating a newsletter")
 	if err != nil {
 		return nil, err
 	}
 	var s engine.ChatState
-	if err := r.act(ctx, func() (err error) { s, err = creator.CreateNewsletter(ctx, name); return err }); err != nil {
+	if err := r.act(ctx, func() (err error) { s, err = creator.CreateNewsletter(ctx, name, desc); return err }); err != nil {
 		return nil, err
 	}
 	return r.Client.Chat.Query().Where(chat.Jid(s.ID)).Only(ctx)

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"encoding/base64"
 
 	"entgo.io/contrib/entgql"
 	"github.com/switchboardhq/switchboard"
@@ -34,11 +33,6 @@ func (r *chatResolver) MessageConnection(ctx context.Context, obj *ent.Chat, aft
 // QuotedMessage is the resolver for the quotedMessage field.
 func (r *messageResolver) QuotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error) {
 	return r.quotedMessage(ctx, obj)
-}
-
-// DataBase64 is the resolver for the dataBase64 field.
-func (r *messageMediaResolver) DataBase64(ctx context.Context, obj *engine.Media) (string, error) {
-	return base64.StdEncoding.EncodeToString(obj.Data), nil
 }
 
 // MarkChatRead is the resolver for the markChatRead field.
@@ -115,14 +109,14 @@ func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string,
 }
 
 // CreateNewsletter is the resolver for the createNewsletter field.
-func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error) {
+func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
 	if _, err := viewer.Require(ctx, scopeNewslettersMake); err != nil {
 		return nil, err
 	}
-	if err := checkText("name", name); err != nil {
+	if err := checkText("name", name, "description", description); err != nil {
 		return nil, err
 	}
-	return r.createNewsletter(ctx, name)
+	return r.createNewsletter(ctx, name, description)
 }
 
 // LatestChats is the resolver for the latestChats field.
@@ -237,14 +231,14 @@ func (r *queryResolver) PinnedMessages(ctx context.Context, chatID string) (*mod
 }
 
 // MessageMedia is the resolver for the messageMedia field.
-func (r *queryResolver) MessageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error) {
+func (r *queryResolver) MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
 	if err := checkText("waMessageKey", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
-	return r.messageMedia(ctx, key, chatID)
+	return r.messageMedia(ctx, key, chatID, maxAttempts)
 }
 
 // NewsletterList is the resolver for the newsletterList field.
@@ -270,8 +264,3 @@ func (r *queryResolver) Newsletter(ctx context.Context, id string) (*ent.Chat, e
 	}
 	return r.newsletter(ctx, id)
 }
-
-// MessageMedia returns MessageMediaResolver implementation.
-func (r *Resolver) MessageMedia() MessageMediaResolver { return &messageMediaResolver{r} }
-
-type messageMediaResolver struct{ *Resolver }

@@ -45,7 +45,6 @@ type ResolverRoot interface {
 	Chat() ChatResolver
 	Group() GroupResolver
 	Message() MessageResolver
-	MessageMedia() MessageMediaResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -624,9 +623,11 @@ type ComplexityRoot struct {
 	}
 
 	MessageMedia struct {
-		DataBase64 func(childComplexity int) int
-		Filename   func(childComplexity int) int
-		MimeType   func(childComplexity int) int
+		Filename         func(childComplexity int) int
+		MediaUnavailable func(childComplexity int) int
+		Mimetype         func(childComplexity int) int
+		OriginalQuality  func(childComplexity int) int
+		URL              func(childComplexity int) int
 	}
 
 	MessagePage struct {
@@ -679,7 +680,7 @@ type ComplexityRoot struct {
 		CreateCampaign           func(childComplexity int, input model.CampaignInput) int
 		CreateEngine             func(childComplexity int, input model.EngineInput) int
 		CreateGroup              func(childComplexity int, name string, participants []string) int
-		CreateNewsletter         func(childComplexity int, name string) int
+		CreateNewsletter         func(childComplexity int, name string, description *string) int
 		CreateWebhook            func(childComplexity int, input model.WebhookInput) int
 		DeleteAudience           func(childComplexity int, id string) int
 		DeleteEngine             func(childComplexity int, id string) int
@@ -705,13 +706,14 @@ type ComplexityRoot struct {
 		RevokeAPIKey             func(childComplexity int, id string) int
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
-		SendMessage              func(childComplexity int, chatID string, input model.MessageInput) int
+		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
 		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
 		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
 		UpdateBoardItem          func(childComplexity int, boardID string, itemID string, input model.BoardItemPatch) int
+		UpdateCampaign           func(childComplexity int, id string, input model.CampaignPatch) int
 		UpdateGroup              func(childComplexity int, id string, input model.GroupUpdateInput) int
 		UpdateScheduledMessage   func(childComplexity int, id string, input model.MessagePatch) int
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
@@ -775,7 +777,7 @@ type ComplexityRoot struct {
 		Message               func(childComplexity int, key string, chatID *string) int
 		MessageAck            func(childComplexity int, key string, chatID *string) int
 		MessageAcks           func(childComplexity int, keys []string, chatID *string) int
-		MessageMedia          func(childComplexity int, key string, chatID *string) int
+		MessageMedia          func(childComplexity int, key string, chatID *string, maxAttempts *int) int
 		Messages              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) int
 		MusicAccount          func(childComplexity int) int
 		MusicClipList         func(childComplexity int, limit *int, skip *int) int
@@ -792,7 +794,7 @@ type ComplexityRoot struct {
 		Webhook               func(childComplexity int, id string) int
 		WebhookDeliveries     func(childComplexity int, webhookID string, status *string, limit *int, skip *int) int
 		WebhookEventTypes     func(childComplexity int) int
-		WebhookList           func(childComplexity int, limit *int, skip *int) int
+		WebhookList           func(childComplexity int, order *string, limit *int, skip *int) int
 		Webhooks              func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) int
 	}
 
@@ -906,9 +908,6 @@ type MessageResolver interface {
 
 	Ack(ctx context.Context, obj *ent.Message) (int, error)
 }
-type MessageMediaResolver interface {
-	DataBase64(ctx context.Context, obj *engine.Media) (string, error)
-}
 type MutationResolver interface {
 	CreateAudience(ctx context.Context, input model.AudienceInput) (*ent.Audience, error)
 	UpdateAudience(ctx context.Context, id string, input model.AudiencePatch) (*ent.Audience, error)
@@ -921,6 +920,7 @@ type MutationResolver interface {
 	UpdateBoardItem(ctx context.Context, boardID string, itemID string, input model.BoardItemPatch) (*ent.BoardItem, error)
 	UpsertBoardItems(ctx context.Context, boardID string, items []*model.BoardItemInput, mode *string) (*model.BoardMergeReport, error)
 	CreateCampaign(ctx context.Context, input model.CampaignInput) (*ent.Campaign, error)
+	UpdateCampaign(ctx context.Context, id string, input model.CampaignPatch) (*ent.Campaign, error)
 	PauseCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	ResumeCampaign(ctx context.Context, id string) (*ent.Campaign, error)
 	CancelCampaign(ctx context.Context, id string) (*ent.Campaign, error)
@@ -930,7 +930,7 @@ type MutationResolver interface {
 	PinMessage(ctx context.Context, key string, duration *int, chatID *string) (bool, error)
 	UnpinMessage(ctx context.Context, key string, chatID *string) (bool, error)
 	LoadOlderMessages(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error)
-	CreateNewsletter(ctx context.Context, name string) (*ent.Chat, error)
+	CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error)
 	CreateEngine(ctx context.Context, input model.EngineInput) (*model.EngineCreated, error)
 	DeleteEngine(ctx context.Context, id string) (bool, error)
 	LogoutEngine(ctx context.Context, id string) (*model.Engine, error)
@@ -950,7 +950,7 @@ type MutationResolver interface {
 	GenerateSong(ctx context.Context, input model.SongInput) (*model.SongJob, error)
 	UploadMusicAudio(ctx context.Context, input model.MusicUploadInput) (*model.MusicUploadResult, error)
 	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error)
-	SendMessage(ctx context.Context, chatID string, input model.MessageInput) (*ent.Message, error)
+	SendMessage(ctx context.Context, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error)
 	UpdateScheduledMessage(ctx context.Context, id string, input model.MessagePatch) (*ent.Message, error)
 	CancelScheduledMessage(ctx context.Context, id string) (*model.DeletePayload, error)
 	CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.CreateWebhookPayload, error)
@@ -986,7 +986,7 @@ type QueryResolver interface {
 	CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error)
 	ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error)
 	PinnedMessages(ctx context.Context, chatID string) (*model.MessagePage, error)
-	MessageMedia(ctx context.Context, key string, chatID *string) (*engine.Media, error)
+	MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error)
 	NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error)
 	Newsletter(ctx context.Context, id string) (*ent.Chat, error)
 	EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error)
@@ -1004,7 +1004,7 @@ type QueryResolver interface {
 	ScheduledMessage(ctx context.Context, id string) (*ent.Message, error)
 	Message(ctx context.Context, key string, chatID *string) (*ent.Message, error)
 	Webhook(ctx context.Context, id string) (*ent.Webhook, error)
-	WebhookList(ctx context.Context, limit *int, skip *int) (*model.WebhookPage, error)
+	WebhookList(ctx context.Context, order *string, limit *int, skip *int) (*model.WebhookPage, error)
 	WebhookEventTypes(ctx context.Context) ([]string, error)
 	WebhookDeliveries(ctx context.Context, webhookID string, status *string, limit *int, skip *int) (*model.DeliveryPage, error)
 }
@@ -3339,24 +3339,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageKey.Serialized(childComplexity), true
 
-	case "MessageMedia.dataBase64":
-		if e.ComplexityRoot.MessageMedia.DataBase64 == nil {
-			break
-		}
-
-		return e.ComplexityRoot.MessageMedia.DataBase64(childComplexity), true
 	case "MessageMedia.filename":
 		if e.ComplexityRoot.MessageMedia.Filename == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MessageMedia.Filename(childComplexity), true
-	case "MessageMedia.mimeType":
-		if e.ComplexityRoot.MessageMedia.MimeType == nil {
+	case "MessageMedia.mediaUnavailable":
+		if e.ComplexityRoot.MessageMedia.MediaUnavailable == nil {
 			break
 		}
 
-		return e.ComplexityRoot.MessageMedia.MimeType(childComplexity), true
+		return e.ComplexityRoot.MessageMedia.MediaUnavailable(childComplexity), true
+	case "MessageMedia.mimetype":
+		if e.ComplexityRoot.MessageMedia.Mimetype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.Mimetype(childComplexity), true
+	case "MessageMedia.originalQuality":
+		if e.ComplexityRoot.MessageMedia.OriginalQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.OriginalQuality(childComplexity), true
+	case "MessageMedia.url":
+		if e.ComplexityRoot.MessageMedia.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageMedia.URL(childComplexity), true
 
 	case "MessagePage.items":
 		if e.ComplexityRoot.MessagePage.Items == nil {
@@ -3632,7 +3644,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateNewsletter(childComplexity, args["name"].(string)), true
+		return e.ComplexityRoot.Mutation.CreateNewsletter(childComplexity, args["name"].(string), args["description"].(*string)), true
 	case "Mutation.createWebhook":
 		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
 			break
@@ -3918,7 +3930,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput)), true
+		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
 	case "Mutation.setGroupPicture":
 		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
 			break
@@ -3985,6 +3997,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateBoardItem(childComplexity, args["boardId"].(string), args["itemId"].(string), args["input"].(model.BoardItemPatch)), true
+	case "Mutation.updateCampaign":
+		if e.ComplexityRoot.Mutation.UpdateCampaign == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCampaign_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCampaign(childComplexity, args["id"].(string), args["input"].(model.CampaignPatch)), true
 	case "Mutation.updateGroup":
 		if e.ComplexityRoot.Mutation.UpdateGroup == nil {
 			break
@@ -4439,7 +4462,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MessageMedia(childComplexity, args["key"].(string), args["chatId"].(*string)), true
+		return e.ComplexityRoot.Query.MessageMedia(childComplexity, args["key"].(string), args["chatId"].(*string), args["maxAttempts"].(*int)), true
 	case "Query.messages":
 		if e.ComplexityRoot.Query.Messages == nil {
 			break
@@ -4611,7 +4634,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookList(childComplexity, args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookList(childComplexity, args["order"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.webhooks":
 		if e.ComplexityRoot.Query.Webhooks == nil {
 			break
@@ -4908,6 +4931,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCampaignInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignPacingInput,
+		ec.unmarshalInputCampaignPatch,
 		ec.unmarshalInputCampaignWhereInput,
 		ec.unmarshalInputChatFilter,
 		ec.unmarshalInputChatOrder,
@@ -6150,12 +6174,16 @@ func (ec *executionContext) childFields_MessageKey(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_MessageMedia(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
-	case "mimeType":
-		return ec.fieldContext_MessageMedia_mimeType(ctx, field)
+	case "url":
+		return ec.fieldContext_MessageMedia_url(ctx, field)
+	case "mimetype":
+		return ec.fieldContext_MessageMedia_mimetype(ctx, field)
 	case "filename":
 		return ec.fieldContext_MessageMedia_filename(ctx, field)
-	case "dataBase64":
-		return ec.fieldContext_MessageMedia_dataBase64(ctx, field)
+	case "originalQuality":
+		return ec.fieldContext_MessageMedia_originalQuality(ctx, field)
+	case "mediaUnavailable":
+		return ec.fieldContext_MessageMedia_mediaUnavailable(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessageMedia", field.Name)
 }
@@ -6973,6 +7001,14 @@ func (ec *executionContext) field_Mutation_createNewsletter_args(ctx context.Con
 		return nil, err
 	}
 	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "description",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["description"] = arg1
 	return args, nil
 }
 
@@ -7457,6 +7493,22 @@ func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "withTyping",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withTyping"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "typingSeconds",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["typingSeconds"] = arg3
 	return args, nil
 }
 
@@ -7597,6 +7649,28 @@ func (ec *executionContext) field_Mutation_updateBoardItem_args(ctx context.Cont
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCampaign_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CampaignPatch, error) {
+			return ec.unmarshalNCampaignPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPatch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -8423,6 +8497,14 @@ func (ec *executionContext) field_Query_messageMedia_args(ctx context.Context, r
 		return nil, err
 	}
 	args["chatId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "maxAttempts",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["maxAttempts"] = arg2
 	return args, nil
 }
 
@@ -8739,22 +8821,30 @@ func (ec *executionContext) field_Query_webhookDeliveries_args(ctx context.Conte
 func (ec *executionContext) field_Query_webhookList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg1
+	args["skip"] = arg2
 	return args, nil
 }
 
@@ -18189,30 +18279,53 @@ func (ec *executionContext) fieldContext_MessageKey_participant(_ context.Contex
 	return graphql.NewScalarFieldContext("MessageKey", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_mimeType(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_url(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MessageMedia_mimeType(ctx, field)
+			return ec.fieldContext_MessageMedia_url(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.MimeType, nil
+			return obj.URL, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_MessageMedia_mimeType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_MessageMedia_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_mimetype(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageMedia_mimetype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Mimetype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessageMedia_mimetype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18224,8 +18337,8 @@ func (ec *executionContext) _MessageMedia_filename(ctx context.Context, field gr
 			return obj.Filename, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18235,27 +18348,50 @@ func (ec *executionContext) fieldContext_MessageMedia_filename(_ context.Context
 	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessageMedia_dataBase64(ctx context.Context, field graphql.CollectedField, obj *engine.Media) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessageMedia_originalQuality(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MessageMedia_dataBase64(ctx, field)
+			return ec.fieldContext_MessageMedia_originalQuality(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.MessageMedia().DataBase64(ctx, obj)
+			return obj.OriginalQuality, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_MessageMedia_dataBase64(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MessageMedia", field, true, true, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_MessageMedia_originalQuality(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MessageMedia_mediaUnavailable(ctx context.Context, field graphql.CollectedField, obj *model.MessageMedia) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageMedia_mediaUnavailable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaUnavailable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessageMedia_mediaUnavailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageMedia", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MessagePage_items(ctx context.Context, field graphql.CollectedField, obj *model.MessagePage) (ret graphql.Marshaler) {
@@ -19289,6 +19425,50 @@ func (ec *executionContext) fieldContext_Mutation_createCampaign(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCampaign(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCampaign(ctx, fc.Args["id"].(string), fc.Args["input"].(model.CampaignPatch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *ent.Campaign) graphql.Marshaler {
+			return ec.marshalNCampaign2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋentᚐCampaign(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCampaign(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Campaign(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCampaign_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_pauseCampaign(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19695,7 +19875,7 @@ func (ec *executionContext) _Mutation_createNewsletter(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateNewsletter(ctx, fc.Args["name"].(string))
+			return ec.Resolvers.Mutation().CreateNewsletter(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Chat) graphql.Marshaler {
@@ -20575,7 +20755,7 @@ func (ec *executionContext) _Mutation_sendMessage(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SendMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput))
+			return ec.Resolvers.Mutation().SendMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput), fc.Args["withTyping"].(*bool), fc.Args["typingSeconds"].(*float64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *ent.Message) graphql.Marshaler {
@@ -22457,11 +22637,11 @@ func (ec *executionContext) _Query_messageMedia(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MessageMedia(ctx, fc.Args["key"].(string), fc.Args["chatId"].(*string))
+			return ec.Resolvers.Query().MessageMedia(ctx, fc.Args["key"].(string), fc.Args["chatId"].(*string), fc.Args["maxAttempts"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *engine.Media) graphql.Marshaler {
-			return ec.marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐMedia(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MessageMedia) graphql.Marshaler {
+			return ec.marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMessageMedia(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23192,7 +23372,7 @@ func (ec *executionContext) _Query_webhookList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WebhookList(ctx, fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().WebhookList(ctx, fc.Args["order"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookPage) graphql.Marshaler {
@@ -29608,6 +29788,64 @@ func (ec *executionContext) unmarshalInputCampaignPacingInput(ctx context.Contex
 				return it, err
 			}
 			it.QuietHours = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCampaignPatch(ctx context.Context, obj any) (model.CampaignPatch, error) {
+	var it model.CampaignPatch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "text", "mediaUrl", "mediaCaption", "onMissingVariable"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = data
+		case "mediaUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaURL = data
+		case "mediaCaption":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaCaption"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaCaption = data
+		case "onMissingVariable":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("onMissingVariable"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OnMissingVariable = data
 		}
 	}
 	return it, nil
@@ -38474,7 +38712,7 @@ func (ec *executionContext) unmarshalInputSongInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"lyrics", "style", "negativeStyle", "vocalGender", "weirdness", "styleInfluence", "audioInfluence", "instrumental", "model", "title", "uploadId"}
+	fieldsInOrder := [...]string{"lyrics", "style", "negativeStyle", "vocalGender", "weirdness", "styleInfluence", "audioInfluence", "instrumental", "model", "title", "uploadId", "captchaToken"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -38558,6 +38796,13 @@ func (ec *executionContext) unmarshalInputSongInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.UploadID = data
+		case "captchaToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("captchaToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CaptchaToken = data
 		}
 	}
 	return it, nil
@@ -44396,7 +44641,7 @@ func (ec *executionContext) _MessageKey(ctx context.Context, sel ast.SelectionSe
 
 var messageMediaImplementors = []string{"MessageMedia"}
 
-func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.SelectionSet, obj *engine.Media) graphql.Marshaler {
+func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.SelectionSet, obj *model.MessageMedia) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageMediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -44406,54 +44651,31 @@ func (ec *executionContext) _MessageMedia(ctx context.Context, sel ast.Selection
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MessageMedia")
-		case "mimeType":
-			out.Values[i] = ec._MessageMedia_mimeType(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+		case "url":
+			out.Values[i] = ec._MessageMedia_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mimetype":
+			out.Values[i] = ec._MessageMedia_mimetype(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		case "filename":
 			out.Values[i] = ec._MessageMedia_filename(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
-		case "dataBase64":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MessageMedia_dataBase64(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+		case "originalQuality":
+			out.Values[i] = ec._MessageMedia_originalQuality(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
+		case "mediaUnavailable":
+			out.Values[i] = ec._MessageMedia_mediaUnavailable(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -44848,6 +45070,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createCampaign":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCampaign(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCampaign":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCampaign(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -48001,6 +48230,11 @@ func (ec *executionContext) marshalNCampaignPage2ᚖgithubᚗcomᚋswitchboardhq
 	return ec._CampaignPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCampaignPatch2githubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPatch(ctx context.Context, v any) (model.CampaignPatch, error) {
+	res, err := ec.unmarshalInputCampaignPatch(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCampaignProgress2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignProgress(ctx context.Context, sel ast.SelectionSet, v *model.CampaignProgress) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -48659,7 +48893,7 @@ func (ec *executionContext) marshalNMessageKey2ᚖgithubᚗcomᚋswitchboardhq�
 	return ec._MessageKey(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐMedia(ctx context.Context, sel ast.SelectionSet, v *engine.Media) graphql.Marshaler {
+func (ec *executionContext) marshalNMessageMedia2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐMessageMedia(ctx context.Context, sel ast.SelectionSet, v *model.MessageMedia) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -135,7 +135,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.ScheduledMessages = func(child int, _ *model.ScheduledMessageFilter, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
-	c.Query.WebhookList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.WebhookList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.Boards = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.BoardOrder, _ *ent.BoardWhereInput) int {
 		return pageCost(child, first, last)
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -17,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/netguard"
 )
@@ -181,16 +184,50 @@ func (r *Resolver) replay(ctx context.Context, key, fingerprint string) (*model.
 	return &model.ScheduleMessagePayload{Message: &m, Replayed: true}, nil
 }
 
+// Typing before a direct text send (the reference's withTyping): a random
+// 0.4-0.8 s, plus typingSeconds of at most 25 (WhatsApp clears the indicator after
+// about 25 s).
+const (
+	typingJitterMin = 400 * time.Millisecond
+	typingJitterMax = 800 * time.Millisecond
+	maxTypingSecs   = 25
+)
+
+// typingFor is how long a direct send of type typ shows "typing…" first: none
+// for media and polls or with withTyping false, else the jitter plus
+// typingSeconds (checked here: a number 0-25).
+func typingFor(typ string, withTyping *bool, typingSeconds *float64) (time.Duration, error) {
+	extra := 0.0
+	if typingSeconds != nil {
+		if extra = *typingSeconds; math.IsNaN(extra) || extra < 0 || extra > maxTypingSecs {
+			var p switchboard.Problems
+			p.Add("typingSeconds", "too_big", "typingSeconds must be between 0 and %d", maxTypingSecs)
+			return 0, p.Err(switchboard.EVALIDATION)
+		}
+	}
+	if typ != "text" || (withTyping != nil && !*withTyping) {
+		return 0, nil
+	}
+	jitter := typingJitterMin + rand.N(typingJitterMax-typingJitterMin+1)
+	return jitter + time.Duration(extra*float64(time.Second)).Round(time.Millisecond), nil
+}
+
 // sendNow is the use case behind sendMessage: the message is stored with its network
 // key already known (derived from its id), handed to an engine at once, and returned
 // in the state the engine left it. A transient engine failure hands the message to
-// the queue instead of losing it.
-func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageInput) (*ent.Message, error) {
+// the queue instead of losing it. A text message is preceded by "typing…" on an
+// engine that can show it (engine.Typist); one that cannot, or fails to, sends
+// all the same.
+func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error) {
 	to, err := NormalizeChatID(chatID)
 	if err != nil {
 		return nil, err
 	}
 	d, err := buildDraft(to, in, r.now(), sendAtForbidden, r.mediaURLRule(ctx, false))
+	if err != nil {
+		return nil, err
+	}
+	typing, err := typingFor(d.Type, withTyping, typingSeconds)
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +245,18 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 		if m, err = r.create(ctx, tx, d, message.OriginDirect, id); err != nil {
 			return err
 		}
-		m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key))
-		return err
+		if m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key)); err != nil {
+			return err
+		}
+		return jobs.WroteTo(ctx, tx, m)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if t, ok := eng.(engine.Typist); ok && typing > 0 {
+		if err := t.ShowTyping(ctx, to, typing); err != nil {
+			slog.Debug("typing not shown; sending all the same", "message", m.ID, "err", err)
+		}
 	}
 	if err := r.Jobs.Send(ctx, eng, m); err != nil {
 		slog.Warn("direct send failed; queued for retry", "message", m.ID, "err", err)

@@ -68,6 +68,9 @@ type Resolver struct {
 	// LoadOlderPace is the wait between two pages of one load-older call;
 	// DefaultLoadOlderPace when nil.
 	LoadOlderPace *time.Duration
+	// MediaRetryPace is the wait between two media download attempts while the
+	// engine is still fetching; DefaultMediaRetryPace when zero.
+	MediaRetryPace time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }

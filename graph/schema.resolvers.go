@@ -48,14 +48,14 @@ func (r *mutationResolver) ScheduleMessage(ctx context.Context, chatID string, i
 }
 
 // SendMessage is the resolver for the sendMessage field.
-func (r *mutationResolver) SendMessage(ctx context.Context, chatID string, input model.MessageInput) (*ent.Message, error) {
+func (r *mutationResolver) SendMessage(ctx context.Context, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
 	if err := checkText("chatId", chatID, "", input); err != nil {
 		return nil, err
 	}
-	return r.sendNow(ctx, chatID, input)
+	return r.sendNow(ctx, chatID, input, withTyping, typingSeconds)
 }
 
 // UpdateScheduledMessage is the resolver for the updateScheduledMessage field.
@@ -261,11 +261,14 @@ func (r *queryResolver) Webhook(ctx context.Context, id string) (*ent.Webhook, e
 }
 
 // WebhookList is the resolver for the webhookList field.
-func (r *queryResolver) WebhookList(ctx context.Context, limit *int, skip *int) (*model.WebhookPage, error) {
+func (r *queryResolver) WebhookList(ctx context.Context, order *string, limit *int, skip *int) (*model.WebhookPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
 		return nil, err
 	}
-	return r.listWebhooks(ctx, limit, skip)
+	if err := checkText("order", order); err != nil {
+		return nil, err
+	}
+	return r.listWebhooks(ctx, order, limit, skip)
 }
 
 // WebhookEventTypes is the resolver for the webhookEventTypes field.

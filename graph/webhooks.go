@@ -171,8 +171,8 @@ func (r *Resolver) rotateSecret(ctx context.Context, id string) (*model.RotateSe
 }
 
 // listWebhooks is the use case behind webhookList.
-func (r *Resolver) listWebhooks(ctx context.Context, limit, skip *int) (*model.WebhookPage, error) {
-	l, s, err := checkPage(limit, skip)
+func (r *Resolver) listWebhooks(ctx context.Context, order *string, limit, skip *int) (*model.WebhookPage, error) {
+	l, err := checkListing(limit, skip, order) // newest first unless order=asc
 	if err != nil {
 		return nil, err
 	}
@@ -181,11 +181,11 @@ func (r *Resolver) listWebhooks(ctx context.Context, limit, skip *int) (*model.W
 	if err != nil {
 		return nil, err
 	}
-	items, err := q.Order(ent.Desc("created_at"), ent.Desc("id")).Limit(l).Offset(s).All(ctx)
+	items, err := q.Order(l.order).Limit(l.limit).Offset(l.skip).All(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &model.WebhookPage{Items: items, Limit: l, Skip: s, Total: total}, nil
+	return &model.WebhookPage{Items: items, Limit: l.limit, Skip: l.skip, Total: total}, nil
 }
 
 // listDeliveries is the use case behind webhookDeliveries.

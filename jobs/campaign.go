@@ -91,6 +91,14 @@ func (h *Handlers) campaignStep(ctx context.Context, p campaignPayload, now time
 	if c.StepToken == "" || c.StepToken != p.Token {
 		return nil // paused, cancelled, or another step took over
 	}
+	if c.Status == campaigns.StatusPending && !campaigns.HasContent(c.Text, c.MediaURL) {
+		// Nothing to send: held, paused with the reason, until an edit gives it
+		// content and a resume (which checks it) starts it.
+		return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+			_, _, err := campaigns.Move(ctx, tx, c, campaigns.ActionHold, p.Token, campaigns.NoContentReason, now)
+			return err
+		})
+	}
 	if c.Status == campaigns.StatusPending {
 		var moved bool
 		err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {

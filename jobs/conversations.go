@@ -291,6 +291,15 @@ func touchChat(ctx context.Context, tx *ent.Tx, m *ent.Message, unread bool) err
 	return nil
 }
 
+// WroteTo puts a message the account sends directly in its chat, inside the
+// send's transaction: the chat exists as soon as the send is answered (reads
+// such as pinned messages find it before any ack is applied), with the message
+// as its last unless it holds a newer one. No unread is counted, and the
+// delivery's touchChat later finds the same message and changes nothing.
+func WroteTo(ctx context.Context, tx *ent.Tx, m *ent.Message) error {
+	return touchChat(ctx, tx, m, false)
+}
+
 // applyChat applies a change of a chat's state on the phone.
 func applyChat(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if ev.Chat == nil {

@@ -214,6 +214,31 @@ func urlSafeName(name string) string {
 	return b.String()
 }
 
+// Issued reports whether rawURL is of this store's form (whether or not its
+// media is still stored).
+func (s *Store) Issued(rawURL string) bool {
+	return strings.HasPrefix(rawURL, s.baseURL+"/media/")
+}
+
+// Info returns the type and file name of the media behind a URL this store
+// issued, without its bytes (ok false for any other URL, or one whose media is
+// gone).
+func (s *Store) Info(ctx context.Context, rawURL string) (contentType, filename string, ok bool, err error) {
+	rest, found := strings.CutPrefix(rawURL, s.baseURL+"/media/")
+	if !found {
+		return "", "", false, nil
+	}
+	token, _, _ := strings.Cut(rest, "/")
+	m, err := s.client.Media.Query().Where(media.Token(token)).
+		Select(media.FieldContentType, media.FieldFilename).Only(ctx)
+	if ent.IsNotFound(err) {
+		return "", "", false, nil
+	} else if err != nil {
+		return "", "", false, err
+	}
+	return m.ContentType, m.Filename, true, nil
+}
+
 // Get returns the media behind a URL this store issued (ok false for any other
 // URL, or one whose media is gone).
 func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error) {

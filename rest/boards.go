@@ -350,6 +350,13 @@ type similarMatch struct {
 	Score          float64 `json:"score"`
 }
 
+// similarResult is the answer of find-similar: the matches, and the indexes of
+// the candidates that matched nothing.
+type similarResult struct {
+	Matches []similarMatch `json:"matches"`
+	Misses  []int          `json:"misses"`
+}
+
 // findSimilarBoardItems serves POST /v1/boards/{id}/items/find-similar.
 func (s *server) findSimilarBoardItems(w http.ResponseWriter, r *http.Request) error {
 	var b similarBody
@@ -368,5 +375,5 @@ func (s *server) findSimilarBoardItems(w http.ResponseWriter, r *http.Request) e
 	for i, m := range res.Matches {
 		matches[i] = similarMatch{CandidateIndex: m.CandidateIndex, ItemID: m.ItemID, Text: m.Text, Score: m.Score}
 	}
-	return writeData(w, http.StatusOK, map[string]any{"matches": matches, "misses": res.Misses})
+	return writeData(w, http.StatusOK, similarResult{Matches: matches, Misses: res.Misses})
 }

@@ -85,6 +85,30 @@ func (s *server) createCampaign(w http.ResponseWriter, r *http.Request) error {
 	return s.writeCampaign(w, r, c)
 }
 
+// campaignPatch is the body of PATCH /v1/campaigns/{id} (a Switchboard addition:
+// how a campaign created without content gets some).
+type campaignPatch struct {
+	Name              *string `json:"name"`
+	Text              *string `json:"text"`
+	MediaURL          *string `json:"mediaUrl"`
+	MediaCaption      *string `json:"mediaCaption"`
+	OnMissingVariable *string `json:"onMissingVariable"`
+}
+
+// updateCampaign serves PATCH /v1/campaigns/{id}.
+func (s *server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
+	var b campaignPatch
+	if err := decodeJSON(w, r, &b, false); err != nil {
+		return err
+	}
+	c, err := s.mutation.UpdateCampaign(r.Context(), chi.URLParam(r, "id"), model.CampaignPatch{Name: b.Name, Text: b.Text,
+		MediaURL: b.MediaURL, MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable})
+	if err != nil {
+		return err
+	}
+	return s.writeCampaign(w, r, c)
+}
+
 // listCampaigns serves GET /v1/campaigns.
 func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 	var p switchboard.Problems

@@ -228,7 +228,7 @@ func TestCampaignValidation(t *testing.T) {
 		status int
 		paths  []string
 	}{
-		{"nothing", map[string]any{}, 422, []string{"name", "audienceId", "text"}},
+		{"nothing", map[string]any{}, 422, []string{"name", "audienceId"}},
 		{"unknown audience", map[string]any{"name": "c", "audienceId": "aud_unknown", "text": "hi"}, 404, nil},
 		{"empty audience", map[string]any{"name": "c", "audienceId": empty, "text": "hi"}, 422, []string{"audienceId"}},
 		{"missing variable under fail", map[string]any{"name": "c", "audienceId": id, "text": "Hi {firstname}, your {Plan} plan"}, 400,

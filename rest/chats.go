@@ -122,7 +122,7 @@ func (s *server) listChats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeChatPage(w, page, withLast == nil || *withLast)
+	return writeChatPage(w, page, withLast != nil && *withLast)
 }
 
 func writeChatPage(w http.ResponseWriter, page *model.ChatPage, withLast bool) error {
@@ -133,7 +133,8 @@ func writeChatPage(w http.ResponseWriter, page *model.ChatPage, withLast bool) e
 	return writeList(w, out, page.Limit, page.Skip, page.Total)
 }
 
-// getChat serves GET /v1/chats/{id}.
+// getChat serves GET /v1/chats/{id}: one chat carries its last message's text and
+// side (the reference's get takes no includeLastMessage).
 func (s *server) getChat(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.query.Chat(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {

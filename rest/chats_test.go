@@ -237,14 +237,25 @@ func TestMediaBytesAndActions(t *testing.T) {
 	e := newEnv(t)
 	img := e.Do("GET", "/v1/messages?messageTypes=image&limit=1", e.Key, nil).List()[0]
 	key := img["waMessageKey"].(map[string]any)["_serialized"].(string)
-	resp := e.Do("GET", "/v1/messages/media/"+key, e.Key, nil)
+	// The media answer says where the bytes are served (docs/conversations.md).
+	bytesOf := func(key string) *apptest.Response {
+		t.Helper()
+		m := e.Do("GET", "/v1/messages/media/"+key, e.Key, nil)
+		u, _ := m.Data()["url"].(string)
+		if m.Status != 200 || u == "" {
+			t.Fatalf("media of %s = %d %s", key, m.Status, m.Raw)
+		}
+		req, _ := http.NewRequest("GET", u, nil)
+		return e.Send(req)
+	}
+	resp := bytesOf(key)
 	if resp.Status != 200 || resp.Header.Get("Content-Type") != "image/png" || http.DetectContentType(resp.Raw) != "image/png" ||
 		resp.Header.Get("Content-Disposition")[:6] != "inline" {
 		t.Errorf("image: %d %v", resp.Status, resp.Header)
 	}
 	doc := e.Do("GET", "/v1/messages?messageTypes=document&limit=1", e.Key, nil).List()[0]
 	dkey := doc["waMessageKey"].(map[string]any)["_serialized"].(string)
-	resp = e.Do("GET", "/v1/messages/media/"+dkey, e.Key, nil)
+	resp = bytesOf(dkey)
 	if resp.Status != 200 || resp.Header.Get("Content-Type") != "application/pdf" || string(resp.Raw[:5]) != "%PDF-" ||
 		resp.Header.Get("Content-Disposition")[:10] != "attachment" {
 		t.Errorf("document: %d %v", resp.Status, resp.Header)

@@ -81,7 +81,7 @@ func decodeError(err error, dst any) error {
 	case errors.As(err, &syntaxErr):
 		return invalidBody("", "invalid_json", fmt.Sprintf("Malformed JSON at byte %d: %v.", syntaxErr.Offset, syntaxErr))
 	case errors.As(err, &typeErr):
-		path := typeErr.Field
+		path := withoutEmbedded(typeErr.Field, dst)
 		if path == "" {
 			return invalidBody("", "invalid_type", "The request body must be a JSON object.")
 		}
@@ -93,6 +93,28 @@ func decodeError(err error, dst any) error {
 		return invalidBody("", "invalid_json", "Malformed JSON: unexpected end of body.")
 	}
 	return invalidBody("", "invalid_json", "Malformed JSON body.")
+}
+
+// withoutEmbedded drops from a decoding error's field path the names of the
+// structs dst embeds (encoding/json names them: "typingFields.typingSeconds"),
+// leaving the body's own path.
+func withoutEmbedded(path string, dst any) string {
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return path
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			if rest, ok := strings.CutPrefix(path, f.Name+"."); ok {
+				return withoutEmbedded(rest, reflect.New(f.Type).Interface())
+			}
+		}
+	}
+	return path
 }
 
 // unknownField is the error of a body field that is not among accepted.
@@ -112,8 +134,11 @@ func acceptedFields(dst any) []string {
 		return out
 	}
 	for i := 0; i < t.NumField(); i++ {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if t.Field(i).IsExported() && name != "" && name != "-" {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct { // an embedded struct's fields are the outer's
+			out = append(out, acceptedFields(reflect.New(f.Type).Interface())...)
+		} else if f.IsExported() && name != "" && name != "-" {
 			out = append(out, name)
 		}
 	}

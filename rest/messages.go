@@ -15,7 +15,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/view"
 )
@@ -37,12 +36,43 @@ type messageBody struct {
 	mediaFile         *graphql.Upload
 }
 
+// typingFields are the fields only a direct send takes (the reference's): whether
+// "typing…" shows first, and for how much longer than its short jitter.
+type typingFields struct {
+	WithTyping    *bool    `json:"withTyping"`
+	TypingSeconds *float64 `json:"typingSeconds"`
+}
+
+// directBody is the body of POST /v1/messages/{chatId}.
+type directBody struct {
+	messageBody
+	typingFields
+}
+
 // readMessageBody reads a JSON or multipart/form-data message body.
 func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*messageBody, error) {
+	return readBody(w, r, emptyOK, nil)
+}
+
+// readDirectBody reads the body of a direct send: a message body and typingFields.
+func readDirectBody(w http.ResponseWriter, r *http.Request) (*messageBody, *typingFields, error) {
+	var t typingFields
+	b, err := readBody(w, r, false, &t)
+	return b, &t, err
+}
+
+// readBody reads a message body, and typing's fields when typing is not nil.
+func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typingFields) (*messageBody, error) {
 	var b messageBody
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		return &b, decodeJSON(w, r, &b, emptyOK)
+		if typing == nil {
+			return &b, decodeJSON(w, r, &b, emptyOK)
+		}
+		d := directBody{}
+		err := decodeJSON(w, r, &d, emptyOK)
+		*typing = d.typingFields
+		return &d.messageBody, err
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
 	if err := r.ParseMultipartForm(16 << 20); err != nil {
@@ -59,6 +89,9 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 		return nil
 	}
 	accepted := acceptedFields(&b)
+	if typing != nil {
+		accepted = acceptedFields(&directBody{})
+	}
 	for name := range r.MultipartForm.Value {
 		if !slices.Contains(accepted, name) && name != "pollOptions[]" {
 			p = append(p, switchboard.ErrorDetails(unknownField(name, append(accepted, "mediaFile")))...)
@@ -74,6 +107,20 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 			p.Add("pollAllowMultiple", "invalid_type", "pollAllowMultiple must be true or false")
 		}
 		b.PollAllowMultiple = &allow
+	}
+	if v := str("withTyping"); v != nil && typing != nil {
+		with, err := strconv.ParseBool(*v)
+		if err != nil {
+			p.Add("withTyping", "invalid_type", "withTyping must be true or false")
+		}
+		typing.WithTyping = &with
+	}
+	if v := str("typingSeconds"); v != nil && typing != nil {
+		secs, err := strconv.ParseFloat(*v, 64)
+		if err != nil {
+			p.Add("typingSeconds", "invalid_type", "typingSeconds must be a number")
+		}
+		typing.TypingSeconds = &secs
 	}
 	if files := r.MultipartForm.File["mediaFile"]; len(files) > 0 {
 		f, err := files[0].Open()
@@ -151,7 +198,7 @@ func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
 
 // sendMessage serves POST /v1/messages/{chatId}.
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
-	b, err := readMessageBody(w, r, false)
+	b, typing, err := readDirectBody(w, r)
 	defer b.close()
 	if err != nil {
 		return err
@@ -160,7 +207,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.mutation.SendMessage(r.Context(), chi.URLParam(r, "chatId"), in)
+	m, err := s.mutation.SendMessage(r.Context(), chi.URLParam(r, "chatId"), in, typing.WithTyping, typing.TypingSeconds)
 	if err != nil {
 		return err
 	}
@@ -316,26 +363,33 @@ func (s *server) loadOlder(w http.ResponseWriter, r *http.Request) error {
 	return writeData(w, http.StatusOK, res)
 }
 
-// getMessageMedia serves GET /v1/messages/media/{waMessageKey}: the bytes, with
-// the headers of safely served media (an attachment unless an inline-safe type).
+// mediaRecord is the reference's media answer: url (where the bytes are
+// served) or mediaUnavailable. dataBase64 is never sent: the bytes are always
+// at url.
+type mediaRecord struct {
+	URL              *string `json:"url,omitempty"`
+	Mimetype         *string `json:"mimetype,omitempty"`
+	Filename         *string `json:"filename,omitempty"`
+	DataBase64       *string `json:"dataBase64,omitempty"`
+	OriginalQuality  *bool   `json:"originalQuality,omitempty"`
+	MediaUnavailable *string `json:"mediaUnavailable,omitempty"`
+}
+
+// getMessageMedia serves GET /v1/messages/media/{waMessageKey}: the reference's
+// envelope of where the attachment's bytes are served (an unguessable /media/
+// URL, served with the headers of safe media), or why there are none.
 func (s *server) getMessageMedia(w http.ResponseWriter, r *http.Request) error {
 	var p switchboard.Problems
-	if n := queryInt(r, "maxAttempts", &p); n != nil && (*n < 1 || *n > 10) {
-		p.Add("maxAttempts", "too_big", "maxAttempts must be between 1 and 10")
-	}
+	attempts := queryInt(r, "maxAttempts", &p)
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}
-	m, err := s.query.MessageMedia(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"))
+	m, err := s.query.MessageMedia(r.Context(), chi.URLParam(r, "waMessageKey"), queryString(r, "chatId"), attempts)
 	if err != nil {
 		return err
 	}
-	media.SafeHeaders(w.Header(), m.MimeType, m.Filename)
-	w.Header().Set("Content-Length", strconv.Itoa(len(m.Data)))
-	w.Header().Set("Cache-Control", "private, no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(m.Data)
-	return nil
+	return writeData(w, http.StatusOK, mediaRecord{URL: m.URL, Mimetype: m.Mimetype, Filename: m.Filename,
+		OriginalQuality: m.OriginalQuality, MediaUnavailable: m.MediaUnavailable})
 }
 
 // reactToMessage serves POST /v1/messages/reactions/{waMessageKey}.

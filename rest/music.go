@@ -26,6 +26,9 @@ type songBody struct {
 	Model          *string  `json:"model"`
 	Title          *string  `json:"title"`
 	UploadID       *string  `json:"uploadId"`
+	// CaptchaToken is the reference's token for a hosted provider's captcha on
+	// covers: accepted and ignored (neither provider here has a captcha).
+	CaptchaToken *string `json:"captchaToken"`
 }
 
 // clipRecord is a clip as the reference renders it: the URLs and the duration
@@ -56,7 +59,7 @@ func (s *server) generateSong(w http.ResponseWriter, r *http.Request) error {
 	job, err := s.mutation.GenerateSong(r.Context(), model.SongInput{
 		Lyrics: b.Lyrics, Style: b.Style, NegativeStyle: b.NegativeStyle, VocalGender: b.VocalGender,
 		Weirdness: b.Weirdness, StyleInfluence: b.StyleInfluence, AudioInfluence: b.AudioInfluence,
-		Instrumental: b.Instrumental, Model: b.Model, Title: b.Title, UploadID: b.UploadID,
+		Instrumental: b.Instrumental, Model: b.Model, Title: b.Title, UploadID: b.UploadID, CaptchaToken: b.CaptchaToken,
 	})
 	if err != nil {
 		return err

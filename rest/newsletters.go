@@ -19,6 +19,7 @@ type newsletterRecord struct {
 	ChatID       string    `json:"chatId,omitempty"`
 	NewsletterID string    `json:"newsletterId,omitempty"`
 	Name         string    `json:"name"`
+	Description  string    `json:"description,omitempty"`
 	CreatedAt    time.Time `json:"createdAt"`
 	Subscribers  int       `json:"subscribers"`
 	Invite       string    `json:"invite,omitempty"`
@@ -26,7 +27,7 @@ type newsletterRecord struct {
 }
 
 func newNewsletterRecord(c *ent.Chat, inList bool) newsletterRecord {
-	rec := newsletterRecord{Name: c.Name, CreatedAt: c.CreatedAt.UTC(), Subscribers: c.Subscribers,
+	rec := newsletterRecord{Name: c.Name, Description: c.Description, CreatedAt: c.CreatedAt.UTC(), Subscribers: c.Subscribers,
 		Invite: c.Invite, Verification: c.Verification}
 	if inList {
 		rec.ChatID = c.Jid
@@ -67,7 +68,8 @@ func (s *server) getNewsletter(w http.ResponseWriter, r *http.Request) error {
 // createNewsletter serves POST /v1/newsletters.
 func (s *server) createNewsletter(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
-		Name *string `json:"name"`
+		Name        *string `json:"name"`
+		Description *string `json:"description"`
 	}
 	if err := decodeJSON(w, r, &b, false); err != nil {
 		return err
@@ -76,7 +78,7 @@ func (s *server) createNewsletter(w http.ResponseWriter, r *http.Request) error 
 		return &switchboard.Error{Code: switchboard.EVALIDATION, Message: "name is required.",
 			Details: []switchboard.Detail{{Path: "name", Code: "invalid_type", Message: "Required"}}}
 	}
-	c, err := s.mutation.CreateNewsletter(r.Context(), *b.Name)
+	c, err := s.mutation.CreateNewsletter(r.Context(), *b.Name, b.Description)
 	if err != nil {
 		return err
 	}

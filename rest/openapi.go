@@ -41,8 +41,6 @@ type apiOp struct {
 	// answers an empty body (204).
 	data map[string]any
 	list bool
-	// media marks an answer of raw attachment bytes, of the attachment's type.
-	media bool
 	// form is the schema of a multipart/form-data body the operation also takes.
 	form map[string]any
 	// header names request headers the operation reads.
@@ -104,6 +102,22 @@ var (
 		return obj(nil, props)
 	}()
 
+	// directSchema documents the typing fields of a direct send on a body schema.
+	directSchema = func(s map[string]any) map[string]any {
+		props := map[string]any{}
+		for k, v := range s["properties"].(map[string]any) {
+			props[k] = v
+		}
+		props["withTyping"] = typ("boolean", "default", true, "description", "Show \"typing…\" for 0.4-0.8 s (plus typingSeconds) before a text message, on engines that can; ignored for media and polls.")
+		props["typingSeconds"] = typ("number", "minimum", 0, "maximum", 25, "default", 0, "description", "Seconds of typing added to the 0.4-0.8 s.")
+		out := map[string]any{}
+		for k, v := range s {
+			out[k] = v
+		}
+		out["properties"] = props
+		return out
+	}
+
 	pageParams = []apiParam{
 		{"limit", "How many records to return (default 50).", typ("integer", "minimum", 1, "maximum", 200), false},
 		{"skip", "How many records to pass over first.", typ("integer", "minimum", 0), false},
@@ -162,6 +176,7 @@ var apiSchemas = map[string]any{
 		"playedAt":          dateTime,
 		"failedAt":          dateTime,
 		"failureReason":     str,
+		"secret":            typ("string", "description", "The caller's correlation tag, as given; it does not prevent duplicate sends."),
 		"linkPreview":       dataOf(switchboard.LinkPreview{}),
 		"campaignId":        str,
 	}),
@@ -250,7 +265,7 @@ var apiOperations = []apiOp{
 		data: rec("Deleted", model.DeletePayload{}), errs: []int{404, 409}},
 
 	{method: "POST", path: "/v1/messages/{chatId}", id: "sendMessage", tag: tagMessages, summary: "Send a message to a chat through an engine and wait for its key", scope: "messages:write",
-		body: bodyOf(messageBody{}), form: messageForm, status: 201, data: ref("Message"), errs: eng},
+		body: directSchema(bodyOf(directBody{})), form: directSchema(messageForm), status: 201, data: ref("Message"), errs: eng},
 	{method: "GET", path: "/v1/messages", id: "listStoredMessages", tag: tagMessages, summary: "Search the message store", scope: "chats:read",
 		query: page(q("chatId", "Only messages of this chat.", str), q("searchToken", "Text a message holds.", str), q("queryAny", "Words any of which a message holds.", str), q("order", "Sort order.", str), q("since", "Only messages at or after this time.", str), q("until", "Only messages before this time.", str), q("messageTypes", "Only these message types (repeated or comma-separated).", str), q("mime", "Only attachments of this MIME type.", str), q("filenameContains", "Only attachments whose file name holds this.", str), q("hasMedia", "Only messages with (true) or without (false) an attachment.", boolean), q("sender", "Only messages from this sender.", str), q("loadFromPhoneIfNeeded", "Accepted for compatibility; ignored.", boolean), q("includeMediaContent", "Accepted for compatibility; ignored.", boolean)), data: ref("ChatMessage"), list: true},
 	{method: "GET", path: "/v1/messages/ack/{waMessageKey}", id: "getMessageAck", tag: tagMessages, summary: "The delivery acknowledgement level of a message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
@@ -260,7 +275,8 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/messages/load_older/{chatId}", id: "loadOlderMessages", tag: tagMessages, summary: "Fetch older history of a chat from the phone into the store", scope: "chats:read",
 		body: closed(nil, map[string]any{"pages": typ("integer", "minimum", 1, "maximum", 10), "until_date": typ("string", "description", "Stop at messages older than this date.")}), bodyOptional: true, data: rec("LoadOlderResult", model.LoadOlderResult{}), errs: eng},
 	{method: "GET", path: "/v1/messages/media/{waMessageKey}", id: "getMessageMedia", tag: tagMessages, summary: "Download the attachment of a message", scope: "chats:read",
-		query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str), q("maxAttempts", "How many download attempts to make.", typ("integer", "minimum", 1, "maximum", 10))}, media: true, errs: eng},
+		query: []apiParam{q("chatId", "The chat of the message, when the key is only its id (a phone number or chat id).", str), q("maxAttempts", "How many download attempts to make while the engine is still fetching, 1.5 s apart (1 answers at once).", typ("integer", "minimum", 1, "maximum", 10, "default", 6))},
+		data:  rec("MessageMedia", mediaRecord{}), errs: eng},
 	{method: "POST", path: "/v1/messages/reactions/{waMessageKey}", id: "reactToMessage", tag: tagMessages, summary: "React to a message with an emoji (empty removes the reaction)", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		body: closed([]string{"emoji"}, map[string]any{"emoji": typ("string", "description", "The emoji; empty removes the reaction.")}), data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", scope: "chats:write", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
@@ -273,9 +289,9 @@ var apiOperations = []apiOp{
 		query: []apiParam{
 			q("numberOfChats", "How many chats.", typ("integer", "minimum", 1, "maximum", 200)),
 			q("numberOfMessages", "How many messages per chat.", typ("integer", "minimum", 0, "maximum", 100)),
-		}, data: obj([]string{"chats"}, map[string]any{"totalChats": integer, "chats": arrayOf(ref("Chat"))})},
+		}, data: obj([]string{"chats", "totalChats", "numberOfChats", "numberOfMessages"}, map[string]any{"totalChats": integer, "numberOfChats": integer, "numberOfMessages": integer, "chats": arrayOf(ref("Chat"))})},
 	{method: "GET", path: "/v1/chats", id: "listChats", tag: tagChats, summary: "List chats", scope: "chats:read",
-		query: page(q("searchToken", "Text a chat's name holds.", str), q("filter", "A named subset of chats (such as unread).", str), q("kinds", "Only chats of these kinds (repeated or comma-separated).", str), q("since", "Only chats active at or after this time.", str), q("includeWithoutName", "Include chats without a name.", boolean), q("includeArchive", "Include archived chats.", boolean), q("includeLastMessage", "Add the last message's text and side.", boolean), q("includeExtendedInfo", "Accepted for compatibility; ignored.", boolean)),
+		query: page(q("searchToken", "Text a chat's name holds.", str), q("filter", "A named subset of chats (such as unread).", str), q("kinds", "Only chats of these kinds (repeated or comma-separated).", str), q("since", "Only chats active at or after this time.", str), q("includeWithoutName", "Include chats without a name.", boolean), q("includeArchive", "Include archived chats.", boolean), q("includeLastMessage", "Add the last message's text and side (lastMessageText, lastMessageFromMe); left out by default.", boolean), q("includeExtendedInfo", "Accepted for compatibility; ignored.", boolean)),
 		data:  ref("Chat"), list: true},
 	{method: "GET", path: "/v1/chats/{id}", id: "getChat", tag: tagChats, summary: "One chat", scope: "chats:read", data: ref("Chat"), errs: notFnd},
 	{method: "GET", path: "/v1/chats/{chatId}/participants", id: "listParticipants", tag: tagChats, summary: "The participants of a group chat", scope: "chats:read",
@@ -286,7 +302,7 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/chats/{chatId}/unarchive", id: "unarchiveChat", tag: tagChats, summary: "Move a chat out of the archive", scope: "chats:write", data: okData, errs: eng},
 
 	{method: "GET", path: "/v1/contacts", id: "listContacts", tag: tagContacts, summary: "List contacts", scope: "contacts:read",
-		query: page(q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: rec("Contact", contactRecord{}), list: true},
+		query: []apiParam{q("limit", "How many contacts to return (default 10); -1 returns every contact in one answer.", map[string]any{"type": "integer", "default": 10, "oneOf": []any{typ("integer", "const", -1), typ("integer", "minimum", 1, "maximum", 200)}}), pageParams[1], q("searchToken", "Text a contact's name or number holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)}, data: rec("Contact", contactRecord{}), list: true},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", scope: "groups:read",
 		query: pageParams, data: rec("GroupSummary", groupItem{}), list: true, errs: eng},
 
@@ -306,13 +322,13 @@ var apiOperations = []apiOp{
 
 	{method: "GET", path: "/v1/newsletters", id: "listNewsletters", tag: tagNewsletter, summary: "List newsletters", scope: "newsletters:read", query: page(q("searchToken", "Text a newsletter's name holds.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)), data: rec("Newsletter", newsletterRecord{}), list: true},
 	{method: "POST", path: "/v1/newsletters", id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", scope: "newsletters:write",
-		body: closed([]string{"name"}, map[string]any{"name": str}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
+		body: closed([]string{"name"}, map[string]any{"name": typ("string", "minLength", 1, "maxLength", 100), "description": typ("string", "maxLength", 2048)}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
 	{method: "GET", path: "/v1/newsletters/{id}", id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", scope: "newsletters:read", data: rec("Newsletter", newsletterRecord{}), errs: notFnd},
 
 	{method: "GET", path: "/v1/messages/{id}", id: "getMessage", tag: tagMessages, summary: "One stored message", scope: "chats:read", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: ref("ChatMessage"), errs: notFnd},
 
 	{method: "POST", path: "/v1/webhooks", id: "createWebhook", tag: tagWebhooks, summary: "Subscribe a URL to events", scope: "webhooks:write", body: bodyOf(webhookBody{}), status: 201, data: ref("Webhook")},
-	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: pageParams, data: ref("Webhook"), list: true},
+	{method: "GET", path: "/v1/webhooks", id: "listWebhooks", tag: tagWebhooks, summary: "List webhooks", scope: "webhooks:read", query: page(q("order", "By creation: desc (newest first, the default) or asc.", typ("string", "enum", []string{"asc", "desc"}))), data: ref("Webhook"), list: true},
 	{method: "GET", path: "/v1/webhooks/{id}", id: "getWebhook", tag: tagWebhooks, summary: "One webhook", scope: "webhooks:read", data: ref("Webhook"), errs: notFnd},
 	{method: "PATCH", path: "/v1/webhooks/{id}", id: "updateWebhook", tag: tagWebhooks, summary: "Change a webhook's URL, events, description or status", scope: "webhooks:write", body: bodyOf(webhookBody{}), data: ref("Webhook"), errs: notFnd},
 	{method: "DELETE", path: "/v1/webhooks/{id}", id: "deleteWebhook", tag: tagWebhooks, summary: "Delete a webhook", scope: "webhooks:write", data: rec("Deleted", model.DeletePayload{}), errs: notFnd},
@@ -326,7 +342,7 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/boards/{id}/items", id: "listBoardItems", tag: tagBoards, summary: "The items of a board", scope: "boards:read", query: page(q("active_only", "Only active items.", boolean), q("status", "Only items in this status.", str), q("updated_since", "Only items updated at or after this time.", str), q("order", "Sort order.", str)), data: rec("BoardItem", itemRecord{}), list: true, errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items", id: "createBoardItem", tag: tagBoards, summary: "Add an item to a board (200 when it already existed)", scope: "boards:write", body: bodyOf(itemBody{}), status: 201, data: rec("BoardItem", itemRecord{}), errs: notFnd},
 	{method: "POST", path: "/v1/boards/{id}/items/bulk", id: "upsertBoardItems", tag: tagBoards, summary: "Create or update many items at once", scope: "boards:write", body: bodyOf(bulkBody{}), data: rec("BoardMergeReport", mergeReport{}), errs: notFnd},
-	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: anyObject, errs: notFnd},
+	{method: "POST", path: "/v1/boards/{id}/items/find-similar", id: "findSimilarBoardItems", tag: tagBoards, summary: "Find items like the ones given", scope: "boards:read", body: bodyOf(similarBody{}), data: rec("SimilarItems", similarResult{}), errs: notFnd},
 	{method: "PATCH", path: "/v1/boards/{id}/items/{itemId}", id: "updateBoardItem", tag: tagBoards, summary: "Change a board item", scope: "boards:write", body: bodyOf(itemBody{}), data: rec("BoardItem", itemRecord{}), errs: []int{404, 409}},
 
 	{method: "GET", path: "/v1/audiences", id: "listAudiences", tag: tagAudiences, summary: "List audiences", scope: "audiences:read", query: page(q("order", "Sort order.", str)), data: rec("Audience", audienceRecord{}), list: true},
@@ -342,11 +358,12 @@ var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/campaigns", id: "listCampaigns", tag: tagCampaigns, summary: "List campaigns", scope: "campaigns:read", query: page(q("order", "Sort order.", str), q("status", "Only campaigns in this status.", str)), data: rec("Campaign", view.Campaign{}), list: true},
 	{method: "POST", path: "/v1/campaigns", id: "createCampaign", tag: tagCampaigns, summary: "Create and start a campaign to an audience", scope: "campaigns:write", body: bodyOf(campaignBody{}), data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 	{method: "GET", path: "/v1/campaigns/{id}", id: "getCampaign", tag: tagCampaigns, summary: "One campaign with its progress", scope: "campaigns:read", data: rec("Campaign", view.Campaign{}), errs: notFnd},
+	{method: "PATCH", path: "/v1/campaigns/{id}", id: "updateCampaign", tag: tagCampaigns, summary: "Change the name or content of a pending or paused campaign", scope: "campaigns:write", body: bodyOf(campaignPatch{}), data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/pause", id: "pauseCampaign", tag: tagCampaigns, summary: "Pause a running campaign", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/resume", id: "resumeCampaign", tag: tagCampaigns, summary: "Resume a paused campaign", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 	{method: "POST", path: "/v1/campaigns/{id}/cancel", id: "cancelCampaign", tag: tagCampaigns, summary: "Cancel a campaign for good", scope: "campaigns:write", data: rec("Campaign", view.Campaign{}), errs: []int{404, 409}},
 
-	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(anyObject)}), errs: []int{503, 501}},
+	{method: "POST", path: "/v1/music/songs", id: "generateSong", tag: tagMusic, summary: "Start generating a song", scope: "music:write", body: bodyOf(songBody{}), data: obj([]string{"jobId", "clips"}, map[string]any{"jobId": str, "clips": arrayOf(ref("Song"))}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/songs/{id}", id: "getSong", tag: tagMusic, summary: "One generated song and its progress", scope: "music:read", data: rec("Song", clipRecord{}), errs: notFnd},
 	{method: "POST", path: "/v1/music/uploads", id: "uploadMusic", tag: tagMusic, summary: "Upload audio (JSON with a URL, or multipart)", scope: "music:write", body: bodyOf(uploadBody{}), form: obj(nil, map[string]any{"fileName": typ("string", "description", "Must come before the file part."), "file": binary, "audioFile": typ("string", "contentMediaType", "application/octet-stream", "description", "Another name of the file part.")}), data: rec("MusicUpload", model.MusicUploadResult{}), errs: []int{503, 501}},
 	{method: "GET", path: "/v1/music/account", id: "getMusicAccount", tag: tagMusic, summary: "The music credits left", scope: "music:read", data: rec("MusicAccount", accountRecord{}), errs: []int{503, 501}},
@@ -460,10 +477,7 @@ func buildOpenAPI() map[string]any {
 		if status == 0 {
 			status = 200
 		}
-		if o.media {
-			resp[itoa(status)] = map[string]any{"description": "The attachment's bytes, with its Content-Type.",
-				"content": map[string]any{"*/*": map[string]any{"schema": map[string]any{}}}}
-		} else if o.data == nil {
+		if o.data == nil {
 			resp[itoa(status)] = map[string]any{"description": "Done; no body."}
 		} else {
 			env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})

@@ -220,6 +220,7 @@ func NewRouter(cfg Config) http.Handler {
 			r.Method(http.MethodGet, "/campaigns", handlerFunc(s.listCampaigns))
 			r.Method(http.MethodPost, "/campaigns", handlerFunc(s.createCampaign))
 			r.Method(http.MethodGet, "/campaigns/{id}", handlerFunc(s.getCampaign))
+			r.Method(http.MethodPatch, "/campaigns/{id}", handlerFunc(s.updateCampaign))
 			r.Method(http.MethodPost, "/campaigns/{id}/pause", s.campaignAction(s.mutation.PauseCampaign))
 			r.Method(http.MethodPost, "/campaigns/{id}/resume", s.campaignAction(s.mutation.ResumeCampaign))
 			r.Method(http.MethodPost, "/campaigns/{id}/cancel", s.campaignAction(s.mutation.CancelCampaign))

@@ -97,7 +97,7 @@ func (s *server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}
-	page, err := s.query.WebhookList(r.Context(), limit, skip)
+	page, err := s.query.WebhookList(r.Context(), queryString(r, "order"), limit, skip)
 	if err != nil {
 		return err
 	}

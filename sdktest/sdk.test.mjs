@@ -112,3 +112,33 @@ test("newsletters: list, create, retrieve", async () => {
   assert.equal(got.newsletterId, created.newsletterId);
   assert.equal(got.name, "SDK news");
 });
+
+test("messages.getMedia parses the media envelope", async () => {
+  const page = await client.messages.list({ messageTypes: ["image"], limit: 1 });
+  const key = page.data[0].waMessageKey._serialized;
+  const media = await client.messages.getMedia(key, { maxAttempts: 1 });
+  assert.match(media.url, /\/media\//);
+  assert.equal(media.mimetype, "image/png");
+  assert.equal(media.mediaUnavailable ?? null, null);
+  const bytes = await fetch(media.url);
+  assert.equal(bytes.status, 200);
+  assert.equal(bytes.headers.get("content-type"), "image/png");
+  const text = await client.messages.list({ messageTypes: ["chat"], limit: 1 });
+  const none = await client.messages.getMedia(text.data[0].waMessageKey._serialized);
+  assert.equal(none.mediaUnavailable, "no_media");
+});
+
+test("campaigns.create with name and audienceId only", async () => {
+  const aud = await client.audiences.create({ name: "SDK bare", contacts: [{ to: "+15550009877" }] });
+  const c = await client.campaigns.create({ name: "SDK bare", audienceId: aud.id });
+  assert.equal(c.status, "pending");
+  assert.equal(c.totalCount, 1);
+});
+
+test("messages.send with withTyping, newsletters with a description", async () => {
+  const sent = await client.messages.send(phone, { type: "text", text: "typed by the SDK", withTyping: true, typingSeconds: 1 });
+  assert.ok(sent.waMessageKey);
+  const n = await client.newsletters.create({ name: "SDK described", description: "What the SDK says" });
+  assert.equal(n.description, "What the SDK says");
+  assert.equal((await client.newsletters.retrieve(n.newsletterId)).description, "What the SDK says");
+});

@@ -47,6 +47,7 @@ type client interface {
 	SetGroupPhoto(ctx context.Context, jid types.JID, avatar []byte) (string, error)
 	LeaveGroup(ctx context.Context, jid types.JID) error
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
+	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error
 
 	// OwnID is the account's phone-number JID (with its device), empty before pairing.
 	OwnID() types.JID

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -184,19 +185,49 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 		return engine.Media{}, engine.ErrNotFound
 	}
 	data, err := cl.Download(ctx, d)
-	if err != nil {
+	if errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404) || errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410) {
+		// The CDN no longer holds the file (the reference's expired; asking the
+		// sender to upload it again, awaiting_sender, is the media retry's).
+		return engine.Media{}, &engine.MediaUnavailableError{Reason: engine.MediaExpired, Message: err.Error()}
+	} else if err != nil {
 		return engine.Media{}, fmt.Errorf("gateway: download media: %w", err)
 	}
 	return engine.Media{Data: data, MimeType: mime, Filename: name}, nil
 }
 
+// ShowTyping implements engine.Typist: the composing presence in chat for d,
+// then paused (the message that follows would clear it too).
+func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
+	cl, err := e.ready()
+	if err != nil {
+		return err
+	}
+	jid, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	if err := cl.SendChatPresence(ctx, jid, types.ChatPresenceComposing, types.ChatPresenceMediaText); err != nil {
+		return fmt.Errorf("gateway: typing: %w", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	if err := cl.SendChatPresence(context.WithoutCancel(ctx), jid, types.ChatPresencePaused, types.ChatPresenceMediaText); err != nil {
+		return fmt.Errorf("gateway: typing: %w", err)
+	}
+	return ctx.Err()
+}
+
 // CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.ChatState, error) {
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (engine.ChatState, error) {
 	cl, err := e.ready()
 	if err != nil {
 		return engine.ChatState{}, err
 	}
-	md, err := cl.CreateNewsletter(ctx, whatsmeow.CreateNewsletterParams{Name: name})
+	md, err := cl.CreateNewsletter(ctx, whatsmeow.CreateNewsletterParams{Name: name, Description: description})
 	if err != nil {
 		return engine.ChatState{}, fmt.Errorf("gateway: create newsletter: %w", err)
 	}
@@ -205,6 +236,9 @@ func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.Chat
 		Verification: string(md.ThreadMeta.VerificationState)}
 	if s.Name == "" {
 		s.Name = name
+	}
+	if s.Description == "" {
+		s.Description = description
 	}
 	if code := md.ThreadMeta.InviteCode; code != "" {
 		s.Invite = "https://whatsapp.com/channel/" + code

@@ -38,6 +38,7 @@ type fakeClient struct {
 	reads    []fakeRead
 	vote     *waE2E.PollVoteMessage
 	download []byte
+	presence []string // "<chat> <state>" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -324,8 +325,16 @@ func (f *fakeClient) LeaveGroup(context.Context, types.JID) error {
 func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error) {
 	md := &types.NewsletterMetadata{ID: types.NewJID("120363999", types.NewsletterServer)}
 	md.ThreadMeta.Name.Text = p.Name
+	md.ThreadMeta.Description.Text = p.Description
 	md.ThreadMeta.InviteCode = "abc"
 	return md, nil
+}
+
+func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, _ types.ChatPresenceMedia) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.presence = append(f.presence, jid.String()+" "+string(state))
+	return nil
 }
 
 func (f *fakeClient) OwnID() types.JID {

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -691,8 +692,17 @@ func TestChatActions(t *testing.T) {
 	if _, err := h.e.FetchMedia(ctx, engine.Key{Remote: "15552223333@c.us", ID: "NOPE"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("unknown media: %v", err)
 	}
-	nl, err := h.e.CreateNewsletter(ctx, "News")
-	if err != nil || nl.ID != "120363999@newsletter" || nl.Kind != engine.ChatNewsletter || nl.Invite == "" {
+	if err := h.e.ShowTyping(ctx, "15552223333@c.us", 20*time.Millisecond); err != nil {
+		t.Errorf("typing: %v", err)
+	}
+	h.f.mu.Lock()
+	typed := slices.Clone(h.f.presence)
+	h.f.mu.Unlock()
+	if want := []string{"15552223333@s.whatsapp.net composing", "15552223333@s.whatsapp.net paused"}; !slices.Equal(typed, want) {
+		t.Errorf("typing presence = %v, want %v", typed, want)
+	}
+	nl, err := h.e.CreateNewsletter(ctx, "News", "What is new")
+	if err != nil || nl.ID != "120363999@newsletter" || nl.Kind != engine.ChatNewsletter || nl.Invite == "" || nl.Description != "What is new" {
 		t.Errorf("newsletter %+v %v", nl, err)
 	}
 }

@@ -31,6 +31,7 @@ var (
 	_ engine.HistoryLoader     = (*Engine)(nil)
 	_ engine.ChatActor         = (*Engine)(nil)
 	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.Typist            = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.Pairer            = (*Engine)(nil)
@@ -153,9 +154,20 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media
 	return m, e.invoke(ctx, "FetchMedia", []any{&m}, key)
 }
 
-// CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (c engine.ChatState, err error) {
-	return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name)
+// ShowTyping implements engine.Typist (capability typing; d travels as
+// nanoseconds). The engine answers once the typing is over.
+func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
+	return e.invoke(ctx, "ShowTyping", nil, chat, d)
+}
+
+// CreateNewsletter implements engine.NewsletterCreator. The description is
+// sent only when there is one, so that an engine built before it took one still
+// creates newsletters without.
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (c engine.ChatState, err error) {
+	if description == "" {
+		return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name)
+	}
+	return c, e.invoke(ctx, "CreateNewsletter", []any{&c}, name, description)
 }
 
 // CreateGroup implements engine.GroupAdmin.

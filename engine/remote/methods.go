@@ -28,6 +28,7 @@ var capabilities = []struct {
 	{"history_load", reflect.TypeFor[engine.HistoryLoader]()},
 	{"chat_actions", reflect.TypeFor[engine.ChatActor]()},
 	{"media", reflect.TypeFor[engine.MediaFetcher]()},
+	{"typing", reflect.TypeFor[engine.Typist]()},
 	{"newsletters", reflect.TypeFor[engine.NewsletterCreator]()},
 	{"groups", reflect.TypeFor[engine.GroupAdmin]()},
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
@@ -112,12 +113,18 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 			return nil, fmt.Errorf("bad params of %s: %v", method, err)
 		}
 	}
-	if t.NumIn() == 0 || t.In(0) != contextType || len(raw) != t.NumIn()-1 {
+	// Trailing params may be left out (they are the zero value): a server that
+	// predates a method's newest argument still reaches the engine.
+	if t.NumIn() == 0 || t.In(0) != contextType || len(raw) > t.NumIn()-1 {
 		return nil, fmt.Errorf("%s takes %d params, got %d", method, t.NumIn()-1, len(raw))
 	}
 	args := []reflect.Value{reflect.ValueOf(ctx)}
 	for i := 1; i < t.NumIn(); i++ {
 		p := reflect.New(t.In(i))
+		if i > len(raw) {
+			args = append(args, p.Elem())
+			continue
+		}
 		if err := json.Unmarshal(raw[i-1], p.Interface()); err != nil {
 			return nil, fmt.Errorf("bad param %d of %s: %v", i, method, err)
 		}

@@ -124,6 +124,8 @@ type WireError struct {
 	Message     string `json:"message"`
 	Rule        string `json:"rule,omitempty"`
 	Participant string `json:"participant,omitempty"`
+	// Reason is a media_unavailable error's (engine.MediaUnavailableError).
+	Reason string `json:"reason,omitempty"`
 }
 
 // Wire error codes besides Switchboard's.
@@ -133,6 +135,7 @@ const (
 	codeGroupRule   = "group_rule"
 	codeUnsupported = "unsupported"
 	codeEngineError = "engine_error"
+	codeNoMedia     = "media_unavailable"
 )
 
 // EncodeError is the wire form of an engine method's error.
@@ -143,9 +146,12 @@ func EncodeError(err error) *WireError {
 	var rule *engine.GroupRuleError
 	var app *switchboard.Error
 	var wire *WireError
+	var media *engine.MediaUnavailableError
 	switch {
 	case errors.As(err, &wire):
 		return wire
+	case errors.As(err, &media):
+		return &WireError{Code: codeNoMedia, Message: media.Message, Reason: media.Reason}
 	case errors.As(err, &rule):
 		return &WireError{Code: codeGroupRule, Message: rule.Message, Rule: rule.Rule, Participant: rule.Participant}
 	case errors.Is(err, engine.ErrRejected):
@@ -170,6 +176,8 @@ func (w *WireError) Err() error {
 	switch w.Code {
 	case codeGroupRule:
 		return &engine.GroupRuleError{Rule: w.Rule, Participant: w.Participant, Message: w.Message}
+	case codeNoMedia:
+		return &engine.MediaUnavailableError{Reason: w.Reason, Message: w.Message}
 	case codeRejected:
 		return fmt.Errorf("%w: remote engine: %s", engine.ErrRejected, w.Message)
 	case codeNotFound:

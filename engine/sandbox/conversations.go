@@ -139,6 +139,45 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 	return e.report(ctx, engine.Event{Type: engine.EventPin, Key: key, Pinned: d})
 }
 
+// ShowTyping implements engine.Typist: the network notes that the account typed
+// in chat for d (Network.Typing) and takes that long, scaled like its acks (d
+// times the ack delay over a second: 1 s of typing takes 50 ms under a 50 ms ack
+// delay), so that tests and demos keep the sandbox's pace.
+func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
+	e.net.mu.Lock()
+	log := append(e.net.typing[e.workspaceID], Typing{Chat: chat, For: d, At: time.Now()})
+	if len(log) > maxTyping {
+		log = log[len(log)-maxTyping:]
+	}
+	e.net.typing[e.workspaceID] = log
+	e.net.mu.Unlock()
+	wait := time.Duration(float64(d) * float64(e.net.delay) / float64(time.Second))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(wait):
+		return nil
+	}
+}
+
+// Typing is one "typing…" the account showed through the sandbox.
+type Typing struct {
+	Chat string
+	For  time.Duration
+	At   time.Time
+}
+
+// maxTyping bounds the typing the network remembers per workspace.
+const maxTyping = 100
+
+// Typing returns what the account typed through the network in a workspace, the
+// latest maxTyping, oldest first.
+func (n *Network) Typing(workspaceID string) []Typing {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Typing(nil), n.typing[workspaceID]...)
+}
+
 // FetchMedia implements engine.MediaFetcher for the media of the world's messages.
 func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, error) {
 	w, _, err := e.world(ctx)
@@ -153,10 +192,10 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 }
 
 // CreateNewsletter implements engine.NewsletterCreator.
-func (e *Engine) CreateNewsletter(ctx context.Context, name string) (engine.ChatState, error) {
+func (e *Engine) CreateNewsletter(ctx context.Context, name, description string) (engine.ChatState, error) {
 	now := time.Now().UTC().Truncate(time.Second)
 	id := fmt.Sprintf("120363%012d@newsletter", worldSeed(e.workspaceID+name+now.String())%1e12)
-	s := engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: name, CreatedAt: &now,
+	s := engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: name, Description: description, CreatedAt: &now,
 		Invite: "https://chat.example.com/channel/" + switchboard.RandomToken(8), Verification: "UNVERIFIED"}
 	return s, e.report(ctx, engine.Event{Type: engine.EventChat, Chat: &s})
 }

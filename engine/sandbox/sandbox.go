@@ -38,8 +38,9 @@ type Network struct {
 	busyUntil atomic.Int64  // unix nanos of the last event this process scheduled
 
 	mu     sync.Mutex
-	worlds map[string]*world // by workspace, built on first use
-	synced map[string]bool   // workspaces whose history was reported
+	worlds map[string]*world   // by workspace, built on first use
+	synced map[string]bool     // workspaces whose history was reported
+	typing map[string][]Typing // by workspace, the latest maxTyping
 }
 
 // scheduled notes that this process scheduled events due until last.
@@ -60,7 +61,8 @@ func (n *Network) scheduled(last time.Time) {
 // NewNetwork returns a sandbox network whose acks are spaced by delay and
 // reported to sink.
 func NewNetwork(client *ent.Client, delay time.Duration, sink engine.Sink) *Network {
-	return &Network{client: client, delay: delay, sink: sink, worlds: map[string]*world{}, synced: map[string]bool{}}
+	return &Network{client: client, delay: delay, sink: sink, worlds: map[string]*world{}, synced: map[string]bool{},
+		typing: map[string][]Typing{}}
 }
 
 // Engine returns a new engine session of the network for a workspace.

@@ -191,7 +191,7 @@ type CampaignInput struct {
 	// 1-120 characters.
 	Name       *string `json:"name,omitempty"`
 	AudienceID *string `json:"audienceId,omitempty"`
-	// 1-4096 characters, with {variable} tokens resolved per contact (any case). Required unless mediaUrl.
+	// 1-4096 characters, with {variable} tokens resolved per contact (any case). A campaign with neither text nor mediaUrl is held when it would start.
 	Text *string `json:"text,omitempty"`
 	// A public https URL of an image, video or document to attach.
 	MediaURL *string `json:"mediaUrl,omitempty"`
@@ -224,6 +224,20 @@ type CampaignPage struct {
 	Limit int             `json:"limit"`
 	Skip  int             `json:"skip"`
 	Total int             `json:"total"`
+}
+
+// The fields of a campaign an edit may change; those left out keep their value.
+type CampaignPatch struct {
+	// 1-120 characters.
+	Name *string `json:"name,omitempty"`
+	// 1-4096 characters, with {variable} tokens.
+	Text *string `json:"text,omitempty"`
+	// A public https URL of an image, video or document to attach.
+	MediaURL *string `json:"mediaUrl,omitempty"`
+	// 1-1024 characters; requires mediaUrl (given now or before).
+	MediaCaption *string `json:"mediaCaption,omitempty"`
+	// fail or skip.
+	OnMissingVariable *string `json:"onMissingVariable,omitempty"`
 }
 
 // A campaign's progress, counted from its messages. sent includes delivered, which includes read.
@@ -417,6 +431,18 @@ type MessageInput struct {
 	Secret  *string `json:"secret,omitempty"`
 }
 
+// The media of a message (the reference's shape): url, or mediaUnavailable.
+type MessageMedia struct {
+	// Where the bytes are served: this server's /media/ (an unguessable URL), or the public URL the message was sent from.
+	URL      *string `json:"url,omitempty"`
+	Mimetype *string `json:"mimetype,omitempty"`
+	Filename *string `json:"filename,omitempty"`
+	// false when the bytes are the network's preview rather than the original; null otherwise.
+	OriginalQuality *bool `json:"originalQuality,omitempty"`
+	// Why there are no bytes: expired, fetching, awaiting_sender, error or no_media; null when url is set.
+	MediaUnavailable *string `json:"mediaUnavailable,omitempty"`
+}
+
 type MessagePage struct {
 	Items []*ent.Message `json:"items"`
 	Limit int            `json:"limit"`
@@ -562,6 +588,8 @@ type SongInput struct {
 	Title *string `json:"title,omitempty"`
 	// A reference recording from uploadMusicAudio.
 	UploadID *string `json:"uploadId,omitempty"`
+	// The reference's captcha token for covers on its hosted provider: accepted and ignored here (neither the local nor the HTTP provider has a captcha).
+	CaptchaToken *string `json:"captchaToken,omitempty"`
 }
 
 type SongJob struct {
