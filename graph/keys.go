@@ -29,6 +29,9 @@ func (r *Resolver) apiKeyList(ctx context.Context, prefix *string, limit, skip *
 		return nil, err
 	}
 	q := r.Client.APIKey.Query()
+	if err := checkText("prefix", prefix); err != nil {
+		return nil, err
+	}
 	if prefix != nil && *prefix != "" {
 		if len(*prefix) > maxKeyPrefix {
 			var p switchboard.Problems
@@ -80,6 +83,9 @@ func (r *Resolver) createAPIKey(ctx context.Context, in model.APIKeyInput) (*mod
 	if in.Name != nil {
 		name = *in.Name
 	}
+	if err := checkText("", in); err != nil {
+		return nil, err
+	}
 	var p switchboard.Problems
 	if utf8.RuneCountInString(name) > maxKeyName {
 		p.Add("name", "too_big", "name must be at most %d characters", maxKeyName)
@@ -110,16 +116,31 @@ func (r *Resolver) createAPIKey(ctx context.Context, in model.APIKeyInput) (*mod
 	return &model.APIKeyCreated{Key: issued.Key, APIKey: issued.Record}, nil
 }
 
-// revokeAPIKey is the use case behind revokeApiKey. Revoking a revoked key
+// revokeAPIKey is the use case behind revokeApiKey. A key may revoke only a key
+// it could have created: one whose every scope it may grant (mayGrant), so a
+// keys:write key cannot take the workspace's * key away. Revoking a revoked key
 // answers it as it is.
 func (r *Resolver) revokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeKeysWrite); err != nil {
+	v, err := viewer.Require(ctx, switchboard.ScopeKeysWrite)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	row, err := r.Client.APIKey.Get(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, notFound("id", "No API key with id %s.", quote(id))
 	} else if err != nil {
+		return nil, err
+	}
+	var denied switchboard.Problems
+	for i, s := range row.Scopes {
+		if !mayGrant(v, s) {
+			denied.Add(fmt.Sprintf("scopes[%d]", i), "missing_scope", "%s: a key can only revoke keys whose scopes it holds", s)
+		}
+	}
+	if err := denied.Err(switchboard.EFORBIDDEN); err != nil {
 		return nil, err
 	}
 	if row.RevokedAt != nil {
