@@ -103,6 +103,9 @@ func (r *Resolver) createEngine(ctx context.Context, in model.EngineInput) (*mod
 	if err != nil {
 		return nil, err
 	}
+	if err := checkText("", in); err != nil {
+		return nil, err
+	}
 	var p switchboard.Problems
 	if !slices.Contains(engineKinds, in.Kind) {
 		p.Add("kind", "invalid_enum_value", "kind must be one of %s", strings.Join(engineKinds, ", "))

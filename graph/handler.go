@@ -89,8 +89,9 @@ func NewIDE() http.Handler {
 
 // guardArgs runs before every field: it bounds the page of every connection (first
 // or last at most 200, first 50 when both are omitted) and checks the text of the
-// arguments of nested fields. Root fields check their own text, because the REST
-// facade calls the same resolvers.
+// arguments of every field, root fields included, so that no field of the schema
+// can take a NUL byte or invalid UTF-8 to the database. (The REST facade, which
+// calls the resolvers directly, checks what it decodes with CheckText.)
 func guardArgs(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || len(fc.Args) == 0 {
@@ -109,10 +110,8 @@ func guardArgs(ctx context.Context, next graphql.Resolver) (any, error) {
 			fc.Args["first"] = &n
 		}
 	}
-	if fc.Object != "Query" && fc.Object != "Mutation" {
-		if err := checkArgs(fc.Args); err != nil {
-			return nil, err
-		}
+	if err := checkArgs(fc.Args); err != nil {
+		return nil, err
 	}
 	return next(ctx)
 }

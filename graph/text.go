@@ -2,6 +2,7 @@ package graph
 
 import (
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -31,10 +32,26 @@ func checkText(args ...any) error {
 	return nil
 }
 
-// checkArgs runs checkText over a GraphQL field's arguments.
+// CheckText is checkText for the transports: the REST facade runs it over every
+// body, path parameter, query value and form value it decodes, so that no text
+// reaches a resolver unchecked, whichever resolver it is.
+func CheckText(args ...any) error { return checkText(args...) }
+
+// checkArgs runs checkText over a GraphQL field's arguments, in the order of their
+// names. An argument named input is an input object whose fields are named at the
+// top level, as the REST body names them ("name", not "input.name").
 func checkArgs(args map[string]any) error {
-	for name, v := range args {
-		if err := checkText(name, v); err != nil {
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := name
+		if name == "input" {
+			path = ""
+		}
+		if err := checkText(path, args[name]); err != nil {
 			return err
 		}
 	}

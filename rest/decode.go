@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,60 @@ func decodeJSONUpTo(w http.ResponseWriter, r *http.Request, dst any, emptyOK boo
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalidBody("", "invalid_json", "The request body must hold a single JSON object.")
+	}
+	return graph.CheckText("", dst)
+}
+
+// parseMultipart reads a multipart/form-data body of at most maxMultipartBody
+// bytes (files beyond 16 MB kept on disk) and checks the text of every value.
+func parseMultipart(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
+	if err := r.ParseMultipartForm(16 << 20); err != nil {
+		if strings.Contains(err.Error(), "too large") {
+			return switchboard.Errorf(switchboard.ETOOLARGE, "The upload exceeds %d bytes.", maxMultipartBody)
+		}
+		return invalidBody("", "invalid_multipart", "Malformed multipart/form-data body.")
+	}
+	names := make([]string, 0, len(r.MultipartForm.Value))
+	for name := range r.MultipartForm.Value {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := graph.CheckText("key", name); err != nil {
+			return err
+		}
+		for _, v := range r.MultipartForm.Value[name] {
+			if err := graph.CheckText(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkQueryText checks the text of every query value of r (named by its
+// parameter), whether the route reads it or not: the one place where query text
+// is checked.
+func checkQueryText(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	q := r.URL.Query()
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := graph.CheckText("query", name); err != nil {
+			return err
+		}
+		for _, v := range q[name] {
+			if err := graph.CheckText(name, v); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

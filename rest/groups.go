@@ -274,12 +274,8 @@ const maxPictureBody = graph.MaxGroupPictureDataURL + 64<<10
 func (s *server) setGroupPicture(w http.ResponseWriter, r *http.Request) error {
 	var in model.GroupPictureInput
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
-		if err := r.ParseMultipartForm(16 << 20); err != nil {
-			if strings.Contains(err.Error(), "too large") {
-				return switchboard.Errorf(switchboard.ETOOLARGE, "The upload exceeds %d bytes.", maxMultipartBody)
-			}
-			return invalidBody("", "invalid_multipart", "Malformed multipart/form-data body.")
+		if err := parseMultipart(w, r); err != nil {
+			return err
 		}
 		var p switchboard.Problems
 		for name, v := range r.MultipartForm.Value {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/go-chi/chi/v5"
@@ -74,12 +73,8 @@ func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typi
 		*typing = d.typingFields
 		return &d.messageBody, err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBody)
-	if err := r.ParseMultipartForm(16 << 20); err != nil {
-		if strings.Contains(err.Error(), "too large") {
-			return nil, switchboard.Errorf(switchboard.ETOOLARGE, "The upload exceeds %d bytes.", maxMultipartBody)
-		}
-		return nil, invalidBody("", "invalid_multipart", "Malformed multipart/form-data body.")
+	if err := parseMultipart(w, r); err != nil {
+		return nil, err
 	}
 	var p switchboard.Problems
 	str := func(name string) *string {

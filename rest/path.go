@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/graph"
 )
 
 // routeEscaped makes chi match routes on the escaped path, so that every path
@@ -21,10 +22,9 @@ func routeEscaped(next http.Handler) http.Handler {
 	})
 }
 
-// decodePathParams URL-decodes every path parameter of the matched route in place:
-// the one place where path parameters are decoded (an SDK sends +15551234567 as
-// %2B15551234567 and 1@c.us as 1%40c.us). The texts themselves are checked by the
-// core, like any other input.
+// decodePathParams URL-decodes every path parameter of the matched route in place
+// and checks its text (graph.CheckText): the one place where path parameters are
+// decoded (an SDK sends +15551234567 as %2B15551234567 and 1@c.us as 1%40c.us).
 func decodePathParams(r *http.Request) error {
 	rctx := chi.RouteContext(r.Context())
 	if rctx == nil {
@@ -38,6 +38,9 @@ func decodePathParams(r *http.Request) error {
 		if err != nil {
 			return &switchboard.Error{Code: switchboard.EINVALID, Message: "Malformed escape in path parameter " + key + ".",
 				Details: []switchboard.Detail{{Path: key, Code: "invalid_string", Message: "malformed percent-encoding"}}}
+		}
+		if err := graph.CheckText(key, v); err != nil {
+			return err
 		}
 		rctx.URLParams.Values[i] = v
 	}
