@@ -457,6 +457,8 @@ func (c *Config) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	// No log line carries a URL's query or a media token (switchboard.RedactText).
+	c.Logger = slog.New(switchboard.NewRedactingHandler(c.Logger.Handler()))
 	return nil
 }
 

@@ -62,9 +62,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var appErr *switchboard.Error
 	if code == switchboard.EUNAVAILABLE {
 		w.Header().Set("Retry-After", "5")
-		slog.Warn("dependency unavailable", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+		slog.Warn("dependency unavailable", "request_id", RequestID(r.Context()), "method", r.Method, "path", switchboard.RedactPath(r.URL.Path), "err", err)
 	} else if !errors.As(err, &appErr) {
-		slog.Error("internal error", "request_id", RequestID(r.Context()), "method", r.Method, "path", r.URL.Path, "err", err)
+		slog.Error("internal error", "request_id", RequestID(r.Context()), "method", r.Method, "path", switchboard.RedactPath(r.URL.Path), "err", err)
 	}
 	details := switchboard.ErrorDetails(err)
 	if details == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/metrics"
 )
 
@@ -36,7 +37,8 @@ func (w *logWriter) Write(b []byte) (int, error) {
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // accessLog logs one line per request, with at most the first characters of the
-// API key, counts it in the metrics by route pattern, and turns a panic into a
+// API key and the path without its query or media token (switchboard.RedactPath),
+// counts it in the metrics by route pattern, and turns a panic into a
 // 500 error envelope.
 func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -54,7 +56,7 @@ func accessLog(logger *slog.Logger) func(http.Handler) http.Handler {
 					}
 				}
 				took := time.Since(start)
-				logger.Info("request", "method", r.Method, "path", r.URL.Path, "status", lw.status,
+				logger.Info("request", "method", r.Method, "path", switchboard.RedactPath(r.URL.Path), "status", lw.status,
 					"duration", took, "key", lw.key, "request_id", RequestID(r.Context()))
 				route := "unmatched"
 				if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/netguard"
 )
 
@@ -122,7 +123,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(r.Payload))
 	if err != nil {
-		return Result{Err: "bad url: " + err.Error()}
+		return Result{Err: "bad url: " + switchboard.RedactText(err.Error())}
 	}
 	ts := start.Unix()
 	id := envelopeID(r.Payload, r.DeliveryID)
@@ -150,7 +151,7 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody))
 	res.StatusCode, res.Body, res.Latency = resp.StatusCode, Excerpt(body), time.Since(start)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-		res.Err = "redirect not followed: " + resp.Header.Get("Location")
+		res.Err = "redirect not followed: " + switchboard.RedactURL(resp.Header.Get("Location"))
 	}
 	return res
 }
@@ -168,6 +169,9 @@ func envelopeID(payload []byte, deliveryID string) string {
 	return deliveryID
 }
 
+// describe is the text of a failed attempt, for the attempt log, the job log and
+// the task's last error: it never holds the URL's query (a receiver's ?token=…),
+// which *url.Error quotes whole.
 func describe(err error) string {
 	switch {
 	case errors.Is(err, netguard.ErrForbiddenAddress):
@@ -175,7 +179,7 @@ func describe(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout after 10s"
 	}
-	return err.Error()
+	return switchboard.RedactText(err.Error())
 }
 
 // Excerpt turns the start of a receiver's answer into text any database stores:

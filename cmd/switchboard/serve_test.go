@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -100,5 +101,21 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 			t.Errorf("%s: the connection is still open after 10 s", name)
 		}
 		conn.Close()
+	}
+}
+
+// The process logger redacts every line: a URL's query and a media token never
+// reach the log, whichever package logs them (issue 26, row 11).
+func TestProcessLoggerRedacts(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var out syncBuffer
+		logger, err := newLogger(&out, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logger.Info("fetch failed", "err", errors.New(`Get "https://h.example/x?token=s3cret": EOF`), "path", "/media/t0ken/a.png")
+		if s := out.String(); strings.Contains(s, "s3cret") || strings.Contains(s, "t0ken") || !strings.Contains(s, "/media/…/a.png") {
+			t.Errorf("%s line = %s", format, s)
+		}
 	}
 }
