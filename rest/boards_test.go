@@ -604,7 +604,7 @@ func TestBoardBadTextIsNamed(t *testing.T) {
 		{"board agent", "POST", "/v1/boards", `{"domain":"tasks","agent_id":"a\u0000"}`, "agent_id"},
 		{"board id", "GET", "/v1/boards/brd_%00", nil, "id"},
 		{"item text", "POST", "/v1/boards/" + b + "/items", `{"text":"a\u0000b"}`, "text"},
-		{"item cell", "POST", "/v1/boards/" + b + "/items", `{"text":"t","cells":{"Owner":"\u0000"}}`, "cells.0.value"},
+		{"item cell", "POST", "/v1/boards/" + b + "/items", `{"text":"t","cells":{"Owner":"\u0000"}}`, "cells.Owner"}, // the body's own key
 		{"item source", "POST", "/v1/boards/" + b + "/items", `{"text":"t","source":{"excerpt":"\u0000"}}`, "source.excerpt"},
 		{"item id", "PATCH", "/v1/boards/" + b + "/items/itm_%C0%AF", map[string]any{"text": "x"}, "itemId"},
 		{"bulk item", "POST", "/v1/boards/" + b + "/items/bulk", `{"items":[{"text":"ok"},{"text":"\u0000"}]}`, "items.1.text"},
