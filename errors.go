@@ -14,11 +14,14 @@ const (
 	EVALIDATION   = "validation_failed"       // 422: a field breaks a rule
 	EUNAUTHORIZED = "authentication_required" // 401: missing, malformed, unknown or revoked key
 	EFORBIDDEN    = "insufficient_scope"      // 403: the key lacks a scope
+	ECSRF         = "csrf_required"           // 403: a dashboard-session request without the session's CSRF token
 	ENOTFOUND     = "not_found"               // 404
 	EMETHOD       = "method_not_allowed"      // 405
 	ECONFLICT     = "conflict"                // 409
 	ETOOLARGE     = "payload_too_large"       // 413
 	EUNSUPPORTED  = "unsupported_media_type"  // 415
+	EURITOOLONG   = "uri_too_long"            // 414: the request target is longer than the server reads
+	EHEADERS      = "headers_too_large"       // 431: the request's header fields are larger than the server reads
 	ERATELIMIT    = "rate_limited"            // 429
 	EINTERNAL     = "internal_error"          // 500
 	EUNAVAILABLE  = "unavailable"             // 503: a dependency (the database) is down; retry

@@ -13,6 +13,7 @@ import (
 	"entgo.io/contrib/entgql"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -266,5 +267,18 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 			gerr.Extensions = map[string]any{"code": switchboard.ErrorCode(err)}
 		}
 	}
+	if code, ok := gerr.Extensions["code"].(string); ok && foreignCodes[code] != "" {
+		gerr.Extensions["code"] = foreignCodes[code]
+	}
 	return gerr
+}
+
+// foreignCodes are the codes the libraries set on their errors (gqlgen's query
+// validation and parsing, its complexity limit, entgql's node lookup), in the
+// application's one vocabulary (switchboard.E*, docs/errors.md).
+var foreignCodes = map[string]string{
+	errcode.ValidationFailed:    switchboard.EINVALID,
+	errcode.ParseFailed:         switchboard.EINVALID,
+	"COMPLEXITY_LIMIT_EXCEEDED": switchboard.EINVALID,
+	"NOT_FOUND":                 switchboard.ENOTFOUND,
 }

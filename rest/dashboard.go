@@ -175,7 +175,7 @@ func (d *dashboardRoutes) page(w http.ResponseWriter, r *http.Request) error {
 }
 
 // errCSRF refuses a request that carries the session cookie without its CSRF token.
-var errCSRF = &switchboard.Error{Code: switchboard.EFORBIDDEN,
+var errCSRF = &switchboard.Error{Code: switchboard.ECSRF,
 	Message: "A request with the dashboard's session cookie must carry the session's " + dashboard.CSRFHeader + " header.",
 	Details: []switchboard.Detail{{Path: dashboard.CSRFHeader, Code: "csrf", Message: "missing or wrong CSRF token"}}}
 

@@ -108,10 +108,10 @@ func TestDashboardSession(t *testing.T) {
 	cookie, csrf := signIn(t, e, key)
 
 	const query = `{"query": "{ account { name } }"}`
-	if r := withSession(e, "POST", "/graphql", cookie, "", query); r.Status != 403 || r.Error()["code"] != "insufficient_scope" {
+	if r := withSession(e, "POST", "/graphql", cookie, "", query); r.Status != 403 || r.Error()["code"] != "csrf_required" {
 		t.Errorf("GraphQL without the CSRF token = %d %s", r.Status, r.Raw)
 	}
-	if r := withSession(e, "POST", "/graphql", cookie, "wrong", query); r.Status != 403 {
+	if r := withSession(e, "POST", "/graphql", cookie, "wrong", query); r.Status != 403 || r.Error()["code"] != "csrf_required" {
 		t.Errorf("GraphQL with a wrong CSRF token = %d %s", r.Status, r.Raw)
 	}
 	if r := withSession(e, "POST", "/graphql", cookie, csrf, query); r.Status != 200 || !strings.Contains(string(r.Raw), `"name":"default"`) {

@@ -18,7 +18,7 @@ func statusOf(code string) int {
 		return http.StatusUnprocessableEntity
 	case switchboard.EUNAUTHORIZED:
 		return http.StatusUnauthorized
-	case switchboard.EFORBIDDEN:
+	case switchboard.EFORBIDDEN, switchboard.ECSRF:
 		return http.StatusForbidden
 	case switchboard.ENOTFOUND:
 		return http.StatusNotFound
@@ -30,6 +30,10 @@ func statusOf(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case switchboard.EUNSUPPORTED:
 		return http.StatusUnsupportedMediaType
+	case switchboard.EURITOOLONG:
+		return http.StatusRequestURITooLong
+	case switchboard.EHEADERS:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case switchboard.ERATELIMIT:
 		return http.StatusTooManyRequests
 	case switchboard.EUNAVAILABLE, switchboard.ENOENGINE, switchboard.EDISCONNECTED:

@@ -136,7 +136,7 @@ func TestMonitorRefusesCrossOriginCalls(t *testing.T) {
 			if r.Status != tt.want {
 				t.Errorf("pause = %d %s, want %d", r.Status, r.Raw, tt.want)
 			}
-			if tt.want == 403 && (r.Error()["code"] != "insufficient_scope" || len(r.DetailPaths()) == 0) {
+			if tt.want == 403 && (r.Error()["code"] != "csrf_required" || len(r.DetailPaths()) == 0) {
 				t.Errorf("refusal is not the error envelope with details: %s", r.Raw)
 			}
 			// The queue is paused exactly when the call was taken: the operator's

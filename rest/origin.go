@@ -60,7 +60,7 @@ func (o *originCheck) check(r *http.Request, cookie bool) error {
 }
 
 // errCrossOrigin refuses a state-changing call from another origin.
-var errCrossOrigin = &switchboard.Error{Code: switchboard.EFORBIDDEN,
+var errCrossOrigin = &switchboard.Error{Code: switchboard.ECSRF,
 	Message: "This call changes state and must come from this server's own pages: it came from another origin, or (with the session cookie) without an Origin, Sec-Fetch-Site or Referer header.",
 	Details: []switchboard.Detail{{Path: "Origin", Code: "cross_origin", Message: "not this server's origin"}}}
 

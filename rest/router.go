@@ -99,7 +99,7 @@ func NewRouter(cfg Config) http.Handler {
 	s := &server{core: cfg.Resolver, query: cfg.Resolver.Query(), mutation: cfg.Resolver.Mutation(),
 		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), audience: cfg.Resolver.Audience()}
 	r := chi.NewRouter()
-	r.Use(withRequestID, accessLog(logger), routeEscaped)
+	r.Use(withRequestID, accessLog(logger), boundRequest, routeEscaped)
 	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		return switchboard.Errorf(switchboard.ENOTFOUND, "No route for %s %s.", r.Method, r.URL.Path)
 	}).ServeHTTP)
@@ -124,7 +124,7 @@ func NewRouter(cfg Config) http.Handler {
 	}
 
 	limited := limitRate(cfg.Limiter, cfg.RateLimit, cfg.WorkspaceRateLimit)
-	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions, fails)(limited(graph.NewHandler(cfg.Resolver))))
+	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions, fails)(limited(graphQLTransport(graph.NewHandler(cfg.Resolver)))))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -153,6 +153,7 @@ func NewRouter(cfg Config) http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(cfg.Keys, nil, fails), limited)
 		r.Route("/v1", func(r chi.Router) {
+			r = scoped(r, "/v1") // each route behind the scope the route table gives it
 			r.Method(http.MethodGet, "/ping", handlerFunc(s.ping))
 			r.Method(http.MethodGet, "/account", handlerFunc(s.account))
 			r.Method(http.MethodGet, "/scheduled-messages", handlerFunc(s.listScheduledMessages))

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/metrics"
+	"github.com/switchboardhq/switchboard/rest"
 	"github.com/switchboardhq/switchboard/storage"
 )
 
@@ -197,9 +198,12 @@ type httpLimits struct {
 // minute (a 64 MB upload at 10 Mbit/s included), its answer 90 s.
 var serverLimits = httpLimits{readHeader: 10 * time.Second, read: time.Minute, write: 90 * time.Second, idle: 90 * time.Second}
 
+// newHTTPServer returns the API's server. Its MaxHeaderBytes leaves room above the
+// router's own limits on the request target and header fields, so that a request
+// past those gets the error envelope (414, 431) rather than Go's plain text.
 func newHTTPServer(h http.Handler, logger *slog.Logger, l httpLimits) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: l.readHeader, ReadTimeout: l.read,
-		WriteTimeout: l.write, IdleTimeout: l.idle, MaxHeaderBytes: 64 << 10,
+		WriteTimeout: l.write, IdleTimeout: l.idle, MaxHeaderBytes: rest.ServerMaxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 }
 

@@ -119,3 +119,38 @@ func TestProcessLoggerRedacts(t *testing.T) {
 		}
 	}
 }
+
+// A 100 KB query string or header reaches the handler, whose limits answer it
+// with the error envelope, instead of Go's plain-text 431 (issue 26, row 13).
+func TestLongRequestsReachTheRouter(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusTeapot)
+	}), slog.New(slog.NewTextHandler(io.Discard, nil)), serverLimits)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	long := strings.Repeat("a", 100<<10)
+	for name, req := range map[string]func() *http.Request{
+		"query string": func() *http.Request {
+			r, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/ping?x="+long, nil)
+			return r
+		},
+		"header": func() *http.Request {
+			r, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/v1/ping", nil)
+			r.Header.Set("X-Padding", long)
+			return r
+		},
+	} {
+		resp, err := http.DefaultClient.Do(req())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTeapot {
+			t.Errorf("%s of 100 KB = %d, want the handler's answer", name, resp.StatusCode)
+		}
+	}
+}
