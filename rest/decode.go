@@ -87,9 +87,9 @@ func parseMultipart(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkQueryText checks the text of every query value of r (named by its
-// parameter), whether the route reads it or not: the one place where query text
-// is checked.
+// checkQueryText checks the text of every query name and value of r (a value
+// named by its parameter), whether the route reads it or not: the one place
+// where the query text of a /v1 route is checked (scopedRouter runs it).
 func checkQueryText(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil

@@ -9,15 +9,12 @@ import (
 // handlerFunc is an HTTP handler that returns its error instead of rendering it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// ServeHTTP decodes the path parameters and checks their text and the query's,
-// calls f, renders a returned error as the error envelope and releases what a
-// multipart body left behind.
+// ServeHTTP decodes the path parameters and checks their text, calls f, renders
+// a returned error as the error envelope and releases what a multipart body left
+// behind.
 func (f handlerFunc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer releaseMultipart(r)
 	err := decodePathParams(r)
-	if err == nil {
-		err = checkQueryText(r)
-	}
 	if err == nil {
 		err = f(w, r)
 	}

@@ -100,12 +100,14 @@ func NewRouter(cfg Config) http.Handler {
 		board: cfg.Resolver.Board(), item: cfg.Resolver.BoardItem(), audience: cfg.Resolver.Audience()}
 	r := chi.NewRouter()
 	r.Use(withRequestID, accessLog(logger), boundRequest, routeEscaped)
-	r.NotFound(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		return switchboard.Errorf(switchboard.ENOTFOUND, "No route for %s %s.", r.Method, r.URL.Path)
-	}).ServeHTTP)
-	r.MethodNotAllowed(handlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		return switchboard.Errorf(switchboard.EMETHOD, "Method %s is not allowed on %s.", r.Method, r.URL.Path)
-	}).ServeHTTP)
+	// No route: 404 or 405, whatever the request holds (no handlerFunc, whose
+	// checks of the path and query are a route's).
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND, "No route for %s %s.", r.Method, r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, switchboard.Errorf(switchboard.EMETHOD, "Method %s is not allowed on %s.", r.Method, r.URL.Path))
+	})
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	client := clientAddress{trusted: cfg.TrustedProxies}
 	fails := &failures{l: cfg.Limiter, limit: cfg.AuthFailureLimit, client: client}

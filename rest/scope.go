@@ -13,7 +13,9 @@ import (
 // The scope of every /v1 route is declared once, in the route table
 // (apiOperations, which the API reference is built from), and checked before the
 // route's handler runs: a key that lacks it gets 403 insufficient_scope whatever
-// its request holds, before a path parameter, query value or body is read.
+// its request holds, before a path parameter, query value or body is read. Then
+// the text of every query name and value is checked (checkQueryText), whether
+// the route reads it or not.
 // The resolvers check their scopes again, for GraphQL and as the core's own rule.
 
 // routeScopes maps "METHOD /v1/path" of the route table to its scope.
@@ -43,7 +45,7 @@ func (s scopedRouter) Method(method, pattern string, h http.Handler) {
 	if !ok {
 		panic(fmt.Sprintf("rest: route %s %s%s is not in the route table (apiOperations)", method, s.prefix, pattern))
 	}
-	s.Router.Method(method, pattern, requireScope(scope, h))
+	s.Router.Method(method, pattern, requireScope(scope, checkQuery(h)))
 }
 
 // MethodFunc is Method for a handler function.
@@ -77,6 +79,18 @@ func (s scopedRouter) Handle(pattern string, _ http.Handler) {
 
 // HandleFunc is refused like Handle.
 func (s scopedRouter) HandleFunc(pattern string, h http.HandlerFunc) { s.Handle(pattern, h) }
+
+// checkQuery answers 400 for a query name or value that is not text
+// (checkQueryText) before next reads the request.
+func checkQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkQueryText(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // requireScope answers 403 insufficient_scope unless the request's viewer holds
 // scope ("" asks only for a valid key), before next reads anything.
