@@ -274,11 +274,10 @@ func presentError(ctx context.Context, err error) *gqlerror.Error {
 }
 
 // foreignCodes are the codes the libraries set on their errors (gqlgen's query
-// validation and parsing, its complexity limit, entgql's node lookup), in the
-// application's one vocabulary (switchboard.E*, docs/errors.md).
+// validation and parsing, entgql's node lookup), in the application's one
+// vocabulary (switchboard.E*, docs/errors.md).
 var foreignCodes = map[string]string{
-	errcode.ValidationFailed:    switchboard.EINVALID,
-	errcode.ParseFailed:         switchboard.EINVALID,
-	"COMPLEXITY_LIMIT_EXCEEDED": switchboard.EINVALID,
-	"NOT_FOUND":                 switchboard.ENOTFOUND,
+	errcode.ValidationFailed: switchboard.EINVALID,
+	errcode.ParseFailed:      switchboard.EINVALID,
+	"NOT_FOUND":              switchboard.ENOTFOUND,
 }
