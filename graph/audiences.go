@@ -15,7 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 )
 
 // Bounds of audiences, from the reference contract.
@@ -100,7 +100,7 @@ func (r *Resolver) createAudience(ctx context.Context, in model.AudienceInput) (
 		return nil, err
 	}
 	var a *ent.Audience
-	err := messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		var err error
 		if a, err = tx.Audience.Create().SetName(name).Save(ctx); err != nil {
 			return err
@@ -182,7 +182,7 @@ func (r *Resolver) addContacts(ctx context.Context, id string, in []*model.Audie
 		return nil, err
 	}
 	out := &model.AudienceContactsPayload{}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		var err error
 		if out.Added, out.Skipped, err = appendContacts(ctx, tx, a.ID, specs); err != nil {
 			return err
@@ -223,7 +223,7 @@ func (r *Resolver) deleteAudience(ctx context.Context, id string) (*model.Delete
 	if err != nil {
 		return nil, err
 	}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		active, err := tx.Campaign.Query().Where(campaign.AudienceID(a.ID),
 			campaign.StatusIn(campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusPaused)).Count(ctx)
 		if err != nil {

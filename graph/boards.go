@@ -19,7 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/boarditem"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 )
 
 // Bounds of board and item fields, from the reference contract.
@@ -624,7 +624,7 @@ func (r *Resolver) createItem(ctx context.Context, boardID string, in model.Boar
 	}
 	now := r.now()
 	out := &model.BoardItemPayload{}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if in.AllowDuplicate == nil || !*in.AllowDuplicate {
 			same, err := tx.BoardItem.Query().Where(live(b, now), boarditem.Fingerprint(fingerprint(*d.text, d.source))).
 				Order(ent.Desc(boarditem.FieldLastSeenAt)).First(ctx)
@@ -670,7 +670,7 @@ func (r *Resolver) upsertItems(ctx context.Context, boardID string, items []*mod
 	}
 	now := r.now()
 	report := &model.BoardMergeReport{Created: []*ent.BoardItem{}, Updated: []*ent.BoardItem{}, Board: b}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		fps := make([]string, len(drafts))
 		for i, d := range drafts {
 			fps[i] = fingerprint(*d.text, d.source)
@@ -750,7 +750,7 @@ func (r *Resolver) updateItem(ctx context.Context, boardID, itemID string, in mo
 	}
 	now := r.now()
 	var it *ent.BoardItem
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		it, err = tx.BoardItem.Query().Where(boarditem.ID(itemID), boarditem.BoardID(b.ID)).Only(ctx)
 		if ent.IsNotFound(err) {
 			return switchboard.Errorf(switchboard.ENOTFOUND, "No item %s on board %s.", quote(itemID), quote(boardID))

@@ -17,7 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/campaign"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -187,7 +187,7 @@ func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.Campa
 			Details: []switchboard.Detail{{Path: "status", Code: "invalid_state", Message: "campaign is " + c.Status}}}
 	}
 	var next *ent.Campaign
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if err := checkMissing(ctx, tx, c.AudienceID, c.LastSeq, s.onMissing, s.text, s.caption); err != nil {
 			return err
 		}
@@ -275,7 +275,7 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 	}
 	now := r.now()
 	var c *ent.Campaign
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		// The audience as it is now: contacts added later are not in the campaign.
 		a, err := tx.Audience.Get(ctx, a.ID)
 		if err != nil {
@@ -348,7 +348,7 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 		}
 		var next *ent.Campaign
 		var moved bool
-		err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) (err error) {
+		err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) (err error) {
 			next, moved, err = campaigns.Move(ctx, tx, c, action, "", reason, r.now())
 			return err
 		})

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -912,7 +913,7 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 	name := cmp.Or(got.Filename, m.MediaFilename)
 	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
 	var u string
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
 			return err
 		}

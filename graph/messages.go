@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/netguard"
+	"github.com/switchboardhq/switchboard/storage"
 )
 
 // newMessage builds, on client, the message a validated draft describes, of
@@ -107,7 +108,7 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 			return r.newMessage(c, d, message.OriginScheduled, id)
 		})
 	} else {
-		err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 			if m, err = r.create(ctx, tx, d, message.OriginScheduled, id); err != nil {
 				return err
 			}
@@ -241,7 +242,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	id := switchboard.NewID("msg")
 	key := engine.Key{FromMe: true, Remote: to, ID: engine.WireID(id)}
 	var m *ent.Message
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if m, err = r.create(ctx, tx, d, message.OriginDirect, id); err != nil {
 			return err
 		}
@@ -293,7 +294,7 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 	if patch.SendAt == nil {
 		d.SendAt = m.SendAt // an unchanged sendAt may have come close or passed
 	}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if d.MediaBytes != nil {
 			if d.MediaURL, err = r.Media.Put(ctx, tx, d.MediaBytes, d.MediaContentType, d.MediaFilename); err != nil {
 				return err
@@ -338,7 +339,7 @@ func (r *Resolver) cancel(ctx context.Context, id string) (*model.DeletePayload,
 	if m.Status != messaging.StatusPending {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be cancelled.", m.Status)
 	}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		_, ok, err := messaging.Move(ctx, tx, m, messaging.StatusCancelled, r.now())
 		if err == nil && !ok {
 			err = switchboard.Errorf(switchboard.ECONFLICT, "The message was dispatched before it could be cancelled.")

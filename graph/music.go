@@ -19,9 +19,9 @@ import (
 	"github.com/switchboardhq/switchboard/ent/musicupload"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/media"
-	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/netguard"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -102,7 +102,7 @@ func (r *Resolver) generateSong(ctx context.Context, in model.SongInput) (*model
 		return nil, err
 	}
 	job := &model.SongJob{JobID: switchboard.NewID("mjb")}
-	err = messaging.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		for v := range music.Variants {
 			c, err := tx.MusicClip.Create().SetJobID(job.JobID).SetVariant(v).SetProvider(r.Music.Name()).
 				SetStatus(music.StatusSubmitted).SetRequest(raw).SetUploadID(uploadID).Save(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/metrics"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -58,7 +59,7 @@ type claimed struct {
 // of up to DispatchBatch, with workers batches in flight, until ctx is done.
 // Tasks that run while it does not are sent one by one.
 func (h *Handlers) RunDispatcher(ctx context.Context, workers int) {
-	runBatcher(ctx, &h.dispatcher, workers, DispatchBatch, h.dispatchBatch)
+	poll.RunBatcher(ctx, &h.dispatcher, workers, DispatchBatch, h.dispatchBatch)
 }
 
 // dispatchBatch dispatches the messages of reqs and answers each request.
@@ -148,7 +149,7 @@ func (h *Handlers) claim(ctx context.Context, batch []claimed) ([]claimed, error
 		ms[i], eng[c.m.ID] = c.m, c.eng
 	}
 	var won []*ent.Message
-	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
+	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
 		won, err = messaging.Claim(ctx, tx, ms, func(m *ent.Message) engine.Key {
 			return engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
 		})
@@ -253,7 +254,7 @@ func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engin
 		}
 		metrics.Dispatches.WithLabelValues(outcome).Inc()
 	}
-	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		// The usual outcome, the network took the message under the key it was
 		// claimed with, is recorded for all of them in one statement.
 		var confirmed []*ent.Message
@@ -270,7 +271,7 @@ func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engin
 		return errs
 	}
 	for i, c := range batch {
-		if err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
+		if err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
 			slog.Error("dispatch: outcome not recorded; the reconciler releases the claim", "message", c.m.ID, "err", err)
 			errs[i] = cmp.Or(errs[i], err)
 		}
@@ -297,7 +298,7 @@ func recordOne(ctx context.Context, tx *ent.Tx, m *ent.Message, s engine.Sent) e
 // release hands a claimed (sending) message back to pending if its claim is still
 // the one m was read with; a claim taken since is left alone.
 func (h *Handlers) release(ctx context.Context, m *ent.Message) error {
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		_, _, err := messaging.Move(ctx, tx, m, messaging.StatusPending, time.Now())
 		return err
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -94,14 +95,14 @@ func (h *Handlers) campaignStep(ctx context.Context, p campaignPayload, now time
 	if c.Status == campaigns.StatusPending && !campaigns.HasContent(c.Text, c.MediaURL) {
 		// Nothing to send: held, paused with the reason, until an edit gives it
 		// content and a resume (which checks it) starts it.
-		return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+		return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 			_, _, err := campaigns.Move(ctx, tx, c, campaigns.ActionHold, p.Token, campaigns.NoContentReason, now)
 			return err
 		})
 	}
 	if c.Status == campaigns.StatusPending {
 		var moved bool
-		err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
+		err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
 			c, moved, err = campaigns.Move(ctx, tx, c, campaigns.ActionStart, p.Token, "", now)
 			return err
 		})
@@ -133,7 +134,7 @@ func (h *Handlers) advance(ctx context.Context, c *ent.Campaign, token string, n
 	}
 	if r, ok := eng.(engine.Restrictor); ok {
 		if why, restricted := r.Restriction(); restricted {
-			return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+			return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 				_, _, err := campaigns.Move(ctx, tx, c, campaigns.ActionPause, token, "the engine reports a restriction: "+why, now)
 				return err
 			})
@@ -174,7 +175,7 @@ func (h *Handlers) advance(ctx context.Context, c *ent.Campaign, token string, n
 		nextAt = now.Add(campaigns.WatchDelay(0))
 	}
 	var queued []*ent.Message
-	err = messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.StepToken(token), campaign.Status(campaigns.StatusRunning)).
 			SetCursor(cursor).SetStepToken(next).SetNextStepAt(nextAt)
 		if done {
@@ -347,7 +348,7 @@ func (h *Handlers) watch(ctx context.Context, c *ent.Campaign, token string, now
 	if action == "" && since > campaigns.WatchFor {
 		next = "" // stop looking: it stays as it is
 	}
-	err = messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		if n.Made < c.TotalCount && action != "" {
 			// Contacts removed from the audience before the campaign reached them.
 			if err := tx.Campaign.UpdateOneID(c.ID).SetTotalCount(n.Made).Exec(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/delivery"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -32,7 +33,7 @@ type loaded struct {
 // batches of up to loadBatch, with workers batches in flight, until ctx is done.
 // Attempts that start while it does not run read their delivery alone.
 func (h *Handlers) RunLoader(ctx context.Context, workers int) {
-	runBatcher(ctx, &h.loader, workers, loadBatch, h.loadDeliveries)
+	poll.RunBatcher(ctx, &h.loader, workers, loadBatch, h.loadDeliveries)
 }
 
 // loadDelivery returns the delivery id of workspaceID, or nil when it has none
@@ -47,7 +48,7 @@ func (h *Handlers) loadDelivery(ctx context.Context, workspaceID, id string) (*e
 		return d, err
 	}
 	r := &loadRequest{workspaceID: workspaceID, id: id, done: make(chan loaded, 1)}
-	if err := b.send(ctx, r); err != nil {
+	if err := b.Send(ctx, r); err != nil {
 		return nil, err
 	}
 	select {

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/linkpreview"
+	"github.com/switchboardhq/switchboard/poll"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
@@ -38,9 +39,9 @@ type Handlers struct {
 	// Music generates songs; nil leaves music tasks failing.
 	Music *Music
 
-	dispatcher atomic.Pointer[batcher[*dispatchRequest]] // set while RunDispatcher runs
-	recorder   atomic.Pointer[batcher[*success]]         // set while RunRecorder runs
-	loader     atomic.Pointer[batcher[*loadRequest]]     // set while RunLoader runs
+	dispatcher atomic.Pointer[poll.Batcher[*dispatchRequest]] // set while RunDispatcher runs
+	recorder   atomic.Pointer[poll.Batcher[*success]]         // set while RunRecorder runs
+	loader     atomic.Pointer[poll.Batcher[*loadRequest]]     // set while RunLoader runs
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier
@@ -93,7 +94,7 @@ func (h *Handlers) submit(ctx context.Context, p dispatchPayload) dispatchResult
 		h.dispatchBatch(ctx, []*dispatchRequest{r})
 		return <-r.done
 	}
-	if err := d.send(ctx, r); err != nil {
+	if err := d.Send(ctx, r); err != nil {
 		return dispatchResult{err: err}
 	}
 	select {

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/predicate"
-	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -116,7 +115,7 @@ func (h *Handlers) storeEvents(ctx context.Context, creates []*ent.InboxEventCre
 	if len(creates) <= storeChunk {
 		return insert(h.Client, creates)
 	}
-	return messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		for start := 0; start < len(creates); start += storeChunk {
 			if err := insert(tx.Client(), creates[start:min(start+storeChunk, len(creates))]); err != nil {
 				return err
@@ -365,7 +364,7 @@ func (h *Handlers) applyRows(ctx context.Context, rows []*ent.InboxEvent, token 
 		}
 	}
 	sys := viewer.SystemContext(ctx)
-	return messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+	return storage.WithTx(sys, h.Client, func(tx *ent.Tx) error {
 		// The claim alone cannot keep a subject in order: two appliers may claim
 		// an event and the one before it at the same moment. What counts is
 		// whether an earlier event of the subject, held elsewhere or waiting for

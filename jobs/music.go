@@ -14,8 +14,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
-	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/music"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -153,7 +153,7 @@ func (h *Handlers) startMusic(ctx context.Context, req music.Request, clips []*e
 		return fmt.Errorf("%w: provider answered %d handles for %d clips", asynq.SkipRetry, len(handles), len(clips))
 	}
 	// All handles or none: a run never finds one clip started and the other not.
-	err = messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		for i, c := range clips {
 			if err := tx.MusicClip.UpdateOneID(c.ID).SetHandle(handles[i]).SetStatus(music.StatusQueued).Exec(ctx); err != nil {
 				return err

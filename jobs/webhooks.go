@@ -19,7 +19,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/webhook"
-	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/poll"
@@ -97,7 +96,7 @@ func (h *Handlers) FanOutOnce(ctx context.Context) (int, error) {
 	sys := viewer.SystemContext(storage.RelaxedCommit(ctx))
 	var created []*ent.Delivery
 	var claimed int
-	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(sys, h.Client, func(tx *ent.Tx) error {
 		q := tx.Event.Query().Where(event.FannedOutAtIsNil()).Order(ent.Asc(event.FieldCreatedAt)).Limit(fanoutBatch)
 		if h.rowLocks() {
 			q.ForUpdate(sql.WithLockAction(sql.SkipLocked))
@@ -168,7 +167,7 @@ func newDelivery(tx *ent.Tx, workspaceID, webhookID, eventID, typ string, at tim
 // receiver that stores envelope ids (as the spec tells it to) recognises the event.
 func (h *Handlers) Redeliver(ctx context.Context, d *ent.Delivery) (*ent.Delivery, error) {
 	var nd *ent.Delivery
-	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
+	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
 		nd, err = tx.Delivery.Create().SetWebhookID(d.WebhookID).SetEventID(d.EventID).
 			SetEventType(d.EventType).SetPayload(d.Payload).SetNextAttemptAt(time.Now()).Save(ctx)
 		return err
@@ -255,7 +254,7 @@ type success struct {
 // batches of up to recordBatch, with workers batches in flight, until ctx is done.
 // Attempts that end while it does not run are recorded one by one.
 func (h *Handlers) RunRecorder(ctx context.Context, workers int) {
-	runBatcher(ctx, &h.recorder, workers, recordBatch, h.recordSuccesses)
+	poll.RunBatcher(ctx, &h.recorder, workers, recordBatch, h.recordSuccesses)
 }
 
 // recordSuccess records a successful attempt of d with the others of its moment,
@@ -266,7 +265,7 @@ func (h *Handlers) recordSuccess(ctx context.Context, d *ent.Delivery, res wh.Re
 		return h.recordOne(ctx, d, res, at)
 	}
 	s := &success{d: d, res: res, at: at, done: make(chan error, 1)}
-	if err := r.send(ctx, s); err != nil {
+	if err := r.Send(ctx, s); err != nil {
 		return err
 	}
 	select {
@@ -301,7 +300,7 @@ func (h *Handlers) recordSuccesses(ctx context.Context, batch []*success) {
 		}
 	}
 	var recorded int
-	err := messaging.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(sys, h.Client, func(tx *ent.Tx) error {
 		if h.rowLocks() {
 			// Deleting a webhook locks it, then its deliveries: taking the webhooks
 			// first keeps the two from waiting on each other in a cycle. KEY SHARE
@@ -393,7 +392,7 @@ func (h *Handlers) record(ctx context.Context, d *ent.Delivery, hook *ent.Webhoo
 	done := time.Now() // the wait before the next attempt counts from the end of this one
 	var delay time.Duration
 	disabled := false
-	err := messaging.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
 		// The webhook first, then the delivery: the order in which deleting a
 		// webhook locks them, so that the two never wait on each other in a cycle.
 		hook, err := tx.Webhook.UpdateOneID(hook.ID).AddConsecutiveFailures(1).Save(ctx)

@@ -88,7 +88,7 @@ func TestClaimAndConfirm(t *testing.T) {
 
 func tx(t *testing.T, ctx context.Context, client *ent.Client, fn func(*ent.Tx) error) {
 	t.Helper()
-	if err := messaging.WithTx(ctx, client, fn); err != nil {
+	if err := storage.WithTx(ctx, client, fn); err != nil {
 		t.Fatal(err)
 	}
 }

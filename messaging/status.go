@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 )
 
@@ -234,28 +235,6 @@ func InStore() predicate.Message {
 	return message.Or(message.OriginNEQ(message.OriginScheduled), message.WaSerializedNEQ(""))
 }
 
-// WithTx runs fn in a transaction of client and commits it when fn returns nil.
-func WithTx(ctx context.Context, client *ent.Client, fn func(tx *ent.Tx) error) error {
-	tx, err := client.Tx(ctx)
-	if err != nil {
-		return fmt.Errorf("messaging: begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("messaging: commit: %w", err)
-	}
-	return nil
-}
-
 // Advance is Move in its own transaction that does not give up when another writer
 // moved the message first: it reloads the message and tries again for as long as
 // the move is still forward. Acks that race each other are all applied this way.
@@ -265,7 +244,7 @@ func Advance(ctx context.Context, client *ent.Client, m *ent.Message, to string,
 			return m, nil
 		}
 		var moved bool
-		err := WithTx(ctx, client, func(tx *ent.Tx) error {
+		err := storage.WithTx(ctx, client, func(tx *ent.Tx) error {
 			var err error
 			m, moved, err = Move(ctx, tx, m, to, at, changes...)
 			return err
@@ -324,7 +303,7 @@ func QueueOne(ctx context.Context, client *ent.Client, workspaceID string, build
 		return m, nil
 	}
 	var m *ent.Message
-	err = WithTx(ctx, client, func(tx *ent.Tx) error {
+	err = storage.WithTx(ctx, client, func(tx *ent.Tx) error {
 		ms, err := Queue(ctx, tx, build(tx.Client()))
 		if err == nil {
 			m = ms[0]

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -76,7 +77,7 @@ func TestStaleReleaseKeepsAFreshClaim(t *testing.T) {
 	claim := func(m *ent.Message) *ent.Message {
 		t.Helper()
 		var out *ent.Message
-		if err := messaging.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
+		if err := storage.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
 			var moved bool
 			out, moved, err = messaging.Move(ctx, tx, m, messaging.StatusSending, time.Now())
 			if err == nil && !moved {
@@ -91,7 +92,7 @@ func TestStaleReleaseKeepsAFreshClaim(t *testing.T) {
 	first := claim(m)
 	// The first run is taken for dead and its claim released; a new run claims.
 	released := false
-	_ = messaging.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
+	_ = storage.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
 		_, released, err = messaging.Move(ctx, tx, first, messaging.StatusPending, time.Now())
 		return err
 	})
@@ -101,7 +102,7 @@ func TestStaleReleaseKeepsAFreshClaim(t *testing.T) {
 	fresh, _ := e.App.Client.Message.Get(ctx, m.ID)
 	second := claim(fresh)
 	// A release based on the first claim (read before) must miss.
-	_ = messaging.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
+	_ = storage.WithTx(ctx, e.App.Client, func(tx *ent.Tx) error {
 		_, released, err = messaging.Move(ctx, tx, first, messaging.StatusPending, time.Now())
 		return err
 	})

@@ -1,4 +1,4 @@
-package jobs
+package poll
 
 import (
 	"context"
@@ -7,24 +7,24 @@ import (
 	"sync/atomic"
 )
 
-// batcher gathers the requests of tasks that run at the same moment into
+// Batcher gathers the requests of tasks that run at the same moment into
 // batches: a worker takes the first request waiting and every other one waiting
 // at that moment, up to a bound, and handles them together. Each request carries
 // its own reply channel, which the handler answers.
-type batcher[R any] struct {
+type Batcher[R any] struct {
 	in      chan R
 	stopped chan struct{}
 }
 
-// errBatcherStopped says the batcher a request was for stopped before taking it.
-var errBatcherStopped = errors.New("jobs: the batcher stopped")
+// ErrBatcherStopped says the batcher a request was for stopped before taking it.
+var ErrBatcherStopped = errors.New("poll: the batcher stopped")
 
-// runBatcher publishes a batcher in slot and runs workers that hand batches of up
+// RunBatcher publishes a Batcher in slot and runs workers that hand batches of up
 // to limit requests to handle, until ctx is done. A batch taken is handled to its
 // end with ctx's values but without its cancellation.
-func runBatcher[R any](ctx context.Context, slot *atomic.Pointer[batcher[R]], workers, limit int,
+func RunBatcher[R any](ctx context.Context, slot *atomic.Pointer[Batcher[R]], workers, limit int,
 	handle func(context.Context, []R)) {
-	b := &batcher[R]{in: make(chan R), stopped: make(chan struct{})}
+	b := &Batcher[R]{in: make(chan R), stopped: make(chan struct{})}
 	slot.Store(b)
 	var wg sync.WaitGroup
 	for range max(workers, 1) {
@@ -56,13 +56,14 @@ func runBatcher[R any](ctx context.Context, slot *atomic.Pointer[batcher[R]], wo
 	close(b.stopped)
 }
 
-// send hands r to a worker of b.
-func (b *batcher[R]) send(ctx context.Context, r R) error {
+// Send hands r to a worker of b; it fails with ErrBatcherStopped once b stopped,
+// or with ctx's error.
+func (b *Batcher[R]) Send(ctx context.Context, r R) error {
 	select {
 	case b.in <- r:
 		return nil
 	case <-b.stopped:
-		return errBatcherStopped
+		return ErrBatcherStopped
 	case <-ctx.Done():
 		return ctx.Err()
 	}
