@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/dashboard"
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/engine/host"
@@ -50,6 +51,8 @@ type App struct {
 	Hub *remote.Hub
 	// Gateways runs the workspaces' gateway engines (whatsmeow), each on one replica.
 	Gateways *host.Host
+	// Delivery fans events out to webhooks and makes the delivery attempts.
+	Delivery *delivery.Service
 	// Sandbox is the simulated network behind the sandbox engines.
 	Sandbox *sandbox.Network
 	Queue   *jobs.Queue
@@ -119,11 +122,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 		a.closers = append(a.closers, func() { _ = work.Close() })
 	}
-	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue,
-		Previews:      linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
-		Sender:        webhook.NewSender(cfg.AllowPrivate),
-		RetrySchedule: cfg.WebhookRetrySchedule, MediaRetention: cfg.MediaRetention,
-		Dialect: dialect}
+	a.Delivery = &delivery.Service{Client: work, Queue: a.Queue, Sender: webhook.NewSender(cfg.AllowPrivate),
+		RetrySchedule: cfg.WebhookRetrySchedule, Dialect: dialect}
+	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Delivery: a.Delivery,
+		Previews:       linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
+		MediaRetention: cfg.MediaRetention,
+		Dialect:        dialect}
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
 	a.Jobs.Engines = a.Engines
@@ -152,6 +156,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
+	a.Resolver.Deliveries = a.Delivery
 	if cfg.LoadOlderPace > 0 {
 		a.Resolver.LoadOlderPace = &cfg.LoadOlderPace
 	}
@@ -320,10 +325,10 @@ func (a *App) Start(ctx context.Context) error {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
 	a.goWork(func() { a.Jobs.RunDispatcher(work, dispatchWorkers) })
-	a.goWork(func() { a.Jobs.RunRecorder(work, 2) })
-	a.goWork(func() { a.Jobs.RunLoader(work, 2) })
+	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
+	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
 	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
-	a.goWork(func() { a.Jobs.RunFanout(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Delivery.RunFanout(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
 	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
 	// What Redis lost while no worker ran is queued again at once, beside serving.

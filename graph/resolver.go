@@ -37,6 +37,12 @@ type Gateways interface {
 	Start(ctx context.Context, row *ent.Engine) error
 }
 
+// Redeliverer makes a new delivery of the event behind a delivery, to the same
+// webhook, and queues it.
+type Redeliverer interface {
+	Redeliver(ctx context.Context, d *ent.Delivery) (*ent.Delivery, error)
+}
+
 // Resolver is the root resolver and holds the dependencies of every use case.
 type Resolver struct {
 	Client *ent.Client
@@ -71,6 +77,8 @@ type Resolver struct {
 	// MediaRetryPace is the wait between two media download attempts while the
 	// engine is still fetching; DefaultMediaRetryPace when zero.
 	MediaRetryPace time.Duration
+	// Deliveries redelivers webhook deliveries (a *delivery.Service).
+	Deliveries Redeliverer
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }

@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/delivery"
+	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/netguard"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/webhook"
@@ -119,11 +119,11 @@ func (r *Resolver) updateWebhook(ctx context.Context, id string, in model.Webhoo
 		u.SetDescription(*in.Description)
 	}
 	if s := in.Status; s != nil {
-		switch *s {
-		case jobs.WebhookEnabled:
+		switch delivery.WebhookStatus(*s) {
+		case delivery.WebhookEnabled:
 			u.SetStatus(*s).SetConsecutiveFailures(0).ClearDisabledAt()
-		case jobs.WebhookDisabled:
-			if hook.Status != jobs.WebhookDisabled {
+		case delivery.WebhookDisabled:
+			if hook.Status != string(delivery.WebhookDisabled) {
 				u.SetStatus(*s).SetDisabledAt(r.now())
 			}
 		default:
@@ -162,7 +162,7 @@ func (r *Resolver) rotateSecret(ctx context.Context, id string) (*model.RotateSe
 	}
 	secret := webhook.NewSecret()
 	err = hook.Update().SetSecret(secret).SetPreviousSecret(hook.Secret).
-		SetPreviousSecretExpiresAt(r.now().Add(jobs.RotationOverlap)).Exec(ctx)
+		SetPreviousSecretExpiresAt(r.now().Add(delivery.RotationOverlap)).Exec(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -197,19 +197,19 @@ func (r *Resolver) listDeliveries(ctx context.Context, webhookID string, status 
 	if _, err := r.getWebhook(ctx, webhookID); err != nil {
 		return nil, err
 	}
-	q := r.Client.Delivery.Query().Where(delivery.WebhookID(webhookID))
+	q := r.Client.Delivery.Query().Where(entdelivery.WebhookID(webhookID))
 	if status != nil {
-		if !slices.Contains([]string{jobs.DeliveryPending, jobs.DeliverySucceeded, jobs.DeliveryFailed}, *status) {
+		if !slices.Contains(delivery.Statuses, delivery.Status(*status)) {
 			return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "status must be pending, succeeded or failed.",
 				Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be pending, succeeded or failed"}}}
 		}
-		q.Where(delivery.Status(*status))
+		q.Where(entdelivery.Status(*status))
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
 		return nil, err
 	}
-	items, err := q.WithAttemptLog().Order(ent.Desc(delivery.FieldCreatedAt), ent.Desc(delivery.FieldID)).
+	items, err := q.WithAttemptLog().Order(ent.Desc(entdelivery.FieldCreatedAt), ent.Desc(entdelivery.FieldID)).
 		Limit(l).Offset(s).All(ctx)
 	if err != nil {
 		return nil, err
@@ -223,14 +223,14 @@ func (r *Resolver) redeliver(ctx context.Context, webhookID, deliveryID string) 
 	if err != nil {
 		return nil, err
 	}
-	d, err := r.Client.Delivery.Query().Where(delivery.ID(deliveryID), delivery.WebhookID(hook.ID)).Only(ctx)
+	d, err := r.Client.Delivery.Query().Where(entdelivery.ID(deliveryID), entdelivery.WebhookID(hook.ID)).Only(ctx)
 	if ent.IsNotFound(err) {
 		return nil, switchboard.Errorf(switchboard.ENOTFOUND, "No delivery %s for webhook %s.", quote(deliveryID), quote(webhookID))
 	} else if err != nil {
 		return nil, err
 	}
-	if hook.Status != jobs.WebhookEnabled {
+	if hook.Status != string(delivery.WebhookEnabled) {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The webhook is disabled; enable it first.")
 	}
-	return r.Jobs.Redeliver(ctx, d)
+	return r.Deliveries.Redeliver(ctx, d)
 }

@@ -11,11 +11,11 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/poll"
-	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
 // ExpireAfter is how long a due message waits for an engine before it expires.
@@ -27,11 +27,8 @@ type Handlers struct {
 	Engines  *engine.Registry
 	Queue    *Queue
 	Previews *linkpreview.Fetcher
-	// Sender makes webhook attempts.
-	Sender *wh.Sender
-	// RetrySchedule is the delay before each retry of a webhook delivery; a
-	// delivery gets len(RetrySchedule)+1 attempts.
-	RetrySchedule []time.Duration
+	// Delivery makes the attempts of webhook deliveries (TypeDeliver tasks).
+	Delivery *delivery.Service
 	// Dialect is the database's, as ent names it ("postgres" or "sqlite3").
 	Dialect string
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
@@ -40,8 +37,6 @@ type Handlers struct {
 	Music *Music
 
 	dispatcher atomic.Pointer[poll.Batcher[*dispatchRequest]] // set while RunDispatcher runs
-	recorder   atomic.Pointer[poll.Batcher[*success]]         // set while RunRecorder runs
-	loader     atomic.Pointer[poll.Batcher[*loadRequest]]     // set while RunLoader runs
 
 	inboxOnce sync.Once
 	inboxWake chan struct{} // a stored event waits for the applier

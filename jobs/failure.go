@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/engine"
 )
 
@@ -18,12 +19,12 @@ func LogFailure(logger *slog.Logger) func(ctx context.Context, t *asynq.Task, er
 	return func(ctx context.Context, t *asynq.Task, err error) {
 		id, _ := asynq.GetTaskID(ctx)
 		retried, _ := asynq.GetRetryCount(ctx)
-		var ra *retryAfter
+		var ra *delivery.RetryAfter
 		switch {
 		case errors.Is(err, engine.ErrNoEngine):
 			logger.Info("message waits for an engine", "task", id, "attempt", retried+1)
 		case errors.As(err, &ra):
-			logger.Info("task runs again later", "type", t.Type(), "task", id, "retry_in", ra.delay, "cause", ra.cause)
+			logger.Info("task runs again later", "type", t.Type(), "task", id, "retry_in", ra.Delay, "cause", ra.Cause)
 		default:
 			logger.Error("task failed", "type", t.Type(), "task", id, "attempt", retried+1, "err", err)
 		}

@@ -12,8 +12,6 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/switchboardhq/switchboard"
 )
 
 // Task types.
@@ -230,5 +228,3 @@ func (q *Queue) Unschedule(ctx context.Context, messageID string) error {
 	}
 	return fmt.Errorf("jobs: unschedule %s: %w", messageID, err)
 }
-
-func newDeliveryID() string { return switchboard.NewID("dlv") }

@@ -9,9 +9,10 @@ import (
 	entsql "entgo.io/ent/dialect/sql"
 	"github.com/hibiken/asynq"
 
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/delivery"
+	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -104,9 +105,9 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	if err != nil {
 		return queued, err
 	}
-	deliveries := []func(*entsql.Selector){delivery.Status(DeliveryPending), delivery.UpdatedAtLT(now.Add(-settle)),
-		delivery.Or(delivery.NextAttemptAtIsNil(), delivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))}
-	err = h.streamQueued(ctx, delivery.Table, delivery.FieldNextAttemptAt, deliveries,
+	deliveries := []func(*entsql.Selector){entdelivery.Status(string(delivery.Pending)), entdelivery.UpdatedAtLT(now.Add(-settle)),
+		entdelivery.Or(entdelivery.NextAttemptAtIsNil(), entdelivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))}
+	err = h.streamQueued(ctx, entdelivery.Table, entdelivery.FieldNextAttemptAt, deliveries,
 		requeue(QueueWebhooks, "delivery", DeliverTaskID, h.Queue.Deliver))
 	return queued, err
 }

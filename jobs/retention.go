@@ -10,8 +10,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/switchboardhq/switchboard/boards"
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/delivery"
+	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
@@ -73,7 +74,7 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 		events   = event.FannedOutAtLT(now.Add(-KeepEvents))
 		applied  = inboxevent.AppliedAtLT(now.Add(-KeepEvents))
 		dead     = inboxevent.DeadAtLT(now.Add(-KeepDeliveries))
-		finished = delivery.And(delivery.StatusNEQ(DeliveryPending), delivery.UpdatedAtLT(now.Add(-KeepDeliveries)))
+		finished = entdelivery.And(entdelivery.StatusNEQ(string(delivery.Pending)), entdelivery.UpdatedAtLT(now.Add(-KeepDeliveries)))
 	)
 	type part = func(*sql.Selector)
 	sweeps := []struct {
@@ -109,7 +110,7 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 			remove: func(ctx context.Context, c *ent.Client, within part) (int, error) {
 				return c.InboxEvent.Delete().Where(dead, within).Exec(ctx)
 			}}},
-		{"deliveries", &p.Deliveries, sweep{column: delivery.FieldUpdatedAt,
+		{"deliveries", &p.Deliveries, sweep{column: entdelivery.FieldUpdatedAt,
 			read: func(ctx context.Context, c *ent.Client, page part, v any) error {
 				return c.Delivery.Query().Where(finished).Modify(page).Scan(ctx, v)
 			},

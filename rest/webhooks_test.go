@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -524,11 +525,11 @@ func TestDeliveriesReadTogetherStayInTheirWorkspace(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, NoStart: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go e.App.Jobs.RunLoader(ctx, 1)
+	go e.App.Delivery.RunLoader(ctx, 1)
 	rc := newReceiver(t, nil)
 	hook := createWebhook(e, rc.URL, "message.queued")
 	scheduleMsg(e, "+15550308080")
-	if _, err := e.App.Jobs.FanOutOnce(ctx); err != nil {
+	if _, err := e.App.Delivery.FanOutOnce(ctx); err != nil {
 		t.Fatal(err)
 	}
 	d, err := e.App.Client.Delivery.Query().Only(viewer.SystemContext(ctx))
@@ -572,10 +573,10 @@ func TestWebhookMadeElsewhereIsDelivered(t *testing.T) {
 	}
 	e.Eventually(10*time.Second, "the delivery ended", func() bool {
 		d, err := e.App.Client.Delivery.Query().All(ctx)
-		return err == nil && len(d) == 1 && d[0].Status != jobs.DeliveryPending
+		return err == nil && len(d) == 1 && d[0].Status != string(delivery.Pending)
 	})
 	d := e.App.Client.Delivery.Query().OnlyX(ctx)
-	if d.Status != jobs.DeliverySucceeded || len(rc.ofType("message.read")) != 1 {
+	if d.Status != string(delivery.Succeeded) || len(rc.ofType("message.read")) != 1 {
 		t.Fatalf("delivery to %s = %s (%q), received %d", hook.ID, d.Status, d.LastError, len(rc.all()))
 	}
 }

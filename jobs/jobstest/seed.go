@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/jobs"
 )
@@ -43,7 +44,7 @@ func SeedRetained(ctx context.Context, c *ent.Client, ws, hook string, n int, st
 			inbox = append(inbox, ev)
 			id, ended := fmt.Sprintf("dlv_seeded%08d", i), stamp(i, jobs.KeepDeliveries)
 			dlvs = append(dlvs, c.Delivery.Create().SetID(id).SetWorkspaceID(ws).SetWebhookID(hook).SetEventID("e").
-				SetEventType("message.sent").SetPayload(data).SetStatus(jobs.DeliveryFailed).SetAttempts(2).
+				SetEventType("message.sent").SetPayload(data).SetStatus(string(delivery.Failed)).SetAttempts(2).
 				SetCreatedAt(ended).SetUpdatedAt(ended))
 			for k := 1; k <= 2; k++ {
 				attempts = append(attempts, c.DeliveryAttempt.Create().SetWorkspaceID(ws).SetDeliveryID(id).

@@ -1,10 +1,10 @@
-package jobs
+package delivery
 
 import (
 	"context"
 
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/delivery"
+	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -32,16 +32,16 @@ type loaded struct {
 // RunLoader reads the deliveries that attempts ask for at the same moment in
 // batches of up to loadBatch, with workers batches in flight, until ctx is done.
 // Attempts that start while it does not run read their delivery alone.
-func (h *Handlers) RunLoader(ctx context.Context, workers int) {
-	poll.RunBatcher(ctx, &h.loader, workers, loadBatch, h.loadDeliveries)
+func (svc *Service) RunLoader(ctx context.Context, workers int) {
+	poll.RunBatcher(ctx, &svc.loader, workers, loadBatch, svc.loadDeliveries)
 }
 
 // loadDelivery returns the delivery id of workspaceID, or nil when it has none
 // (deleted meanwhile).
-func (h *Handlers) loadDelivery(ctx context.Context, workspaceID, id string) (*ent.Delivery, error) {
-	b := h.loader.Load()
+func (svc *Service) loadDelivery(ctx context.Context, workspaceID, id string) (*ent.Delivery, error) {
+	b := svc.loader.Load()
 	if b == nil {
-		d, err := h.Client.Delivery.Get(viewer.WorkspaceContext(ctx, workspaceID), id)
+		d, err := svc.Client.Delivery.Get(viewer.WorkspaceContext(ctx, workspaceID), id)
 		if ent.IsNotFound(err) {
 			return nil, nil
 		}
@@ -61,12 +61,12 @@ func (h *Handlers) loadDelivery(ctx context.Context, workspaceID, id string) (*e
 
 // loadDeliveries reads the deliveries of batch in one query and answers each
 // request; a delivery of another workspace than the one asked for is none.
-func (h *Handlers) loadDeliveries(ctx context.Context, batch []*loadRequest) {
+func (svc *Service) loadDeliveries(ctx context.Context, batch []*loadRequest) {
 	ids := make([]string, len(batch))
 	for i, r := range batch {
 		ids[i] = r.id
 	}
-	rows, err := h.Client.Delivery.Query().Where(delivery.IDIn(ids...)).All(viewer.SystemContext(ctx))
+	rows, err := svc.Client.Delivery.Query().Where(entdelivery.IDIn(ids...)).All(viewer.SystemContext(ctx))
 	byID := make(map[string]*ent.Delivery, len(rows))
 	for _, d := range rows {
 		byID[d.ID] = d
