@@ -198,7 +198,7 @@ func (h *Handlers) Deliver(ctx context.Context, t *asynq.Task) error {
 	if d == nil || d.Status != DeliveryPending {
 		return nil
 	}
-	if wait, err := waitOutRemainder(ctx, d.NextAttemptAt); err != nil {
+	if wait, err := poll.WaitOutRemainder(ctx, d.NextAttemptAt); err != nil {
 		return err
 	} else if wait > 0 {
 		return &retryAfter{delay: wait, cause: "not due yet"}
