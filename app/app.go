@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/delivery"
+	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/engine/host"
@@ -62,6 +63,8 @@ type App struct {
 	Resolver *graph.Resolver
 	// Handler serves the whole HTTP API.
 	Handler http.Handler
+	// Dispatcher claims, sends and records messages (tasks and direct sends).
+	Dispatcher *dispatch.Dispatcher
 
 	mini      *miniredis.Miniredis
 	redisURL  string
@@ -124,13 +127,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Delivery = &delivery.Service{Client: work, Queue: a.Queue, Sender: webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, Dialect: dialect}
-	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Delivery: a.Delivery,
-		Previews:       linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate),
-		MediaRetention: cfg.MediaRetention,
-		Dialect:        dialect}
+	a.Dispatcher = &dispatch.Dispatcher{Client: work, Queue: a.Queue,
+		Previews: linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate)}
+	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Dispatcher: a.Dispatcher, Delivery: a.Delivery,
+		MediaRetention: cfg.MediaRetention, Dialect: dialect}
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Jobs)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
-	a.Jobs.Engines = a.Engines
+	a.Jobs.Engines, a.Dispatcher.Engines = a.Engines, a.Engines
 	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Jobs)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)
@@ -153,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
 	a.Keys = auth.NewKeys(client, a.Redis, cfg.KeyTTL)
-	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Media: store,
+	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Dispatcher: a.Dispatcher, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	a.Resolver.Deliveries = a.Delivery
@@ -272,7 +275,7 @@ func (a *App) Start(ctx context.Context) error {
 	mux := asynq.NewServeMux()
 	a.Jobs.Register(mux)
 	// Three kinds of asynq servers: dispatch tasks only wait for the batch they join
-	// (jobs.RunDispatcher), so theirs has room for many at once; webhook attempts
+	// (dispatch.Dispatcher.Run), so theirs has room for many at once; webhook attempts
 	// mostly wait on the network, so theirs has room for webhook.Concurrency; the
 	// other queues keep a concurrency their database work can bear. An idle server
 	// looks for tasks every checkEvery: often where a message or its webhook waits.
@@ -324,7 +327,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
-	a.goWork(func() { a.Jobs.RunDispatcher(work, dispatchWorkers) })
+	a.goWork(func() { a.Dispatcher.Run(work, dispatchWorkers) })
 	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
 	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
 	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
@@ -348,7 +351,7 @@ const workerPool = 12
 // shared by dispatchServers asynq servers, and dispatchWorkers how many batches
 // are in flight.
 const (
-	dispatchConcurrency = 2 * jobs.DispatchBatch
+	dispatchConcurrency = 2 * dispatch.MaxBatch
 	dispatchServers     = 2
 	dispatchWorkers     = 4
 )

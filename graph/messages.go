@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
@@ -240,13 +241,12 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 		return nil, err
 	}
 	id := switchboard.NewID("msg")
-	key := engine.Key{FromMe: true, Remote: to, ID: engine.WireID(id)}
 	var m *ent.Message
 	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if m, err = r.create(ctx, tx, d, message.OriginDirect, id); err != nil {
 			return err
 		}
-		if m, _, err = messaging.Move(ctx, tx, m, messaging.StatusSending, r.now(), messaging.WithKey(key)); err != nil {
+		if m, err = dispatch.Claim(ctx, tx, m); err != nil {
 			return err
 		}
 		return jobs.WroteTo(ctx, tx, m)
@@ -259,11 +259,8 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 			slog.Debug("typing not shown; sending all the same", "message", m.ID, "err", err)
 		}
 	}
-	if err := r.Jobs.Send(ctx, eng, m); err != nil {
+	if err := r.Dispatcher.Send(ctx, eng, m); err != nil {
 		slog.Warn("direct send failed; queued for retry", "message", m.ID, "err", err)
-		if _, qerr := r.Queue.Dispatch(ctx, ws, m.ID, time.Time{}); qerr != nil {
-			slog.Warn("enqueue dispatch failed; the reconciler will retry", "message", m.ID, "err", qerr)
-		}
 	}
 	return r.Client.Message.Get(ctx, m.ID)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/ent/audience"
 	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/board"
@@ -59,6 +60,8 @@ type Resolver struct {
 	Queue    *jobs.Queue
 	Jobs     *jobs.Handlers
 	Media    *media.Store
+	// Dispatcher sends a direct send's message (see sendNow).
+	Dispatcher *dispatch.Dispatcher
 	// Music generates songs (nil: music is not configured); MusicFiles keeps
 	// reference recordings and finished songs on disk.
 	Music      music.Provider

@@ -72,7 +72,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	err := walk(ctx, messagesAfter(stale), func(page []*ent.Message) {
 		for _, m := range page {
 			wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
-			if err := h.release(wctx, m); err != nil {
+			if err := h.Dispatcher.Release(wctx, m); err != nil {
 				slog.Error("reconciler: release stale message", "message", m.ID, "err", err)
 				continue
 			}

@@ -50,3 +50,25 @@ func maxDur(a, b time.Duration) time.Duration {
 	}
 	return b
 }
+
+// WaitOutRemainder handles a task that runs before its time at. asynq schedules in
+// whole seconds, so a task may start up to a second early: a remainder of at most a
+// second is slept away and 0 returned; a longer one is returned for the caller to
+// reschedule. A nil at is due.
+func WaitOutRemainder(ctx context.Context, at *time.Time) (time.Duration, error) {
+	if at == nil {
+		return 0, nil
+	}
+	wait := time.Until(*at)
+	if wait <= 0 {
+		return 0, nil
+	} else if wait > time.Second {
+		return wait, nil
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(wait):
+		return 0, nil
+	}
+}

@@ -1,4 +1,4 @@
-package jobs
+package dispatch
 
 import (
 	"cmp"
@@ -29,22 +29,22 @@ import (
 // the wire id is derived from the message id, and a message whose task is lost is
 // queued again by the reconciler.
 
-// DispatchBatch bounds how many messages one batch carries.
-const DispatchBatch = 256
+// MaxBatch bounds how many messages one batch carries.
+const MaxBatch = 256
 
 // sendParallel bounds the sends in flight to one engine that takes messages one
 // at a time.
 const sendParallel = 16
 
-// dispatchRequest is one dispatch task waiting for the outcome of its batch.
-type dispatchRequest struct {
-	p    dispatchPayload
-	done chan dispatchResult // buffered: the batch never waits for the task
+// request is one dispatch waiting for the outcome of its batch.
+type request struct {
+	workspaceID, messageID string
+	done                   chan result // buffered: the batch never waits for the task
 }
 
-// dispatchResult is what became of a dispatch: err for the task to return, or
-// early, the time the message is due when its task ran before it.
-type dispatchResult struct {
+// result is what became of a dispatch: err for the task to return, or early, the
+// time the message is due when its task ran before it.
+type result struct {
 	err   error
 	early *time.Time
 }
@@ -55,24 +55,24 @@ type claimed struct {
 	eng engine.Engine
 }
 
-// RunDispatcher gathers the dispatch tasks that run at the same time into batches
-// of up to DispatchBatch, with workers batches in flight, until ctx is done.
-// Tasks that run while it does not are sent one by one.
-func (h *Handlers) RunDispatcher(ctx context.Context, workers int) {
-	poll.RunBatcher(ctx, &h.dispatcher, workers, DispatchBatch, h.dispatchBatch)
+// Run gathers the dispatches that run at the same time into batches of up to
+// MaxBatch, with workers batches in flight, until ctx is done. Dispatches that run
+// while it does not are sent one by one.
+func (d *Dispatcher) Run(ctx context.Context, workers int) {
+	poll.RunBatcher(ctx, &d.batcher, workers, MaxBatch, d.dispatchBatch)
 }
 
 // dispatchBatch dispatches the messages of reqs and answers each request.
-func (h *Handlers) dispatchBatch(ctx context.Context, reqs []*dispatchRequest) {
+func (d *Dispatcher) dispatchBatch(ctx context.Context, reqs []*request) {
 	sys := viewer.SystemContext(ctx)
 	ids := make([]string, len(reqs))
 	for i, r := range reqs {
-		ids[i] = r.p.MessageID
+		ids[i] = r.messageID
 	}
-	rows, err := h.Client.Message.Query().Where(message.IDIn(ids...)).All(sys)
+	rows, err := d.Client.Message.Query().Where(message.IDIn(ids...)).All(sys)
 	if err != nil {
 		for _, r := range reqs {
-			r.done <- dispatchResult{err: err}
+			r.done <- result{err: err}
 		}
 		return
 	}
@@ -82,52 +82,52 @@ func (h *Handlers) dispatchBatch(ctx context.Context, reqs []*dispatchRequest) {
 	}
 	now := time.Now()
 	var batch []claimed
-	waiting := make(map[string]*dispatchRequest, len(reqs))
+	waiting := make(map[string]*request, len(reqs))
 	for _, r := range reqs {
-		m := byID[r.p.MessageID]
+		m := byID[r.messageID]
 		switch {
-		case waiting[r.p.MessageID] != nil:
-			r.done <- dispatchResult{} // the same message twice: one run is enough
+		case waiting[r.messageID] != nil:
+			r.done <- result{} // the same message twice: one run is enough
 			continue
-		case m == nil || m.WorkspaceID != r.p.WorkspaceID || m.Status != messaging.StatusPending:
-			r.done <- dispatchResult{} // gone, sent, cancelled, or being sent by another run
+		case m == nil || m.WorkspaceID != r.workspaceID || m.Status != messaging.StatusPending:
+			r.done <- result{} // gone, sent, cancelled, or being sent by another run
 			continue
 		case m.SendAt != nil && m.SendAt.After(now):
-			r.done <- dispatchResult{early: m.SendAt}
+			r.done <- result{early: m.SendAt}
 			continue
 		}
-		eng, err := h.Engines.Pick(viewer.WorkspaceContext(ctx, m.WorkspaceID), m.WorkspaceID)
+		eng, err := d.Engines.Pick(viewer.WorkspaceContext(ctx, m.WorkspaceID), m.WorkspaceID)
 		if errors.Is(err, engine.ErrNoEngine) {
-			r.done <- dispatchResult{err: h.noEngine(ctx, m, now)}
+			r.done <- result{err: d.noEngine(ctx, m, now)}
 			continue
 		} else if err != nil {
-			r.done <- dispatchResult{err: err}
+			r.done <- result{err: err}
 			continue
 		}
 		batch = append(batch, claimed{m: m, eng: eng})
 		waiting[m.ID] = r
 	}
 	// Claims and outcomes are redone when a crash loses them (see storage.RelaxedCommit).
-	batch, err = h.claim(storage.RelaxedCommit(sys), batch)
+	batch, err = d.claim(storage.RelaxedCommit(sys), batch)
 	if err != nil {
 		for _, r := range waiting {
-			r.done <- dispatchResult{err: err}
+			r.done <- result{err: err}
 		}
 		return
 	}
-	errs := h.recordSent(ctx, batch, h.sendAll(ctx, batch))
+	errs := d.recordSent(ctx, batch, d.sendAll(ctx, batch))
 	for i, c := range batch {
-		waiting[c.m.ID].done <- dispatchResult{err: errs[i]}
+		waiting[c.m.ID].done <- result{err: errs[i]}
 		delete(waiting, c.m.ID)
 	}
 	for _, r := range waiting {
-		r.done <- dispatchResult{} // claimed by another run first
+		r.done <- result{} // claimed by another run first
 	}
 }
 
 // noEngine is the outcome of a due message whose workspace has no engine: it
 // expires once it waited ExpireAfter, and is retried until then.
-func (h *Handlers) noEngine(ctx context.Context, m *ent.Message, now time.Time) error {
+func (d *Dispatcher) noEngine(ctx context.Context, m *ent.Message, now time.Time) error {
 	due := m.CreatedAt
 	if m.SendAt != nil {
 		due = *m.SendAt
@@ -135,24 +135,22 @@ func (h *Handlers) noEngine(ctx context.Context, m *ent.Message, now time.Time) 
 	if now.Sub(due) <= ExpireAfter {
 		return engine.ErrNoEngine // retried with backoff until an engine connects
 	}
-	_, err := messaging.Advance(viewer.WorkspaceContext(ctx, m.WorkspaceID), h.Client, m, messaging.StatusExpired, now,
+	_, err := messaging.Advance(viewer.WorkspaceContext(ctx, m.WorkspaceID), d.Client, m, messaging.StatusExpired, now,
 		messaging.WithReason("no engine connected within 24h"))
 	return err
 }
 
 // claim moves the batch's messages from pending to sending in one transaction and
 // returns those it claimed (another run may have taken some first).
-func (h *Handlers) claim(ctx context.Context, batch []claimed) ([]claimed, error) {
+func (d *Dispatcher) claim(ctx context.Context, batch []claimed) ([]claimed, error) {
 	ms := make([]*ent.Message, len(batch))
 	eng := make(map[string]engine.Engine, len(batch))
 	for i, c := range batch {
 		ms[i], eng[c.m.ID] = c.m, c.eng
 	}
 	var won []*ent.Message
-	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) (err error) {
-		won, err = messaging.Claim(ctx, tx, ms, func(m *ent.Message) engine.Key {
-			return engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
-		})
+	err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) (err error) {
+		won, err = messaging.Claim(ctx, tx, ms, wireKey)
 		return err
 	})
 	out := make([]claimed, len(won))
@@ -165,7 +163,7 @@ func (h *Handlers) claim(ctx context.Context, batch []claimed) ([]claimed, error
 // sendAll hands every claimed message to its engine, the engines in parallel, and
 // returns the outcomes in the batch's order. An engine that takes batches gets its
 // share in one call; any other gets up to sendParallel sends at a time.
-func (h *Handlers) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
+func (d *Dispatcher) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
 	out := make([]engine.Sent, len(batch))
 	byEngine := map[string][]int{} // by engine id
 	for i, c := range batch {
@@ -178,14 +176,14 @@ func (h *Handlers) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
 			defer wg.Done()
 			eng := batch[idx[0]].eng
 			ms := make([]engine.Outgoing, len(idx))
-			h.parallel(len(idx), func(k int) { ms[k] = h.outgoing(ctx, batch[idx[k]].m) })
+			d.parallel(len(idx), func(k int) { ms[k] = d.outgoing(ctx, batch[idx[k]].m) })
 			if b, ok := eng.(engine.BatchSender); ok {
 				for k, sent := range b.SendBatch(ctx, ms) {
 					out[idx[k]] = sent
 				}
 				return
 			}
-			h.parallel(len(idx), func(k int) {
+			d.parallel(len(idx), func(k int) {
 				key, err := eng.Send(ctx, ms[k])
 				out[idx[k]] = engine.Sent{Key: key, Err: err}
 			})
@@ -196,7 +194,7 @@ func (h *Handlers) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
 }
 
 // parallel runs do(0..n-1), up to sendParallel at a time.
-func (h *Handlers) parallel(n int, do func(int)) {
+func (d *Dispatcher) parallel(n int, do func(int)) {
 	if n == 1 {
 		do(0)
 		return
@@ -216,9 +214,9 @@ func (h *Handlers) parallel(n int, do func(int)) {
 
 // outgoing is what the engine sends for m, with the preview of its first link
 // fetched (and kept) when it has none yet.
-func (h *Handlers) outgoing(ctx context.Context, m *ent.Message) engine.Outgoing {
+func (d *Dispatcher) outgoing(ctx context.Context, m *ent.Message) engine.Outgoing {
 	out := Outgoing(m)
-	if m.Type != "text" || m.LinkPreview != nil || h.Previews == nil {
+	if m.Type != "text" || m.LinkPreview != nil || d.Previews == nil {
 		return out
 	}
 	u := linkpreview.FirstURL(m.Text)
@@ -226,10 +224,10 @@ func (h *Handlers) outgoing(ctx context.Context, m *ent.Message) engine.Outgoing
 		return out
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	out.LinkPreview = h.Previews.Fetch(pctx, u)
+	out.LinkPreview = d.Previews.Fetch(pctx, u)
 	cancel()
 	wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
-	if err := h.Client.Message.UpdateOneID(m.ID).SetLinkPreview(out.LinkPreview).Exec(wctx); err != nil {
+	if err := d.Client.Message.UpdateOneID(m.ID).SetLinkPreview(out.LinkPreview).Exec(wctx); err != nil {
 		slog.Warn("link preview not saved", "message", m.ID, "err", err)
 	}
 	return out
@@ -242,7 +240,7 @@ func (h *Handlers) outgoing(ctx context.Context, m *ent.Message) engine.Outgoing
 // for now. When the transaction fails, the messages are recorded one by one.
 // What the engine said is recorded even when ctx ends now (a shutdown): a message
 // must not stay claimed for nothing.
-func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engine.Sent) []error {
+func (d *Dispatcher) recordSent(ctx context.Context, batch []claimed, sent []engine.Sent) []error {
 	ctx = storage.RelaxedCommit(viewer.SystemContext(context.WithoutCancel(ctx)))
 	errs := make([]error, len(batch))
 	for i, s := range sent {
@@ -254,7 +252,7 @@ func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engin
 		}
 		metrics.Dispatches.WithLabelValues(outcome).Inc()
 	}
-	err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) error {
 		// The usual outcome, the network took the message under the key it was
 		// claimed with, is recorded for all of them in one statement.
 		var confirmed []*ent.Message
@@ -271,7 +269,7 @@ func (h *Handlers) recordSent(ctx context.Context, batch []claimed, sent []engin
 		return errs
 	}
 	for i, c := range batch {
-		if err := storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
+		if err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
 			slog.Error("dispatch: outcome not recorded; the reconciler releases the claim", "message", c.m.ID, "err", err)
 			errs[i] = cmp.Or(errs[i], err)
 		}
@@ -293,13 +291,4 @@ func recordOne(ctx context.Context, tx *ent.Tx, m *ent.Message, s engine.Sent) e
 		_, _, err = messaging.MoveLatest(ctx, tx, m, messaging.StatusConfirmed, now, messaging.WithKey(s.Key))
 	}
 	return err
-}
-
-// release hands a claimed (sending) message back to pending if its claim is still
-// the one m was read with; a claim taken since is left alone.
-func (h *Handlers) release(ctx context.Context, m *ent.Message) error {
-	return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		_, _, err := messaging.Move(ctx, tx, m, messaging.StatusPending, time.Now())
-		return err
-	})
 }
