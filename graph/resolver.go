@@ -26,6 +26,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/music"
@@ -73,6 +74,9 @@ type Resolver struct {
 	MediaRetryPace time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Inbox stores what engines report; a read of the conversation store waits
+	// on it for what was reported before the read (settle).
+	Inbox *inbox.Inbox
 }
 
 func (r *Resolver) now() time.Time {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,13 +37,12 @@ type Handlers struct {
 	MediaRetention time.Duration
 	// Music generates songs; nil leaves music tasks failing.
 	Music *Music
+	// Inbox stores what the reconciler observes of engines (a lapsed session).
+	Inbox engine.Sink
 
 	dispatcher atomic.Pointer[poll.Batcher[*dispatchRequest]] // set while RunDispatcher runs
 	recorder   atomic.Pointer[poll.Batcher[*success]]         // set while RunRecorder runs
 	loader     atomic.Pointer[poll.Batcher[*loadRequest]]     // set while RunLoader runs
-
-	inboxOnce sync.Once
-	inboxWake chan struct{} // a stored event waits for the applier
 }
 
 // Register adds every handler to mux.
