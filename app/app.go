@@ -30,6 +30,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/graph"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/media"
@@ -65,6 +66,8 @@ type App struct {
 	Handler http.Handler
 	// Dispatcher claims, sends and records messages (tasks and direct sends).
 	Dispatcher *dispatch.Dispatcher
+	// Inbox stores and applies what engines report: the engines' sink.
+	Inbox *inbox.Inbox
 
 	mini      *miniredis.Miniredis
 	redisURL  string
@@ -125,16 +128,17 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 		a.closers = append(a.closers, func() { _ = work.Close() })
 	}
+	a.Inbox = &inbox.Inbox{Client: work}
 	a.Delivery = &delivery.Service{Client: work, Queue: a.Queue, Sender: webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, Dialect: dialect}
 	a.Dispatcher = &dispatch.Dispatcher{Client: work, Queue: a.Queue,
 		Previews: linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate)}
-	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Dispatcher: a.Dispatcher, Delivery: a.Delivery,
+	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Dispatcher: a.Dispatcher, Delivery: a.Delivery, Inbox: a.Inbox,
 		MediaRetention: cfg.MediaRetention, Dialect: dialect}
-	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Jobs)
-	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Jobs, a.sandboxFor)
+	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Inbox)
+	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Inbox, a.sandboxFor)
 	a.Jobs.Engines, a.Dispatcher.Engines = a.Engines, a.Engines
-	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Jobs)
+	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Inbox)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)
 
@@ -144,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		open = host.OpenGateway
 	}
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
-		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Jobs, Media: store,
+		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
 			Logger: cfg.Logger}}
 	files, err := music.NewFiles(filepath.Join(cfg.DataDir, "music"), cfg.PublicURL)
 	if err != nil {
@@ -156,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
 	a.Keys = auth.NewKeys(client, a.Redis, cfg.KeyTTL)
-	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Jobs: a.Jobs, Dispatcher: a.Dispatcher, Media: store,
+	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Dispatcher: a.Dispatcher, Inbox: a.Inbox, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	a.Resolver.Deliveries = a.Delivery
@@ -330,7 +334,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.goWork(func() { a.Dispatcher.Run(work, dispatchWorkers) })
 	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
 	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
-	a.goWork(func() { a.Jobs.RunInbox(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Inbox.Run(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Delivery.RunFanout(work, 50*time.Millisecond, idlePoll) })
 	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
 	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })

@@ -101,7 +101,7 @@ func (r *Resolver) syncHistory(ctx context.Context) error {
 func (r *Resolver) settle(ctx context.Context, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	err := r.Jobs.WaitApplied(ctx, time.Now())
+	err := r.Inbox.WaitApplied(ctx, time.Now())
 	if errors.Is(err, context.DeadlineExceeded) {
 		return switchboard.Errorf(switchboard.EUNAVAILABLE, "The engine's report is still being stored; retry shortly.")
 	}

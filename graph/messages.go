@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/netguard"
 	"github.com/switchboardhq/switchboard/storage"
@@ -249,7 +249,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 		if m, err = dispatch.Claim(ctx, tx, m); err != nil {
 			return err
 		}
-		return jobs.WroteTo(ctx, tx, m)
+		return inbox.WroteTo(ctx, tx, m)
 	})
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/music"
@@ -58,7 +59,6 @@ type Resolver struct {
 	// Nil: gateway engines cannot be created.
 	Gateways Gateways
 	Queue    *jobs.Queue
-	Jobs     *jobs.Handlers
 	Media    *media.Store
 	// Dispatcher sends a direct send's message (see sendNow).
 	Dispatcher *dispatch.Dispatcher
@@ -84,6 +84,9 @@ type Resolver struct {
 	Deliveries Redeliverer
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Inbox stores what engines report; a read of the conversation store waits
+	// on it for what was reported before the read (settle).
+	Inbox *inbox.Inbox
 }
 
 func (r *Resolver) now() time.Time {

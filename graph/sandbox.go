@@ -8,7 +8,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/inbox"
 )
 
 // simulator is an engine that can report made-up events: the sandbox, which
@@ -24,9 +24,9 @@ func (r *Resolver) simulateGroupChange(ctx context.Context, in model.GroupChange
 	if !IsJID(in.GroupID) || !strings.HasSuffix(in.GroupID, "@g.us") {
 		p.Add("groupId", "invalid_string", "groupId must be a group id (<digits>[-<digits>]@g.us)")
 	}
-	if _, ok := jobs.GroupEvents[in.Action]; !ok {
-		actions := make([]string, 0, len(jobs.GroupEvents))
-		for a := range jobs.GroupEvents {
+	if _, ok := inbox.GroupEvents[in.Action]; !ok {
+		actions := make([]string, 0, len(inbox.GroupEvents))
+		for a := range inbox.GroupEvents {
 			actions = append(actions, a)
 		}
 		slices.Sort(actions)

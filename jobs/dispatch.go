@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
@@ -31,9 +30,8 @@ type Handlers struct {
 	MediaRetention time.Duration
 	// Music generates songs; nil leaves music tasks failing.
 	Music *Music
-
-	inboxOnce sync.Once
-	inboxWake chan struct{} // a stored event waits for the applier
+	// Inbox stores what the reconciler observes of engines (a lapsed session).
+	Inbox engine.Sink
 }
 
 // Register adds every handler to mux.

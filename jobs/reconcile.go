@@ -200,7 +200,7 @@ func (h *Handlers) ReapEngines(ctx context.Context, now time.Time) error {
 	lapses, err := h.Engines.Presence().Reap(ctx, now)
 	for _, l := range lapses {
 		ev := engine.Event{Type: engine.EventGone, WorkspaceID: l.WorkspaceID, EngineID: l.ID, At: now}
-		if herr := h.HandleEvent(ctx, ev); herr != nil {
+		if herr := h.Inbox.HandleEvent(ctx, ev); herr != nil {
 			slog.Error("reconciler: record lapsed engine", "engine", l.ID, "err", herr)
 		}
 	}

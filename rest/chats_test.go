@@ -516,7 +516,7 @@ func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
 	for i, st := range steps {
 		in := &engine.Incoming{Key: engine.Key{Remote: jid, ID: fmt.Sprintf("3EBSUM%d", i)}, From: jid, Type: "text", Text: st.text}
 		id := fmt.Sprintf("summary-%d", i)
-		if err := e.App.Jobs.HandleEvent(context.Background(),
+		if err := e.App.Inbox.HandleEvent(context.Background(),
 			engine.Event{ID: id, Type: engine.EventMessage, WorkspaceID: ws, Message: in, At: st.at}); err != nil {
 			t.Fatal(err)
 		}
@@ -558,7 +558,7 @@ func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.App.Jobs.HandleEvent(context.Background(), engine.Event{ID: "summary-older-ack", Type: engine.EventAck,
+	if err := e.App.Inbox.HandleEvent(context.Background(), engine.Event{ID: "summary-older-ack", Type: engine.EventAck,
 		WorkspaceID: ws, Key: key, Ack: engine.AckDevice, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

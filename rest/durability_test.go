@@ -20,7 +20,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
-	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -154,7 +154,7 @@ func TestSandboxNetworkOutlivesARestart(t *testing.T) {
 
 // The inbox stores an event once per engine id, retries an event whose apply
 // fails with backoff, keeps later events of the same subject waiting behind it,
-// and gives up after InboxMaxAttempts, saying why.
+// and gives up after inbox.MaxAttempts, saying why.
 func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 	e := apptest.New(t, apptest.Options{RedisDB: redisDB, NoStart: true})
 	ws := workspaceOf(e)
@@ -171,13 +171,13 @@ func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 	}
 	later := engine.Event{ID: "later", Type: engine.EventAck, WorkspaceID: ws, Key: key, Ack: engine.AckRead, At: t0.Add(time.Second)}
 	for range 2 { // reported twice, stored once
-		if err := e.App.Jobs.HandleEvent(ctx, later); err != nil {
+		if err := e.App.Inbox.HandleEvent(ctx, later); err != nil {
 			t.Fatal(err)
 		}
 	}
 	other := engine.Event{ID: "other", Type: engine.EventAck, WorkspaceID: ws,
 		Key: engine.Key{FromMe: true, Remote: "15550105050@c.us", ID: "3EB0OTHER"}, Ack: engine.AckRead, At: t0.Add(2 * time.Second)}
-	if err := e.App.Jobs.HandleEvent(ctx, other); err != nil {
+	if err := e.App.Inbox.HandleEvent(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	get := func(dedupe string) *ent.InboxEvent {
@@ -192,7 +192,7 @@ func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 	}
 
 	now := time.Now()
-	if _, err := e.App.Jobs.ApplyInboxOnce(context.Background(), now); err != nil {
+	if _, err := e.App.Inbox.ApplyOnce(context.Background(), now); err != nil {
 		t.Fatal(err)
 	}
 	if b, l, o := get("bad"), get("later"), get("other"); b.Attempts != 1 || b.LastError == "" ||
@@ -201,20 +201,20 @@ func TestInboxRetriesInOrderAndGivesUp(t *testing.T) {
 			"the later event of its subject waiting, the other subject applied", b.Attempts, b.LastError, l.AppliedAt, o.AppliedAt)
 	}
 	// Before the retry is due nothing of that subject moves.
-	if n, _ := e.App.Jobs.ApplyInboxOnce(context.Background(), now); n != 0 {
+	if n, _ := e.App.Inbox.ApplyOnce(context.Background(), now); n != 0 {
 		t.Errorf("claimed %d events before the retry was due", n)
 	}
-	for i := 0; i < jobs.InboxMaxAttempts && get("bad").DeadAt == nil; i++ {
+	for i := 0; i < inbox.MaxAttempts && get("bad").DeadAt == nil; i++ {
 		now = now.Add(time.Hour)
-		if _, err := e.App.Jobs.ApplyInboxOnce(context.Background(), now); err != nil {
+		if _, err := e.App.Inbox.ApplyOnce(context.Background(), now); err != nil {
 			t.Fatal(err)
 		}
 	}
 	b := get("bad")
-	if b.DeadAt == nil || b.Attempts != jobs.InboxMaxAttempts || !strings.Contains(b.LastError, "decode") {
-		t.Fatalf("bad event: dead %v after %d attempts (%q); want dead after %d, with the cause", b.DeadAt, b.Attempts, b.LastError, jobs.InboxMaxAttempts)
+	if b.DeadAt == nil || b.Attempts != inbox.MaxAttempts || !strings.Contains(b.LastError, "decode") {
+		t.Fatalf("bad event: dead %v after %d attempts (%q); want dead after %d, with the cause", b.DeadAt, b.Attempts, b.LastError, inbox.MaxAttempts)
 	}
-	if _, err := e.App.Jobs.ApplyInboxOnce(context.Background(), now.Add(time.Hour)); err != nil {
+	if _, err := e.App.Inbox.ApplyOnce(context.Background(), now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if get("later").AppliedAt == nil {
@@ -230,7 +230,7 @@ func TestIncomingMessageStoredOnce(t *testing.T) {
 	ws := workspaceOf(e)
 	in := &engine.Incoming{Key: engine.Key{Remote: "15550107777@c.us", ID: "3EB1ONCE"}, From: "15550107777@c.us", Type: "text", Text: "hi"}
 	for _, id := range []string{"first-report", "second-report"} {
-		if err := e.App.Jobs.HandleEvent(context.Background(), engine.Event{ID: id, Type: engine.EventMessage, WorkspaceID: ws, Message: in}); err != nil {
+		if err := e.App.Inbox.HandleEvent(context.Background(), engine.Event{ID: id, Type: engine.EventMessage, WorkspaceID: ws, Message: in}); err != nil {
 			t.Fatal(err)
 		}
 	}

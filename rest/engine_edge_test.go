@@ -214,7 +214,7 @@ func TestRemoteEngineOrderedWithinItsWorkspace(t *testing.T) {
 	})
 	// Calls of A that wait on applied events do not wait for B's.
 	begin := time.Now()
-	if err := e.App.Jobs.WaitApplied(viewer.WorkspaceContext(context.Background(), mustWorkspace(t, e, keyA)), time.Now()); err != nil {
+	if err := e.App.Inbox.WaitApplied(viewer.WorkspaceContext(context.Background(), mustWorkspace(t, e, keyA)), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(begin); d > 2*time.Second {
@@ -416,7 +416,7 @@ func TestInboxStoresLargeBatches(t *testing.T) {
 		evs[i] = engine.Event{ID: fmt.Sprintf("big-%d", i), Type: engine.EventAck, WorkspaceID: ws, EngineID: "eng_x",
 			Key: engine.Key{FromMe: true, Remote: "15550206666@c.us", ID: fmt.Sprintf("3EB0%d", i)}, Ack: engine.AckDevice}
 	}
-	if err := e.App.Jobs.HandleEvents(context.Background(), evs); err != nil {
+	if err := e.App.Inbox.HandleEvents(context.Background(), evs); err != nil {
 		t.Fatalf("store 7,000 events: %v", err)
 	}
 	if n, err := e.App.Client.InboxEvent.Query().Where(inboxevent.WorkspaceID(ws)).Count(systemCtx()); err != nil || n != 7000 {
@@ -425,7 +425,7 @@ func TestInboxStoresLargeBatches(t *testing.T) {
 	// Reported again, with one more: stored once each.
 	evs = append(evs, engine.Event{ID: "big-last", Type: engine.EventAck, WorkspaceID: ws, EngineID: "eng_x",
 		Key: engine.Key{FromMe: true, Remote: "15550206666@c.us", ID: "3EB0LAST"}, Ack: engine.AckDevice})
-	if err := e.App.Jobs.HandleEvents(context.Background(), evs); err != nil {
+	if err := e.App.Inbox.HandleEvents(context.Background(), evs); err != nil {
 		t.Fatalf("store again: %v", err)
 	}
 	if n, err := e.App.Client.InboxEvent.Query().Where(inboxevent.WorkspaceID(ws)).Count(systemCtx()); err != nil || n != 7001 {

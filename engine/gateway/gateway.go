@@ -138,7 +138,7 @@ type Config struct {
 	// "gateway-..." id when empty).
 	WorkspaceID string
 	EngineID    string
-	// Sink receives what the engine observes (jobs.Handlers in Switchboard).
+	// Sink receives what the engine observes (inbox.Inbox in Switchboard).
 	Sink engine.Sink
 	// Media resolves Switchboard's own media URLs without a network round trip;
 	// other URLs are fetched with HTTP (netguard: no private addresses).

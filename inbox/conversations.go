@@ -1,10 +1,8 @@
-package jobs
+package inbox
 
 import (
 	"cmp"
 	"context"
-	"time"
-
 	stdsql "database/sql"
 	"errors"
 
@@ -15,9 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
 	"github.com/switchboardhq/switchboard/ent/contact"
-	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/message"
-	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/messaging"
 )
 
@@ -329,31 +325,4 @@ func applyOwnReaction(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 // isNoRows reports an upsert that did nothing (some drivers answer it with no rows).
 func isNoRows(err error) bool {
 	return errors.Is(err, stdsql.ErrNoRows)
-}
-
-// WaitApplied waits until every event of the workspace that the inbox stored
-// before at is applied (or given up), or ctx ends. Resolvers call it after
-// asking an engine for something it reports through the sink, to read their
-// own writes.
-func (h *Handlers) WaitApplied(ctx context.Context, at time.Time) error {
-	for {
-		pending, err := h.Client.InboxEvent.Query().Where(inboxPendingBefore(at)).Exist(ctx)
-		if err != nil || !pending {
-			return err
-		}
-		h.wakeInbox()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
-}
-
-// inboxPendingBefore selects the events stored before at that are on their way
-// to being applied. An event that failed already waits on its backoff (for up to
-// hours); a reader waiting for it would only time out, so it is left out.
-func inboxPendingBefore(at time.Time) predicate.InboxEvent {
-	return inboxevent.And(inboxevent.CreatedAtLTE(at), inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(),
-		inboxevent.Attempts(0))
 }

@@ -1,4 +1,4 @@
-package jobs
+package inbox
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
@@ -23,138 +21,16 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// The inbox is the durable path of what engines report. HandleEvent stores an
-// event as it arrives (one insert, deduplicated by the engine's event id); the
-// applier claims stored events in batches with a lease token, applies each one in
-// the same transaction that marks it applied (so it takes effect exactly once), and
-// retries a failure with backoff for hours before it gives up and says why.
-const (
-	inboxBatch = 500
-	// inboxLease is how long a claimed batch is reserved for its applier; an
-	// applier that dies leaves its events to be claimed again after it.
-	inboxLease = time.Minute
-	// InboxMaxAttempts is how many times an event is tried before it is dead.
-	InboxMaxAttempts = 16
-)
-
-// inboxBackoff is the wait after the n-th failed attempt: 1s doubling to 15 min;
-// InboxMaxAttempts attempts span about two hours.
-func inboxBackoff(n int) time.Duration {
-	return min(time.Second<<min(n-1, 10), 15*time.Minute)
-}
-
-// HandleEvent implements engine.Sink: it stores what an engine observed in the
-// inbox. Once it returns nil the event will be applied, whatever happens to this
-// process; an error means it was not stored and the engine should report it again.
-func (h *Handlers) HandleEvent(ctx context.Context, ev engine.Event) error {
-	return h.HandleEvents(ctx, []engine.Event{ev})
-}
-
-// HandleEvents implements engine.BatchSink: HandleEvent for many events, in one
-// transaction of inserts of at most storeChunk events each. An event reported
-// before is stored once. An event that can never be applied (engine.Event.Validate)
-// is not stored but logged: it would only fail for hours, and hold up the later
-// events of its order key meanwhile.
-func (h *Handlers) HandleEvents(ctx context.Context, evs []engine.Event) error {
-	if len(evs) == 0 {
-		return nil
-	}
-	creates := make([]*ent.InboxEventCreate, 0, len(evs))
-	refused := 0
-	for _, ev := range evs {
-		if ev.WorkspaceID == "" {
-			return fmt.Errorf("jobs: %s event %q names no workspace", ev.Type, ev.ID)
-		}
-		if err := storable(ev); err != nil {
-			if refused++; refused == 1 {
-				slog.Warn("inbox: invalid event refused", "workspace", ev.WorkspaceID, "engine", ev.EngineID,
-					"event", ev.ID, "err", err)
-			}
-			continue
-		}
-		if ev.At.IsZero() {
-			ev.At = time.Now()
-		}
-		dedupe := ev.ID
-		if dedupe == "" {
-			dedupe = switchboard.NewID("ev")
-		}
-		payload, err := json.Marshal(ev)
-		if err != nil {
-			return fmt.Errorf("jobs: encode %s event: %w", ev.Type, err)
-		}
-		creates = append(creates, h.Client.InboxEvent.Create().SetWorkspaceID(ev.WorkspaceID).SetDedupeKey(dedupe).
-			SetType(string(ev.Type)).SetSubject(ev.OrderKey()).SetPayload(payload).SetAt(ev.At))
-	}
-	if refused > 1 {
-		slog.Warn("inbox: invalid events refused", "count", refused)
-	}
-	if len(creates) == 0 {
-		return nil
-	}
-	if err := h.storeEvents(viewer.SystemContext(ctx), creates); err != nil {
-		return fmt.Errorf("jobs: store %d events: %w", len(creates), err)
-	}
-	h.wakeInbox()
-	return nil
-}
-
-// storeChunk bounds the events one insert stores: about ten parameters each,
-// far below the databases' limits on a statement's parameters (SQLite 32,766,
-// PostgreSQL 65,535), which a larger batch would hit.
-const storeChunk = 500
-
-// storeEvents inserts the events, the rows of one chunk at a time, all or none.
-// The events may come from several workspaces; each row names its own.
-func (h *Handlers) storeEvents(ctx context.Context, creates []*ent.InboxEventCreate) error {
-	insert := func(c *ent.Client, part []*ent.InboxEventCreate) error {
-		return c.InboxEvent.CreateBulk(part...).
-			OnConflict(sql.ConflictColumns(inboxevent.FieldWorkspaceID, inboxevent.FieldDedupeKey)).DoNothing().
-			Exec(ctx)
-	}
-	if len(creates) <= storeChunk {
-		return insert(h.Client, creates)
-	}
-	return storage.WithTx(ctx, h.Client, func(tx *ent.Tx) error {
-		for start := 0; start < len(creates); start += storeChunk {
-			if err := insert(tx.Client(), creates[start:min(start+storeChunk, len(creates))]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// storable reports why an event can never be applied, or nil. Session events are
-// the server's own (the hub's, the reconciler's); any other event is checked as
-// engine.Event.Validate checks it.
-func storable(ev engine.Event) error {
-	if ev.Type == engine.EventConnected || ev.Type == engine.EventGone {
-		return nil
-	}
-	return ev.Validate()
-}
-
-// wakeInbox tells the applier that an event is waiting.
-func (h *Handlers) wakeInbox() {
-	h.inboxOnce.Do(func() { h.inboxWake = make(chan struct{}, 1) })
-	select {
-	case h.inboxWake <- struct{}{}:
-	default:
-	}
-}
-
-// RunInbox applies stored engine events until ctx is done: at once when one
+// Run applies stored engine events until ctx is done: at once when one
 // arrives in this process, else polling every min while there is work and
 // backing off to max when there is none.
-func (h *Handlers) RunInbox(ctx context.Context, min, max time.Duration) {
-	h.inboxOnce.Do(func() { h.inboxWake = make(chan struct{}, 1) })
-	poll.Loop(ctx, min, max, h.inboxWake, func(ctx context.Context) bool {
+func (h *Inbox) Run(ctx context.Context, min, max time.Duration) {
+	poll.Loop(ctx, min, max, h.wakeup(), func(ctx context.Context) bool {
 		found := false
 		for ctx.Err() == nil {
 			// A claimed batch is finished even when ctx ends meanwhile (a shutdown):
 			// it is bounded, and cutting it off would count failures that are none.
-			n, err := h.ApplyInboxOnce(context.WithoutCancel(ctx), time.Now())
+			n, err := h.ApplyOnce(context.WithoutCancel(ctx), time.Now())
 			if err != nil && ctx.Err() == nil {
 				slog.Error("inbox: claim failed", "err", err)
 			}
@@ -167,9 +43,9 @@ func (h *Handlers) RunInbox(ctx context.Context, min, max time.Duration) {
 	})
 }
 
-// ApplyInboxOnce claims up to one batch of due events and applies them in the
+// ApplyOnce claims up to one batch of due events and applies them in the
 // order the network observed them. It returns how many it claimed.
-func (h *Handlers) ApplyInboxOnce(ctx context.Context, now time.Time) (int, error) {
+func (h *Inbox) ApplyOnce(ctx context.Context, now time.Time) (int, error) {
 	// An applied event whose commit a crash loses is applied again: it is stored.
 	ctx = storage.RelaxedCommit(ctx)
 	sys := viewer.SystemContext(ctx)
@@ -243,7 +119,7 @@ func subjectPart(key string) int {
 // applyOneByOne applies claimed events each in its own transaction. An event that
 // fails is released for a retry with backoff, and the later events of its subject
 // wait for it.
-func (h *Handlers) applyOneByOne(ctx context.Context, claimed []*ent.InboxEvent, token string) {
+func (h *Inbox) applyOneByOne(ctx context.Context, claimed []*ent.InboxEvent, token string) {
 	sys := viewer.SystemContext(ctx)
 	failed := map[string]time.Time{} // subject -> when its failed event is tried again
 	for _, row := range claimed {
@@ -263,15 +139,15 @@ func (h *Handlers) applyOneByOne(ctx context.Context, claimed []*ent.InboxEvent,
 		}
 		if err != nil {
 			n := row.Attempts + 1
-			next := time.Now().Add(inboxBackoff(n))
+			next := time.Now().Add(backoff(n))
 			failed[row.Subject] = next
-			dead := n >= InboxMaxAttempts
+			dead := n >= MaxAttempts
 			h.releaseEvent(sys, row, token, next, err.Error(), true)
 			if dead {
 				slog.Error("inbox: event given up", "event", row.ID, "type", row.Type, "subject", row.Subject, "attempts", n, "err", err)
 			} else {
 				slog.Warn("inbox: apply failed; will retry", "event", row.ID, "type", row.Type, "attempt", n,
-					"retry_in", inboxBackoff(n), "err", err)
+					"retry_in", backoff(n), "err", err)
 			}
 		}
 	}
@@ -296,7 +172,7 @@ const claimPages = 10
 // with 14,000 events pending, the acks of a 10,000-contact campaign). The pages
 // are read in one transaction that reads them from the index in their order
 // (storage.InIndexOrder), not by sorting every pending event.
-func (h *Handlers) dueInOrder(ctx context.Context, now time.Time) ([]string, error) {
+func (h *Inbox) dueInOrder(ctx context.Context, now time.Time) ([]string, error) {
 	tx, err := h.Client.Tx(storage.InIndexOrder(ctx))
 	if err != nil {
 		return nil, err
@@ -345,8 +221,8 @@ func (h *Handlers) dueInOrder(ctx context.Context, now time.Time) ([]string, err
 }
 
 var (
-	errLeaseLost    = errors.New("jobs: inbox lease lost")
-	errEarlierFirst = errors.New("jobs: an earlier event of the same subject is not applied yet")
+	errLeaseLost    = errors.New("inbox: lease lost")
+	errEarlierFirst = errors.New("inbox: an earlier event of the same subject is not applied yet")
 )
 
 // inboxWait is how long an event waits for an earlier one of its subject.
@@ -354,7 +230,7 @@ const inboxWait = 200 * time.Millisecond
 
 // applyRows applies claimed events, in their order, and marks them applied, all in
 // one transaction; any error undoes all of it.
-func (h *Handlers) applyRows(ctx context.Context, rows []*ent.InboxEvent, token string) error {
+func (h *Inbox) applyRows(ctx context.Context, rows []*ent.InboxEvent, token string) error {
 	subjects := make([]string, 0, len(rows))
 	latest := rows[0].At
 	for _, row := range rows {
@@ -413,12 +289,12 @@ func (h *Handlers) applyRows(ctx context.Context, rows []*ent.InboxEvent, token 
 
 // releaseEvent gives a claimed event back for a later attempt at next. A failure
 // counts as an attempt, and the last allowed attempt makes the event dead.
-func (h *Handlers) releaseEvent(ctx context.Context, row *ent.InboxEvent, token string, next time.Time, reason string, failure bool) {
+func (h *Inbox) releaseEvent(ctx context.Context, row *ent.InboxEvent, token string, next time.Time, reason string, failure bool) {
 	u := h.Client.InboxEvent.Update().Where(inboxevent.ID(row.ID), inboxevent.LeaseToken(token)).
 		SetLeaseToken("").ClearLeaseUntil().SetNextAttemptAt(next).SetLastError(truncate(reason, 500))
 	if failure {
 		u.AddAttempts(1)
-		if row.Attempts+1 >= InboxMaxAttempts {
+		if row.Attempts+1 >= MaxAttempts {
 			u.SetDeadAt(time.Now())
 		}
 	}

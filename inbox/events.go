@@ -1,4 +1,4 @@
-package jobs
+package inbox
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // apply applies what an engine observed to the database (status moves, incoming
 // messages) and records the events it causes, inside tx. Applying the same event
 // twice changes nothing more than applying it once.
-func (h *Handlers) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages) error {
+func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages) error {
 	switch ev.Type {
 	case engine.EventAck:
 		return applyAck(ctx, tx, ev, sent)
