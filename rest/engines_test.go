@@ -615,3 +615,42 @@ func TestRemoteEngineStalledOversizedFrame(t *testing.T) {
 		t.Fatalf("the socket was still open after %s", time.Since(start).Round(time.Second))
 	}
 }
+
+// A connection whose read failed is out of the hub's choice at once, while its
+// close handshake still waits (up to the drain's grace for a peer that never
+// answers it): commands go to the live engine meanwhile.
+func TestDyingEngineIsNotPicked(t *testing.T) {
+	e := remoteEnv(t, func(c *app.Config) { c.EngineMaxFrame = 64 << 10 })
+	key := e.NewKey("acme", "*")
+	good := createEngine(e, key, "remote")
+	_, _ = runSandbox(t, e.Server.URL, good["token"].(string))
+	e.Eventually(10*time.Second, "the good engine in ping", func() bool { return pinged(e, key, good["id"].(string)) })
+	bad := createEngine(e, key, "remote")
+	ctx := context.Background()
+	url := "ws" + strings.TrimPrefix(e.Server.URL, "http") + remote.Path
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + bad["token"].(string)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	raw, _ := json.Marshal(map[string]any{"type": "hello", "kind": "regular", "capabilities": []string{"send"}, "version": 1})
+	if err := c.Write(ctx, websocket.MessageText, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := c.Read(ctx); err != nil || !strings.Contains(string(data), `"welcome"`) {
+		t.Fatalf("no welcome: %v %s", err, data)
+	}
+	e.Eventually(10*time.Second, "the bad engine in ping", func() bool { return pinged(e, key, bad["id"].(string)) })
+	// An oversized frame; the engine then never reads, so it never answers the
+	// hub's close and the hub waits out its grace.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"events","pad":"`+strings.Repeat("x", 1<<20)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		sent := e.Do("POST", fmt.Sprintf("/v1/messages/+1555000%04d", 6000+i), key, map[string]any{"type": "text", "text": "to the live engine"})
+		if sent.Status != 201 || sent.Data()["status"] != "confirmed" {
+			t.Fatalf("send %d while the other engine closes = %d %s", i, sent.Status, sent.Raw)
+		}
+	}
+}

@@ -142,6 +142,13 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	})
 }
 
+// end marks the connection ended, at once, without closing its socket: the read
+// loop that failed closes it itself (closeFor), which may wait for the close
+// handshake, and meanwhile no command may pick the connection.
+func (c *conn) end() {
+	c.once.Do(func() { close(c.done) })
+}
+
 // closed reports whether the connection ended (or is ending).
 func (c *conn) closed() bool {
 	select {
@@ -157,6 +164,7 @@ func (c *conn) read(ctx context.Context) {
 	for {
 		f, err := readInbound(ctx, c.ws)
 		if err != nil {
+			c.end()
 			closeFor(c.ws, c.raw, err)
 			return
 		}
@@ -177,9 +185,10 @@ func (c *conn) read(ctx context.Context) {
 		case FrameEvents:
 			ack := c.store(ctx, f.ID, f.Events)
 			if err := c.write(ctx, ack); err != nil {
-				return
+				return // detach closes the socket
 			}
 		default:
+			c.end()
 			_ = c.ws.Close(websocket.StatusPolicyViolation, "unknown frame type")
 			return
 		}
