@@ -11,6 +11,7 @@ import (
 	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
@@ -43,7 +44,7 @@ func (svc *Service) Attempt(ctx context.Context, workspaceID, deliveryID string)
 	if d == nil || d.Status != string(Pending) {
 		return nil
 	}
-	if wait, err := waitUntil(ctx, d.NextAttemptAt); err != nil {
+	if wait, err := poll.WaitOutRemainder(ctx, d.NextAttemptAt); err != nil {
 		return err
 	} else if wait > 0 {
 		return &RetryAfter{Delay: wait, Cause: "not due yet"}
@@ -165,26 +166,4 @@ func (svc *Service) finish(ctx context.Context, d *ent.Delivery, status Status, 
 	slog.Warn("webhook delivery ended without an attempt", "delivery", d.ID, "webhook", d.WebhookID,
 		"workspace", d.WorkspaceID, "status", status, "reason", reason)
 	return nil
-}
-
-// waitUntil handles an attempt that runs before its time at. asynq schedules in
-// whole seconds, so a task may start up to a second early: a remainder of at most
-// a second is slept away and 0 returned; a longer one is returned for the caller
-// to reschedule. A nil at is due.
-func waitUntil(ctx context.Context, at *time.Time) (time.Duration, error) {
-	if at == nil {
-		return 0, nil
-	}
-	wait := time.Until(*at)
-	if wait <= 0 {
-		return 0, nil
-	} else if wait > time.Second {
-		return wait, nil
-	}
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-time.After(wait):
-		return 0, nil
-	}
 }
