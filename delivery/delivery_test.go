@@ -19,7 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/deliveryattempt"
 	entwebhook "github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/outbox"
-	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 	wh "github.com/switchboardhq/switchboard/webhook"
 )
@@ -72,16 +72,7 @@ type env struct {
 
 func newEnv(t *testing.T, status int, schedule ...time.Duration) *env {
 	t.Helper()
-	path := t.TempDir() + "/delivery.db"
-	url := "sqlite://" + path
-	client, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	if err := storage.Migrate(context.Background(), client, url); err != nil {
-		t.Fatal(err)
-	}
+	client, path := storagetest.SQLite(t)
 	e := &env{sender: &sender{status: status}, queue: &queue{}, path: path}
 	e.svc = &delivery.Service{Client: client, Queue: e.queue, Sender: e.sender, RetrySchedule: schedule, Dialect: "sqlite3"}
 	return e

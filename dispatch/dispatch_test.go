@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -82,15 +83,7 @@ func (q *queue) Dispatch(_ context.Context, workspaceID, messageID string, _ tim
 
 func open(t *testing.T) *ent.Client {
 	t.Helper()
-	url := "sqlite://" + t.TempDir() + "/dispatch.db"
-	client, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	if err := storage.Migrate(context.Background(), client, url); err != nil {
-		t.Fatal(err)
-	}
+	client, _ := storagetest.SQLite(t)
 	return client
 }
 

@@ -14,22 +14,14 @@ import (
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/inbox"
-	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // open returns an inbox on a new embedded database.
 func open(t *testing.T) *inbox.Inbox {
 	t.Helper()
-	url := "sqlite://" + t.TempDir() + "/inbox.db"
-	client, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	if err := storage.Migrate(context.Background(), client, url); err != nil {
-		t.Fatal(err)
-	}
+	client, _ := storagetest.SQLite(t)
 	return &inbox.Inbox{Client: client}
 }
 

@@ -9,21 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
 func openClient(t *testing.T) *ent.Client {
 	t.Helper()
-	url := "sqlite://" + t.TempDir() + "/outbox.db"
-	client, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	if err := storage.Migrate(context.Background(), client, url); err != nil {
-		t.Fatal(err)
-	}
+	client, _ := storagetest.SQLite(t)
 	return client
 }
 
