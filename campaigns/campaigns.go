@@ -7,6 +7,8 @@ package campaigns
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // Campaign statuses.
@@ -68,15 +70,15 @@ func Finished(status string) bool {
 func Event(from, to string) string {
 	switch {
 	case from == StatusPending && to == StatusRunning:
-		return "campaign.started"
+		return webhook.EventCampaignStarted
 	case to == StatusPaused:
-		return "campaign.paused"
+		return webhook.EventCampaignPaused
 	case from == StatusPaused && to == StatusRunning:
-		return "campaign.resumed"
+		return webhook.EventCampaignResumed
 	case to == StatusAborted:
-		return "campaign.aborted"
+		return webhook.EventCampaignAborted
 	case from == StatusRunning && (to == StatusCompleteSent || to == StatusCompleteDelivered):
-		return "campaign.completed"
+		return webhook.EventCampaignCompleted
 	}
 	return ""
 }

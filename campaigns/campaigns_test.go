@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 func TestStateMachine(t *testing.T) {
@@ -32,13 +33,13 @@ func TestStateMachine(t *testing.T) {
 		t.Errorf("transitions (-want +got):\n%s", diff)
 	}
 	events := []struct{ from, to, want string }{
-		{StatusPending, StatusRunning, "campaign.started"},
-		{StatusRunning, StatusPaused, "campaign.paused"},
-		{StatusPaused, StatusRunning, "campaign.resumed"},
-		{StatusPending, StatusAborted, "campaign.aborted"},
-		{StatusPaused, StatusAborted, "campaign.aborted"},
-		{StatusRunning, StatusCompleteSent, "campaign.completed"},
-		{StatusRunning, StatusCompleteDelivered, "campaign.completed"},
+		{StatusPending, StatusRunning, webhook.EventCampaignStarted},
+		{StatusRunning, StatusPaused, webhook.EventCampaignPaused},
+		{StatusPaused, StatusRunning, webhook.EventCampaignResumed},
+		{StatusPending, StatusAborted, webhook.EventCampaignAborted},
+		{StatusPaused, StatusAborted, webhook.EventCampaignAborted},
+		{StatusRunning, StatusCompleteSent, webhook.EventCampaignCompleted},
+		{StatusRunning, StatusCompleteDelivered, webhook.EventCampaignCompleted},
 		{StatusCompleteSent, StatusCompleteDelivered, ""}, // completed once
 	}
 	for _, e := range events {

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // Which message statuses count as what. The counters are cumulative: a read
@@ -141,8 +142,8 @@ func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reaso
 		return c, false, nil
 	}
 	typ := Event(c.Status, to)
-	if typ == "campaign.resumed" && c.StartedAt == nil {
-		typ = "campaign.started" // a campaign held before it started starts now
+	if typ == webhook.EventCampaignResumed && c.StartedAt == nil {
+		typ = webhook.EventCampaignStarted // a campaign held before it started starts now
 	}
 	if typ != "" {
 		if err := Record(ctx, tx, &n, typ); err != nil {

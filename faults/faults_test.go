@@ -32,19 +32,11 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // redisDB is the suite's database index on TEST_REDIS_URL.
 const redisDB = 9
-
-// Every event of the catalog.
-var allEvents = []string{
-	"message.queued", "message.sending", "message.delivered", "message.read", "message.failed",
-	"new_message_received_webhook", "reply_to_my_message_webhook", "message_edited_webhook",
-	"message_deleted_revoked_webhook", "message_reaction_webhook", "poll_vote_webhook", "ack_changed_webhook",
-	"session.connected", "session.disconnected",
-	"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
-}
 
 func TestFaults(t *testing.T) {
 	h := newHarness(t)
@@ -200,7 +192,7 @@ func (h *harness) createKey() string {
 }
 
 func (h *harness) createWebhook(p *proc) {
-	body, _ := json.Marshal(map[string]any{"url": h.receiver.URL, "events": allEvents, "description": "faults"})
+	body, _ := json.Marshal(map[string]any{"url": h.receiver.URL, "events": webhook.Catalog, "description": "faults"})
 	status, raw := h.call(p, "POST", "/v1/webhooks", body)
 	if status != 201 {
 		h.t.Fatalf("create webhook: %d %s", status, raw)

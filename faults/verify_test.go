@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // rescheduleDeferred moves up to n messages that wait for a sendAt a minute
@@ -148,18 +150,18 @@ func (h *harness) verify(msgs []sent, errors500 int64, rescheduled map[string]ti
 	}
 	missing := 0
 	for id, final := range want {
-		types := []string{"message.queued", "message.sending"}
+		types := []string{webhook.EventMessageQueued, webhook.EventMessageSending}
 		switch final {
 		case "read":
-			types = append(types, "message.delivered", "message.read")
+			types = append(types, webhook.EventMessageDelivered, webhook.EventMessageRead)
 		case "received":
-			types = append(types, "message.delivered")
+			types = append(types, webhook.EventMessageDelivered)
 		case "failed":
-			types = append(types, "message.failed")
+			types = append(types, webhook.EventMessageFailed)
 		}
 		for _, typ := range types {
 			n := byMessage[id][typ]
-			if n == 0 || (typ != "message.sending" && n > 1) {
+			if n == 0 || (typ != webhook.EventMessageSending && n > 1) {
 				if missing < 3 {
 					t.Errorf("message %s: %d distinct %s events delivered, want 1\n%s", id, n, typ, h.history(id))
 				}

@@ -29,18 +29,12 @@ func (r *mutationResolver) CreateAudience(ctx context.Context, input model.Audie
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("", input); err != nil {
-		return nil, err
-	}
 	return r.createAudience(ctx, input)
 }
 
 // UpdateAudience is the resolver for the updateAudience field.
 func (r *mutationResolver) UpdateAudience(ctx context.Context, id string, input model.AudiencePatch) (*ent.Audience, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "", input); err != nil {
 		return nil, err
 	}
 	return r.updateAudience(ctx, id, input)
@@ -51,18 +45,12 @@ func (r *mutationResolver) DeleteAudience(ctx context.Context, id string) (*mode
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.deleteAudience(ctx, id)
 }
 
 // AddAudienceContacts is the resolver for the addAudienceContacts field.
 func (r *mutationResolver) AddAudienceContacts(ctx context.Context, id string, contacts []*model.AudienceContactInput) (*model.AudienceContactsPayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "contacts", contacts); err != nil {
 		return nil, err
 	}
 	return r.addContacts(ctx, id, contacts)
@@ -73,18 +61,12 @@ func (r *mutationResolver) UpdateAudienceContact(ctx context.Context, id string,
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id, "contactId", contactID, "", input); err != nil {
-		return nil, err
-	}
 	return r.updateContact(ctx, id, contactID, input)
 }
 
 // RemoveAudienceContact is the resolver for the removeAudienceContact field.
 func (r *mutationResolver) RemoveAudienceContact(ctx context.Context, id string, contactID string) (*model.DeletePayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "contactId", contactID); err != nil {
 		return nil, err
 	}
 	return r.removeContact(ctx, id, contactID)
@@ -95,18 +77,12 @@ func (r *queryResolver) Audience(ctx context.Context, id string) (*ent.Audience,
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return getAudience(ctx, r.Client.Audience, id)
 }
 
 // AudienceList is the resolver for the audienceList field.
 func (r *queryResolver) AudienceList(ctx context.Context, order *string, limit *int, skip *int) (*model.AudiencePage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("order", order); err != nil {
 		return nil, err
 	}
 	return r.audienceList(ctx, order, limit, skip)

@@ -55,18 +55,12 @@ func (r *mutationResolver) OpenBoard(ctx context.Context, input model.BoardInput
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("", input); err != nil {
-		return nil, err
-	}
 	return r.openBoard(ctx, input)
 }
 
 // CreateBoardItem is the resolver for the createBoardItem field.
 func (r *mutationResolver) CreateBoardItem(ctx context.Context, boardID string, input model.BoardItemInput) (*model.BoardItemPayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", boardID, "", input); err != nil {
 		return nil, err
 	}
 	return r.createItem(ctx, boardID, input)
@@ -77,18 +71,12 @@ func (r *mutationResolver) UpdateBoardItem(ctx context.Context, boardID string, 
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", boardID, "itemId", itemID, "", input); err != nil {
-		return nil, err
-	}
 	return r.updateItem(ctx, boardID, itemID, input)
 }
 
 // UpsertBoardItems is the resolver for the upsertBoardItems field.
 func (r *mutationResolver) UpsertBoardItems(ctx context.Context, boardID string, items []*model.BoardItemInput, mode *string) (*model.BoardMergeReport, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", boardID, "items", items, "mode", mode); err != nil {
 		return nil, err
 	}
 	return r.upsertItems(ctx, boardID, items, mode)
@@ -99,18 +87,12 @@ func (r *queryResolver) Board(ctx context.Context, id string) (*ent.Board, error
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.getBoard(ctx, id)
 }
 
 // BoardList is the resolver for the boardList field.
 func (r *queryResolver) BoardList(ctx context.Context, filter *model.BoardFilter, limit *int, skip *int) (*model.BoardPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("", filter); err != nil {
 		return nil, err
 	}
 	return r.listBoards(ctx, filter, limit, skip)
@@ -121,18 +103,12 @@ func (r *queryResolver) BoardItems(ctx context.Context, boardID string, filter *
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", boardID, "", filter); err != nil {
-		return nil, err
-	}
 	return r.listItems(ctx, boardID, filter, limit, skip)
 }
 
 // FindSimilarBoardItems is the resolver for the findSimilarBoardItems field.
 func (r *queryResolver) FindSimilarBoardItems(ctx context.Context, boardID string, candidates []*model.BoardCandidateInput) (*model.SimilarItems, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", boardID, "candidates", candidates); err != nil {
 		return nil, err
 	}
 	return r.findSimilar(ctx, boardID, candidates)

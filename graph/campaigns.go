@@ -425,8 +425,5 @@ func (r *Resolver) campaignAction(ctx context.Context, id, action string) (*ent.
 	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.moveCampaign(ctx, id, action)
 }

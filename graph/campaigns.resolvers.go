@@ -34,18 +34,12 @@ func (r *mutationResolver) CreateCampaign(ctx context.Context, input model.Campa
 	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("", input); err != nil {
-		return nil, err
-	}
 	return r.createCampaign(ctx, input)
 }
 
 // UpdateCampaign is the resolver for the updateCampaign field.
 func (r *mutationResolver) UpdateCampaign(ctx context.Context, id string, input model.CampaignPatch) (*ent.Campaign, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "", input); err != nil {
 		return nil, err
 	}
 	return r.updateCampaign(ctx, id, input)
@@ -71,18 +65,12 @@ func (r *queryResolver) Campaign(ctx context.Context, id string) (*ent.Campaign,
 	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.getCampaign(ctx, id)
 }
 
 // CampaignList is the resolver for the campaignList field.
 func (r *queryResolver) CampaignList(ctx context.Context, order *string, status *string, limit *int, skip *int) (*model.CampaignPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeCampaignsRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("order", order, "status", status); err != nil {
 		return nil, err
 	}
 	return r.campaignList(ctx, order, status, limit, skip)

@@ -23,9 +23,6 @@ func (r *chatResolver) MessageConnection(ctx context.Context, obj *ent.Chat, aft
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
-		return nil, err
-	}
 	return r.Client.Message.Query().Where(message.To(obj.Jid), messaging.InStore()).Paginate(ctx, after, first, before, last,
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
 }
@@ -40,9 +37,6 @@ func (r *mutationResolver) MarkChatRead(ctx context.Context, chatID string) (boo
 	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
 		return false, err
 	}
-	if err := checkText("chatId", chatID); err != nil {
-		return false, err
-	}
 	return r.chatAction(ctx, chatID, func(a engine.ChatActor, jid string) error { return a.MarkRead(ctx, jid) })
 }
 
@@ -51,18 +45,12 @@ func (r *mutationResolver) ArchiveChat(ctx context.Context, chatID string, archi
 	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
 		return false, err
 	}
-	if err := checkText("chatId", chatID); err != nil {
-		return false, err
-	}
 	return r.chatAction(ctx, chatID, func(a engine.ChatActor, jid string) error { return a.SetArchived(ctx, jid, archived) })
 }
 
 // ReactToMessage is the resolver for the reactToMessage field.
 func (r *mutationResolver) ReactToMessage(ctx context.Context, key string, emoji string, chatID *string) (bool, error) {
 	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
-	if err := checkText("waMessageKey", key, "emoji", emoji, "chatId", chatID); err != nil {
 		return false, err
 	}
 	if err := checkEmoji(emoji); err != nil {
@@ -74,9 +62,6 @@ func (r *mutationResolver) ReactToMessage(ctx context.Context, key string, emoji
 // PinMessage is the resolver for the pinMessage field.
 func (r *mutationResolver) PinMessage(ctx context.Context, key string, duration *int, chatID *string) (bool, error) {
 	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
-	if err := checkText("waMessageKey", key, "chatId", chatID); err != nil {
 		return false, err
 	}
 	d, err := pinDuration(duration)
@@ -91,9 +76,6 @@ func (r *mutationResolver) UnpinMessage(ctx context.Context, key string, chatID 
 	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
 		return false, err
 	}
-	if err := checkText("waMessageKey", key, "chatId", chatID); err != nil {
-		return false, err
-	}
 	return r.messageAction(ctx, key, chatID, func(a engine.ChatActor, k engine.Key) error { return a.Pin(ctx, k, 0) })
 }
 
@@ -102,7 +84,8 @@ func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string,
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("chatId", chatID, "until_date", untilDate); err != nil {
+	// REST reads until_date as raw JSON (a string or a number), which its edge does not check.
+	if err := checkText("until_date", untilDate); err != nil {
 		return nil, err
 	}
 	return r.loadOlder(ctx, chatID, pages, untilDate)
@@ -111,9 +94,6 @@ func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string,
 // CreateNewsletter is the resolver for the createNewsletter field.
 func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
 	if _, err := viewer.Require(ctx, scopeNewslettersMake); err != nil {
-		return nil, err
-	}
-	if err := checkText("name", name, "description", description); err != nil {
 		return nil, err
 	}
 	return r.createNewsletter(ctx, name, description)
@@ -129,18 +109,12 @@ func (r *queryResolver) ChatList(ctx context.Context, filter *model.ChatFilter, 
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("", filter); err != nil {
-		return nil, err
-	}
 	return r.chatList(ctx, filter, limit, skip)
 }
 
 // Chat is the resolver for the chat field.
 func (r *queryResolver) Chat(ctx context.Context, id string) (*ent.Chat, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
@@ -154,18 +128,12 @@ func (r *queryResolver) StoredMessages(ctx context.Context, filter *model.Stored
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("", filter); err != nil {
-		return nil, err
-	}
 	return r.storedMessages(ctx, filter, limit, skip)
 }
 
 // MessageAck is the resolver for the messageAck field.
 func (r *queryResolver) MessageAck(ctx context.Context, key string, chatID *string) (int, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return 0, err
-	}
-	if err := checkText("waMessageKey", key, "chatId", chatID); err != nil {
 		return 0, err
 	}
 	m, err := r.storedMessage(ctx, key, chatID)
@@ -180,18 +148,12 @@ func (r *queryResolver) MessageAcks(ctx context.Context, keys []string, chatID *
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("messageKeys", keys, "chatId", chatID); err != nil {
-		return nil, err
-	}
 	return r.messageAcks(ctx, keys, chatID)
 }
 
 // ContactList is the resolver for the contactList field.
 func (r *queryResolver) ContactList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ContactPage, error) {
 	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("searchToken", searchToken); err != nil {
 		return nil, err
 	}
 	return r.contactList(ctx, searchToken, limit, skip)
@@ -202,18 +164,12 @@ func (r *queryResolver) CommonGroups(ctx context.Context, contactID string, limi
 	if _, err := viewer.Require(ctx, switchboard.ScopeGroupsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", contactID); err != nil {
-		return nil, err
-	}
 	return r.commonGroups(ctx, contactID, limit, skip)
 }
 
 // ChatParticipants is the resolver for the chatParticipants field.
 func (r *queryResolver) ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	if err := checkText("chatId", chatID, "searchToken", searchToken); err != nil {
 		return nil, err
 	}
 	return r.chatParticipants(ctx, chatID, searchToken, limit, skip)
@@ -224,18 +180,12 @@ func (r *queryResolver) PinnedMessages(ctx context.Context, chatID string) (*mod
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("chatId", chatID); err != nil {
-		return nil, err
-	}
 	return r.pinnedMessages(ctx, chatID)
 }
 
 // MessageMedia is the resolver for the messageMedia field.
 func (r *queryResolver) MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	if err := checkText("waMessageKey", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
 	return r.messageMedia(ctx, key, chatID, maxAttempts)
@@ -246,9 +196,6 @@ func (r *queryResolver) NewsletterList(ctx context.Context, searchToken *string,
 	if _, err := viewer.Require(ctx, scopeNewslettersRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("searchToken", searchToken); err != nil {
-		return nil, err
-	}
 	yes := true
 	return r.chatList(ctx, &model.ChatFilter{SearchToken: searchToken, Kinds: []string{engine.ChatNewsletter},
 		IncludeArchive: &yes, IncludeWithoutName: &yes}, limit, skip)
@@ -257,9 +204,6 @@ func (r *queryResolver) NewsletterList(ctx context.Context, searchToken *string,
 // Newsletter is the resolver for the newsletter field.
 func (r *queryResolver) Newsletter(ctx context.Context, id string) (*ent.Chat, error) {
 	if _, err := viewer.Require(ctx, scopeNewslettersRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.newsletter(ctx, id)

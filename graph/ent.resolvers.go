@@ -19,18 +19,12 @@ func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) 
 	if _, err := viewer.Require(ctx, ""); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.Client.Noder(ctx, id, ent.WithNodeType(nodeType))
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
 	if _, err := viewer.Require(ctx, ""); err != nil {
-		return nil, err
-	}
-	if err := checkText("ids", ids); err != nil {
 		return nil, err
 	}
 	if len(ids) > maxPageLimit {
@@ -44,9 +38,6 @@ func (r *queryResolver) Boards(ctx context.Context, after *entgql.Cursor[string]
 	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
-		return nil, err
-	}
 	return r.Client.Board.Query().Paginate(ctx, after, first, before, last,
 		ent.WithBoardOrder(orderBy), ent.WithBoardFilter(where.Filter))
 }
@@ -54,9 +45,6 @@ func (r *queryResolver) Boards(ctx context.Context, after *entgql.Cursor[string]
 // ChatConnection is the resolver for the chatConnection field.
 func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) (*ent.ChatConnection, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
@@ -71,9 +59,6 @@ func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cur
 	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
-		return nil, err
-	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
@@ -85,9 +70,6 @@ func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[strin
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
-		return nil, err
-	}
 	return r.Client.Message.Query().Paginate(ctx, after, first, before, last,
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
 }
@@ -95,9 +77,6 @@ func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[strin
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) (*ent.WebhookConnection, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("after", after, "before", before, "where", where); err != nil {
 		return nil, err
 	}
 	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))

@@ -22,18 +22,12 @@ func (r *mutationResolver) CreateGroup(ctx context.Context, name string, partici
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("name", name, "participants", participants); err != nil {
-		return nil, err
-	}
 	return r.createGroup(ctx, name, participants)
 }
 
 // UpdateGroup is the resolver for the updateGroup field.
 func (r *mutationResolver) UpdateGroup(ctx context.Context, id string, input model.GroupUpdateInput) (*model.Group, error) {
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "", input); err != nil {
 		return nil, err
 	}
 	return r.updateGroup(ctx, id, input)
@@ -44,18 +38,12 @@ func (r *mutationResolver) AddGroupParticipants(ctx context.Context, id string, 
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id, "participants", participants); err != nil {
-		return nil, err
-	}
 	return r.addGroupParticipants(ctx, id, participants)
 }
 
 // RemoveGroupParticipant is the resolver for the removeGroupParticipant field.
 func (r *mutationResolver) RemoveGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error) {
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "participant", participant); err != nil {
 		return nil, err
 	}
 	return r.removeGroupParticipant(ctx, id, participant)
@@ -66,18 +54,12 @@ func (r *mutationResolver) PromoteGroupParticipant(ctx context.Context, id strin
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id, "participant", participant); err != nil {
-		return nil, err
-	}
 	return r.setGroupAdmin(ctx, id, participant, true)
 }
 
 // DemoteGroupParticipant is the resolver for the demoteGroupParticipant field.
 func (r *mutationResolver) DemoteGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error) {
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "participant", participant); err != nil {
 		return nil, err
 	}
 	return r.setGroupAdmin(ctx, id, participant, false)
@@ -88,19 +70,12 @@ func (r *mutationResolver) LeaveGroup(ctx context.Context, id string) (bool, err
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
 		return false, err
 	}
-	if err := checkText("id", id); err != nil {
-		return false, err
-	}
 	return r.leaveGroup(ctx, id)
 }
 
 // SetGroupPicture is the resolver for the setGroupPicture field.
 func (r *mutationResolver) SetGroupPicture(ctx context.Context, id string, input model.GroupPictureInput) (*model.Group, error) {
 	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id, "fileDataUrl", input.FileDataURL, "url", input.URL, "fileName", input.FileName,
-		"fileMimeType", input.FileMimeType); err != nil {
 		return nil, err
 	}
 	return r.setGroupPicture(ctx, id, input)
@@ -111,18 +86,12 @@ func (r *queryResolver) GroupList(ctx context.Context, searchToken *string, incl
 	if _, err := viewer.Require(ctx, scopeGroupsRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("searchToken", searchToken); err != nil {
-		return nil, err
-	}
 	return r.groupList(ctx, searchToken, includeArchive, limit, skip)
 }
 
 // Group is the resolver for the group field.
 func (r *queryResolver) Group(ctx context.Context, id string) (*model.Group, error) {
 	if _, err := viewer.Require(ctx, scopeGroupsRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.group(ctx, id, false)

@@ -212,6 +212,7 @@ func (r *Resolver) UploadMusicStream(ctx context.Context, src io.Reader, field s
 	if _, err := viewer.Require(ctx, switchboard.ScopeMusicWrite); err != nil {
 		return nil, err
 	}
+	// REST's stream of a large body reads fileName past the edge's check.
 	if err := checkText("fileName", fileName); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,9 @@ func (r *mutationResolver) ScheduleMessage(ctx context.Context, chatID string, i
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("chatId", chatID, "", input, "Idempotency-Key", idempotencyKey); err != nil {
+	// The transports check the text they decode (guardArgs, REST's edges); a REST
+	// file part's name and type and the Idempotency-Key header are not decoded text.
+	if err := checkText("mediaFile", input.MediaFile, "Idempotency-Key", idempotencyKey); err != nil {
 		return nil, err
 	}
 	return r.schedule(ctx, chatID, input, idempotencyKey)
@@ -52,7 +54,8 @@ func (r *mutationResolver) SendMessage(ctx context.Context, chatID string, input
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("chatId", chatID, "", input); err != nil {
+	// A REST file part's name and type are not checked at the edge (see ScheduleMessage).
+	if err := checkText("mediaFile", input.MediaFile); err != nil {
 		return nil, err
 	}
 	return r.sendNow(ctx, chatID, input, withTyping, typingSeconds)
@@ -63,7 +66,8 @@ func (r *mutationResolver) UpdateScheduledMessage(ctx context.Context, id string
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id, "", input); err != nil {
+	// A REST file part's name and type are not checked at the edge (see ScheduleMessage).
+	if err := checkText("mediaFile", input.MediaFile); err != nil {
 		return nil, err
 	}
 	return r.update(ctx, id, input)
@@ -74,18 +78,12 @@ func (r *mutationResolver) CancelScheduledMessage(ctx context.Context, id string
 	if _, err := viewer.Require(ctx, switchboard.ScopeMessagesWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.cancel(ctx, id)
 }
 
 // CreateWebhook is the resolver for the createWebhook field.
 func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.WebhookInput) (*model.CreateWebhookPayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("", input); err != nil {
 		return nil, err
 	}
 	return r.createWebhook(ctx, input)
@@ -96,18 +94,12 @@ func (r *mutationResolver) UpdateWebhook(ctx context.Context, id string, input m
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id, "", input); err != nil {
-		return nil, err
-	}
 	return r.updateWebhook(ctx, id, input)
 }
 
 // DeleteWebhook is the resolver for the deleteWebhook field.
 func (r *mutationResolver) DeleteWebhook(ctx context.Context, id string) (*model.DeletePayload, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", id); err != nil {
 		return nil, err
 	}
 	return r.deleteWebhook(ctx, id)
@@ -118,9 +110,6 @@ func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, id string) (
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.rotateSecret(ctx, id)
 }
 
@@ -129,18 +118,12 @@ func (r *mutationResolver) RedeliverWebhookDelivery(ctx context.Context, webhook
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", webhookID, "deliveryId", deliveryID); err != nil {
-		return nil, err
-	}
 	return r.redeliver(ctx, webhookID, deliveryID)
 }
 
 // SimulateGroupChange is the resolver for the simulateGroupChange field.
 func (r *mutationResolver) SimulateGroupChange(ctx context.Context, input model.GroupChangeInput) (bool, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeAdmin); err != nil {
-		return false, err
-	}
-	if err := checkText("", input); err != nil {
 		return false, err
 	}
 	return r.simulateGroupChange(ctx, input)
@@ -179,9 +162,6 @@ func (r *queryResolver) Account(ctx context.Context) (*ent.Workspace, error) {
 // ScheduledMessages is the resolver for the scheduledMessages field.
 func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.ScheduledMessageFilter, limit *int, skip *int) (*model.MessagePage, error) {
 	if _, err := viewer.Require(ctx, scopeReadQueue); err != nil {
-		return nil, err
-	}
-	if err := checkText("", filter); err != nil {
 		return nil, err
 	}
 	l, s, err := checkPage(limit, skip)
@@ -232,18 +212,12 @@ func (r *queryResolver) ScheduledMessage(ctx context.Context, id string) (*ent.M
 	if _, err := viewer.Require(ctx, scopeReadQueue); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.queued(ctx, id)
 }
 
 // Message is the resolver for the message field.
 func (r *queryResolver) Message(ctx context.Context, key string, chatID *string) (*ent.Message, error) {
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", key, "chatId", chatID); err != nil {
 		return nil, err
 	}
 	return r.storedMessage(ctx, key, chatID)
@@ -254,18 +228,12 @@ func (r *queryResolver) Webhook(ctx context.Context, id string) (*ent.Webhook, e
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
 		return nil, err
 	}
-	if err := checkText("id", id); err != nil {
-		return nil, err
-	}
 	return r.getWebhook(ctx, id)
 }
 
 // WebhookList is the resolver for the webhookList field.
 func (r *queryResolver) WebhookList(ctx context.Context, order *string, limit *int, skip *int) (*model.WebhookPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("order", order); err != nil {
 		return nil, err
 	}
 	return r.listWebhooks(ctx, order, limit, skip)
@@ -282,9 +250,6 @@ func (r *queryResolver) WebhookEventTypes(ctx context.Context) ([]string, error)
 // WebhookDeliveries is the resolver for the webhookDeliveries field.
 func (r *queryResolver) WebhookDeliveries(ctx context.Context, webhookID string, status *string, limit *int, skip *int) (*model.DeliveryPage, error) {
 	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
-		return nil, err
-	}
-	if err := checkText("id", webhookID, "status", status); err != nil {
 		return nil, err
 	}
 	return r.listDeliveries(ctx, webhookID, status, limit, skip)

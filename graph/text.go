@@ -34,7 +34,9 @@ func checkText(args ...any) error {
 
 // CheckText is checkText for the transports: the REST facade runs it over every
 // body, path parameter, query value and form value it decodes, so that no text
-// reaches a resolver unchecked, whichever resolver it is.
+// reaches a resolver unchecked, whichever resolver it is. Text is checked once, at
+// the edges (this and guardArgs); resolvers check only what a transport hands them
+// without decoding it as text (a header, a file part's name, a raw JSON value).
 func CheckText(args ...any) error { return checkText(args...) }
 
 // checkArgs runs checkText over a GraphQL field's arguments, in the order of their
@@ -92,11 +94,19 @@ func badText(path string, v reflect.Value, depth int) (string, bool) {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "-" {
+				continue
+			}
+			if embeddedStruct(f, name) {
+				// Its fields stand at its parent's level, as encoding/json puts them
+				// (REST's direct-send body embeds the message body).
+				if p, ok := badText(path, v.Field(i), depth+1); ok {
+					return p, true
+				}
+				continue
+			}
+			if !f.IsExported() {
 				continue
 			}
 			if name == "" {
@@ -108,6 +118,22 @@ func badText(path string, v reflect.Value, depth int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// embeddedStruct reports whether f is an embedded struct whose fields encoding/json
+// promotes to its parent (untagged; a pointer only to an exported type).
+func embeddedStruct(f reflect.StructField, name string) bool {
+	if !f.Anonymous || name != "" {
+		return false
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		if !f.IsExported() {
+			return false
+		}
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
 }
 
 func join(path, name string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
 	"github.com/switchboardhq/switchboard/viewer"
+	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
 // apply applies what an engine observed to the database (status moves, incoming
@@ -40,9 +41,9 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 	case engine.EventGroup:
 		return applyGroupChange(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
-		typ := "session.connected"
+		typ := wh.EventSessionConnected
 		if ev.Type == engine.EventGone {
-			typ = "session.disconnected"
+			typ = wh.EventSessionDisconnected
 		}
 		if err := markEngine(ctx, tx, ev); err != nil {
 			return err
@@ -162,7 +163,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		return err
 	}
 	data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
-	if err := outbox.Record(ctx, tx, "new_message_received_webhook", data); err != nil {
+	if err := outbox.Record(ctx, tx, wh.EventNewMessageReceived, data); err != nil {
 		return err
 	}
 	if in.QuotedKey == "" {
@@ -172,7 +173,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err != nil || !mine {
 		return err
 	}
-	return outbox.Record(ctx, tx, "reply_to_my_message_webhook", data)
+	return outbox.Record(ctx, tx, wh.EventReplyToMyMessage, data)
 }
 
 // messageChange is the data of reaction, poll vote, edit and revoke events.
@@ -188,10 +189,10 @@ type messageChange struct {
 }
 
 var changeEvents = map[engine.EventType]string{
-	engine.EventReaction: "message_reaction_webhook",
-	engine.EventPollVote: "poll_vote_webhook",
-	engine.EventEdited:   "message_edited_webhook",
-	engine.EventRevoked:  "message_deleted_revoked_webhook",
+	engine.EventReaction: wh.EventMessageReaction,
+	engine.EventPollVote: wh.EventPollVote,
+	engine.EventEdited:   wh.EventMessageEdited,
+	engine.EventRevoked:  wh.EventMessageDeletedRevoked,
 }
 
 // applyMessageChange records a reaction, vote, edit or revoke of a message; an
@@ -237,14 +238,14 @@ type groupChange struct {
 
 // GroupEvents maps a group change's action to its event type.
 var GroupEvents = map[string]string{
-	"joined_via_link":     "participant_joined_via_link_webhook",
-	"added":               "participant_added_by_admin_webhook",
-	"left":                "participant_left_group_webhook",
-	"kicked":              "participant_kicked_from_group_webhook",
-	"admin_changed":       "group_admin_changed_webhook",
-	"name_changed":        "group_name_changed_webhook",
-	"description_changed": "group_description_changed_webhook",
-	"message_pinned":      "group_message_pinned_webhook",
+	"joined_via_link":     wh.EventParticipantJoinedViaLink,
+	"added":               wh.EventParticipantAddedByAdmin,
+	"left":                wh.EventParticipantLeftGroup,
+	"kicked":              wh.EventParticipantKickedFromGroup,
+	"admin_changed":       wh.EventGroupAdminChanged,
+	"name_changed":        wh.EventGroupNameChanged,
+	"description_changed": wh.EventGroupDescriptionChanged,
+	"message_pinned":      wh.EventGroupMessagePinned,
 }
 
 // applyGroupChange stores a group change (see storeGroupChange) and records its

@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // Message statuses (spec "States and transitions").
@@ -195,16 +196,16 @@ func eventsFor(from, to string) []string {
 	var out []string
 	switch to {
 	case StatusSending:
-		out = append(out, "message.sending")
+		out = append(out, webhook.EventMessageSending)
 	case StatusReceived:
-		out = append(out, "message.delivered")
+		out = append(out, webhook.EventMessageDelivered)
 	case StatusRead:
-		out = append(out, "message.read")
+		out = append(out, webhook.EventMessageRead)
 	case StatusFailed, StatusExpired:
-		out = append(out, "message.failed")
+		out = append(out, webhook.EventMessageFailed)
 	}
 	if rank[to] >= rank[StatusReceived] || (to == StatusFailed && rank[from] >= rank[StatusConfirmed]) {
-		out = append(out, "ack_changed_webhook")
+		out = append(out, webhook.EventAckChanged)
 	}
 	return out
 }
@@ -274,11 +275,11 @@ func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*e
 	if err != nil {
 		return nil, fmt.Errorf("create message: %w", err)
 	}
-	if ok, err := outbox.Wants(ctx, tx.Webhook, ms[0].WorkspaceID, "message.queued"); err != nil || !ok {
+	if ok, err := outbox.Wants(ctx, tx.Webhook, ms[0].WorkspaceID, webhook.EventMessageQueued); err != nil || !ok {
 		return ms, err
 	}
 	for _, m := range ms {
-		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, "message.queued", view.NewMessage(m)); err != nil {
+		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, webhook.EventMessageQueued, view.NewMessage(m)); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +292,7 @@ func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*e
 // (one round trip instead of three); otherwise Queue runs in a transaction. build
 // makes the message on the client it is given.
 func QueueOne(ctx context.Context, client *ent.Client, workspaceID string, build func(*ent.Client) *ent.MessageCreate) (*ent.Message, error) {
-	wanted, err := outbox.Wants(ctx, client.Webhook, workspaceID, "message.queued")
+	wanted, err := outbox.Wants(ctx, client.Webhook, workspaceID, webhook.EventMessageQueued)
 	if err != nil {
 		return nil, err
 	}

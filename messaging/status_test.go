@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // Every pair of statuses: which moves the lifecycle allows.
@@ -68,16 +69,16 @@ func TestEventsFor(t *testing.T) {
 		from, to string
 		want     []string
 	}{
-		{StatusPending, StatusSending, []string{"message.sending"}},
+		{StatusPending, StatusSending, []string{webhook.EventMessageSending}},
 		{StatusSending, StatusPending, nil},
 		{StatusSending, StatusConfirmed, nil},
-		{StatusConfirmed, StatusReceived, []string{"message.delivered", "ack_changed_webhook"}},
-		{StatusSending, StatusReceived, []string{"message.delivered", "ack_changed_webhook"}},
-		{StatusReceived, StatusRead, []string{"message.read", "ack_changed_webhook"}},
-		{StatusRead, StatusPlayed, []string{"ack_changed_webhook"}},
-		{StatusSending, StatusFailed, []string{"message.failed"}},
-		{StatusConfirmed, StatusFailed, []string{"message.failed", "ack_changed_webhook"}},
-		{StatusPending, StatusExpired, []string{"message.failed"}},
+		{StatusConfirmed, StatusReceived, []string{webhook.EventMessageDelivered, webhook.EventAckChanged}},
+		{StatusSending, StatusReceived, []string{webhook.EventMessageDelivered, webhook.EventAckChanged}},
+		{StatusReceived, StatusRead, []string{webhook.EventMessageRead, webhook.EventAckChanged}},
+		{StatusRead, StatusPlayed, []string{webhook.EventAckChanged}},
+		{StatusSending, StatusFailed, []string{webhook.EventMessageFailed}},
+		{StatusConfirmed, StatusFailed, []string{webhook.EventMessageFailed, webhook.EventAckChanged}},
+		{StatusPending, StatusExpired, []string{webhook.EventMessageFailed}},
 		{StatusPending, StatusCancelled, nil},
 	}
 	for _, tt := range tests {

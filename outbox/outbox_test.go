@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 func openClient(t *testing.T) *ent.Client {
@@ -39,15 +40,15 @@ func TestAnnouncedChangeIsForgotten(t *testing.T) {
 	defer cancel()
 	go Listen(lctx, rdb)
 
-	if wanted, err := Wants(ctx, client.Webhook, ws, "message.read"); err != nil || wanted {
+	if wanted, err := Wants(ctx, client.Webhook, ws, webhook.EventMessageRead); err != nil || wanted {
 		t.Fatalf("Wants before any webhook = %v, %v", wanted, err)
 	}
 	// Another replica creates a webhook: this process still remembers none.
-	if err := client.Webhook.Create().SetURL("https://example.com/h").SetEvents([]string{"message.read"}).
+	if err := client.Webhook.Create().SetURL("https://example.com/h").SetEvents([]string{webhook.EventMessageRead}).
 		SetSecret("whsec_x").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if wanted, _ := Wants(ctx, client.Webhook, ws, "message.read"); wanted {
+	if wanted, _ := Wants(ctx, client.Webhook, ws, webhook.EventMessageRead); wanted {
 		t.Fatal("the memory was not in use: the test shows nothing")
 	}
 	// ... and announces it, as Announce does on that replica.
@@ -60,7 +61,7 @@ func TestAnnouncedChangeIsForgotten(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if wanted, err := Wants(ctx, client.Webhook, ws, "message.read"); err != nil || !wanted {
+	if wanted, err := Wants(ctx, client.Webhook, ws, webhook.EventMessageRead); err != nil || !wanted {
 		t.Fatalf("Wants after the announcement = %v, %v", wanted, err)
 	}
 }
@@ -82,7 +83,7 @@ func TestReadOverlappingAChangeIsNotRemembered(t *testing.T) {
 			return v, err
 		})
 	}))
-	if _, err := Wants(ctx, client.Webhook, ws, "message.read"); err != nil {
+	if _, err := Wants(ctx, client.Webhook, ws, webhook.EventMessageRead); err != nil {
 		t.Fatal(err)
 	}
 	if remembered(ws) {

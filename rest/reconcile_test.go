@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/jobs/jobstest"
 	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // A Redis flush loses every queued task; the database still knows, and the
@@ -186,7 +187,7 @@ func TestPruneGoesThroughABacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A pending delivery as old as any is work, not history.
-	c.Delivery.Create().SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").SetEventType("message.sent").
+	c.Delivery.Create().SetWorkspaceID(ws).SetWebhookID(hook.ID).SetEventID("e").SetEventType(webhook.EventMessageDelivered).
 		SetPayload([]byte("{}")).SetCreatedAt(stamp(0, jobs.KeepDeliveries)).SetUpdatedAt(stamp(0, jobs.KeepDeliveries)).SaveX(ctx)
 
 	p, err := e.App.Jobs.Prune(ctx, now)

@@ -23,16 +23,55 @@ import (
 	"github.com/switchboardhq/switchboard/netguard"
 )
 
-// Catalog is every event type a webhook can subscribe to (spec "Event catalog").
+// Event types (spec "Event catalog"): the name of every event a webhook can
+// subscribe to, as stored in events and deliveries and sent as the envelope's type.
+// Emit them by these names, never by a literal: a typo is a silently lost event.
+const (
+	// A message's status changed (messaging's status events).
+	EventMessageQueued    = "message.queued"
+	EventMessageSending   = "message.sending"
+	EventMessageDelivered = "message.delivered"
+	EventMessageRead      = "message.read"
+	EventMessageFailed    = "message.failed"
+	// The conversation store took in what the engine reported.
+	EventNewMessageReceived    = "new_message_received_webhook"
+	EventReplyToMyMessage      = "reply_to_my_message_webhook"
+	EventMessageEdited         = "message_edited_webhook"
+	EventMessageDeletedRevoked = "message_deleted_revoked_webhook"
+	EventMessageReaction       = "message_reaction_webhook"
+	EventPollVote              = "poll_vote_webhook"
+	EventAckChanged            = "ack_changed_webhook"
+	// A group changed.
+	EventParticipantJoinedViaLink   = "participant_joined_via_link_webhook"
+	EventParticipantAddedByAdmin    = "participant_added_by_admin_webhook"
+	EventParticipantLeftGroup       = "participant_left_group_webhook"
+	EventParticipantKickedFromGroup = "participant_kicked_from_group_webhook"
+	EventGroupAdminChanged          = "group_admin_changed_webhook"
+	EventGroupNameChanged           = "group_name_changed_webhook"
+	EventGroupDescriptionChanged    = "group_description_changed_webhook"
+	EventGroupMessagePinned         = "group_message_pinned_webhook"
+	// An engine's session connected or dropped.
+	EventSessionConnected    = "session.connected"
+	EventSessionDisconnected = "session.disconnected"
+	// A campaign's lifecycle.
+	EventCampaignStarted   = "campaign.started"
+	EventCampaignPaused    = "campaign.paused"
+	EventCampaignResumed   = "campaign.resumed"
+	EventCampaignCompleted = "campaign.completed"
+	EventCampaignAborted   = "campaign.aborted"
+)
+
+// Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
+// in the spec's order.
 var Catalog = []string{
-	"message.queued", "message.sending", "message.delivered", "message.read", "message.failed",
-	"new_message_received_webhook", "reply_to_my_message_webhook", "message_edited_webhook",
-	"message_deleted_revoked_webhook", "message_reaction_webhook", "poll_vote_webhook", "ack_changed_webhook",
-	"participant_joined_via_link_webhook", "participant_added_by_admin_webhook", "participant_left_group_webhook",
-	"participant_kicked_from_group_webhook", "group_admin_changed_webhook", "group_name_changed_webhook",
-	"group_description_changed_webhook", "group_message_pinned_webhook",
-	"session.connected", "session.disconnected",
-	"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
+	EventMessageQueued, EventMessageSending, EventMessageDelivered, EventMessageRead, EventMessageFailed,
+	EventNewMessageReceived, EventReplyToMyMessage, EventMessageEdited,
+	EventMessageDeletedRevoked, EventMessageReaction, EventPollVote, EventAckChanged,
+	EventParticipantJoinedViaLink, EventParticipantAddedByAdmin, EventParticipantLeftGroup,
+	EventParticipantKickedFromGroup, EventGroupAdminChanged, EventGroupNameChanged,
+	EventGroupDescriptionChanged, EventGroupMessagePinned,
+	EventSessionConnected, EventSessionDisconnected,
+	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 }
 
 // InCatalog reports whether typ is a known event type.

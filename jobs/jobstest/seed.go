@@ -10,6 +10,7 @@ import (
 	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/jobs"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // SeedRetained writes n records of every kind the prune removes, in workspace
@@ -32,7 +33,7 @@ func SeedRetained(ctx context.Context, c *ent.Client, ws, hook string, n int, st
 		for i := base; i < min(base+chunk, n); i++ {
 			keys = append(keys, c.IdempotencyKey.Create().SetWorkspaceID(ws).SetKey(fmt.Sprintf("seeded-%d", i)).
 				SetRequestHash("h").SetMessageID("m").SetResponse([]byte("{}")).SetCreatedAt(stamp(i, jobs.KeepIdempotencyKeys)))
-			events = append(events, c.Event.Create().SetWorkspaceID(ws).SetType("message.sent").SetData(data).
+			events = append(events, c.Event.Create().SetWorkspaceID(ws).SetType(webhook.EventMessageDelivered).SetData(data).
 				SetFannedOutAt(stamp(i, jobs.KeepEvents)))
 			ev := c.InboxEvent.Create().SetWorkspaceID(ws).SetDedupeKey(fmt.Sprintf("seeded-%d", i)).SetType("ack").
 				SetSubject("seeded").SetPayload(data).SetAt(stamp(i, jobs.KeepEvents))
@@ -44,7 +45,7 @@ func SeedRetained(ctx context.Context, c *ent.Client, ws, hook string, n int, st
 			inbox = append(inbox, ev)
 			id, ended := fmt.Sprintf("dlv_seeded%08d", i), stamp(i, jobs.KeepDeliveries)
 			dlvs = append(dlvs, c.Delivery.Create().SetID(id).SetWorkspaceID(ws).SetWebhookID(hook).SetEventID("e").
-				SetEventType("message.sent").SetPayload(data).SetStatus(string(delivery.Failed)).SetAttempts(2).
+				SetEventType(webhook.EventMessageDelivered).SetPayload(data).SetStatus(string(delivery.Failed)).SetAttempts(2).
 				SetCreatedAt(ended).SetUpdatedAt(ended))
 			for k := 1; k <= 2; k++ {
 				attempts = append(attempts, c.DeliveryAttempt.Create().SetWorkspaceID(ws).SetDeliveryID(id).
