@@ -1,0 +1,580 @@
+package graph
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"entgo.io/ent/dialect/sql"
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/predicate"
+	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/view"
+)
+
+// The message store: searching it, acks, pins, reactions, media, older history and quoted messages.
+
+// storedMessages is the use case behind storedMessages (GET /v1/messages).
+func (r *Resolver) storedMessages(ctx context.Context, f *model.StoredMessageFilter, limit, skip *int) (*model.MessagePage, error) {
+	l, s, err := checkPage(limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		f = &model.StoredMessageFilter{}
+	}
+	var p switchboard.Problems
+	q := r.Client.Message.Query().Where(messaging.InStore())
+	order := ent.Desc
+	if f.ChatID != nil {
+		if !IsJID(*f.ChatID) {
+			p.Add("chatId", "invalid_string", "chatId must match ^[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)$")
+		}
+		q.Where(message.To(*f.ChatID))
+	}
+	if t := f.SearchToken; t != nil {
+		checkSearchToken(&p, "searchToken", *t)
+		q.Where(message.Or(message.TextContainsFold(*t), message.PollQuestionContainsFold(*t), message.MediaFilenameContainsFold(*t)))
+	}
+	if o := f.Order; o != nil {
+		switch *o {
+		case "asc":
+			order = ent.Asc
+		case "desc":
+		default:
+			p.Add("order", "invalid_enum_value", "order must be asc or desc")
+		}
+	}
+	var since, until time.Time
+	var hasSince, hasUntil bool
+	if f.Since != nil {
+		if since, hasSince = parseTime(&p, "since", *f.Since); hasSince {
+			q.Where(message.CreatedAtGTE(since))
+		}
+	}
+	if f.Until != nil {
+		if until, hasUntil = parseTime(&p, "until", *f.Until); hasUntil {
+			q.Where(message.CreatedAtLTE(until))
+		}
+	}
+	if hasSince && hasUntil && since.After(until) {
+		p.Add("since", "invalid_range", "since must not be after until")
+	}
+	if f.MessageTypes != nil {
+		if len(f.MessageTypes) == 0 {
+			p.Add("messageTypes", "too_small", "messageTypes must name at least one type")
+		}
+		for i, t := range f.MessageTypes {
+			if !slices.Contains(engine.WireTypes, t) {
+				p.Add("messageTypes."+itoa(i), "invalid_enum_value", "messageTypes must be among %s (got %s)", strings.Join(engine.WireTypes, ", "), quote(t))
+			}
+		}
+		q.Where(message.WireTypeIn(f.MessageTypes...))
+	}
+	if f.QueryAny != nil {
+		if len(f.QueryAny) > maxQueryAny {
+			p.Add("queryAny", "too_big", "queryAny must hold at most %d terms", maxQueryAny)
+		}
+		var any []predicate.Message
+		for i, t := range f.QueryAny {
+			checkSearchToken(&p, "queryAny."+itoa(i), t)
+			any = append(any, message.TextContainsFold(t), message.PollQuestionContainsFold(t))
+		}
+		if len(any) > 0 {
+			q.Where(message.Or(any...))
+		}
+	}
+	if f.Mime != nil {
+		if len(*f.Mime) > maxMime {
+			p.Add("mime", "too_big", "mime must be at most %d characters", maxMime)
+		}
+		if strings.HasSuffix(*f.Mime, "/*") {
+			q.Where(message.MediaMimeHasPrefix(strings.TrimSuffix(*f.Mime, "*")))
+		} else {
+			q.Where(message.MediaMime(*f.Mime))
+		}
+	}
+	if f.FilenameContains != nil {
+		if len(*f.FilenameContains) > maxFilename {
+			p.Add("filenameContains", "too_big", "filenameContains must be at most %d characters", maxFilename)
+		}
+		q.Where(message.MediaFilenameContainsFold(*f.FilenameContains))
+	}
+	if f.HasMedia != nil {
+		if *f.HasMedia {
+			q.Where(message.TypeEQ("media"))
+		} else {
+			q.Where(message.TypeNEQ("media"))
+		}
+	}
+	if f.Sender != nil {
+		if len(*f.Sender) > maxSender {
+			p.Add("sender", "too_big", "sender must be at most %d characters", maxSender)
+		}
+		if *f.Sender == "me" {
+			q.Where(message.FromMe(true))
+		} else {
+			q.Where(message.Or(message.From(*f.Sender), message.SenderNameContainsFold(*f.Sender)))
+		}
+	}
+	if err := p.Err(switchboard.EINVALID); err != nil {
+		return nil, err
+	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	return messagePage(ctx, q, order, l, s)
+}
+
+// messageAcks is the use case behind messageAcks.
+func (r *Resolver) messageAcks(ctx context.Context, keys []string, chatID *string) ([]*model.MessageAck, error) {
+	var p switchboard.Problems
+	if len(keys) < 1 || len(keys) > maxAckKeys {
+		p.Add("messageKeys", "too_big", "messageKeys must hold 1-%d keys", maxAckKeys)
+	}
+	for i, k := range keys {
+		if k == "" {
+			p.Add("messageKeys."+itoa(i), "too_small", "a message key must not be empty")
+		}
+	}
+	if chatID != nil && !IsJID(*chatID) {
+		p.Add("chatId", "invalid_string", "chatId must match ^[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)$")
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	q := r.Client.Message.Query()
+	if chatID != nil {
+		q.Where(message.To(*chatID), message.Or(message.WaSerializedIn(keys...), message.WaIDIn(keys...)))
+	} else {
+		q.Where(message.Or(message.WaSerializedIn(keys...), message.WaIDIn(keys...)))
+	}
+	found, err := q.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	acks := map[string]int{}
+	for _, m := range found {
+		acks[m.WaSerialized] = messaging.AckForStatus(m.Status)
+		acks[m.WaID] = acks[m.WaSerialized]
+	}
+	out := make([]*model.MessageAck, len(keys))
+	for i, k := range keys {
+		out[i] = &model.MessageAck{Key: k}
+		if a, ok := acks[k]; ok {
+			out[i].Ack, out[i].Found = &a, true
+		}
+	}
+	return out, nil
+}
+
+// pinnedMessages is the use case behind pinnedMessages.
+func (r *Resolver) pinnedMessages(ctx context.Context, chatID string) (*model.MessagePage, error) {
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.chatByID(ctx, "chatId", chatID)
+	if err != nil {
+		return nil, err
+	}
+	items, err := r.Client.Message.Query().Where(message.To(c.Jid), message.PinnedUntilGT(r.now())).
+		Order(ent.Desc(message.FieldCreatedAt)).Limit(maxPinnedMessages).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MessagePage{Items: items, Limit: len(items), Skip: 0, Total: len(items)}, nil
+}
+
+// messageAction runs an action on a stored message through the phone.
+func (r *Resolver) messageAction(ctx context.Context, key string, chatID *string, do func(engine.ChatActor, engine.Key) error) (bool, error) {
+	m, err := r.storedMessage(ctx, key, chatID)
+	if err != nil {
+		return false, err
+	}
+	k, err := networkKey(m)
+	if err != nil {
+		return false, err
+	}
+	actor, err := phone[engine.ChatActor](ctx, r, "acting on a message")
+	if err != nil {
+		return false, err
+	}
+	return true, r.act(ctx, func() error { return do(actor, k) })
+}
+
+// checkEmoji validates a reaction.
+func checkEmoji(emoji string) error {
+	if utf8.RuneCountInString(emoji) > maxEmoji {
+		var p switchboard.Problems
+		p.Add("emoji", "too_big", "emoji must be at most %d characters", maxEmoji)
+		return p.Err(switchboard.EVALIDATION)
+	}
+	return nil
+}
+
+// pinDuration validates a pin's duration in seconds.
+func pinDuration(seconds *int) (time.Duration, error) {
+	if seconds == nil {
+		return DefaultPin, nil
+	}
+	d := time.Duration(*seconds) * time.Second
+	if *seconds <= 0 || d > maxPin {
+		var p switchboard.Problems
+		p.Add("duration", "too_big", "duration must be 1-%d seconds", int(maxPin/time.Second))
+		return 0, p.Err(switchboard.EVALIDATION)
+	}
+	return d, nil
+}
+
+// messageMedia is the use case behind messageMedia (GET
+// /v1/messages/media/{waMessageKey}): where the bytes of a message's attachment
+// are served, or why there are none. Media Switchboard stores (an upload, or a
+// download made before) and media sent from a public URL are answered at once;
+// the rest is downloaded through the engine, up to maxAttempts times
+// (defaultMediaAttempts) MediaRetryPace apart while the engine says it is still
+// fetching, stored, and answered as an unguessable /media/ URL that the message
+// keeps for the next call. A message without media, or whose media the engine
+// cannot have, answers mediaUnavailable; no engine at all is still ENOENGINE.
+func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
+	attempts := defaultMediaAttempts
+	if maxAttempts != nil {
+		if attempts = *maxAttempts; attempts < 1 || attempts > maxMediaAttempts {
+			return nil, pageError("maxAttempts", "maxAttempts must be between 1 and %d", maxMediaAttempts)
+		}
+	}
+	m, err := r.storedMessage(ctx, key, chatID)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.MessageMedia{}
+	if m.MediaMime != "" {
+		out.Mimetype = &m.MediaMime
+	}
+	if m.MediaFilename != "" {
+		out.Filename = &m.MediaFilename
+	}
+	unavailable := func(reason string) (*model.MessageMedia, error) {
+		out.MediaUnavailable = &reason
+		return out, nil
+	}
+	if m.Type != "media" {
+		return unavailable(noMedia)
+	}
+	if m.MediaURL != "" {
+		ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok:
+			u := m.MediaURL
+			out.URL, out.Mimetype = &u, &ct
+			if name != "" {
+				out.Filename = &name
+			}
+			return out, nil
+		case !r.Media.Issued(m.MediaURL): // sent from a public URL: served there
+			u := m.MediaURL
+			out.URL = &u
+			return out, nil
+		} // stored here once, since pruned: the engine may have it still
+	}
+	k, err := networkKey(m)
+	if err != nil {
+		return nil, err
+	}
+	f, err := phone[engine.MediaFetcher](ctx, r, "downloading media")
+	if err != nil {
+		return nil, err
+	}
+	var got engine.Media
+	for attempt := 1; ; attempt++ {
+		got, err = f.FetchMedia(ctx, k)
+		var why *engine.MediaUnavailableError
+		if !errors.As(err, &why) || why.Reason != engine.MediaFetching || attempt >= attempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(cmp.Or(r.MediaRetryPace, DefaultMediaRetryPace)):
+		}
+	}
+	var why *engine.MediaUnavailableError
+	var app *switchboard.Error
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return unavailable(engine.MediaExpired)
+	case errors.As(err, &why):
+		return unavailable(why.Reason)
+	case errors.As(err, &app) && app.Code == switchboard.ENOENGINE,
+		errors.Is(err, engine.ErrDisconnected), errors.Is(err, engine.ErrTimeout), ctx.Err() != nil:
+		return nil, err // the engine, not the media: 503/504 as for every engine call
+	case err != nil:
+		slog.WarnContext(ctx, "media download failed", "message", m.ID, "err", err)
+		return unavailable(mediaError)
+	}
+	name := cmp.Or(got.Filename, m.MediaFilename)
+	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
+	var u string
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
+			return err
+		}
+		// The message keeps where its bytes are, unless it changed meanwhile.
+		same := message.MediaURL(m.MediaURL)
+		if m.MediaURL == "" {
+			same = message.Or(message.MediaURLIsNil(), same)
+		}
+		return tx.Message.Update().Where(message.ID(m.ID), same).
+			SetMediaURL(u).SetMediaMime(ct).SetMediaFilename(name).Exec(ctx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.URL, out.Mimetype = &u, &ct
+	if name != "" {
+		out.Filename = &name
+	}
+	if got.Preview {
+		f := false
+		out.OriginalQuality = &f
+	}
+	return out, nil
+}
+
+// loadOlder is the use case behind loadOlderMessages: up to pages pages of the
+// chat's older history from the phone, paced r.LoadOlderPace apart, stopping at
+// untilDate (RFC 3339, or a Unix time in seconds or milliseconds) or when the
+// phone has nothing older.
+func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error) {
+	var p switchboard.Problems
+	n := 1
+	if pages != nil {
+		if n = *pages; n < 1 || n > maxLoadOlderPages {
+			p.Add("pages", "too_big", "pages must be between 1 and %d", maxLoadOlderPages)
+		}
+	}
+	var until time.Time
+	if untilDate != nil {
+		until = parseUntil(&p, *untilDate)
+	}
+	if err := p.Err(switchboard.EVALIDATION); err != nil {
+		return nil, err
+	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.chatByID(ctx, "chatId", chatID)
+	if err != nil {
+		return nil, err
+	}
+	loader, err := phone[engine.HistoryLoader](ctx, r, "loading older messages")
+	if err != nil {
+		return nil, err
+	}
+	before, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &model.LoadOlderResult{CanLoadMore: !c.HistoryComplete, Coverage: &model.Coverage{}}
+	oldest := c.OldestLoadedAt
+	if oldest == nil {
+		first, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Order(ent.Asc(message.FieldCreatedAt)).First(ctx)
+		if err != nil && !ent.IsNotFound(err) {
+			return nil, err
+		}
+		at := r.now()
+		if first != nil {
+			at = first.CreatedAt
+		}
+		oldest = &at
+	}
+	for res.CanLoadMore && res.PagesExecuted < n && (until.IsZero() || oldest.After(until)) {
+		if res.PagesExecuted > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(r.loadOlderPace()):
+			}
+		}
+		page, err := loader.LoadOlder(ctx, c.Jid, *oldest)
+		if err != nil {
+			msg := err.Error()
+			res.Error = &msg
+			break
+		}
+		res.PagesExecuted++
+		if page.Unavailable {
+			res.HistoryUnavailable, res.CanLoadMore = true, false
+			break
+		}
+		if err := r.settle(ctx, 30*time.Second); err != nil {
+			return nil, err
+		}
+		o := page.OldestAt
+		oldest, res.CanLoadMore = &o, page.More
+	}
+	after, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.TotalMessages, res.Added = after, after-before
+	if oldest != nil {
+		ts, iso := float64(oldest.UnixMilli()), oldest.UTC().Format(time.RFC3339)
+		res.Coverage.OldestLoadedTimestamp, res.Coverage.OldestLoadedIso = &ts, &iso
+	}
+	return res, nil
+}
+
+func (r *Resolver) loadOlderPace() time.Duration {
+	if r.LoadOlderPace != nil {
+		return *r.LoadOlderPace
+	}
+	return DefaultLoadOlderPace
+}
+
+// parseUntil parses until_date: RFC 3339, or a Unix time in seconds (or in
+// milliseconds, above 10^11).
+func parseUntil(p *switchboard.Problems, raw string) time.Time {
+	if n, err := strconv.ParseFloat(raw, 64); err == nil {
+		if n <= 0 {
+			p.Add("until_date", "invalid_string", "until_date must be a positive Unix time or an RFC 3339 date-time")
+			return time.Time{}
+		}
+		if n > 1e11 {
+			return time.UnixMilli(int64(n))
+		}
+		return time.Unix(int64(n), 0)
+	}
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		p.Add("until_date", "invalid_string", "until_date must be a positive Unix time or an RFC 3339 date-time")
+	}
+	return t
+}
+
+// Quoted returns the stored messages that msgs reply to, by serialized key, in one
+// query, for rendering quotedMessage.
+func (r *Resolver) Quoted(ctx context.Context, msgs []*ent.Message) (map[string]*ent.Message, error) {
+	var keys []string
+	for _, m := range msgs {
+		if m.ReplyTo != "" {
+			keys = append(keys, m.ReplyTo)
+		}
+	}
+	out := map[string]*ent.Message{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	found, err := r.Client.Message.Query().Where(message.WaSerializedIn(keys...)).All(ctx)
+	for _, m := range found {
+		out[m.WaSerialized] = m
+	}
+	return out, err
+}
+
+// quotedMessage renders the message obj replies to, as REST's quotedMessage. The
+// quoted messages of the whole list obj was resolved in (a page, a connection, a
+// latest chat's messages) are read together, in one query, when the first of
+// them is asked for; a message outside a list reads its own.
+func (r *Resolver) quotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error) {
+	if obj.ReplyTo == "" {
+		return nil, nil
+	}
+	k, ok := engine.ParseKey(obj.ReplyTo)
+	if !ok {
+		return nil, nil
+	}
+	found, err := r.quotedInList(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	v := view.NewQuotedMessage(obj.ReplyTo, found[obj.ReplyTo])
+	out := &model.QuotedMessage{WaMessageKey: &k}
+	for dst, src := range map[**string]string{&out.Text: v.Text, &out.Type: v.Type, &out.Author: v.Author} {
+		if src != "" {
+			*dst = &src
+		}
+	}
+	return out, nil
+}
+
+// quoteBatchesKey holds the quoteBatches of one GraphQL operation.
+type quoteBatchesKey struct{}
+
+// quoteBatches are the quoted messages read for each list of messages of one
+// operation, by the field context of the list.
+type quoteBatches struct {
+	mu    sync.Mutex
+	lists map[*graphql.FieldContext]*quoteBatch
+}
+
+type quoteBatch struct {
+	once  sync.Once
+	found map[string]*ent.Message
+	err   error
+}
+
+// withQuoteBatches gives an operation its quoteBatches.
+func withQuoteBatches(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(context.WithValue(ctx, quoteBatchesKey{}, &quoteBatches{lists: map[*graphql.FieldContext]*quoteBatch{}}))
+}
+
+// quotedInList returns the quoted messages of the list obj belongs to.
+func (r *Resolver) quotedInList(ctx context.Context, obj *ent.Message) (map[string]*ent.Message, error) {
+	batches, _ := ctx.Value(quoteBatchesKey{}).(*quoteBatches)
+	var list *graphql.FieldContext
+	var msgs []*ent.Message
+	for fc := graphql.GetFieldContext(ctx); fc != nil && batches != nil && list == nil; fc = fc.Parent {
+		switch v := fc.Result.(type) {
+		case []*ent.Message:
+			list, msgs = fc, v
+		case []*ent.MessageEdge:
+			list, msgs = fc, make([]*ent.Message, 0, len(v))
+			for _, e := range v {
+				msgs = append(msgs, e.Node)
+			}
+		}
+	}
+	if list == nil {
+		return r.Quoted(ctx, []*ent.Message{obj})
+	}
+	batches.mu.Lock()
+	b := batches.lists[list]
+	if b == nil {
+		b = &quoteBatch{}
+		batches.lists[list] = b
+	}
+	batches.mu.Unlock()
+	b.once.Do(func() { b.found, b.err = r.Quoted(ctx, msgs) })
+	return b.found, b.err
+}
+
+// messagePage is one page of q by time in order, with the exact total.
+func messagePage(ctx context.Context, q *ent.MessageQuery, order func(...string) func(*sql.Selector), l, s int) (*model.MessagePage, error) {
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
