@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/campaigns"
 	"github.com/switchboardhq/switchboard/dashboard"
 	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/dispatch"
@@ -134,10 +135,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Dispatcher = &dispatch.Dispatcher{Client: work, Queue: a.Queue,
 		Previews: linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate)}
 	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Dispatcher: a.Dispatcher, Delivery: a.Delivery, Inbox: a.Inbox,
-		MediaRetention: cfg.MediaRetention, Dialect: dialect}
+		Campaigns: &campaigns.Stepper{Client: work, Queue: a.Queue}, MediaRetention: cfg.MediaRetention, Dialect: dialect}
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Inbox)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Inbox, a.sandboxFor)
-	a.Jobs.Engines, a.Dispatcher.Engines = a.Engines, a.Engines
+	a.Jobs.Engines, a.Dispatcher.Engines, a.Jobs.Campaigns.Engines = a.Engines, a.Engines, a.Engines
 	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Inbox)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)

@@ -1,7 +1,8 @@
-// Package campaigns holds the rules of audiences and campaigns that both the core
-// (package graph) and the step handler (package jobs) apply: the campaign's states
-// and the moves between them, pacing defaults and bounds, and the text template
-// with its {variable} tokens.
+// Package campaigns holds the rules of audiences and campaigns that the core
+// (package graph) applies, and runs their steps (Stepper, whose asynq task package
+// jobs adapts): the campaign's states and the moves between them, pacing defaults
+// and bounds, the text template with its {variable} tokens, and the making of a
+// campaign's messages, built as the API's are (messaging.NewMessage).
 package campaigns
 
 import (

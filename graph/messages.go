@@ -29,20 +29,7 @@ import (
 // newMessage builds, on client, the message a validated draft describes, of
 // origin and with the given id (media bytes already replaced by their URL).
 func (r *Resolver) newMessage(client *ent.Client, d *draft, origin message.Origin, id string) *ent.MessageCreate {
-	c := client.Message.Create().SetID(id).SetOrigin(origin).SetTo(d.To).SetType(d.Type).
-		SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
-		SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
-		SetNillablePollAllowMultiple(d.PollAllowMultiple).SetNillableSendAt(d.SendAt).
-		SetReplyTo(d.ReplyTo).SetSecret(d.Secret).
-		SetWireType(engine.WireType(d.Type, d.MediaKind)).SetMediaMime(d.MediaContentType).
-		SetCreatedAt(r.now())
-	if d.PollOptions != nil {
-		c.SetPollOptions(d.PollOptions)
-	}
-	if d.Mentions != nil {
-		c.SetMentions(d.Mentions)
-	}
-	return c
+	return messaging.NewMessage(client, &d.Draft, origin, id, r.now())
 }
 
 // create stores a validated draft as a pending message of origin and records

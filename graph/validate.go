@@ -20,7 +20,7 @@ import (
 
 // Bounds from the spec and the reference contract.
 const (
-	maxText          = 4096
+	maxText          = messaging.MaxText
 	maxMediaURL      = 2048
 	maxMediaBase64   = 15 << 20
 	maxFilename      = 255
@@ -63,24 +63,12 @@ func NormalizeChatID(raw string) (string, error) {
 // IsJID reports whether s is a chat id in the spec's JID pattern.
 func IsJID(s string) bool { return jidRE.MatchString(s) }
 
-// draft is a validated, normalized message about to be stored.
+// draft is a validated, normalized message about to be stored: the message
+// (messaging.Draft) and the bytes of an upload, stored before it.
 type draft struct {
-	To                string     `json:"to"`
-	Type              string     `json:"type"`
-	Text              string     `json:"text,omitempty"`
-	MediaURL          string     `json:"mediaUrl,omitempty"`
-	MediaBytes        []byte     `json:"-"`
-	MediaDigest       string     `json:"mediaDigest,omitempty"`
-	MediaContentType  string     `json:"mediaContentType,omitempty"`
-	MediaKind         string     `json:"mediaKind,omitempty"`
-	MediaFilename     string     `json:"mediaFilename,omitempty"`
-	PollQuestion      string     `json:"pollQuestion,omitempty"`
-	PollOptions       []string   `json:"pollOptions,omitempty"`
-	PollAllowMultiple *bool      `json:"pollAllowMultiple,omitempty"`
-	SendAt            *time.Time `json:"sendAt,omitempty"`
-	ReplyTo           string     `json:"replyTo,omitempty"`
-	Secret            string     `json:"secret,omitempty"`
-	Mentions          []string   `json:"mentions,omitempty"`
+	messaging.Draft
+	MediaBytes  []byte `json:"-"`
+	MediaDigest string `json:"mediaDigest,omitempty"`
 }
 
 // sendAtRule says whether sendAt may be given.
@@ -95,7 +83,7 @@ const (
 // normalized chat id; checkURL is the rule of a mediaUrl (see Resolver.mediaURLRule).
 func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule, checkURL func(string) error) (*draft, error) {
 	var p switchboard.Problems
-	d := &draft{To: to, Type: in.Type}
+	d := &draft{Draft: messaging.Draft{To: to, Type: in.Type}}
 	if !slices.Contains(types, in.Type) {
 		p.Add("type", "invalid_enum_value", "type must be one of text, media, poll")
 	}

@@ -9,6 +9,7 @@ import (
 	"entgo.io/ent/dialect"
 	"github.com/hibiken/asynq"
 
+	"github.com/switchboardhq/switchboard/campaigns"
 	"github.com/switchboardhq/switchboard/delivery"
 	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
@@ -22,6 +23,8 @@ type Handlers struct {
 	Queue   *Queue
 	// Dispatcher sends messages: the dispatch task's body.
 	Dispatcher *dispatch.Dispatcher
+	// Campaigns runs campaign steps (TypeCampaignStep tasks).
+	Campaigns *campaigns.Stepper
 	// Delivery makes the attempts of webhook deliveries (TypeDeliver tasks).
 	Delivery *delivery.Service
 	// Dialect is the database's, as ent names it ("postgres" or "sqlite3").
