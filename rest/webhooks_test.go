@@ -571,7 +571,7 @@ func TestWebhookMadeElsewhereIsDelivered(t *testing.T) {
 	if err := e.App.Client.Event.Create().SetType("message.read").SetData([]byte(`{"id":"msg_elsewhere"}`)).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.Eventually(10*time.Second, "the delivery ended", func() bool {
+	e.Eventually(30*time.Second, "the delivery ended", func() bool {
 		d, err := e.App.Client.Delivery.Query().All(ctx)
 		return err == nil && len(d) == 1 && d[0].Status != string(delivery.Pending)
 	})
