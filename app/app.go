@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.MusicURL != "" {
 		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
 	}
-	a.Jobs.Music = &jobs.Music{Provider: songs, Files: files, PollEvery: cfg.MusicPollEvery}
+	a.Jobs.Music = &music.Generator{Client: work, Provider: songs, Files: files, Queue: a.Queue, PollEvery: cfg.MusicPollEvery}
 	a.Keys = auth.NewKeys(client, a.Redis, cfg.KeyTTL)
 	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Dispatcher: a.Dispatcher, Inbox: a.Inbox, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,

@@ -99,7 +99,7 @@ type Config struct {
 	// (music.DefaultMinSeconds and music.DefaultMaxSeconds when zero).
 	MusicMinSeconds, MusicMaxSeconds float64
 	// MusicPollEvery is how often a generation asks its provider about unfinished
-	// clips (jobs.DefaultMusicPollEvery when zero).
+	// clips (music.DefaultPollEvery when zero).
 	MusicPollEvery time.Duration
 	// BootstrapKey creates a first key on an empty database that is not the
 	// embedded default's SQLite (where it is always done); see App.Bootstrap.

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/music"
 )
 
 // Handlers runs Switchboard's tasks.
@@ -32,7 +33,7 @@ type Handlers struct {
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
 	// Music generates songs; nil leaves music tasks failing.
-	Music *Music
+	Music *music.Generator
 	// Inbox stores what the reconciler observes of engines (a lapsed session).
 	Inbox engine.Sink
 }

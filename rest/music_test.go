@@ -286,7 +286,7 @@ func TestMusicReconcilerRequeuesStuckClips(t *testing.T) {
 		}
 		ids = append(ids, c.ID)
 	}
-	n, err := e.App.Jobs.ReconcileMusic(context.Background(), time.Now())
+	n, err := e.App.Jobs.Music.Reconcile(context.Background(), time.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("ReconcileMusic = %d, %v; want one generation queued", n, err)
 	}
@@ -299,7 +299,7 @@ func TestMusicReconcilerRequeuesStuckClips(t *testing.T) {
 	ancient := time.Now().Add(-3 * time.Hour)
 	c, _ := e.App.Client.MusicClip.Create().SetJobID("mjb_ancient").SetVariant(0).SetProvider("local").
 		SetStatus(music.StatusRunning).SetRequest([]byte(`{}`)).SetCreatedAt(ancient).SetUpdatedAt(ancient).Save(ctx)
-	if _, err := e.App.Jobs.ReconcileMusic(context.Background(), time.Now()); err != nil {
+	if _, err := e.App.Jobs.Music.Reconcile(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	res := e.Do(http.MethodGet, "/v1/music/songs/"+c.ID, e.Key, nil)
