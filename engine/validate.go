@@ -3,10 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // MaxIDLen bounds an identifier an event carries (a chat or contact id, a message
@@ -24,7 +24,7 @@ var ErrInvalidEvent = errors.New("engine: invalid event")
 // it carries is valid UTF-8 without NUL bytes (which PostgreSQL refuses). The
 // error wraps ErrInvalidEvent and names the field.
 func (ev Event) Validate() error {
-	if path, ok := badEventText("", reflect.ValueOf(ev), 0); ok {
+	if path, ok := switchboard.BadText("", ev); ok {
 		return invalid(path, "must be valid UTF-8 text without NUL bytes")
 	}
 	if len(ev.ID) > MaxIDLen {
@@ -219,56 +219,6 @@ func validateID(path, id string, required bool) error {
 
 func invalid(path, format string, args ...any) error {
 	return fmt.Errorf("%w: %s %s", ErrInvalidEvent, path, fmt.Sprintf(format, args...))
-}
-
-// maxTextDepth bounds how deep badEventText walks an event.
-const maxTextDepth = 16
-
-// badEventText returns the JSON path of the first string under v that is not
-// valid UTF-8 or holds a NUL byte.
-func badEventText(path string, v reflect.Value, depth int) (string, bool) {
-	if !v.IsValid() || depth > maxTextDepth {
-		return "", false
-	}
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		return path, !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0
-	case reflect.Pointer, reflect.Interface:
-		return badEventText(path, v.Elem(), depth+1)
-	case reflect.Slice, reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			if p, ok := badEventText(joinPath(path, strconv.Itoa(i)), v.Index(i), depth+1); ok {
-				return p, true
-			}
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name := strings.Split(f.Tag.Get("json"), ",")[0]
-			p := joinPath(path, name)
-			if f.Anonymous && name == "" {
-				p = path // an embedded struct's fields are the outer one's
-			} else if name == "" {
-				p = joinPath(path, f.Name)
-			}
-			if p, ok := badEventText(p, v.Field(i), depth+1); ok {
-				return p, true
-			}
-		}
-	}
-	return "", false
-}
-
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 // truncateText cuts s to at most n bytes on a rune boundary.

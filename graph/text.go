@@ -1,18 +1,10 @@
 package graph
 
 import (
-	"reflect"
 	"sort"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
 )
-
-// maxTextDepth bounds how deep checkText walks nested input objects (where filters
-// nest through not/and/or).
-const maxTextDepth = 64
 
 // checkText is the one check every caller-supplied text passes before it can reach
 // the database: it answers EINVALID naming the first field that holds a NUL byte or
@@ -23,7 +15,8 @@ const maxTextDepth = 64
 func checkText(args ...any) error {
 	for i := 0; i+1 < len(args); i += 2 {
 		name, _ := args[i].(string)
-		if path, ok := badText(name, reflect.ValueOf(args[i+1]), 0); ok {
+		if path, ok := switchboard.BadText(name, args[i+1]); ok {
+			path = orBody(path)
 			msg := path + " must be valid UTF-8 text without NUL bytes"
 			return &switchboard.Error{Code: switchboard.EINVALID, Message: msg + ".",
 				Details: []switchboard.Detail{{Path: path, Code: "invalid_string", Message: msg}}}
@@ -58,89 +51,6 @@ func checkArgs(args map[string]any) error {
 		}
 	}
 	return nil
-}
-
-// badText returns the path of the first bad string under v.
-func badText(path string, v reflect.Value, depth int) (string, bool) {
-	if !v.IsValid() || depth > maxTextDepth {
-		return "", false
-	}
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		return orBody(path), !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0
-	case reflect.Pointer, reflect.Interface:
-		return badText(path, v.Elem(), depth+1)
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return "", false // bytes are data, not text
-		}
-		for i := 0; i < v.Len(); i++ {
-			if p, ok := badText(join(path, strconv.Itoa(i)), v.Index(i), depth+1); ok {
-				return p, true
-			}
-		}
-	case reflect.Map:
-		iter := v.MapRange()
-		for iter.Next() {
-			if p, ok := badText(join(path, "key"), iter.Key(), depth+1); ok {
-				return p, true
-			}
-			if p, ok := badText(join(path, iter.Key().String()), iter.Value(), depth+1); ok {
-				return p, true
-			}
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if embeddedStruct(f, name) {
-				// Its fields stand at its parent's level, as encoding/json puts them
-				// (REST's direct-send body embeds the message body).
-				if p, ok := badText(path, v.Field(i), depth+1); ok {
-					return p, true
-				}
-				continue
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = strings.ToLower(f.Name[:1]) + f.Name[1:]
-			}
-			if p, ok := badText(join(path, name), v.Field(i), depth+1); ok {
-				return p, true
-			}
-		}
-	}
-	return "", false
-}
-
-// embeddedStruct reports whether f is an embedded struct whose fields encoding/json
-// promotes to its parent (untagged; a pointer only to an exported type).
-func embeddedStruct(f reflect.StructField, name string) bool {
-	if !f.Anonymous || name != "" {
-		return false
-	}
-	t := f.Type
-	if t.Kind() == reflect.Pointer {
-		if !f.IsExported() {
-			return false
-		}
-		t = t.Elem()
-	}
-	return t.Kind() == reflect.Struct
-}
-
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }
 
 func orBody(path string) string {
