@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,16 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect"
-	"entgo.io/ent/dialect/sql"
-
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/chat"
-	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -86,6 +80,11 @@ func (r *Resolver) syncHistory(ctx context.Context) error {
 	return r.settle(ctx, syncWait)
 }
 
+// store reads the conversation store, through the resolver's own client.
+func (r *Resolver) store() inbox.Store {
+	return inbox.Store{Client: r.Client}
+}
+
 // settle waits until what engines reported up to now is stored (bounded by wait).
 func (r *Resolver) settle(ctx context.Context, wait time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
@@ -132,7 +131,7 @@ func (r *Resolver) chatByID(ctx context.Context, field, raw string) (*ent.Chat, 
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Client.Chat.Query().Where(chat.Jid(jid)).Only(ctx)
+	c, err := r.store().Chat(ctx, jid)
 	if ent.IsNotFound(err) {
 		return nil, notFound(field, "No chat with id %s.", quote(jid))
 	}
@@ -159,19 +158,15 @@ func notFound(field, format string, args ...any) error {
 // storedMessage returns a message of the store by its serialized key (or its bare
 // wire id, with the chat), or ENOTFOUND.
 func (r *Resolver) storedMessage(ctx context.Context, key string, chatID *string) (*ent.Message, error) {
-	q := r.Client.Message.Query()
-	if _, ok := engine.ParseKey(key); ok {
-		q.Where(message.WaSerialized(key))
-	} else if chatID != nil {
-		chat := *chatID
-		if e164RE.MatchString(chat) { // a phone number names its contact chat
-			chat = chat[1:] + "@c.us"
+	var chat *string
+	if chatID != nil {
+		c := *chatID
+		if e164RE.MatchString(c) { // a phone number names its contact chat
+			c = c[1:] + "@c.us"
 		}
-		q.Where(message.WaID(key), message.To(chat))
-	} else {
-		q.Where(message.WaID(key))
+		chat = &c
 	}
-	m, err := q.First(ctx)
+	m, err := r.store().Message(ctx, key, chat)
 	if ent.IsNotFound(err) {
 		return nil, notFound("waMessageKey", "No message with key %s.", quote(key))
 	}
@@ -213,96 +208,15 @@ func (r *Resolver) LatestChats(ctx context.Context, numberOfChats, numberOfMessa
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	q := r.Client.Chat.Query().Where(chat.Archived(false))
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	chats, err := q.Order(ent.Desc(chat.FieldPinned), byLastMessage(), ent.Asc(chat.FieldID)).Limit(nc).All(ctx)
+	chats, total, err := r.store().LatestChats(ctx, nc, nm, fields...)
 	if err != nil {
 		return nil, err
 	}
 	out := &model.LatestChats{Chats: make([]*model.LatestChat, len(chats)), TotalChats: total, NumberOfChats: nc, NumberOfMessages: nm}
-	byChat := make(map[string]*model.LatestChat, len(chats))
-	jids := make([]string, len(chats))
 	for i, c := range chats {
-		out.Chats[i] = &model.LatestChat{Chat: c, Messages: []*ent.Message{}}
-		byChat[c.Jid], jids[i] = out.Chats[i], c.Jid
-	}
-	if nm == 0 || len(chats) == 0 {
-		return out, nil
-	}
-	// The latest nm messages of every chat of the page, in one query.
-	mq := r.Client.Message.Query().Where(messaging.InStore())
-	if len(fields) > 0 {
-		mq.Select(fields...)
-	}
-	mq.Modify(latestPerChat(jids, nm))
-	msgs, err := mq.All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		if c := byChat[m.To]; c != nil {
-			c.Messages = append(c.Messages, m)
-		}
-	}
-	for _, c := range out.Chats { // newest first; the query leaves the order to us
-		slices.SortFunc(c.Messages, func(a, b *ent.Message) int {
-			if d := b.CreatedAt.Compare(a.CreatedAt); d != 0 {
-				return d
-			}
-			return strings.Compare(b.ID, a.ID)
-		})
+		out.Chats[i] = &model.LatestChat{Chat: c.Chat, Messages: c.Messages}
 	}
 	return out, nil
-}
-
-// latestPerChat narrows a message query to the n newest messages of each of
-// the chats jids, in no particular order.
-//
-// On PostgreSQL each chat reads its own n newest rows off the index on
-// (workspace_id, to, created_at): the query becomes a LATERAL join of the
-// chat ids with the original query limited to one chat, so nothing is sorted
-// or numbered beyond the rows returned. Elsewhere (SQLite) the rows are
-// numbered per chat, newest first, in one window (row_number() OVER (PARTITION
-// BY to ORDER BY created_at DESC, id DESC)) and the first n of each chat kept.
-// Both stand in for the messages table under the table's own name, so the
-// columns ent selects and scans stay as they are.
-func latestPerChat(jids []string, n int) func(*sql.Selector) {
-	return func(s *sql.Selector) {
-		if s.Dialect() == dialect.Postgres {
-			one := s.Clone().ClearOrder().
-				Where(sql.ExprP(s.C(message.FieldTo)+" = c.jid")).
-				OrderBy(sql.Desc(s.C(message.FieldCreatedAt)), sql.Desc(s.C(message.FieldID))).
-				Limit(n)
-			from := sql.ExprFunc(func(b *sql.Builder) {
-				b.WriteString("unnest(").Arg(jids).WriteString("::text[]) AS c(jid) CROSS JOIN LATERAL ")
-				b.Wrap(func(b *sql.Builder) { b.Join(one) })
-				b.WriteString(" AS ").Ident(message.Table)
-			})
-			*s = *sql.Dialect(s.Dialect()).Select(s.SelectedColumns()...).FromExpr(from)
-			return
-		}
-		in := make([]driver.Value, len(jids))
-		for i, j := range jids {
-			in[i] = j
-		}
-		numbered := s.Clone().ClearOrder().Where(sql.InValues(s.C(message.FieldTo), in...))
-		numbered.AppendSelectExprAs(sql.RowNumber().PartitionBy(s.C(message.FieldTo)).OrderExpr(
-			sql.Expr(sql.Desc(s.C(message.FieldCreatedAt))), sql.Expr(sql.Desc(s.C(message.FieldID)))), "rn")
-		numbered.As(message.Table)
-		*s = *sql.Dialect(s.Dialect()).Select(s.SelectedColumns()...).From(numbered).
-			Where(sql.LTE(numbered.C("rn"), n))
-	}
-}
-
-// byLastMessage orders chats newest message first, chats without one last.
-func byLastMessage() chat.OrderOption {
-	return func(s *sql.Selector) {
-		s.OrderExpr(sql.Expr(s.C(chat.FieldLastMessageAt) + " IS NULL"))
-		s.OrderBy(sql.Desc(s.C(chat.FieldLastMessageAt)))
-	}
 }
 
 // chatList is the use case behind chatList and newsletterList.
@@ -315,10 +229,10 @@ func (r *Resolver) chatList(ctx context.Context, f *model.ChatFilter, limit, ski
 		f = &model.ChatFilter{}
 	}
 	var p switchboard.Problems
-	q := r.Client.Chat.Query()
+	var cf inbox.ChatFilter
 	if t := f.SearchToken; t != nil {
 		checkSearchToken(&p, "searchToken", *t)
-		q.Where(chat.Or(chat.NameContainsFold(*t), chat.JidContains(*t)))
+		cf.Search = *t
 	}
 	kinds := f.Kinds
 	if f.Filter != nil {
@@ -332,42 +246,26 @@ func (r *Resolver) chatList(ctx context.Context, f *model.ChatFilter, limit, ski
 	if f.Kinds != nil && len(f.Kinds) == 0 {
 		p.Add("kinds", "too_small", "kinds must name at least one kind")
 	}
-	if len(kinds) > 0 {
-		var ks []chat.Kind
-		for i, k := range kinds {
-			if !slices.Contains(chatKinds, k) {
-				p.Add("kinds."+itoa(i), "invalid_enum_value", "kinds must be among contact, group, newsletter (got %s)", quote(k))
-			}
-			ks = append(ks, chat.Kind(k))
+	for i, k := range kinds {
+		if !slices.Contains(chatKinds, k) {
+			p.Add("kinds."+itoa(i), "invalid_enum_value", "kinds must be among contact, group, newsletter (got %s)", quote(k))
 		}
-		q.Where(chat.KindIn(ks...))
 	}
+	cf.Kinds = kinds
 	if f.Since != nil {
 		if t, ok := parseTime(&p, "since", *f.Since); ok {
-			q.Where(chat.LastMessageAtGTE(t))
+			cf.Since = &t
 		}
 	}
-	if f.IncludeWithoutName == nil || !*f.IncludeWithoutName {
-		q.Where(chat.NameNEQ(""))
-	}
-	if f.IncludeArchive == nil || !*f.IncludeArchive {
-		q.Where(chat.Archived(false))
-	}
+	cf.Named = f.IncludeWithoutName == nil || !*f.IncludeWithoutName
+	cf.Unarchived = f.IncludeArchive == nil || !*f.IncludeArchive
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return nil, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	return chatPage(ctx, q, l, s)
-}
-
-func chatPage(ctx context.Context, q *ent.ChatQuery, l, s int) (*model.ChatPage, error) {
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items, err := q.Order(byLastMessage(), ent.Asc(chat.FieldID)).Limit(l).Offset(s).All(ctx)
+	items, total, err := r.store().Chats(ctx, cf, l, s)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -23,7 +23,7 @@ func (r *chatResolver) MessageConnection(ctx context.Context, obj *ent.Chat, aft
 	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
 		return nil, err
 	}
-	return r.Client.Message.Query().Where(message.To(obj.Jid), messaging.InStore()).Paginate(ctx, after, first, before, last,
+	return r.store().MessageConnection(ctx, obj.Jid, inbox.Cursors{After: after, First: first, Before: before, Last: last},
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
 }
 

@@ -7,10 +7,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/chat"
-	"github.com/switchboardhq/switchboard/ent/chatmember"
-	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -25,37 +23,34 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 	if limit == nil {
 		l = defaultContacts
 	}
-	q, total, err := r.contactQuery(ctx, searchToken)
+	f, total, err := r.contactFilter(ctx, searchToken)
 	if err != nil {
 		return nil, err
 	}
-	items, err := q.Limit(l).Offset(s).All(ctx)
+	items, err := r.store().Contacts(ctx, f, l, s)
 	if err != nil {
 		return nil, err
 	}
 	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }
 
-// contactQuery is the contacts a searchToken selects, in the contacts' order
-// (saved first, then by name and id), and how many there are.
-func (r *Resolver) contactQuery(ctx context.Context, searchToken *string) (*ent.ContactQuery, int, error) {
+// contactFilter is the filter of the contacts a searchToken selects, once the
+// store holds the account's history, and how many contacts it selects.
+func (r *Resolver) contactFilter(ctx context.Context, searchToken *string) (inbox.ContactFilter, int, error) {
 	var p switchboard.Problems
-	q := r.Client.Contact.Query()
+	var f inbox.ContactFilter
 	if t := searchToken; t != nil {
 		checkSearchToken(&p, "searchToken", *t)
-		q.Where(contact.Or(contact.NameContainsFold(*t), contact.PushNameContainsFold(*t), contact.JidContains(*t)))
+		f.Search = *t
 	}
 	if err := p.Err(switchboard.EINVALID); err != nil {
-		return nil, 0, err
+		return f, 0, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
-		return nil, 0, err
+		return f, 0, err
 	}
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	return q.Order(ent.Desc(contact.FieldSaved), ent.Asc(contact.FieldName), ent.Asc(contact.FieldJid)), total, nil
+	total, err := r.store().CountContacts(ctx, f)
+	return f, total, err
 }
 
 // AllContacts is the use case behind GET /v1/contacts?limit=-1 (the reference's
@@ -74,13 +69,13 @@ func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *i
 	if err != nil {
 		return err
 	}
-	q, n, err := r.contactQuery(ctx, searchToken)
+	f, n, err := r.contactFilter(ctx, searchToken)
 	if err != nil {
 		return err
 	}
 	total(n)
 	for off := s; ; off += allContactsChunk {
-		chunk, err := q.Clone().Limit(allContactsChunk).Offset(off).All(ctx)
+		chunk, err := r.store().Contacts(ctx, f, allContactsChunk, off)
 		if err != nil {
 			return err
 		}
@@ -112,11 +107,11 @@ func (r *Resolver) commonGroups(ctx context.Context, contactID string, limit, sk
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	groups, err := r.Client.ChatMember.Query().Where(chatmember.MemberJid(jid)).Select(chatmember.FieldChatJid).Strings(ctx)
+	items, total, err := r.store().GroupsOf(ctx, jid, l, s)
 	if err != nil {
 		return nil, err
 	}
-	return chatPage(ctx, r.Client.Chat.Query().Where(chat.JidIn(groups...), chat.KindEQ(chat.KindGroup)), l, s)
+	return &model.ChatPage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }
 
 // chatParticipants is the use case behind chatParticipants.
@@ -147,19 +142,18 @@ func (r *Resolver) chatParticipants(ctx context.Context, chatID string, searchTo
 		return nil, err
 	}
 	var members []*ent.ChatMember
-	if c.Kind == chat.KindGroup {
-		if members, err = r.Client.ChatMember.Query().Where(chatmember.ChatJid(c.Jid)).
-			Order(ent.Desc(chatmember.FieldIsSuperAdmin), ent.Desc(chatmember.FieldIsAdmin), ent.Asc(chatmember.FieldMemberJid)).All(ctx); err != nil {
+	if string(c.Kind) == engine.ChatGroup {
+		if members, err = r.store().Members(ctx, c.Jid); err != nil {
 			return nil, err
 		}
-	} else if c.Kind == chat.KindContact {
+	} else if string(c.Kind) == engine.ChatContact {
 		members = []*ent.ChatMember{{ChatJid: c.Jid, MemberJid: c.Jid}}
 	}
 	jids := make([]string, len(members))
 	for i, m := range members {
 		jids[i] = m.MemberJid
 	}
-	contacts, err := r.Client.Contact.Query().Where(contact.JidIn(jids...)).All(ctx)
+	contacts, err := r.store().ContactsOf(ctx, jids...)
 	if err != nil {
 		return nil, err
 	}

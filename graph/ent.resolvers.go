@@ -11,6 +11,7 @@ import (
 	"entgo.io/contrib/entgql"
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -50,7 +51,7 @@ func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	return r.Client.Chat.Query().Paginate(ctx, after, first, before, last,
+	return r.store().ChatConnection(ctx, inbox.Cursors{After: after, First: first, Before: before, Last: last},
 		ent.WithChatOrder(orderBy), ent.WithChatFilter(where.Filter))
 }
 
@@ -62,7 +63,8 @@ func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cur
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	return r.Client.Contact.Query().Paginate(ctx, after, first, before, last, ent.WithContactFilter(where.Filter))
+	return r.store().ContactConnection(ctx, inbox.Cursors{After: after, First: first, Before: before, Last: last},
+		ent.WithContactFilter(where.Filter))
 }
 
 // Messages is the resolver for the messages field.

@@ -21,10 +21,8 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/chat"
-	"github.com/switchboardhq/switchboard/ent/chatmember"
-	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/netguard"
 )
@@ -143,7 +141,7 @@ func (r *Resolver) groupChat(ctx context.Context, id string) (*ent.Chat, error) 
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	c, err := r.Client.Chat.Query().Where(chat.Jid(id), chat.KindEQ(chat.KindGroup)).Only(ctx)
+	c, err := r.store().Group(ctx, id)
 	if ent.IsNotFound(err) {
 		return nil, notFound("id", "No group with id %s.", quote(id))
 	}
@@ -193,8 +191,7 @@ func (r *Resolver) readParticipants(ctx context.Context, groups []*model.Group) 
 	for i, g := range groups {
 		g.Participants, byJid[g.Chat.Jid], chats[i] = []*model.Participant{}, g, g.Chat.Jid
 	}
-	members, err := r.Client.ChatMember.Query().Where(chatmember.ChatJidIn(chats...)).
-		Order(ent.Desc(chatmember.FieldIsSuperAdmin), ent.Desc(chatmember.FieldIsAdmin), ent.Asc(chatmember.FieldMemberJid)).All(ctx)
+	members, err := r.store().Members(ctx, chats...)
 	if err != nil {
 		return err
 	}
@@ -202,7 +199,7 @@ func (r *Resolver) readParticipants(ctx context.Context, groups []*model.Group) 
 	for i, m := range members {
 		jids[i] = m.MemberJid
 	}
-	contacts, err := r.Client.Contact.Query().Where(contact.JidIn(jids...)).All(ctx)
+	contacts, err := r.store().ContactsOf(ctx, jids...)
 	if err != nil {
 		return err
 	}
@@ -228,35 +225,33 @@ func (r *Resolver) groupList(ctx context.Context, searchToken *string, includeAr
 		return nil, err
 	}
 	var p switchboard.Problems
-	q := r.Client.Chat.Query().Where(chat.KindEQ(chat.KindGroup))
+	f := inbox.ChatFilter{Kinds: []string{engine.ChatGroup}, NameOnly: true}
 	if t := searchToken; t != nil {
 		if n := utf8.RuneCountInString(*t); n < 1 || n > maxGroupSearch {
 			p.Add("searchToken", "too_big", "searchToken must be 1-%d characters", maxGroupSearch)
 		}
-		q.Where(chat.NameContainsFold(*t))
+		f.Search = *t
 	}
-	if includeArchive == nil || !*includeArchive {
-		q.Where(chat.Archived(false))
-	}
+	f.Unarchived = includeArchive == nil || !*includeArchive
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return nil, err
 	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
-	page, err := chatPage(ctx, q, l, s)
+	items, total, err := r.store().Chats(ctx, f, l, s)
 	if err != nil {
 		return nil, err
 	}
-	out := &model.GroupPage{Items: make([]*model.Group, len(page.Items)), Limit: page.Limit, Skip: page.Skip, Total: page.Total}
+	out := &model.GroupPage{Items: make([]*model.Group, len(items)), Limit: l, Skip: s, Total: total}
 	batch := &model.GroupBatch{Groups: out.Items}
-	jids := make([]string, len(page.Items))
-	for i, c := range page.Items {
+	jids := make([]string, len(items))
+	for i, c := range items {
 		out.Items[i] = &model.Group{Chat: c, Page: batch}
 		jids[i] = c.Jid
 	}
 	if len(jids) > 0 && selects(ctx, "items", "participants") {
-		n, err := r.Client.ChatMember.Query().Where(chatmember.ChatJidIn(jids...)).Count(ctx)
+		n, err := r.store().CountMembers(ctx, jids...)
 		if err != nil {
 			return nil, err
 		}

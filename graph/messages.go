@@ -13,6 +13,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"entgo.io/ent/dialect/sql"
+
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
@@ -390,4 +392,18 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// messagePage is one page of q (the queue's messages) by time in order, with
+// the exact total.
+func messagePage(ctx context.Context, q *ent.MessageQuery, order func(...string) func(*sql.Selector), l, s int) (*model.MessagePage, error) {
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/chat"
 )
 
 // Newsletters: channels the account made or follows, as chats of kind newsletter.
@@ -38,7 +37,7 @@ func (r *Resolver) createNewsletter(ctx context.Context, name string, descriptio
 	if err := r.act(ctx, func() (err error) { s, err = creator.CreateNewsletter(ctx, name, desc); return err }); err != nil {
 		return nil, err
 	}
-	return r.Client.Chat.Query().Where(chat.Jid(s.ID)).Only(ctx)
+	return r.store().Chat(ctx, s.ID)
 }
 
 // newsletter is the use case behind newsletter.

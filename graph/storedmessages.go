@@ -13,15 +13,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"entgo.io/ent/dialect/sql"
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/message"
-	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/view"
@@ -39,40 +37,55 @@ func (r *Resolver) storedMessages(ctx context.Context, f *model.StoredMessageFil
 		f = &model.StoredMessageFilter{}
 	}
 	var p switchboard.Problems
-	q := r.Client.Message.Query().Where(messaging.InStore())
-	order := ent.Desc
+	mf := storedFilter(&p, f)
+	contentFilter(&p, f, &mf)
+	if err := p.Err(switchboard.EINVALID); err != nil {
+		return nil, err
+	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	items, total, err := r.store().Messages(ctx, mf, l, s)
+	if err != nil {
+		return nil, err
+	}
+	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
+}
+
+// storedFilter checks the chat, search, order, time and type filters of a
+// stored-message search into p, and maps them to the store's filter.
+func storedFilter(p *switchboard.Problems, f *model.StoredMessageFilter) inbox.MessageFilter {
+	var mf inbox.MessageFilter
 	if f.ChatID != nil {
 		if !IsJID(*f.ChatID) {
 			p.Add("chatId", "invalid_string", "chatId must match ^[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)$")
 		}
-		q.Where(message.To(*f.ChatID))
+		mf.Chat = *f.ChatID
 	}
 	if t := f.SearchToken; t != nil {
-		checkSearchToken(&p, "searchToken", *t)
-		q.Where(message.Or(message.TextContainsFold(*t), message.PollQuestionContainsFold(*t), message.MediaFilenameContainsFold(*t)))
+		checkSearchToken(p, "searchToken", *t)
+		mf.Search = *t
 	}
 	if o := f.Order; o != nil {
 		switch *o {
 		case "asc":
-			order = ent.Asc
+			mf.Ascending = true
 		case "desc":
 		default:
 			p.Add("order", "invalid_enum_value", "order must be asc or desc")
 		}
 	}
-	var since, until time.Time
-	var hasSince, hasUntil bool
 	if f.Since != nil {
-		if since, hasSince = parseTime(&p, "since", *f.Since); hasSince {
-			q.Where(message.CreatedAtGTE(since))
+		if t, ok := parseTime(p, "since", *f.Since); ok {
+			mf.Since = &t
 		}
 	}
 	if f.Until != nil {
-		if until, hasUntil = parseTime(&p, "until", *f.Until); hasUntil {
-			q.Where(message.CreatedAtLTE(until))
+		if t, ok := parseTime(p, "until", *f.Until); ok {
+			mf.Until = &t
 		}
 	}
-	if hasSince && hasUntil && since.After(until) {
+	if mf.Since != nil && mf.Until != nil && mf.Since.After(*mf.Until) {
 		p.Add("since", "invalid_range", "since must not be after until")
 	}
 	if f.MessageTypes != nil {
@@ -84,61 +97,33 @@ func (r *Resolver) storedMessages(ctx context.Context, f *model.StoredMessageFil
 				p.Add("messageTypes."+itoa(i), "invalid_enum_value", "messageTypes must be among %s (got %s)", strings.Join(engine.WireTypes, ", "), quote(t))
 			}
 		}
-		q.Where(message.WireTypeIn(f.MessageTypes...))
+		mf.WireTypes = f.MessageTypes
 	}
+	return mf
+}
+
+// contentFilter checks the content filters of a stored-message search (terms,
+// media, sender) into p, and adds them to mf.
+func contentFilter(p *switchboard.Problems, f *model.StoredMessageFilter, mf *inbox.MessageFilter) {
 	if f.QueryAny != nil {
 		if len(f.QueryAny) > maxQueryAny {
 			p.Add("queryAny", "too_big", "queryAny must hold at most %d terms", maxQueryAny)
 		}
-		var any []predicate.Message
 		for i, t := range f.QueryAny {
-			checkSearchToken(&p, "queryAny."+itoa(i), t)
-			any = append(any, message.TextContainsFold(t), message.PollQuestionContainsFold(t))
+			checkSearchToken(p, "queryAny."+itoa(i), t)
 		}
-		if len(any) > 0 {
-			q.Where(message.Or(any...))
-		}
+		mf.QueryAny = f.QueryAny
 	}
-	if f.Mime != nil {
-		if len(*f.Mime) > maxMime {
-			p.Add("mime", "too_big", "mime must be at most %d characters", maxMime)
-		}
-		if strings.HasSuffix(*f.Mime, "/*") {
-			q.Where(message.MediaMimeHasPrefix(strings.TrimSuffix(*f.Mime, "*")))
-		} else {
-			q.Where(message.MediaMime(*f.Mime))
-		}
+	if f.Mime != nil && len(*f.Mime) > maxMime {
+		p.Add("mime", "too_big", "mime must be at most %d characters", maxMime)
 	}
-	if f.FilenameContains != nil {
-		if len(*f.FilenameContains) > maxFilename {
-			p.Add("filenameContains", "too_big", "filenameContains must be at most %d characters", maxFilename)
-		}
-		q.Where(message.MediaFilenameContainsFold(*f.FilenameContains))
+	if f.FilenameContains != nil && len(*f.FilenameContains) > maxFilename {
+		p.Add("filenameContains", "too_big", "filenameContains must be at most %d characters", maxFilename)
 	}
-	if f.HasMedia != nil {
-		if *f.HasMedia {
-			q.Where(message.TypeEQ("media"))
-		} else {
-			q.Where(message.TypeNEQ("media"))
-		}
+	if f.Sender != nil && len(*f.Sender) > maxSender {
+		p.Add("sender", "too_big", "sender must be at most %d characters", maxSender)
 	}
-	if f.Sender != nil {
-		if len(*f.Sender) > maxSender {
-			p.Add("sender", "too_big", "sender must be at most %d characters", maxSender)
-		}
-		if *f.Sender == "me" {
-			q.Where(message.FromMe(true))
-		} else {
-			q.Where(message.Or(message.From(*f.Sender), message.SenderNameContainsFold(*f.Sender)))
-		}
-	}
-	if err := p.Err(switchboard.EINVALID); err != nil {
-		return nil, err
-	}
-	if err := r.syncHistory(ctx); err != nil {
-		return nil, err
-	}
-	return messagePage(ctx, q, order, l, s)
+	mf.Mime, mf.FilenameContains, mf.HasMedia, mf.Sender = f.Mime, f.FilenameContains, f.HasMedia, f.Sender
 }
 
 // messageAcks is the use case behind messageAcks.
@@ -158,13 +143,7 @@ func (r *Resolver) messageAcks(ctx context.Context, keys []string, chatID *strin
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
-	q := r.Client.Message.Query()
-	if chatID != nil {
-		q.Where(message.To(*chatID), message.Or(message.WaSerializedIn(keys...), message.WaIDIn(keys...)))
-	} else {
-		q.Where(message.Or(message.WaSerializedIn(keys...), message.WaIDIn(keys...)))
-	}
-	found, err := q.All(ctx)
+	found, err := r.store().MessagesByWire(ctx, deref(chatID), keys)
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +171,7 @@ func (r *Resolver) pinnedMessages(ctx context.Context, chatID string) (*model.Me
 	if err != nil {
 		return nil, err
 	}
-	items, err := r.Client.Message.Query().Where(message.To(c.Jid), message.PinnedUntilGT(r.now())).
-		Order(ent.Desc(message.FieldCreatedAt)).Limit(maxPinnedMessages).All(ctx)
+	items, err := r.store().Pinned(ctx, c.Jid, r.now(), maxPinnedMessages)
 	if err != nil {
 		return nil, err
 	}
@@ -337,12 +315,7 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 			return err
 		}
 		// The message keeps where its bytes are, unless it changed meanwhile.
-		same := message.MediaURL(m.MediaURL)
-		if m.MediaURL == "" {
-			same = message.Or(message.MediaURLIsNil(), same)
-		}
-		return tx.Message.Update().Where(message.ID(m.ID), same).
-			SetMediaURL(u).SetMediaMime(ct).SetMediaFilename(name).Exec(ctx)
+		return inbox.KeepMedia(ctx, tx, m, u, ct, name)
 	})
 	if err != nil {
 		return nil, err
@@ -388,20 +361,19 @@ func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, unt
 	if err != nil {
 		return nil, err
 	}
-	before, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
+	before, err := r.store().CountMessages(ctx, c.Jid)
 	if err != nil {
 		return nil, err
 	}
 	res := &model.LoadOlderResult{CanLoadMore: !c.HistoryComplete, Coverage: &model.Coverage{}}
 	oldest := c.OldestLoadedAt
 	if oldest == nil {
-		first, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Order(ent.Asc(message.FieldCreatedAt)).First(ctx)
-		if err != nil && !ent.IsNotFound(err) {
+		at, ok, err := r.store().OldestMessageAt(ctx, c.Jid)
+		if err != nil {
 			return nil, err
 		}
-		at := r.now()
-		if first != nil {
-			at = first.CreatedAt
+		if !ok {
+			at = r.now()
 		}
 		oldest = &at
 	}
@@ -430,7 +402,7 @@ func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, unt
 		o := page.OldestAt
 		oldest, res.CanLoadMore = &o, page.More
 	}
-	after, err := r.Client.Message.Query().Where(message.To(c.Jid), messaging.InStore()).Count(ctx)
+	after, err := r.store().CountMessages(ctx, c.Jid)
 	if err != nil {
 		return nil, err
 	}
@@ -482,7 +454,7 @@ func (r *Resolver) Quoted(ctx context.Context, msgs []*ent.Message) (map[string]
 	if len(keys) == 0 {
 		return out, nil
 	}
-	found, err := r.Client.Message.Query().Where(message.WaSerializedIn(keys...)).All(ctx)
+	found, err := r.store().MessagesByKey(ctx, keys...)
 	for _, m := range found {
 		out[m.WaSerialized] = m
 	}
@@ -564,17 +536,4 @@ func (r *Resolver) quotedInList(ctx context.Context, obj *ent.Message) (map[stri
 	batches.mu.Unlock()
 	b.once.Do(func() { b.found, b.err = r.Quoted(ctx, msgs) })
 	return b.found, b.err
-}
-
-// messagePage is one page of q by time in order, with the exact total.
-func messagePage(ctx context.Context, q *ent.MessageQuery, order func(...string) func(*sql.Selector), l, s int) (*model.MessagePage, error) {
-	total, err := q.Clone().Count(ctx)
-	if err != nil {
-		return nil, err
-	}
-	items, err := q.Order(order(message.FieldCreatedAt), order(message.FieldID)).Limit(l).Offset(s).All(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.MessagePage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }
