@@ -246,31 +246,13 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 	if m.MediaFilename != "" {
 		out.Filename = &m.MediaFilename
 	}
-	unavailable := func(reason string) (*model.MessageMedia, error) {
-		out.MediaUnavailable = &reason
-		return out, nil
-	}
 	if m.Type != "media" {
-		return unavailable(noMedia)
+		return unavailableMedia(out, noMedia)
 	}
-	if m.MediaURL != "" {
-		ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case ok:
-			u := m.MediaURL
-			out.URL, out.Mimetype = &u, &ct
-			if name != "" {
-				out.Filename = &name
-			}
-			return out, nil
-		case !r.Media.Issued(m.MediaURL): // sent from a public URL: served there
-			u := m.MediaURL
-			out.URL = &u
-			return out, nil
-		} // stored here once, since pruned: the engine may have it still
+	if served, err := r.servedMedia(ctx, m, out); err != nil {
+		return nil, err
+	} else if served {
+		return out, nil
 	}
 	k, err := networkKey(m)
 	if err != nil {
@@ -280,37 +262,94 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 	if err != nil {
 		return nil, err
 	}
-	var got engine.Media
+	got, err := r.fetchMedia(ctx, f, k, attempts)
+	if reason, err := mediaFailure(ctx, m, err); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return unavailableMedia(out, reason)
+	}
+	return r.keepMedia(ctx, m, got, out)
+}
+
+// unavailableMedia is out, answering that the media is unavailable for reason.
+func unavailableMedia(out *model.MessageMedia, reason string) (*model.MessageMedia, error) {
+	out.MediaUnavailable = &reason
+	return out, nil
+}
+
+// servedMedia fills out and reports true when m's media is served already:
+// stored here (an upload, or a download made before), or sent from a public
+// URL and served there. Media stored here once and since pruned is not: the
+// engine may have it still.
+func (r *Resolver) servedMedia(ctx context.Context, m *ent.Message, out *model.MessageMedia) (bool, error) {
+	if m.MediaURL == "" {
+		return false, nil
+	}
+	ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
+	if err != nil {
+		return false, err
+	}
+	u := m.MediaURL
+	switch {
+	case ok:
+		out.URL, out.Mimetype = &u, &ct
+		if name != "" {
+			out.Filename = &name
+		}
+		return true, nil
+	case !r.Media.Issued(m.MediaURL):
+		out.URL = &u
+		return true, nil
+	}
+	return false, nil
+}
+
+// fetchMedia downloads the media of the message k through the engine, up to
+// attempts times MediaRetryPace apart while the engine says it is still
+// fetching.
+func (r *Resolver) fetchMedia(ctx context.Context, f engine.MediaFetcher, k engine.Key, attempts int) (engine.Media, error) {
 	for attempt := 1; ; attempt++ {
-		got, err = f.FetchMedia(ctx, k)
+		got, err := f.FetchMedia(ctx, k)
 		var why *engine.MediaUnavailableError
 		if !errors.As(err, &why) || why.Reason != engine.MediaFetching || attempt >= attempts {
-			break
+			return got, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return engine.Media{}, ctx.Err()
 		case <-time.After(cmp.Or(r.MediaRetryPace, DefaultMediaRetryPace)):
 		}
 	}
+}
+
+// mediaFailure sorts what a download of m's media failed with: the reason the
+// media is unavailable, or an error of the engine (not of the media: 503/504 as
+// for every engine call); neither for a download that succeeded.
+func mediaFailure(ctx context.Context, m *ent.Message, err error) (string, error) {
 	var why *engine.MediaUnavailableError
 	var app *switchboard.Error
 	switch {
+	case err == nil:
+		return "", nil
 	case errors.Is(err, engine.ErrNotFound):
-		return unavailable(engine.MediaExpired)
+		return engine.MediaExpired, nil
 	case errors.As(err, &why):
-		return unavailable(why.Reason)
+		return why.Reason, nil
 	case errors.As(err, &app) && app.Code == switchboard.ENOENGINE,
 		errors.Is(err, engine.ErrDisconnected), errors.Is(err, engine.ErrTimeout), ctx.Err() != nil:
-		return nil, err // the engine, not the media: 503/504 as for every engine call
-	case err != nil:
-		slog.WarnContext(ctx, "media download failed", "message", m.ID, "err", err)
-		return unavailable(mediaError)
+		return "", err
 	}
+	slog.WarnContext(ctx, "media download failed", "message", m.ID, "err", err)
+	return mediaError, nil
+}
+
+// keepMedia stores the downloaded media of m, records on the message where it
+// is served, and answers it in out.
+func (r *Resolver) keepMedia(ctx context.Context, m *ent.Message, got engine.Media, out *model.MessageMedia) (*model.MessageMedia, error) {
 	name := cmp.Or(got.Filename, m.MediaFilename)
 	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
 	var u string
-	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+	err := storage.WithTx(ctx, r.Client, func(tx *ent.Tx) (err error) {
 		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
 			return err
 		}
