@@ -16,8 +16,8 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/campaign"
-	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/storage"
@@ -250,7 +250,7 @@ func (s *Stepper) contactNames(ctx context.Context, c *ent.Campaign, contacts []
 	for i, ac := range contacts {
 		jids[i] = ac.To
 	}
-	known, err := s.Client.Contact.Query().Where(contact.JidIn(jids...)).All(ctx)
+	known, err := inbox.Store{Client: s.Client}.ContactsOf(ctx, jids...)
 	if err != nil {
 		return nil, err
 	}
