@@ -142,6 +142,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Inbox)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)
+	a.Engines.SetOwns(a.ownsEngine)
 
 	store := media.NewStore(client, cfg.PublicURL)
 	open := cfg.OpenGateway
@@ -206,6 +207,14 @@ func (a *App) openRedis(ctx context.Context) error {
 		return fmt.Errorf("app: connect redis: %w", err)
 	}
 	return nil
+}
+
+// ownsEngine tells the registry whether a workspace has an engine of its own (a
+// gateway, paired or not, or a remote engine): then its sandbox sends only what
+// names it.
+func (a *App) ownsEngine(ctx context.Context, workspaceID string) (bool, error) {
+	ctx = viewer.WorkspaceContext(ctx, workspaceID)
+	return a.Client.Engine.Query().Where(entengine.KindNEQ(entengine.KindSandbox)).Exist(ctx)
 }
 
 // sandboxFor is the registry's provider: the sandbox engine of a workspace that

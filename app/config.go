@@ -60,7 +60,8 @@ type Config struct {
 	// LoadOlderPace is the wait between two pages of one load-older call
 	// (SWITCHBOARD_LOAD_OLDER_PACE; graph.DefaultLoadOlderPace, 2.5 s, when zero).
 	LoadOlderPace time.Duration
-	// SandboxWorkspaces names the workspaces served by a sandbox engine; "*" is all.
+	// SandboxWorkspaces names the workspaces served by a sandbox engine; "*" is
+	// all, none is none (SWITCHBOARD_SANDBOX_WORKSPACES=none).
 	SandboxWorkspaces []string
 	// EngineMaxFrame bounds one frame a remote engine sends, in bytes
 	// (SWITCHBOARD_ENGINE_MAX_FRAME; remote.DefaultMaxFrame, 16 MiB, when zero).
@@ -246,7 +247,7 @@ func ConfigFromEnv() (Config, error) {
 		RedisURL:          os.Getenv("REDIS_URL"),
 		PublicURL:         os.Getenv("SWITCHBOARD_PUBLIC_URL"),
 		Role:              env("SWITCHBOARD_ROLE", RoleAll),
-		SandboxWorkspaces: strings.Split(env("SWITCHBOARD_SANDBOX_WORKSPACES", DefaultWorkspace), ","),
+		SandboxWorkspaces: sandboxWorkspaces(env("SWITCHBOARD_SANDBOX_WORKSPACES", DefaultWorkspace)),
 		PresenceTTL:       30 * time.Second,
 		OperatorToken:     os.Getenv("SWITCHBOARD_OPERATOR_TOKEN"),
 		DataDir:           env("SWITCHBOARD_DATA_DIR", "data"),
@@ -460,6 +461,15 @@ func (c *Config) validate() error {
 	// No log line carries a URL's query or a media token (switchboard.RedactText).
 	c.Logger = slog.New(switchboard.NewRedactingHandler(c.Logger.Handler()))
 	return nil
+}
+
+// sandboxWorkspaces reads SWITCHBOARD_SANDBOX_WORKSPACES: names separated by
+// commas, "*" for all, "none" for none.
+func sandboxWorkspaces(v string) []string {
+	if v == "none" {
+		return nil
+	}
+	return strings.Split(v, ",")
 }
 
 func env(name, def string) string {

@@ -226,3 +226,26 @@ func TestLimitsPerAddressAndWorkspaceFromEnv(t *testing.T) {
 		}
 	}
 }
+
+func TestSandboxWorkspacesFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want []string
+	}{
+		{"", []string{DefaultWorkspace}},
+		{"*", []string{"*"}},
+		{"default,acme", []string{"default", "acme"}},
+		{"none", nil},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			t.Setenv("SWITCHBOARD_SANDBOX_WORKSPACES", tc.env)
+			c, err := ConfigFromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, c.SandboxWorkspaces); diff != "" {
+				t.Errorf("SandboxWorkspaces (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/url"
 	"path"
 	"time"
@@ -38,8 +37,6 @@ import (
 type Engines interface {
 	// Pick returns an engine of the workspace, or engine.ErrNoEngine.
 	Pick(ctx context.Context, workspaceID string) (engine.Engine, error)
-	// Connections lists the workspace's connected engines.
-	Connections(ctx context.Context, workspaceID string) ([]engine.Connection, error)
 }
 
 // Queue queues the tasks a step leads to (*jobs.Queue).
@@ -183,7 +180,7 @@ func (s *Stepper) pageSize(ctx context.Context, c *ent.Campaign, pace Pacing, no
 		size = BatchSize
 	}
 	if pace.DailyCap > 0 {
-		room, err := s.dailyRoom(ctx, c.WorkspaceID, pace.DailyCap, now)
+		room, err := s.dailyRoom(ctx, pace.DailyCap, now)
 		if err != nil {
 			return 0, err
 		}
@@ -192,23 +189,16 @@ func (s *Stepper) pageSize(ctx context.Context, c *ent.Campaign, pace Pacing, no
 	return size, nil
 }
 
-// dailyRoom is how many more campaign messages the workspace may make now: its cap
-// per connected engine (at least one) in any 24 hours, less those made in the last
-// 24 hours.
-func (s *Stepper) dailyRoom(ctx context.Context, workspaceID string, perEngine int, now time.Time) (int, error) {
-	engines := 1
-	if conns, err := s.Engines.Connections(ctx, workspaceID); err == nil && len(conns) > 1 {
-		engines = len(conns)
-	}
+// dailyRoom is how many more campaign messages the workspace may make now: the
+// cap in any 24 hours, less those made in the last 24 hours. The cap is the
+// sending engine's, and one engine (Pick's) sends all of a workspace's messages,
+// so a second connected engine (the sandbox beside a phone) adds nothing to it.
+func (s *Stepper) dailyRoom(ctx context.Context, cap int, now time.Time) (int, error) {
 	made, err := s.Client.Message.Query().Where(message.CampaignIDNotNil(), message.CreatedAtGT(now.Add(-24*time.Hour))).Count(ctx)
 	if err != nil {
 		return 0, err
 	}
-	limit := perEngine * engines
-	if limit < 0 || perEngine > math.MaxInt/engines {
-		limit = math.MaxInt
-	}
-	return limit - made, nil
+	return cap - made, nil
 }
 
 // page is the contacts a step sends to: the next ones past the campaign's

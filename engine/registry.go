@@ -12,6 +12,11 @@ import (
 // workspace gets none. It lets the sandbox serve workspaces created at run time.
 type Provider func(workspaceID string) Engine
 
+// Owns reports whether a workspace has an engine of its own (any engine but the
+// provider's, connected or not). Such a workspace never sends through the
+// provider's engine unless a send names it.
+type Owns func(ctx context.Context, workspaceID string) (bool, error)
+
 // Registry holds the engines this process runs, per workspace, and keeps their
 // presence heartbeat alive.
 type Registry struct {
@@ -19,19 +24,28 @@ type Registry struct {
 	sink     Sink
 	provide  Provider
 	remote   Remote
+	owns     Owns
 
 	mu      sync.Mutex
 	engines map[string][]Engine // by workspace id
+	// provided is, by workspace id, the id of the engine the provider made (the
+	// sandbox): the workspace's fallback, picked only when it has no other engine.
+	provided map[string]string
 }
 
 // NewRegistry returns a Registry that reports presence to p and session events to
 // sink. provide may be nil.
 func NewRegistry(p *Presence, sink Sink, provide Provider) *Registry {
-	return &Registry{presence: p, sink: sink, provide: provide, engines: map[string][]Engine{}}
+	return &Registry{presence: p, sink: sink, provide: provide, engines: map[string][]Engine{}, provided: map[string]string{}}
 }
 
 // SetRemote makes Pick and Find look for remote engines too. Call it before use.
 func (r *Registry) SetRemote(rm Remote) { r.remote = rm }
+
+// SetOwns gives Pick the test of whether a workspace has engines of its own.
+// Without it, the provider's engine answers whenever no other is connected. Call
+// it before use.
+func (r *Registry) SetOwns(owns Owns) { r.owns = owns }
 
 // Presence returns the registry's presence store.
 func (r *Registry) Presence() *Presence { return r.presence }
@@ -53,6 +67,9 @@ func (r *Registry) Detach(ctx context.Context, workspaceID, engineID string) {
 		if e.ID() == engineID {
 			gone = e
 			r.engines[workspaceID] = append(list[:i:i], list[i+1:]...)
+			if r.provided[workspaceID] == engineID {
+				delete(r.provided, workspaceID)
+			}
 			break
 		}
 	}
@@ -68,15 +85,14 @@ func (r *Registry) Detach(ctx context.Context, workspaceID, engineID string) {
 	r.emit(ctx, Event{Type: EventGone, WorkspaceID: workspaceID, EngineID: c.ID, At: time.Now()})
 }
 
-// Pick returns an engine of the workspace to send through, or ErrNoEngine: one this
-// process holds, else a remote engine connected to any replica, else the one the
-// provider makes.
+// Pick returns an engine of the workspace to send through, or ErrNoEngine. The
+// provider's engine (the sandbox) never shadows a real one: an engine attached to
+// this process comes first, then a remote or gateway engine connected to any
+// replica; the provider's engine only in a workspace that owns no other (when
+// its own are all disconnected, nothing is picked: sends wait for them).
 func (r *Registry) Pick(ctx context.Context, workspaceID string) (Engine, error) {
-	r.mu.Lock()
-	list := r.engines[workspaceID]
-	r.mu.Unlock()
-	if len(list) > 0 {
-		return list[0], nil
+	if e := r.attached(workspaceID); e != nil {
+		return e, nil
 	}
 	if r.remote != nil {
 		e, err := r.remote.Lookup(ctx, workspaceID)
@@ -84,7 +100,27 @@ func (r *Registry) Pick(ctx context.Context, workspaceID string) (Engine, error)
 			return e, err
 		}
 	}
+	if r.owns != nil {
+		if owns, err := r.owns(ctx, workspaceID); err != nil {
+			return nil, err
+		} else if owns {
+			return nil, ErrNoEngine
+		}
+	}
 	return r.Ensure(ctx, workspaceID)
+}
+
+// attached is the first engine of the workspace this process holds that the
+// provider did not make, or nil.
+func (r *Registry) attached(workspaceID string) Engine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.engines[workspaceID] {
+		if e.ID() != r.provided[workspaceID] {
+			return e
+		}
+	}
+	return nil
 }
 
 // Ensure makes sure this process holds the provider's engine of the workspace,
@@ -110,6 +146,7 @@ func (r *Registry) Ensure(ctx context.Context, workspaceID string) (Engine, erro
 		return cur[0], nil
 	}
 	r.engines[workspaceID] = []Engine{e}
+	r.provided[workspaceID] = e.ID()
 	r.mu.Unlock()
 	r.beat(ctx, workspaceID, e)
 	return e, nil

@@ -72,7 +72,7 @@ func checkContacts(p *switchboard.Problems, path string, in []*model.AudienceCon
 		if c.To == nil {
 			p.Add(at+".to", "invalid_type", "Required")
 		} else if to, err := NormalizeChatID(strings.TrimSpace(*c.To)); err != nil {
-			p.Add(at+".to", "invalid_string", "to must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@g.us, <digits>@newsletter); got %s", quote(*c.To))
+			p.Add(at+".to", "invalid_string", "to must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@lid, <digits>@g.us, <digits>@newsletter); got %s", quote(*c.To))
 		} else {
 			s.to = to
 		}
@@ -262,7 +262,7 @@ func (r *Resolver) updateContact(ctx context.Context, id, contactID string, in m
 	if in.To != nil {
 		var err error
 		if to, err = NormalizeChatID(strings.TrimSpace(*in.To)); err != nil {
-			p.Add("to", "invalid_string", "to must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@g.us, <digits>@newsletter); got %s", quote(*in.To))
+			p.Add("to", "invalid_string", "to must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@lid, <digits>@g.us, <digits>@newsletter); got %s", quote(*in.To))
 		}
 	}
 	var vars map[string]string

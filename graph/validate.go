@@ -39,7 +39,10 @@ const (
 )
 
 var (
-	jidRE     = regexp.MustCompile(`^[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)$`)
+	// A chat id: a user by phone number (c.us) or by LID (lid, WhatsApp's
+	// number-hiding address), a group (with the legacy creator-timestamp form),
+	// or a channel.
+	jidRE     = regexp.MustCompile(`^(?:[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)|[0-9]+@lid)$`)
 	e164RE    = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 	mentionRE = regexp.MustCompile(`@\[([^\]\n]{1,100})\]\(([0-9]+@c[.]us)\)`)
 	types     = []string{"text", "media", "poll"}
@@ -55,7 +58,7 @@ func NormalizeChatID(raw string) (string, error) {
 	}
 	return "", &switchboard.Error{
 		Code:    switchboard.EINVALID,
-		Message: "chatId must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@g.us, <digits>@newsletter).",
+		Message: "chatId must be a phone number in E.164 form (+15551234567) or a chat id (<digits>@c.us, <digits>@lid, <digits>@g.us, <digits>@newsletter).",
 		Details: []switchboard.Detail{{Path: "chatId", Code: "invalid_string", Message: "Invalid chat id " + quote(raw)}},
 	}
 }

@@ -87,9 +87,18 @@ func states(t *testing.T, in *inbox.Inbox) map[string]string {
 	}
 	out := map[string]string{}
 	for _, r := range rows {
-		out[r.DedupeKey] = state(r)
+		out[eventID(r)] = state(r)
 	}
 	return out
+}
+
+// eventID is the id the engine gave a stored event (its dedupe key is
+// "<engine>|<id>").
+func eventID(r *ent.InboxEvent) string {
+	if _, id, ok := strings.Cut(r.DedupeKey, "|"); ok {
+		return id
+	}
+	return r.DedupeKey
 }
 
 // names are the names of the chats the store holds, by "<workspace> <chat>".
@@ -178,6 +187,11 @@ func TestEventStoredOnce(t *testing.T) {
 	ev := func(id, ws string) engine.Event {
 		return reported{id: id, workspace: ws, engine: "eng_1", chat: chatX, name: "n", at: time.Second}.event()
 	}
+	// by is the event as another engine (a second number) of the workspace reports it.
+	by := func(eng string, e engine.Event) engine.Event {
+		e.EngineID = eng
+		return e
+	}
 	tests := []struct {
 		name    string
 		batches [][]engine.Event
@@ -187,6 +201,8 @@ func TestEventStoredOnce(t *testing.T) {
 		{"twice in two batches", [][]engine.Event{{ev("e1", "ws_a")}, {ev("e1", "ws_a")}}, map[string]int{"ws_a": 1}},
 		{"one id in two workspaces", [][]engine.Event{{ev("e1", "ws_a"), ev("e1", "ws_b")}}, map[string]int{"ws_a": 1, "ws_b": 1}},
 		{"no id", [][]engine.Event{{ev("", "ws_a")}, {ev("", "ws_a")}}, map[string]int{"ws_a": 2}},
+		{"one id from two engines of a workspace", [][]engine.Event{{ev("e1", "ws_a"), by("eng_2", ev("e1", "ws_a"))}}, map[string]int{"ws_a": 2}},
+		{"one id from one engine, twice", [][]engine.Event{{by("eng_2", ev("e1", "ws_a"))}, {by("eng_2", ev("e1", "ws_a"))}}, map[string]int{"ws_a": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,7 +311,7 @@ func TestInvalidEventsRefused(t *testing.T) {
 			}
 			var got []string
 			for _, r := range rows {
-				got = append(got, r.DedupeKey)
+				got = append(got, eventID(r))
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("stored (-want +got):\n%s", diff)

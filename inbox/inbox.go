@@ -87,10 +87,7 @@ func (h *Inbox) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		if ev.At.IsZero() {
 			ev.At = time.Now()
 		}
-		dedupe := ev.ID
-		if dedupe == "" {
-			dedupe = switchboard.NewID("ev")
-		}
+		dedupe := dedupeKey(ev)
 		payload, err := json.Marshal(ev)
 		if err != nil {
 			return fmt.Errorf("inbox: encode %s event: %w", ev.Type, err)
@@ -109,6 +106,21 @@ func (h *Inbox) HandleEvents(ctx context.Context, evs []engine.Event) error {
 	}
 	h.wake()
 	return nil
+}
+
+// dedupeKey is what makes an event the same one reported twice: its id as the
+// engine that reported it gives it. Event ids are the engine's own (a gateway's
+// are the network's message ids), so two numbers of one workspace may report the
+// same id for different events; an event without an id is always new, one
+// without an engine (the server's own) is keyed by its id alone.
+func dedupeKey(ev engine.Event) string {
+	switch {
+	case ev.ID == "":
+		return switchboard.NewID("ev")
+	case ev.EngineID == "":
+		return ev.ID
+	}
+	return ev.EngineID + "|" + ev.ID
 }
 
 // storeChunk bounds the events one insert stores: about ten parameters each,

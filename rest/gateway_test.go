@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/engine"
@@ -287,4 +289,57 @@ func TestGatewayEngineAcrossReplicas(t *testing.T) {
 		n, err := a.App.Redis.Exists(context.Background(), "switchboard:engine-lease:"+id).Result()
 		return err == nil && n == 0
 	})
+}
+
+// The sandbox never shadows a phone (issue 28): in the default workspace, served
+// by its sandbox since the first ping, a gateway created but not yet paired
+// stops implicit sends (503: the workspace's own engine is not connected);
+// paired, it receives every send, direct and scheduled; deleted, the sandbox
+// answers again.
+func TestSandboxNeverShadowsAGateway(t *testing.T) {
+	var fakes fakeGateways
+	e := remoteEnv(t, func(c *app.Config) { c.OpenGateway = fakes.opener("A") })
+	key := e.NewKey("default", "*")
+	e.Key = key
+	ws := mustWorkspace(t, e, key)
+	if !pinged(e, key, "eng_sandbox_"+ws) {
+		t.Fatalf("the default workspace's sandbox is not in ping: %v", pingIDs(e, key))
+	}
+	send := func(text string) *apptest.Response {
+		return e.Do("POST", "/v1/messages/+15550002222", key, map[string]any{"type": "text", "text": text, "withTyping": false})
+	}
+	if r := send("to the sandbox"); r.Status != 201 {
+		t.Fatalf("send through the sandbox = %d %s", r.Status, r.Raw)
+	}
+
+	id := createEngine(e, key, "gateway")["id"].(string)
+	if r := send("while unpaired"); r.Status != 503 || r.Error()["code"] != "engine_unavailable" {
+		t.Errorf("send with an unpaired gateway = %d %s", r.Status, r.Raw)
+	}
+	f := fakes.latest(id)
+	f.pair("15550001111:7@s.whatsapp.net")
+	e.Eventually(10*time.Second, "the paired gateway in ping", func() bool { return pinged(e, key, id) })
+
+	if r := send("direct"); r.Status != 201 {
+		t.Fatalf("direct send = %d %s", r.Status, r.Raw)
+	}
+	queued := schedule(e, "+15550002222", map[string]any{"type": "text", "text": "scheduled"})
+	waitStatus(e, queued["id"].(string), "confirmed")
+	var got []string
+	for _, s := range f.sends() {
+		got = append(got, s.Text)
+	}
+	if diff := cmp.Diff([]string{"direct", "scheduled"}, got); diff != "" {
+		t.Errorf("the gateway's sends (-want +got):\n%s", diff)
+	}
+
+	if r := e.Do("DELETE", "/v1/engines/"+id, key, nil); r.Status != 200 && r.Status != 204 {
+		t.Fatalf("delete gateway = %d %s", r.Status, r.Raw)
+	}
+	if r := send("the sandbox again"); r.Status != 201 {
+		t.Errorf("send after the gateway left = %d %s", r.Status, r.Raw)
+	}
+	if n := len(f.sends()); n != 2 {
+		t.Errorf("the deleted gateway got %d sends, want 2", n)
+	}
 }

@@ -190,7 +190,7 @@ var apiSchemas = map[string]any{
 // /messages/{id}), which OpenAPI forbids, so the document names them alike.
 var pathParamDesc = map[string]string{
 	"id":           "The id of the resource.",
-	"chatId":       "A chat: an E.164 phone number (+15551234567) or a chat id (<digits>@c.us, @g.us or @newsletter).",
+	"chatId":       "A chat: an E.164 phone number (+15551234567) or a chat id (<digits>@c.us, <digits>@lid, @g.us or @newsletter).",
 	"waMessageKey": "The serialized network key of a message.",
 	"deliveryId":   "The id of a delivery.",
 	"itemId":       "The id of a board item.",

@@ -43,21 +43,27 @@ func (e *Engine) MarkRead(ctx context.Context, chat string) error {
 	if err != nil {
 		return err
 	}
-	unread := e.mem.takeUnread(chat)
-	bySender := map[types.JID][]types.MessageID{}
+	// Read receipts go to the address each message came on: a contact that
+	// writes by LID is stored in its phone-number chat when the mapping is
+	// known, but its phone expects the receipt on the LID chat.
+	type to struct{ chat, sender types.JID }
+	byAddress := map[to][]types.MessageID{}
 	var last time.Time
-	for _, u := range unread {
-		sender := types.EmptyJID
-		if u.info.IsGroup {
-			sender = u.info.Sender
+	for _, u := range e.mem.takeUnread(chat) {
+		a := to{chat: u.info.Chat.ToNonAD()}
+		if a.chat.IsEmpty() {
+			a.chat = j
 		}
-		bySender[sender] = append(bySender[sender], u.info.ID)
+		if u.info.IsGroup {
+			a.sender = u.info.Sender
+		}
+		byAddress[a] = append(byAddress[a], u.info.ID)
 		if u.info.Timestamp.After(last) {
 			last = u.info.Timestamp
 		}
 	}
-	for sender, ids := range bySender {
-		if err := cl.MarkRead(ctx, ids, last, j, sender); err != nil {
+	for a, ids := range byAddress {
+		if err := cl.MarkRead(ctx, ids, last, a.chat, a.sender); err != nil {
 			return fmt.Errorf("gateway: mark read: %w", err)
 		}
 	}

@@ -647,6 +647,37 @@ func TestCommonGroupsMatchPhoneAndLIDForms(t *testing.T) {
 	}
 }
 
+// A contact that writes by LID is stored in its phone-number chat once the
+// mapping is known, but its read receipts go to the LID chat the messages came
+// on, not to the phone number (issue 28).
+func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, true)
+	h.f.alt[contactLID] = contact
+	h.f.emit(&events.Message{Info: msgInfo(contactLID, contactLID, "BYLID", false), Message: &waE2E.Message{Conversation: proto.String("hi")}})
+	h.f.emit(&events.Message{Info: msgInfo(contact, contact, "BYPN", false), Message: &waE2E.Message{Conversation: proto.String("hello")}})
+	var chats []string
+	for _, ev := range h.sink.take() {
+		if ev.Message != nil {
+			chats = append(chats, ev.Message.Key.Remote)
+		}
+	}
+	if diff := cmp.Diff([]string{"15552223333@c.us", "15552223333@c.us"}, chats); diff != "" {
+		t.Fatalf("chats of the messages (-want +got):\n%s", diff)
+	}
+	if err := h.e.MarkRead(ctx, "15552223333@c.us"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]types.MessageID{}
+	for _, r := range h.f.reads {
+		got[r.chat.String()] = append(got[r.chat.String()], r.ids...)
+	}
+	want := map[string][]types.MessageID{"88882223333@lid": {"BYLID"}, "15552223333@s.whatsapp.net": {"BYPN"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read receipts by address (-want +got):\n%s", diff)
+	}
+}
+
 func TestChatActions(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, true)
