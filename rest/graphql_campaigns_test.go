@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -44,8 +45,14 @@ func TestGraphQLAudiencesAndCampaigns(t *testing.T) {
 	}
 	id := c["id"].(string)
 	waitCampaign(e, id, "complete_delivered")
-	got := gqlData(t, e, `query($id: ID!) { campaign(id: $id) { status progress { total made queued sent delivered read failed remaining percent }
+	// The campaign completes when every message is delivered; the sandbox's read
+	// receipts follow a moment later.
+	var got map[string]any
+	e.Eventually(10*time.Second, "every campaign message read", func() bool {
+		got = gqlData(t, e, `query($id: ID!) { campaign(id: $id) { status progress { total made queued sent delivered read failed remaining percent }
 		messages(first: 10) { totalCount edges { node { to text status campaignID } } } } }`, map[string]any{"id": id})
+		return dig(got, "campaign", "progress", "read") == 3.0
+	})
 	want := map[string]any{"total": 3.0, "made": 3.0, "queued": 0.0, "sent": 3.0, "delivered": 3.0, "read": 3.0, "failed": 0.0, "remaining": 0.0, "percent": 100.0}
 	if diff := cmp.Diff(want, dig(got, "campaign", "progress")); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
