@@ -242,8 +242,9 @@ func (w scopeWalk) root(set ast.SelectionSet, path ast.Path) *gqlerror.Error {
 	return nil
 }
 
-// rootField refuses root field f unless the viewer holds the scope it declares
-// (viewer.Require's error, with the field's path and location). A field without
+// rootField refuses root field f unless the viewer holds the scope it declares:
+// EFORBIDDEN naming the scope and the field, or viewer.Require's EUNAUTHORIZED
+// without a valid viewer, at the field's path and location. A field without
 // @scope, which the schema test forbids, is refused to every key.
 func (w scopeWalk) rootField(f *ast.Field, at ast.Path) *gqlerror.Error {
 	scope, ok := DeclaredScope(f.Definition)
