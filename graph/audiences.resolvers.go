@@ -8,10 +8,8 @@ package graph
 import (
 	"context"
 
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // ContactCount is the resolver for the contactCount field.
@@ -26,64 +24,40 @@ func (r *audienceContactResolver) Variables(ctx context.Context, obj *ent.Audien
 
 // CreateAudience is the resolver for the createAudience field.
 func (r *mutationResolver) CreateAudience(ctx context.Context, input model.AudienceInput) (*ent.Audience, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.createAudience(ctx, input)
 }
 
 // UpdateAudience is the resolver for the updateAudience field.
 func (r *mutationResolver) UpdateAudience(ctx context.Context, id string, input model.AudiencePatch) (*ent.Audience, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.updateAudience(ctx, id, input)
 }
 
 // DeleteAudience is the resolver for the deleteAudience field.
 func (r *mutationResolver) DeleteAudience(ctx context.Context, id string) (*model.DeletePayload, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.deleteAudience(ctx, id)
 }
 
 // AddAudienceContacts is the resolver for the addAudienceContacts field.
 func (r *mutationResolver) AddAudienceContacts(ctx context.Context, id string, contacts []*model.AudienceContactInput) (*model.AudienceContactsPayload, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.addContacts(ctx, id, contacts)
 }
 
 // UpdateAudienceContact is the resolver for the updateAudienceContact field.
 func (r *mutationResolver) UpdateAudienceContact(ctx context.Context, id string, contactID string, input model.AudienceContactPatch) (*ent.AudienceContact, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.updateContact(ctx, id, contactID, input)
 }
 
 // RemoveAudienceContact is the resolver for the removeAudienceContact field.
 func (r *mutationResolver) RemoveAudienceContact(ctx context.Context, id string, contactID string) (*model.DeletePayload, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesWrite); err != nil {
-		return nil, err
-	}
 	return r.removeContact(ctx, id, contactID)
 }
 
 // Audience is the resolver for the audience field.
 func (r *queryResolver) Audience(ctx context.Context, id string) (*ent.Audience, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesRead); err != nil {
-		return nil, err
-	}
 	return getAudience(ctx, r.Client.Audience, id)
 }
 
 // AudienceList is the resolver for the audienceList field.
 func (r *queryResolver) AudienceList(ctx context.Context, order *string, limit *int, skip *int) (*model.AudiencePage, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeAudiencesRead); err != nil {
-		return nil, err
-	}
 	return r.audienceList(ctx, order, limit, skip)
 }

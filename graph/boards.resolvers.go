@@ -13,7 +13,6 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // ItemCount is the resolver for the itemCount field.
@@ -52,64 +51,40 @@ func (r *boardItemResolver) WebURL(ctx context.Context, obj *ent.BoardItem) (str
 
 // OpenBoard is the resolver for the openBoard field.
 func (r *mutationResolver) OpenBoard(ctx context.Context, input model.BoardInput) (*ent.Board, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
 	return r.openBoard(ctx, input)
 }
 
 // CreateBoardItem is the resolver for the createBoardItem field.
 func (r *mutationResolver) CreateBoardItem(ctx context.Context, boardID string, input model.BoardItemInput) (*model.BoardItemPayload, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
 	return r.createItem(ctx, boardID, input)
 }
 
 // UpdateBoardItem is the resolver for the updateBoardItem field.
 func (r *mutationResolver) UpdateBoardItem(ctx context.Context, boardID string, itemID string, input model.BoardItemPatch) (*ent.BoardItem, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
 	return r.updateItem(ctx, boardID, itemID, input)
 }
 
 // UpsertBoardItems is the resolver for the upsertBoardItems field.
 func (r *mutationResolver) UpsertBoardItems(ctx context.Context, boardID string, items []*model.BoardItemInput, mode *string) (*model.BoardMergeReport, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsWrite); err != nil {
-		return nil, err
-	}
 	return r.upsertItems(ctx, boardID, items, mode)
 }
 
 // Board is the resolver for the board field.
 func (r *queryResolver) Board(ctx context.Context, id string) (*ent.Board, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
 	return r.getBoard(ctx, id)
 }
 
 // BoardList is the resolver for the boardList field.
 func (r *queryResolver) BoardList(ctx context.Context, filter *model.BoardFilter, limit *int, skip *int) (*model.BoardPage, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
 	return r.listBoards(ctx, filter, limit, skip)
 }
 
 // BoardItems is the resolver for the boardItems field.
 func (r *queryResolver) BoardItems(ctx context.Context, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) (*model.BoardItemPage, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
 	return r.listItems(ctx, boardID, filter, limit, skip)
 }
 
 // FindSimilarBoardItems is the resolver for the findSimilarBoardItems field.
 func (r *queryResolver) FindSimilarBoardItems(ctx context.Context, boardID string, candidates []*model.BoardCandidateInput) (*model.SimilarItems, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
 	return r.findSimilar(ctx, boardID, candidates)
 }

@@ -9,20 +9,15 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // MessageConnection is the resolver for the messageConnection field.
 func (r *chatResolver) MessageConnection(ctx context.Context, obj *ent.Chat, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.store().MessageConnection(ctx, obj.Jid, inbox.Cursors{After: after, First: first, Before: before, Last: last},
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
 }
@@ -34,25 +29,16 @@ func (r *messageResolver) QuotedMessage(ctx context.Context, obj *ent.Message) (
 
 // MarkChatRead is the resolver for the markChatRead field.
 func (r *mutationResolver) MarkChatRead(ctx context.Context, chatID string) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
 	return r.chatAction(ctx, chatID, func(a engine.ChatActor, jid string) error { return a.MarkRead(ctx, jid) })
 }
 
 // ArchiveChat is the resolver for the archiveChat field.
 func (r *mutationResolver) ArchiveChat(ctx context.Context, chatID string, archived bool) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
 	return r.chatAction(ctx, chatID, func(a engine.ChatActor, jid string) error { return a.SetArchived(ctx, jid, archived) })
 }
 
 // ReactToMessage is the resolver for the reactToMessage field.
 func (r *mutationResolver) ReactToMessage(ctx context.Context, key string, emoji string, chatID *string) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
 	if err := checkEmoji(emoji); err != nil {
 		return false, err
 	}
@@ -61,9 +47,6 @@ func (r *mutationResolver) ReactToMessage(ctx context.Context, key string, emoji
 
 // PinMessage is the resolver for the pinMessage field.
 func (r *mutationResolver) PinMessage(ctx context.Context, key string, duration *int, chatID *string) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
 	d, err := pinDuration(duration)
 	if err != nil {
 		return false, err
@@ -73,17 +56,11 @@ func (r *mutationResolver) PinMessage(ctx context.Context, key string, duration 
 
 // UnpinMessage is the resolver for the unpinMessage field.
 func (r *mutationResolver) UnpinMessage(ctx context.Context, key string, chatID *string) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeChatsWrite); err != nil {
-		return false, err
-	}
 	return r.messageAction(ctx, key, chatID, func(a engine.ChatActor, k engine.Key) error { return a.Pin(ctx, k, 0) })
 }
 
 // LoadOlderMessages is the resolver for the loadOlderMessages field.
 func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string, pages *int, untilDate *string) (*model.LoadOlderResult, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	// REST reads until_date as raw JSON (a string or a number), which its edge does not check.
 	if err := checkText("until_date", untilDate); err != nil {
 		return nil, err
@@ -93,9 +70,6 @@ func (r *mutationResolver) LoadOlderMessages(ctx context.Context, chatID string,
 
 // CreateNewsletter is the resolver for the createNewsletter field.
 func (r *mutationResolver) CreateNewsletter(ctx context.Context, name string, description *string) (*ent.Chat, error) {
-	if _, err := viewer.Require(ctx, scopeNewslettersMake); err != nil {
-		return nil, err
-	}
 	return r.createNewsletter(ctx, name, description)
 }
 
@@ -106,17 +80,11 @@ func (r *queryResolver) LatestChats(ctx context.Context, numberOfChats *int, num
 
 // ChatList is the resolver for the chatList field.
 func (r *queryResolver) ChatList(ctx context.Context, filter *model.ChatFilter, limit *int, skip *int) (*model.ChatPage, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.chatList(ctx, filter, limit, skip)
 }
 
 // Chat is the resolver for the chat field.
 func (r *queryResolver) Chat(ctx context.Context, id string) (*ent.Chat, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
@@ -125,17 +93,11 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*ent.Chat, error) 
 
 // StoredMessages is the resolver for the storedMessages field.
 func (r *queryResolver) StoredMessages(ctx context.Context, filter *model.StoredMessageFilter, limit *int, skip *int) (*model.MessagePage, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.storedMessages(ctx, filter, limit, skip)
 }
 
 // MessageAck is the resolver for the messageAck field.
 func (r *queryResolver) MessageAck(ctx context.Context, key string, chatID *string) (int, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return 0, err
-	}
 	m, err := r.storedMessage(ctx, key, chatID)
 	if err != nil {
 		return 0, err
@@ -145,57 +107,36 @@ func (r *queryResolver) MessageAck(ctx context.Context, key string, chatID *stri
 
 // MessageAcks is the resolver for the messageAcks field.
 func (r *queryResolver) MessageAcks(ctx context.Context, keys []string, chatID *string) ([]*model.MessageAck, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.messageAcks(ctx, keys, chatID)
 }
 
 // ContactList is the resolver for the contactList field.
 func (r *queryResolver) ContactList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ContactPage, error) {
-	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
-		return nil, err
-	}
 	return r.contactList(ctx, searchToken, limit, skip)
 }
 
 // CommonGroups is the resolver for the commonGroups field.
 func (r *queryResolver) CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeGroupsRead); err != nil {
-		return nil, err
-	}
 	return r.commonGroups(ctx, contactID, limit, skip)
 }
 
 // ChatParticipants is the resolver for the chatParticipants field.
 func (r *queryResolver) ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.chatParticipants(ctx, chatID, searchToken, limit, skip)
 }
 
 // PinnedMessages is the resolver for the pinnedMessages field.
 func (r *queryResolver) PinnedMessages(ctx context.Context, chatID string) (*model.MessagePage, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.pinnedMessages(ctx, chatID)
 }
 
 // MessageMedia is the resolver for the messageMedia field.
 func (r *queryResolver) MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.messageMedia(ctx, key, chatID, maxAttempts)
 }
 
 // NewsletterList is the resolver for the newsletterList field.
 func (r *queryResolver) NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error) {
-	if _, err := viewer.Require(ctx, scopeNewslettersRead); err != nil {
-		return nil, err
-	}
 	yes := true
 	return r.chatList(ctx, &model.ChatFilter{SearchToken: searchToken, Kinds: []string{engine.ChatNewsletter},
 		IncludeArchive: &yes, IncludeWithoutName: &yes}, limit, skip)
@@ -203,8 +144,5 @@ func (r *queryResolver) NewsletterList(ctx context.Context, searchToken *string,
 
 // Newsletter is the resolver for the newsletter field.
 func (r *queryResolver) Newsletter(ctx context.Context, id string) (*ent.Chat, error) {
-	if _, err := viewer.Require(ctx, scopeNewslettersRead); err != nil {
-		return nil, err
-	}
 	return r.newsletter(ctx, id)
 }

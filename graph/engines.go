@@ -39,10 +39,7 @@ func (r *Resolver) live(ctx context.Context, workspaceID string) (map[string]boo
 
 // engineList is the use case behind engineList (GET /v1/engines).
 func (r *Resolver) engineList(ctx context.Context, limit, skip *int) (*model.EnginePage, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesRead)
-	if err != nil {
-		return nil, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	l, s, err := checkPage(limit, skip)
 	if err != nil {
 		return nil, err
@@ -78,10 +75,7 @@ func (r *Resolver) engineRow(ctx context.Context, id string) (*ent.Engine, error
 
 // engineByID is the use case behind engine (GET /v1/engines/{id}).
 func (r *Resolver) engineByID(ctx context.Context, id string) (*model.Engine, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesRead)
-	if err != nil {
-		return nil, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	live, err := r.live(ctx, v.WorkspaceID)
 	if err != nil {
 		return nil, err
@@ -95,10 +89,7 @@ func (r *Resolver) engineByID(ctx context.Context, id string) (*model.Engine, er
 
 // createEngine is the use case behind createEngine (POST /v1/engines).
 func (r *Resolver) createEngine(ctx context.Context, in model.EngineInput) (*model.EngineCreated, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite)
-	if err != nil {
-		return nil, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	var p switchboard.Problems
 	if !slices.Contains(engineKinds, in.Kind) {
 		p.Add("kind", "invalid_enum_value", "kind must be one of %s", strings.Join(engineKinds, ", "))
@@ -162,10 +153,7 @@ func (r *Resolver) endSession(ctx context.Context, workspaceID, engineID, reason
 
 // deleteEngine is the use case behind deleteEngine (DELETE /v1/engines/{id}).
 func (r *Resolver) deleteEngine(ctx context.Context, id string) (bool, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite)
-	if err != nil {
-		return false, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	row, err := r.engineRow(ctx, id)
 	if err != nil {
 		return false, err
@@ -187,10 +175,7 @@ func (r *Resolver) deleteEngine(ctx context.Context, id string) (bool, error) {
 
 // logoutEngine is the use case behind logoutEngine (POST /v1/engines/{id}/logout).
 func (r *Resolver) logoutEngine(ctx context.Context, id string) (*model.Engine, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite)
-	if err != nil {
-		return nil, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	row, err := r.engineRow(ctx, id)
 	if err != nil {
 		return nil, err
@@ -234,10 +219,7 @@ func serves(eng engine.Engine, capability string) bool {
 // pairer returns the engine to pair, or why there is none: not_pairable for
 // engines with nothing to pair, engine_disconnected when it is not connected.
 func (r *Resolver) pairer(ctx context.Context, id string) (engine.Pairer, error) {
-	v, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite)
-	if err != nil {
-		return nil, err
-	}
+	v, _ := viewer.FromContext(ctx)
 	row, err := r.engineRow(ctx, id)
 	if err != nil {
 		return nil, err
@@ -290,9 +272,6 @@ func (r *Resolver) enginePairingQRImage(ctx context.Context, id string) (string,
 
 // enginePairingCode is the use case behind enginePairingCode (POST /v1/engines/{id}/pairing-code).
 func (r *Resolver) enginePairingCode(ctx context.Context, id, phone string) (string, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeEnginesWrite); err != nil {
-		return "", err // before the phone: a caller without the scope learns nothing
-	}
 	jid, err := normalizeField("phone", phone)
 	if err != nil {
 		return "", err

@@ -9,25 +9,17 @@ import (
 	"context"
 
 	"entgo.io/contrib/entgql"
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/inbox"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (ent.Noder, error) {
-	if _, err := viewer.Require(ctx, ""); err != nil {
-		return nil, err
-	}
 	return r.Client.Noder(ctx, id, ent.WithNodeType(nodeType))
 }
 
 // Nodes is the resolver for the nodes field.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, error) {
-	if _, err := viewer.Require(ctx, ""); err != nil {
-		return nil, err
-	}
 	if len(ids) > maxPageLimit {
 		return nil, pageError("ids", "ids may name at most %d nodes", maxPageLimit)
 	}
@@ -36,18 +28,12 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]ent.Noder, e
 
 // Boards is the resolver for the boards field.
 func (r *queryResolver) Boards(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BoardOrder, where *ent.BoardWhereInput) (*ent.BoardConnection, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeBoardsRead); err != nil {
-		return nil, err
-	}
 	return r.Client.Board.Query().Paginate(ctx, after, first, before, last,
 		ent.WithBoardOrder(orderBy), ent.WithBoardFilter(where.Filter))
 }
 
 // ChatConnection is the resolver for the chatConnection field.
 func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) (*ent.ChatConnection, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
@@ -57,9 +43,6 @@ func (r *queryResolver) ChatConnection(ctx context.Context, after *entgql.Cursor
 
 // ContactConnection is the resolver for the contactConnection field.
 func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) (*ent.ContactConnection, error) {
-	if _, err := viewer.Require(ctx, scopeContactsRead); err != nil {
-		return nil, err
-	}
 	if err := r.syncHistory(ctx); err != nil {
 		return nil, err
 	}
@@ -69,18 +52,12 @@ func (r *queryResolver) ContactConnection(ctx context.Context, after *entgql.Cur
 
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error) {
-	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
-		return nil, err
-	}
 	return r.Client.Message.Query().Paginate(ctx, after, first, before, last,
 		ent.WithMessageOrder(orderBy), ent.WithMessageFilter(where.Filter))
 }
 
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.WebhookWhereInput) (*ent.WebhookConnection, error) {
-	if _, err := viewer.Require(ctx, switchboard.ScopeWebhooksRead); err != nil {
-		return nil, err
-	}
 	return r.Client.Webhook.Query().Paginate(ctx, after, first, before, last, ent.WithWebhookFilter(where.Filter))
 }
 

@@ -9,7 +9,6 @@ import (
 	"context"
 
 	"github.com/switchboardhq/switchboard/graph/model"
-	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Participants is the resolver for the participants field.
@@ -19,81 +18,51 @@ func (r *groupResolver) Participants(ctx context.Context, obj *model.Group) ([]*
 
 // CreateGroup is the resolver for the createGroup field.
 func (r *mutationResolver) CreateGroup(ctx context.Context, name string, participants []string) (*model.GroupResult, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.createGroup(ctx, name, participants)
 }
 
 // UpdateGroup is the resolver for the updateGroup field.
 func (r *mutationResolver) UpdateGroup(ctx context.Context, id string, input model.GroupUpdateInput) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.updateGroup(ctx, id, input)
 }
 
 // AddGroupParticipants is the resolver for the addGroupParticipants field.
 func (r *mutationResolver) AddGroupParticipants(ctx context.Context, id string, participants []string) (*model.GroupResult, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.addGroupParticipants(ctx, id, participants)
 }
 
 // RemoveGroupParticipant is the resolver for the removeGroupParticipant field.
 func (r *mutationResolver) RemoveGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.removeGroupParticipant(ctx, id, participant)
 }
 
 // PromoteGroupParticipant is the resolver for the promoteGroupParticipant field.
 func (r *mutationResolver) PromoteGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.setGroupAdmin(ctx, id, participant, true)
 }
 
 // DemoteGroupParticipant is the resolver for the demoteGroupParticipant field.
 func (r *mutationResolver) DemoteGroupParticipant(ctx context.Context, id string, participant string) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.setGroupAdmin(ctx, id, participant, false)
 }
 
 // LeaveGroup is the resolver for the leaveGroup field.
 func (r *mutationResolver) LeaveGroup(ctx context.Context, id string) (bool, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return false, err
-	}
 	return r.leaveGroup(ctx, id)
 }
 
 // SetGroupPicture is the resolver for the setGroupPicture field.
 func (r *mutationResolver) SetGroupPicture(ctx context.Context, id string, input model.GroupPictureInput) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsWrite); err != nil {
-		return nil, err
-	}
 	return r.setGroupPicture(ctx, id, input)
 }
 
 // GroupList is the resolver for the groupList field.
 func (r *queryResolver) GroupList(ctx context.Context, searchToken *string, includeArchive *bool, limit *int, skip *int) (*model.GroupPage, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsRead); err != nil {
-		return nil, err
-	}
 	return r.groupList(ctx, searchToken, includeArchive, limit, skip)
 }
 
 // Group is the resolver for the group field.
 func (r *queryResolver) Group(ctx context.Context, id string) (*model.Group, error) {
-	if _, err := viewer.Require(ctx, scopeGroupsRead); err != nil {
-		return nil, err
-	}
 	return r.group(ctx, id, false)
 }
 

@@ -47,7 +47,7 @@ func TestDashboardQueriesPassTheLimits(t *testing.T) {
 			continue
 		}
 		for _, op := range q.Operations {
-			if err := checkScopes(es.Schema(), viewer.ForWorkspace("ws"), op); err != nil {
+			if err := checkScopes(viewer.WorkspaceContext(ctx, "ws"), es.Schema(), op); err != nil {
 				t.Errorf("%s: %v", doc, err)
 			}
 			if err := checkDepth(op); err != nil {

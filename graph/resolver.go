@@ -1,6 +1,9 @@
 // Package graph is the application core: the GraphQL schema and its resolvers. Each
 // use case lives in one resolver method; the REST facade in package rest calls the
-// same methods, so both transports share one implementation.
+// same methods, so both transports share one implementation. The scope of each
+// root field is declared by its @scope directive in the schema and checked by the
+// transport before a resolver runs (checkScopes for GraphQL, the route's check
+// for REST), so resolvers do not check it again.
 package graph
 
 import (
@@ -106,7 +109,9 @@ const (
 )
 
 // nodeType resolves the table of a global id from its prefix (see switchboard.NewID)
-// and checks that the viewer holds the scope that reads it.
+// and checks that the viewer holds the scope that reads it. This check stays in
+// code: node and nodes declare only @scope(needs: ""), because the scope they need
+// depends on the ids they are given, which the operation's check cannot see.
 func nodeType(ctx context.Context, id string) (string, error) {
 	var table, scope string
 	switch prefix, _, _ := strings.Cut(id, "_"); prefix {
@@ -146,8 +151,8 @@ func nodeType(ctx context.Context, id string) (string, error) {
 	return table, nil
 }
 
-// viewerWorkspace is the workspace of the viewer in ctx (resolvers call it after
-// viewer.Require succeeded).
+// viewerWorkspace is the workspace of the viewer in ctx (resolvers run after the
+// transport checked their root field's scope, which needs a valid viewer).
 func viewerWorkspace(ctx context.Context) string {
 	v, _ := viewer.FromContext(ctx)
 	return v.WorkspaceID

@@ -211,3 +211,48 @@ func TestEveryEdgeHasAScope(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRootFieldDeclaresItsScope: every Query and Mutation field carries one
+// @scope directive naming a scope keys can hold ("" for any valid key), which
+// checkScopes and the REST routes enforce; no other field carries it (it would be
+// enforced nowhere), and no root field name is both a query and a mutation (REST
+// names a route's root field by its name alone).
+func TestEveryRootFieldDeclaresItsScope(t *testing.T) {
+	s := schemaForTest().Schema()
+	if d := s.Directives[scopeDirective]; d == nil || d.Arguments.ForName("needs") == nil {
+		t.Fatalf("the schema declares no @%s(needs:) directive", scopeDirective)
+	}
+	names := map[string]string{}
+	objectFields(s, func(typ *ast.Definition, f *ast.FieldDefinition) {
+		name := typ.Name + "." + f.Name
+		n := 0
+		for _, d := range f.Directives {
+			if d.Name == scopeDirective {
+				n++
+			}
+		}
+		if typ.Name != "Query" && typ.Name != "Mutation" {
+			if n > 0 {
+				t.Errorf("%s is not a root field and carries @%s: nested fields take their scope from their type (scopes.go)", name, scopeDirective)
+			}
+			return
+		}
+		scope, ok := DeclaredScope(f)
+		switch {
+		case !ok || n != 1:
+			t.Errorf("%s carries %d @%s directives, want one with needs: a scope (\"\" for any valid key)", name, n, scopeDirective)
+		case scope == switchboard.ScopeAll || (scope != "" && !switchboard.IsKnownScope(scope)):
+			t.Errorf("%s needs %q, not a scope", name, scope)
+		}
+		if other, dup := names[f.Name]; dup {
+			t.Errorf("%s and %s share a name", other, name)
+		}
+		names[f.Name] = name
+		if got, ok := RootScope(f.Name); !ok || got != scope {
+			t.Errorf("RootScope(%s) = %q, %v; want %q", f.Name, got, ok, scope)
+		}
+	})
+	if len(names) < 90 {
+		t.Errorf("only %d root fields", len(names))
+	}
+}

@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -11,8 +14,9 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// Scopes of nested fields (docs/scopes.md). A root field checks the scope of what
-// it answers in its resolver, which the REST facade calls too. Below it, every
+// Scopes of root and nested fields (docs/scopes.md). Every root field declares the
+// scope of what it answers with its @scope directive in the schema (RootScope),
+// which the REST route serving the field is behind as well. Below it, every
 // GraphQL object type belongs to a resource, and a field that leads into another
 // resource (an edge: Message.campaign, Group.chat, Chat.messageConnection) needs
 // the read scope of the resource it reaches; a field that carries another
@@ -145,27 +149,76 @@ func DataScope(typeName, field string) string {
 	return ""
 }
 
+// scopeDirective names the directive that declares the scope of a root field:
+// @scope(needs: "chats:read"); needs "" asks only for a valid key.
+const scopeDirective = "scope"
+
+// DeclaredScope returns the scope f's @scope directive declares and whether f
+// has one.
+func DeclaredScope(f *ast.FieldDefinition) (string, bool) {
+	d := f.Directives.ForName(scopeDirective)
+	if d == nil {
+		return "", false
+	}
+	a := d.Arguments.ForName("needs")
+	if a == nil || a.Value == nil || a.Value.Kind != ast.StringValue {
+		return "", false
+	}
+	return a.Value.Raw, true
+}
+
+// rootScopes maps the name of every Query and Mutation field to its declared
+// scope, read once from the executable schema.
+var rootScopes = sync.OnceValue(func() map[string]string {
+	s := NewExecutableSchema(Config{}).Schema()
+	m := map[string]string{}
+	for _, root := range []*ast.Definition{s.Query, s.Mutation} {
+		for _, f := range root.Fields {
+			if scope, ok := DeclaredScope(f); ok {
+				m[f.Name] = scope
+			}
+		}
+	}
+	return m
+})
+
+// RootScope returns the scope the Query or Mutation field name needs ("" for
+// any valid key), as its @scope directive declares it, and whether the schema
+// has such a field. The REST facade serves each route behind the scope of the
+// root field it serves.
+func RootScope(name string) (string, bool) {
+	scope, ok := rootScopes()[name]
+	return scope, ok
+}
+
 // scopeWalk checks the fields of one operation against the scopes of a viewer.
 type scopeWalk struct {
 	schema *ast.Schema
+	ctx    context.Context
 	v      viewer.Viewer
 }
 
-// checkScopes refuses op, before any of it runs, when it reads a field the viewer
-// lacks the scope of: an edge into another resource or a field carrying another
-// resource's data (see resourceScopes). The error names the field and the scope.
-func checkScopes(schema *ast.Schema, v viewer.Viewer, op *ast.OperationDefinition) *gqlerror.Error {
-	return scopeWalk{schema: schema, v: v}.root(op.SelectionSet, nil)
+// checkScopes refuses op, before any of it runs, when the viewer in ctx lacks the
+// scope of a root field (its @scope) or of a field below one: an edge into
+// another resource or a field carrying another resource's data (see
+// resourceScopes). The error names the field and the scope; without a valid
+// viewer it is EUNAUTHORIZED.
+func checkScopes(ctx context.Context, schema *ast.Schema, op *ast.OperationDefinition) *gqlerror.Error {
+	v, _ := viewer.FromContext(ctx)
+	return scopeWalk{schema: schema, ctx: ctx, v: v}.root(op.SelectionSet, nil)
 }
 
-// root walks the root fields: each answers what its resolver checked, so the
-// resource it returns is read without a further check.
+// root walks the root fields: each needs the scope it declares, and then answers
+// the resource it returns without a further check.
 func (w scopeWalk) root(set ast.SelectionSet, path ast.Path) *gqlerror.Error {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
 			if strings.HasPrefix(s.Name, "__") || s.Definition == nil {
 				continue
+			}
+			if err := w.rootField(s, with(path, s.Alias)); err != nil {
+				return err
 			}
 			res, _ := ResourceOf(s.Definition.Type.Name())
 			// Under an interface (node, nodes), a fragment's type is what the root
@@ -189,6 +242,26 @@ func (w scopeWalk) root(set ast.SelectionSet, path ast.Path) *gqlerror.Error {
 	return nil
 }
 
+// rootField refuses root field f unless the viewer holds the scope it declares:
+// EFORBIDDEN naming the scope and the field, or viewer.Require's EUNAUTHORIZED
+// without a valid viewer, at the field's path and location. A field without
+// @scope, which the schema test forbids, is refused to every key.
+func (w scopeWalk) rootField(f *ast.Field, at ast.Path) *gqlerror.Error {
+	scope, ok := DeclaredScope(f.Definition)
+	what := f.ObjectDefinition.Name + "." + f.Name
+	if !ok {
+		return withPlace(switchboard.Errorf(switchboard.EINTERNAL, "%s declares no scope.", what), at, f.Position)
+	}
+	if _, err := viewer.Require(w.ctx, scope); err != nil {
+		var e *switchboard.Error
+		if errors.As(err, &e) && e.Code == switchboard.EFORBIDDEN {
+			return scopeError(scope, what, "use", at, f.Position)
+		}
+		return withPlace(err, at, f.Position)
+	}
+	return nil
+}
+
 // walk checks set, read within resource current. open is true right under a root
 // field of an interface type, where a fragment names the resource answered.
 func (w scopeWalk) walk(set ast.SelectionSet, current string, open bool, path ast.Path) *gqlerror.Error {
@@ -201,12 +274,12 @@ func (w scopeWalk) walk(set ast.SelectionSet, current string, open bool, path as
 			at := with(path, s.Alias)
 			parent := s.ObjectDefinition.Name
 			if scope := DataScope(parent, s.Name); scope != "" && !w.v.Can(scope) {
-				return scopeError(scope, parent+"."+s.Name, at, s.Position)
+				return scopeError(scope, parent+"."+s.Name, "read", at, s.Position)
 			}
 			next := current
 			if res, _ := ResourceOf(s.Definition.Type.Name()); res != "" && res != current {
 				if scope := EdgeScope(parent, s.Name, res); !w.v.Can(scope) {
-					return scopeError(scope, parent+"."+s.Name, at, s.Position)
+					return scopeError(scope, parent+"."+s.Name, "read", at, s.Position)
 				}
 				next = res
 			}
@@ -236,7 +309,7 @@ func (w scopeWalk) fragment(typeCondition string, set ast.SelectionSet, pos *ast
 	next := current
 	if res, _ := ResourceOf(typeCondition); res != "" && res != current {
 		if scope := resourceScopes[res]; !open && !w.v.Can(scope) {
-			return scopeError(scope, "fragment on "+typeCondition, path, pos)
+			return scopeError(scope, "fragment on "+typeCondition, "read", path, pos)
 		}
 		next = res
 	}
@@ -254,17 +327,21 @@ func with(path ast.Path, name string) ast.Path {
 	return append(path[:len(path):len(path)], ast.PathName(name))
 }
 
-// scopeError is the EFORBIDDEN error of reading what (Type.field) with a key
-// lacking scope, worded as viewer.Require words it.
-func scopeError(scope, what string, path ast.Path, pos *ast.Position) *gqlerror.Error {
-	err := &switchboard.Error{
+// scopeError is the EFORBIDDEN error of reading (or using) what (Type.field)
+// with a key lacking scope, worded as viewer.Require words it.
+func scopeError(scope, what, verb string, path ast.Path, pos *ast.Position) *gqlerror.Error {
+	return withPlace(&switchboard.Error{
 		Code:    switchboard.EFORBIDDEN,
-		Message: fmt.Sprintf("The API key lacks the required scope %s to read %s.", scope, what),
+		Message: fmt.Sprintf("The API key lacks the required scope %s to %s %s.", scope, verb, what),
 		Details: []switchboard.Detail{{Path: "scope", Code: "missing_scope", Message: scope}},
-	}
+	}, path, pos)
+}
+
+// withPlace is err as the GraphQL error of the field at path and pos.
+func withPlace(err error, path ast.Path, pos *ast.Position) *gqlerror.Error {
 	var locs []gqlerror.Location
 	if pos != nil {
 		locs = []gqlerror.Location{{Line: pos.Line, Column: pos.Column}}
 	}
-	return &gqlerror.Error{Err: err, Message: err.Message, Path: path, Locations: locs}
+	return &gqlerror.Error{Err: err, Message: switchboard.ErrorMessage(err), Path: path, Locations: locs}
 }

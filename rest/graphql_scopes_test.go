@@ -204,7 +204,8 @@ type step struct {
 
 // reach builds an operation that reads f.field of f.typ through the shortest
 // path from a root field (a query when one reaches it); when apart, one that
-// follows no other field needing f.scope, so that the refusal is f's own.
+// follows no other field needing f.scope (a root field's is its @scope), so that
+// the refusal is f's own.
 func reach(s *ast.Schema, f scopedField, apart bool) (op, query string, ok bool) {
 	for _, root := range []string{"Query", "Mutation"} {
 		type state struct {
@@ -215,6 +216,9 @@ func reach(s *ast.Schema, f scopedField, apart bool) (op, query string, ok bool)
 		seen := map[string]bool{}
 		for _, rf := range s.Types[root].Fields {
 			if strings.HasPrefix(rf.Name, "__") || s.Types[rf.Type.Name()].Kind != ast.Object {
+				continue
+			}
+			if needs, _ := graph.DeclaredScope(rf); apart && needs == f.scope {
 				continue
 			}
 			res, _ := graph.ResourceOf(rf.Type.Name())

@@ -261,10 +261,10 @@ func buildOpenAPI() map[string]any {
 			item[strings.ToLower(o.method)] = op
 			continue
 		}
-		if o.scope != "" {
+		if scope := o.needs(); scope != "" {
 			errs[403] = true
-			op["security"] = []any{map[string]any{"bearerAuth": []string{o.scope}}}
-			op["description"] = "Needs the " + o.scope + " scope."
+			op["security"] = []any{map[string]any{"bearerAuth": []string{scope}}}
+			op["description"] = "Needs the " + scope + " scope."
 		} else {
 			op["description"] = "Needs any valid API key."
 		}

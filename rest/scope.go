@@ -10,19 +10,21 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// The scope of every /v1 route is declared once, in the route table
-// (apiOperations, which the API reference is built from), and checked before the
-// route's handler runs: a key that lacks it gets 403 insufficient_scope whatever
-// its request holds, before a path parameter, query value or body is read. Then
-// the text of every query name and value is checked (checkQueryText), whether
-// the route reads it or not.
-// The resolvers check their scopes again, for GraphQL and as the core's own rule.
+// The scope of every /v1 route is declared once, by the @scope directive of the
+// GraphQL root field the route serves (apiOp.field in the route table, which the
+// API reference is built from; graph.RootScope reads it from the schema), and
+// checked before the route's handler runs: a key that lacks it gets 403
+// insufficient_scope whatever its request holds, before a path parameter, query
+// value or body is read. Then the text of every query name and value is checked
+// (checkQueryText), whether the route reads it or not. The resolvers the
+// handlers call do not check scopes again: GraphQL checks the same directive
+// before an operation runs (graph.checkScopes).
 
 // routeScopes maps "METHOD /v1/path" of the route table to its scope.
 var routeScopes = sync.OnceValue(func() map[string]string {
 	m := make(map[string]string, len(apiOperations))
 	for _, o := range apiOperations {
-		m[o.method+" "+o.path] = o.scope
+		m[o.method+" "+o.path] = o.needs()
 	}
 	return m
 })

@@ -53,7 +53,7 @@ func (Board) Indexes() []ent.Index {
 
 // Annotations of the Board.
 func (Board) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.QueryField("boards"), entgql.RelayConnection()}
+	return []schema.Annotation{queryField("boards", switchboard.ScopeBoardsRead), entgql.RelayConnection()}
 }
 
 // BoardItem is one fact on a board. Its status and priority are stored as the

@@ -67,7 +67,7 @@ func (Chat) Indexes() []ent.Index {
 func (Chat) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.RelayConnection(),
-		entgql.QueryField("chatConnection"),
+		queryField("chatConnection", switchboard.ScopeChatsRead),
 	}
 }
 
@@ -99,7 +99,7 @@ func (Contact) Indexes() []ent.Index {
 func (Contact) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.RelayConnection(),
-		entgql.QueryField("contactConnection"),
+		queryField("contactConnection", switchboard.ScopeContactsRead),
 	}
 }
 

@@ -104,6 +104,6 @@ func (Message) Indexes() []ent.Index {
 func (Message) Annotations() []schema.Annotation {
 	return []schema.Annotation{
 		entgql.RelayConnection(),
-		entgql.QueryField("messages"),
+		queryField("messages", switchboard.ScopeChatsRead),
 	}
 }

@@ -48,7 +48,7 @@ func (Webhook) Edges() []ent.Edge {
 
 // Annotations of the Webhook.
 func (Webhook) Annotations() []schema.Annotation {
-	return []schema.Annotation{entgql.QueryField("webhooks"), entgql.RelayConnection()}
+	return []schema.Annotation{queryField("webhooks", switchboard.ScopeWebhooksRead), entgql.RelayConnection()}
 }
 
 // Delivery is one event on its way to one webhook. Its id is the envelope id the
