@@ -37,6 +37,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/campaigns"
 )
 
 func main() {
@@ -121,10 +122,10 @@ func main() {
 	for {
 		c = call("GET", "/v1/campaigns/"+cid, nil)
 		n := func(k string) int { f, _ := c[k].(float64); return int(f) }
-		if sentAt == 0 && (c["status"] == "complete_sent" || c["status"] == "complete_delivered") {
+		if sentAt == 0 && (c["status"] == string(campaigns.StatusCompleteSent) || c["status"] == string(campaigns.StatusCompleteDelivered)) {
 			sentAt = time.Since(start)
 		}
-		if c["status"] == "complete_delivered" && n("readCount")+n("failedCount") == n("totalCount") {
+		if c["status"] == string(campaigns.StatusCompleteDelivered) && n("readCount")+n("failedCount") == n("totalCount") {
 			break
 		}
 		if *verbose && time.Since(lastReport) >= 2*time.Second {

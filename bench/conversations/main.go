@@ -42,6 +42,7 @@ import (
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/rest"
 )
 
@@ -191,10 +192,10 @@ func seed(ctx context.Context, dbURL, ws string, chats, perChat int) []string {
 			fromMe := rng.IntN(2) == 0
 			id := fmt.Sprintf("B%07d%05d", i, j)
 			key := engine.Key{FromMe: fromMe, Remote: jid, ID: id}.Serialized()
-			from, status := "1555"+fmt.Sprintf("%07d", i)+"@c.us", "received"
+			from, status := "1555"+fmt.Sprintf("%07d", i)+"@c.us", string(messaging.StatusReceived)
 			var received, confirmed any = at, nil
 			if fromMe {
-				from, status, received, confirmed = "", "read", nil, at
+				from, status, received, confirmed = "", string(messaging.StatusRead), nil, at
 			}
 			typ, wire, mediaKind, mime := "text", "chat", "", ""
 			text := words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))] + fmt.Sprintf(" #%d", j)
