@@ -162,7 +162,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err := touchChat(ctx, tx, m, true); err != nil {
 		return err
 	}
-	data := view.NewChatMessage(m, messaging.AckForStatus(messaging.StatusOf(m)))
+	data := view.NewChatMessage(m, messaging.AckOf(m))
 	if err := outbox.Record(ctx, tx, wh.EventNewMessageReceived, data); err != nil {
 		return err
 	}

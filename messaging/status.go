@@ -124,6 +124,9 @@ func AckForStatus(status Status) int {
 	return int(engine.AckPending)
 }
 
+// AckOf is the network ack number clients see for m.
+func AckOf(m *ent.Message) int { return AckForStatus(StatusOf(m)) }
+
 // Change is an optional part of a transition: it sets fields both in the update
 // and in the copy of the message that Move returns.
 type Change func(u *ent.MessageUpdate, next *ent.Message)

@@ -273,7 +273,7 @@ func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func chatMessage(m *ent.Message) view.ChatMessage {
-	return view.NewChatMessage(m, messaging.AckForStatus(messaging.StatusOf(m)))
+	return view.NewChatMessage(m, messaging.AckOf(m))
 }
 
 // listStoredMessages serves GET /v1/messages.
