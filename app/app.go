@@ -119,16 +119,48 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.watchMetrics()
 	a.Queue = jobs.NewQueue(a.asynqc, a.inspector, a.Redis)
 	a.Queue.DispatchTimeout = cfg.DispatchTimeout
-	// A process that serves the API and runs the worker gives the worker a pool of
-	// its own, so that a backlog of jobs never leaves requests waiting for a
-	// connection.
-	work := client
-	if cfg.Role == RoleAll && storage.Separate(cfg.DatabaseURL) {
-		if work, err = storage.OpenPool(cfg.DatabaseURL, workerPool); err != nil {
-			return nil, err
-		}
-		a.closers = append(a.closers, func() { _ = work.Close() })
+	work, err := a.workerClient()
+	if err != nil {
+		return nil, err
 	}
+	a.assemblePaths(work, dialect)
+	store := media.NewStore(client, cfg.PublicURL)
+	open := cfg.OpenGateway
+	if open == nil {
+		open = host.OpenGateway
+	}
+	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
+		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
+			Logger: cfg.Logger}}
+	songs, files, err := a.assembleMusic(work)
+	if err != nil {
+		return nil, err
+	}
+	a.assembleAPI(store, songs, files)
+	ok = true
+	return a, nil
+}
+
+// workerClient is the client the background work uses: the API's, or, in a
+// process that serves the API and runs the worker, a pool of its own, so that a
+// backlog of jobs never leaves requests waiting for a connection.
+func (a *App) workerClient() (*ent.Client, error) {
+	if a.cfg.Role != RoleAll || !storage.Separate(a.cfg.DatabaseURL) {
+		return a.Client, nil
+	}
+	work, err := storage.OpenPool(a.cfg.DatabaseURL, workerPool)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, func() { _ = work.Close() })
+	return work, nil
+}
+
+// assemblePaths builds the paths of the work on the client work: the inbox,
+// webhook delivery, dispatch, the job handlers, the sandbox network, the engine
+// registry and the remote engines' hub.
+func (a *App) assemblePaths(work *ent.Client, dialect string) {
+	cfg := a.cfg
 	a.Inbox = &inbox.Inbox{Client: work}
 	a.Delivery = &delivery.Service{Client: work, Queue: a.Queue, Sender: webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, Dialect: dialect}
@@ -139,28 +171,32 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Inbox)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Inbox, a.sandboxFor)
 	a.Jobs.Engines, a.Dispatcher.Engines, a.Jobs.Campaigns.Engines = a.Engines, a.Engines, a.Engines
-	a.Hub = remote.NewHub(a.Redis, client, a.Engines, a.Inbox)
+	a.Hub = remote.NewHub(a.Redis, a.Client, a.Engines, a.Inbox)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
 	a.Engines.SetRemote(a.Hub)
 	a.Engines.SetOwns(a.ownsEngine)
+}
 
-	store := media.NewStore(client, cfg.PublicURL)
-	open := cfg.OpenGateway
-	if open == nil {
-		open = host.OpenGateway
-	}
-	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
-		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
-			Logger: cfg.Logger}}
+// assembleMusic builds song generation: the published files, the provider (the
+// local synthesizer unless MusicURL names a server) and the jobs' generator.
+func (a *App) assembleMusic(work *ent.Client) (music.Provider, *music.Files, error) {
+	cfg := a.cfg
 	files, err := music.NewFiles(filepath.Join(cfg.DataDir, "music"), cfg.PublicURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var songs music.Provider = &music.Local{MinSeconds: cfg.MusicMinSeconds, MaxSeconds: cfg.MusicMaxSeconds}
 	if cfg.MusicURL != "" {
 		songs = music.NewHTTP(cfg.MusicURL, cfg.MusicKey, cfg.MusicAllowPrivate)
 	}
 	a.Jobs.Music = &music.Generator{Client: work, Provider: songs, Files: files, Queue: a.Queue, PollEvery: cfg.MusicPollEvery}
+	return songs, files, nil
+}
+
+// assembleAPI builds what serves requests: the API keys, the resolver, the
+// queue monitor and the HTTP handler.
+func (a *App) assembleAPI(store *media.Store, songs music.Provider, files *music.Files) {
+	cfg, client := a.cfg, a.Client
 	a.Keys = auth.NewKeys(client, a.Redis, cfg.KeyTTL)
 	a.Resolver = &graph.Resolver{Client: client, Keys: a.Keys, Engines: a.Engines, Sessions: a.Hub, Gateways: a.Gateways, Queue: a.Queue, Dispatcher: a.Dispatcher, Inbox: a.Inbox, Media: store,
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
@@ -178,8 +214,6 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		AddressRateLimit: cfg.addressRateLimit(), AuthFailureLimit: cfg.authFailureLimit(), TrustedProxies: cfg.TrustedProxies,
 		Sessions:      &dashboard.Sessions{Redis: a.Redis, Keys: a.Keys, OperatorToken: cfg.OperatorToken},
 		SecureCookies: strings.HasPrefix(cfg.PublicURL, "https:")})
-	ok = true
-	return a, nil
 }
 
 // openRedis connects to REDIS_URL (see ParseRedisURL), or starts an in-process
@@ -262,6 +296,38 @@ func (a *App) Start(ctx context.Context) error {
 	engines, stopEngines := context.WithCancel(ctx)
 	work, stopWork := context.WithCancel(ctx)
 	a.stopEngines, a.stopWork = stopEngines, stopWork
+	if err := a.startEngines(engines); err != nil {
+		return err
+	}
+	if a.cfg.Role == RoleAPI {
+		return nil
+	}
+	if err := a.startServers(); err != nil {
+		return err
+	}
+	if err := a.startScheduler(); err != nil {
+		return err
+	}
+	a.goWork(func() { a.Dispatcher.Run(work, dispatchWorkers) })
+	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
+	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
+	a.goWork(func() { a.Inbox.Run(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Delivery.RunFanout(work, 50*time.Millisecond, idlePoll) })
+	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
+	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
+	// What Redis lost while no worker ran is queued again at once, beside serving.
+	a.goWork(func() {
+		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
+			a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
+		}
+	})
+	return nil
+}
+
+// startEngines starts what every role runs until engines ends: the in-process
+// Redis's clock, the engine registry, the remote engines' hub, the gateways, and
+// the listeners for changed keys and webhooks.
+func (a *App) startEngines(engines context.Context) error {
 	if a.mini != nil {
 		a.goEngines(func() {
 			t := time.NewTicker(time.Second)
@@ -283,25 +349,28 @@ func (a *App) Start(ctx context.Context) error {
 	a.goEngines(func() { a.Gateways.Run(engines) })
 	a.goEngines(func() { a.Keys.Listen(engines, a.Redis) })
 	a.goEngines(func() { outbox.Listen(engines, a.Redis) })
-	if a.cfg.Role == RoleAPI {
-		return nil
-	}
-	mux := asynq.NewServeMux()
-	a.Jobs.Register(mux)
-	// Three kinds of asynq servers: dispatch tasks only wait for the batch they join
-	// (dispatch.Dispatcher.Run), so theirs has room for many at once; webhook attempts
-	// mostly wait on the network, so theirs has room for webhook.Concurrency; the
-	// other queues keep a concurrency their database work can bear. An idle server
-	// looks for tasks every checkEvery: often where a message or its webhook waits.
+	return nil
+}
+
+// asynqServer is one asynq server of the worker: the queues it serves, how many
+// tasks it runs at once, and how often an idle one looks for tasks.
+type asynqServer struct {
+	queues      map[string]int
+	concurrency int
+	checkEvery  time.Duration
+}
+
+// asynqServers are the worker's asynq servers, of three kinds: dispatch tasks
+// only wait for the batch they join (dispatch.Dispatcher.Run), so theirs has room
+// for many at once; webhook attempts mostly wait on the network, so theirs has
+// room for webhook.Concurrency; the other queues keep a concurrency their
+// database work can bear. An idle server looks for tasks every checkEvery: often
+// where a message or its webhook waits.
+func asynqServers() []asynqServer {
 	others := maps.Clone(jobs.Queues)
 	delete(others, jobs.QueueMessages)
 	delete(others, jobs.QueueWebhooks)
-	type server struct {
-		queues      map[string]int
-		concurrency int
-		checkEvery  time.Duration
-	}
-	servers := []server{
+	servers := []asynqServer{
 		{map[string]int{jobs.QueueWebhooks: 1}, webhook.Concurrency, 20 * time.Millisecond},
 		{others, 10, 100 * time.Millisecond},
 	}
@@ -309,10 +378,18 @@ func (a *App) Start(ctx context.Context) error {
 	// thousands come due in the same second, one server's loop is what they wait
 	// for. Several servers share the dispatch queue and its concurrency.
 	for range dispatchServers {
-		servers = append(servers, server{map[string]int{jobs.QueueMessages: 1}, dispatchConcurrency / dispatchServers,
+		servers = append(servers, asynqServer{map[string]int{jobs.QueueMessages: 1}, dispatchConcurrency / dispatchServers,
 			20 * time.Millisecond})
 	}
-	for _, q := range servers {
+	return servers
+}
+
+// startServers starts the worker's asynq servers, every one with the jobs'
+// handlers.
+func (a *App) startServers() error {
+	mux := asynq.NewServeMux()
+	a.Jobs.Register(mux)
+	for _, q := range asynqServers() {
 		srv := asynq.NewServerFromRedisClient(a.Redis, asynq.Config{
 			Concurrency:              q.concurrency,
 			Queues:                   q.queues,
@@ -329,6 +406,11 @@ func (a *App) Start(ctx context.Context) error {
 		}
 		a.servers = append(a.servers, srv)
 	}
+	return nil
+}
+
+// startScheduler schedules the periodic maintenance: the reconciler and pruning.
+func (a *App) startScheduler() error {
 	a.scheduler = asynq.NewScheduler(a.redisOpt, &asynq.SchedulerOpts{Logger: asynqLogger{a.cfg.Logger}, LogLevel: asynq.WarnLevel})
 	if _, err := a.scheduler.Register(fmt.Sprintf("@every %s", jobs.ReconcileEvery), jobs.ReconcileTask(),
 		asynq.Queue(jobs.QueueMaintenance), asynq.Unique(jobs.ReconcileEvery), asynq.MaxRetry(0)); err != nil {
@@ -341,19 +423,6 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.scheduler.Start(); err != nil {
 		return fmt.Errorf("app: start scheduler: %w", err)
 	}
-	a.goWork(func() { a.Dispatcher.Run(work, dispatchWorkers) })
-	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
-	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
-	a.goWork(func() { a.Inbox.Run(work, 50*time.Millisecond, idlePoll) })
-	a.goWork(func() { a.Delivery.RunFanout(work, 50*time.Millisecond, idlePoll) })
-	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
-	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
-	// What Redis lost while no worker ran is queued again at once, beside serving.
-	a.goWork(func() {
-		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
-			a.cfg.Logger.Warn("initial reconciliation failed", "err", err)
-		}
-	})
 	return nil
 }
 

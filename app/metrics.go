@@ -22,20 +22,20 @@ func (a *App) watchMetrics() {
 		func(ctx context.Context) (map[string]float64, error) {
 			out := map[string]float64{}
 			for _, s := range campaigns.Statuses {
-				out[s] = 0
+				out[string(s)] = 0
 			}
 			return out, countBy(ctx, a.Client.Campaign.Query().GroupBy(campaign.FieldStatus).Aggregate(ent.Count()).Scan, out)
 		})
 	metrics.WatchGauges("switchboard_campaign_messages", "Messages of pending, running and paused campaigns, by message status.", "status",
 		func(ctx context.Context) (map[string]float64, error) {
 			out := map[string]float64{}
-			q := a.Client.Message.Query().Where(message.HasCampaignWith(campaign.StatusIn(
+			q := a.Client.Message.Query().Where(message.HasCampaignWith(campaigns.StatusIn(
 				campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusPaused)))
 			return out, countBy(ctx, q.GroupBy(message.FieldStatus).Aggregate(ent.Count()).Scan, out)
 		})
 	metrics.WatchGauges("switchboard_engines", "Engines by state (CONNECTED: in presence now, on any replica).", "state",
 		func(ctx context.Context) (map[string]float64, error) {
-			out := map[string]float64{engine.StateConnected: 0}
+			out := map[string]float64{string(engine.StateConnected): 0}
 			return out, countBy(ctx, a.Client.Engine.Query().GroupBy(entengine.FieldState).Aggregate(ent.Count()).Scan, out)
 		})
 }

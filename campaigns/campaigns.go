@@ -9,21 +9,42 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/campaign"
+	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/webhook"
 )
 
+// Status is a campaign's state, as stored in its status column.
+type Status string
+
 // Campaign statuses.
 const (
-	StatusPending           = "pending"
-	StatusRunning           = "running"
-	StatusPaused            = "paused"
-	StatusCompleteSent      = "complete_sent"
-	StatusCompleteDelivered = "complete_delivered"
-	StatusAborted           = "aborted"
+	StatusPending           Status = "pending"
+	StatusRunning           Status = "running"
+	StatusPaused            Status = "paused"
+	StatusCompleteSent      Status = "complete_sent"
+	StatusCompleteDelivered Status = "complete_delivered"
+	StatusAborted           Status = "aborted"
 )
 
 // Statuses lists every status, in lifecycle order.
-var Statuses = []string{StatusPending, StatusRunning, StatusPaused, StatusCompleteSent, StatusCompleteDelivered, StatusAborted}
+var Statuses = []Status{StatusPending, StatusRunning, StatusPaused, StatusCompleteSent, StatusCompleteDelivered, StatusAborted}
+
+// StatusOf is c's status, typed: the one conversion from the status column.
+func StatusOf(c *ent.Campaign) Status { return Status(c.Status) }
+
+// StatusIs selects the campaigns in status s.
+func StatusIs(s Status) predicate.Campaign { return campaign.Status(string(s)) }
+
+// StatusIn selects the campaigns in any of statuses.
+func StatusIn(statuses ...Status) predicate.Campaign {
+	in := make([]string, len(statuses))
+	for i, s := range statuses {
+		in[i] = string(s)
+	}
+	return campaign.StatusIn(in...)
+}
 
 // Actions a caller (or the step) takes on a campaign.
 const (
@@ -37,7 +58,7 @@ const (
 )
 
 // transitions is the state machine: status -> action -> next status.
-var transitions = map[string]map[string]string{
+var transitions = map[Status]map[string]Status{
 	StatusPending: {ActionStart: StatusRunning, ActionHold: StatusPaused, ActionCancel: StatusAborted},
 	StatusRunning: {ActionPause: StatusPaused, ActionCancel: StatusAborted,
 		ActionSent: StatusCompleteSent, ActionDelivered: StatusCompleteDelivered},
@@ -47,7 +68,7 @@ var transitions = map[string]map[string]string{
 
 // Next returns the status a campaign in status moves to on action, and false when
 // the action is not allowed there.
-func Next(status, action string) (string, bool) {
+func Next(status Status, action string) (Status, bool) {
 	to, ok := transitions[status][action]
 	return to, ok
 }
@@ -63,12 +84,12 @@ const NoContentReason = "the campaign has no text or mediaUrl: give it one (PATC
 
 // Finished reports whether a campaign in status sends nothing more: it completed
 // its sending, or was aborted.
-func Finished(status string) bool {
+func Finished(status Status) bool {
 	return status == StatusCompleteSent || status == StatusCompleteDelivered || status == StatusAborted
 }
 
 // Event returns the webhook event a move from one status to another records, or "".
-func Event(from, to string) string {
+func Event(from, to Status) string {
 	switch {
 	case from == StatusPending && to == StatusRunning:
 		return webhook.EventCampaignStarted

@@ -6,13 +6,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/view"
 	"github.com/switchboardhq/switchboard/webhook"
 )
 
 func TestStateMachine(t *testing.T) {
 	actions := []string{ActionStart, ActionPause, ActionResume, ActionCancel, ActionSent, ActionDelivered}
-	want := map[string]map[string]string{
+	want := map[Status]map[string]Status{
 		StatusPending:           {ActionStart: StatusRunning, ActionCancel: StatusAborted},
 		StatusRunning:           {ActionPause: StatusPaused, ActionCancel: StatusAborted, ActionSent: StatusCompleteSent, ActionDelivered: StatusCompleteDelivered},
 		StatusPaused:            {ActionResume: StatusRunning, ActionCancel: StatusAborted},
@@ -20,9 +21,9 @@ func TestStateMachine(t *testing.T) {
 		StatusCompleteDelivered: {},
 		StatusAborted:           {},
 	}
-	got := map[string]map[string]string{}
+	got := map[Status]map[string]Status{}
 	for _, s := range Statuses {
-		got[s] = map[string]string{}
+		got[s] = map[string]Status{}
 		for _, a := range actions {
 			if to, ok := Next(s, a); ok {
 				got[s][a] = to
@@ -32,7 +33,10 @@ func TestStateMachine(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transitions (-want +got):\n%s", diff)
 	}
-	events := []struct{ from, to, want string }{
+	events := []struct {
+		from, to Status
+		want     string
+	}{
 		{StatusPending, StatusRunning, webhook.EventCampaignStarted},
 		{StatusRunning, StatusPaused, webhook.EventCampaignPaused},
 		{StatusPaused, StatusRunning, webhook.EventCampaignResumed},
@@ -47,7 +51,7 @@ func TestStateMachine(t *testing.T) {
 			t.Errorf("Event(%s, %s) = %q, want %q", e.from, e.to, got, e.want)
 		}
 	}
-	for s, finished := range map[string]bool{StatusPending: false, StatusRunning: false, StatusPaused: false,
+	for s, finished := range map[Status]bool{StatusPending: false, StatusRunning: false, StatusPaused: false,
 		StatusCompleteSent: true, StatusCompleteDelivered: true, StatusAborted: true} {
 		if Finished(s) != finished {
 			t.Errorf("Finished(%s) = %v", s, !finished)
@@ -150,7 +154,7 @@ func TestPacing(t *testing.T) {
 
 func TestTally(t *testing.T) {
 	var c view.Counts
-	for status, n := range map[string]int{"pending": 1, "sending": 2, "confirmed": 3, "received": 4, "read": 5, "played": 1, "failed": 6, "expired": 1, "cancelled": 1} {
+	for status, n := range map[messaging.Status]int{"pending": 1, "sending": 2, "confirmed": 3, "received": 4, "read": 5, "played": 1, "failed": 6, "expired": 1, "cancelled": 1} {
 		Tally(&c, status, n)
 	}
 	want := view.Counts{Made: 24, Queued: 3, Sent: 13, Delivered: 10, Read: 6, Failed: 8}

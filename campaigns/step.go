@@ -80,7 +80,7 @@ func (s *Stepper) step(ctx context.Context, campaignID, token string, now time.T
 	if c.StepToken == "" || c.StepToken != token {
 		return nil // paused, cancelled, or another step took over
 	}
-	if c.Status == StatusPending && !HasContent(c.Text, c.MediaURL) {
+	if StatusOf(c) == StatusPending && !HasContent(c.Text, c.MediaURL) {
 		// Nothing to send: held, paused with the reason, until an edit gives it
 		// content and a resume (which checks it) starts it.
 		return storage.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
@@ -88,7 +88,7 @@ func (s *Stepper) step(ctx context.Context, campaignID, token string, now time.T
 			return err
 		})
 	}
-	if c.Status == StatusPending {
+	if StatusOf(c) == StatusPending {
 		var moved bool
 		err := storage.WithTx(ctx, s.Client, func(tx *ent.Tx) (err error) {
 			c, moved, err = Move(ctx, tx, c, ActionStart, token, "", now)
@@ -99,9 +99,9 @@ func (s *Stepper) step(ctx context.Context, campaignID, token string, now time.T
 		}
 	}
 	switch {
-	case c.Status == StatusRunning && c.Cursor < c.LastSeq:
+	case StatusOf(c) == StatusRunning && c.Cursor < c.LastSeq:
 		return s.advance(ctx, c, token, now)
-	case c.Status == StatusRunning || c.Status == StatusCompleteSent:
+	case StatusOf(c) == StatusRunning || StatusOf(c) == StatusCompleteSent:
 		return s.watch(ctx, c, token, now)
 	}
 	return nil
@@ -261,7 +261,7 @@ func (s *Stepper) contactNames(ctx context.Context, c *ent.Campaign, contacts []
 func (s *Stepper) makePage(ctx context.Context, c *ent.Campaign, token string, pg *page, next string, nextAt, now time.Time) ([]*ent.Message, error) {
 	var queued []*ent.Message
 	err := storage.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
-		u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.StepToken(token), campaign.Status(StatusRunning)).
+		u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.StepToken(token), StatusIs(StatusRunning)).
 			SetCursor(pg.cursor).SetStepToken(next).SetNextStepAt(nextAt)
 		if pg.done {
 			u.SetSentThroughAt(now)

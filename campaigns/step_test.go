@@ -114,7 +114,7 @@ func newFixture(t *testing.T, eng engines, to []string, edit func(*ent.CampaignC
 			SetVariables(map[string]string{"first": "P" + fmt.Sprint(i+1)}).SaveX(ctx)
 	}
 	create := client.Campaign.Create().SetName("c").SetAudienceID(aud.ID).SetText("Hi {first}").
-		SetStatus(campaigns.StatusRunning).SetStepToken("t1").SetLastSeq(int64(len(to))).SetTotalCount(len(to))
+		SetStatus(string(campaigns.StatusRunning)).SetStepToken("t1").SetLastSeq(int64(len(to))).SetTotalCount(len(to))
 	if edit != nil {
 		edit(create)
 	}
@@ -175,7 +175,7 @@ func repeat(s string, n int) []string {
 func pending(to ...string) []string {
 	out := make([]string, len(to))
 	for i, jid := range to {
-		out[i] = jid + " " + messaging.StatusPending
+		out[i] = jid + " " + string(messaging.StatusPending)
 	}
 	return out
 }
@@ -247,13 +247,17 @@ func TestStep(t *testing.T) {
 	}, {
 		name:    "paused: nothing",
 		engines: engines{n: 1},
-		edit:    func(c *ent.CampaignCreate) { c.SetStatus(campaigns.StatusPaused).SetStepToken("").SetPausedAt(now) },
-		want:    outcome{Status: "paused", NextIn: -1},
+		edit: func(c *ent.CampaignCreate) {
+			c.SetStatus(string(campaigns.StatusPaused)).SetStepToken("").SetPausedAt(now)
+		},
+		want: outcome{Status: "paused", NextIn: -1},
 	}, {
 		name:    "cancelled: nothing",
 		engines: engines{n: 1},
-		edit:    func(c *ent.CampaignCreate) { c.SetStatus(campaigns.StatusAborted).SetStepToken("").SetAbortedAt(now) },
-		want:    outcome{Status: "aborted", NextIn: -1},
+		edit: func(c *ent.CampaignCreate) {
+			c.SetStatus(string(campaigns.StatusAborted)).SetStepToken("").SetAbortedAt(now)
+		},
+		want: outcome{Status: "aborted", NextIn: -1},
 	}, {
 		name:    "another token: nothing",
 		engines: engines{n: 1},
@@ -262,13 +266,13 @@ func TestStep(t *testing.T) {
 	}, {
 		name:    "pending without content: held",
 		engines: engines{n: 1},
-		edit:    func(c *ent.CampaignCreate) { c.SetStatus(campaigns.StatusPending).SetText("") },
+		edit:    func(c *ent.CampaignCreate) { c.SetStatus(string(campaigns.StatusPending)).SetText("") },
 		want:    outcome{Status: "paused", Reason: campaigns.NoContentReason, NextIn: -1, Events: []string{"campaign.paused"}},
 	}, {
 		name:    "pending: started, then the first message",
 		engines: engines{n: 1},
 		edit: func(c *ent.CampaignCreate) {
-			c.SetStatus(campaigns.StatusPending).SetMinDelayMs(5000).SetMaxDelayMs(5000)
+			c.SetStatus(string(campaigns.StatusPending)).SetMinDelayMs(5000).SetMaxDelayMs(5000)
 		},
 		want: outcome{Status: "running", Cursor: 1, NextIn: 5 * time.Second, Messages: pending(to[0]), Dispatched: 1,
 			Steps: []queuedStep{{"stored", 5 * time.Second}}, Events: []string{"campaign.started", "message.queued"}},
@@ -405,7 +409,7 @@ func TestStepMessages(t *testing.T) {
 				t.Errorf("stored message %+v: want a scheduled message of the campaign, made now", m)
 			}
 			wantDispatched := 1
-			if m.Status == messaging.StatusFailed {
+			if messaging.StatusOf(m) == messaging.StatusFailed {
 				wantDispatched = 0
 			}
 			if len(f.queue.dispatched) != wantDispatched {

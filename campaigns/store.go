@@ -3,6 +3,7 @@ package campaigns
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -18,42 +19,33 @@ import (
 // Which message statuses count as what. The counters are cumulative: a read
 // message is also delivered and sent.
 var (
-	queuedStatuses    = []string{messaging.StatusPending, messaging.StatusSending}
-	sentStatuses      = []string{messaging.StatusSent, messaging.StatusSentPendingAck, messaging.StatusConfirmed}
-	deliveredStatuses = []string{messaging.StatusDelivered, messaging.StatusReceived}
-	readStatuses      = []string{messaging.StatusRead, messaging.StatusPlayed}
-	failedStatuses    = []string{messaging.StatusFailed, messaging.StatusError, messaging.StatusExpired, messaging.StatusCancelled}
+	queuedStatuses    = []messaging.Status{messaging.StatusPending, messaging.StatusSending}
+	sentStatuses      = []messaging.Status{messaging.StatusSent, messaging.StatusSentPendingAck, messaging.StatusConfirmed}
+	deliveredStatuses = []messaging.Status{messaging.StatusDelivered, messaging.StatusReceived}
+	readStatuses      = []messaging.Status{messaging.StatusRead, messaging.StatusPlayed}
+	failedStatuses    = []messaging.Status{messaging.StatusFailed, messaging.StatusError, messaging.StatusExpired, messaging.StatusCancelled}
 )
 
 // Tally adds n messages in status to c.
-func Tally(c *Counts, status string, n int) {
+func Tally(c *Counts, status messaging.Status, n int) {
 	c.Made += n
 	switch {
-	case in(status, queuedStatuses):
+	case slices.Contains(queuedStatuses, status):
 		c.Queued += n
-	case in(status, readStatuses):
+	case slices.Contains(readStatuses, status):
 		c.Read += n
 		c.Delivered += n
 		c.Sent += n
-	case in(status, deliveredStatuses):
+	case slices.Contains(deliveredStatuses, status):
 		c.Delivered += n
 		c.Sent += n
-	case in(status, sentStatuses):
+	case slices.Contains(sentStatuses, status):
 		c.Sent += n
-	case in(status, failedStatuses):
+	case slices.Contains(failedStatuses, status):
 		c.Failed += n
 	default: // before-wa-send, bt-sent: on its way
 		c.Queued += n
 	}
-}
-
-func in(s string, list []string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Counts are a campaign's counters (see view.Counts).
@@ -85,7 +77,7 @@ func Count(ctx context.Context, q *ent.MessageClient, ids ...string) (map[string
 	}
 	for _, r := range rows {
 		c := out[r.CampaignID]
-		Tally(&c, r.Status, r.Count)
+		Tally(&c, messaging.Status(r.Status), r.Count)
 		out[r.CampaignID] = c
 	}
 	return out, nil
@@ -98,16 +90,16 @@ func Count(ctx context.Context, q *ent.MessageClient, ids ...string) (map[string
 // causes with the campaign (and its counters) as data. moved is false when c
 // changed meanwhile or the action is not allowed from its status.
 func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reason string, now time.Time) (next *ent.Campaign, moved bool, err error) {
-	to, ok := Next(c.Status, action)
+	to, ok := Next(StatusOf(c), action)
 	if !ok {
 		return c, false, nil
 	}
-	u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.Status(c.Status)).SetStatus(to)
+	u := tx.Campaign.Update().Where(campaign.ID(c.ID), campaign.Status(c.Status)).SetStatus(string(to))
 	if token != "" {
 		u.Where(campaign.StepToken(token))
 	}
 	n := *c
-	n.Status = to
+	n.Status = string(to)
 	switch to {
 	case StatusRunning:
 		if c.StartedAt == nil {
@@ -141,7 +133,7 @@ func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reaso
 	} else if count == 0 {
 		return c, false, nil
 	}
-	typ := Event(c.Status, to)
+	typ := Event(StatusOf(c), to)
 	if typ == webhook.EventCampaignResumed && c.StartedAt == nil {
 		typ = webhook.EventCampaignStarted // a campaign held before it started starts now
 	}
@@ -163,5 +155,15 @@ func Record(ctx context.Context, tx *ent.Tx, c *ent.Campaign, typ string) error 
 	if err != nil {
 		return err
 	}
-	return outbox.RecordFor(ctx, tx, c.WorkspaceID, typ, view.NewCampaign(c, counts[c.ID]))
+	return outbox.RecordFor(ctx, tx, c.WorkspaceID, typ, View(c, counts[c.ID]))
+}
+
+// View renders c with its counters n, as the API and the campaign.* events show
+// it: with its pause reason while it is paused.
+func View(c *ent.Campaign, n Counts) view.Campaign {
+	v := view.NewCampaign(c, n)
+	if StatusOf(c) == StatusPaused {
+		v.PauseReason = c.PauseReason
+	}
+	return v
 }

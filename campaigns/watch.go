@@ -44,7 +44,7 @@ func watchAction(c *ent.Campaign, n Counts) string {
 	switch {
 	case AllDelivered(n):
 		return ActionDelivered
-	case AllSent(n) && c.Status == StatusRunning:
+	case AllSent(n) && StatusOf(c) == StatusRunning:
 		return ActionSent
 	}
 	return ""

@@ -62,7 +62,7 @@ func (svc *Service) Attempt(ctx context.Context, workspaceID, deliveryID string)
 			return svc.finish(ctx, d, Failed, "webhook deleted")
 		case err != nil:
 			return err
-		case hook.Status != string(WebhookEnabled):
+		case hook.Status != string(wh.StatusEnabled):
 			return svc.finish(ctx, d, Failed, "webhook disabled")
 		}
 		outbox.Forget(workspaceID)
@@ -99,8 +99,8 @@ func (svc *Service) record(ctx context.Context, d *ent.Delivery, hook *ent.Webho
 		// A bulk update by id: UpdateOne would read the row back, which nothing here uses.
 		upd := tx.Delivery.Update().Where(entdelivery.ID(d.ID), entdelivery.Status(string(Pending))).
 			SetAttempts(number).SetLastAttemptAt(at).SetLastError(errText)
-		if hook.ConsecutiveFailures >= DisableAfter && hook.Status == string(WebhookEnabled) {
-			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(string(WebhookDisabled)).SetDisabledAt(at).Exec(ctx); err != nil {
+		if hook.ConsecutiveFailures >= DisableAfter && hook.Status == string(wh.StatusEnabled) {
+			if err := tx.Webhook.UpdateOneID(hook.ID).SetStatus(string(wh.StatusDisabled)).SetDisabledAt(at).Exec(ctx); err != nil {
 				return err
 			}
 			disabled = true
@@ -126,7 +126,7 @@ func (svc *Service) record(ctx context.Context, d *ent.Delivery, hook *ent.Webho
 		metrics.Deliveries.WithLabelValues("retrying").Inc()
 		return &RetryAfter{Delay: time.Until(done.Add(delay)), Cause: errOr(res)}
 	default:
-		metrics.Deliveries.WithLabelValues("failed").Inc()
+		metrics.Deliveries.WithLabelValues(string(Failed)).Inc()
 		slog.Warn("webhook delivery failed for good", "delivery", d.ID, "webhook", hook.ID,
 			"workspace", hook.WorkspaceID, "attempts", number, "err", errOr(res))
 	}

@@ -32,15 +32,6 @@ const (
 // Statuses lists every delivery state.
 var Statuses = []Status{Pending, Succeeded, Failed}
 
-// WebhookStatus is a webhook's state, as stored in its status column.
-type WebhookStatus string
-
-// Webhook states.
-const (
-	WebhookEnabled  WebhookStatus = "enabled"
-	WebhookDisabled WebhookStatus = "disabled"
-)
-
 // DisableAfter is how many consecutive failed attempts disable an endpoint.
 const DisableAfter = 8
 

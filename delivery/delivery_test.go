@@ -85,7 +85,7 @@ func workspace(t *testing.T) string {
 }
 
 // hook makes a webhook of ws with status and failures consecutive failures.
-func (e *env) hook(t *testing.T, ws string, status delivery.WebhookStatus, failures int) *ent.Webhook {
+func (e *env) hook(t *testing.T, ws string, status wh.Status, failures int) *ent.Webhook {
 	t.Helper()
 	h, err := e.svc.Client.Webhook.Create().SetURL("https://receiver.example/hook").SetEvents([]string{"message.read"}).
 		SetSecret("whsec_c2VjcmV0").SetStatus(string(status)).SetConsecutiveFailures(failures).
@@ -195,7 +195,7 @@ func TestRetrySchedule(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 500, schedule...)
-			d := e.delivery(t, e.hook(t, workspace(t), delivery.WebhookEnabled, 0), tc.attempts)
+			d := e.delivery(t, e.hook(t, workspace(t), wh.StatusEnabled, 0), tc.attempts)
 			if diff := cmp.Diff(tc.want, e.attempt(t, d)); diff != "" {
 				t.Errorf("after attempt %d (-want +got):\n%s", tc.attempts+1, diff)
 			}
@@ -221,7 +221,7 @@ func TestAutoDisable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, 503, time.Minute)
-			d := e.delivery(t, e.hook(t, workspace(t), delivery.WebhookEnabled, tc.failures), 0)
+			d := e.delivery(t, e.hook(t, workspace(t), wh.StatusEnabled, tc.failures), 0)
 			if diff := cmp.Diff(tc.want, e.attempt(t, d)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -251,7 +251,7 @@ func TestSuccessResetsFailures(t *testing.T) {
 				go func() { defer wg.Done(); e.svc.RunLoader(ctx, 1) }()
 				t.Cleanup(func() { cancel(); wg.Wait() })
 			}
-			d := e.delivery(t, e.hook(t, workspace(t), delivery.WebhookEnabled, delivery.DisableAfter-1), 2)
+			d := e.delivery(t, e.hook(t, workspace(t), wh.StatusEnabled, delivery.DisableAfter-1), 2)
 			if diff := cmp.Diff(want, e.attempt(t, d)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -266,16 +266,16 @@ func TestSuccessResetsFailures(t *testing.T) {
 func TestWebhookUnknownToMemory(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		status     delivery.WebhookStatus
+		status     wh.Status
 		deleted    bool // the row goes, its delivery stays (a delete racing the attempt)
 		want       outcome
 		remembered bool
 	}{
-		{"made elsewhere", delivery.WebhookEnabled, false, outcome{Status: "succeeded", Attempts: 1,
+		{"made elsewhere", wh.StatusEnabled, false, outcome{Status: "succeeded", Attempts: 1,
 			Logged: []int{1}, Successes: []bool{true}, HookStatus: "enabled", Sent: 1}, true},
-		{"disabled", delivery.WebhookDisabled, false, outcome{Status: "failed", LastError: "webhook disabled",
+		{"disabled", wh.StatusDisabled, false, outcome{Status: "failed", LastError: "webhook disabled",
 			HookStatus: "disabled"}, false},
-		{"deleted", delivery.WebhookEnabled, true, outcome{Status: "failed", LastError: "webhook deleted",
+		{"deleted", wh.StatusEnabled, true, outcome{Status: "failed", LastError: "webhook deleted",
 			HookStatus: "gone"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -322,9 +322,9 @@ func TestFanOutOnce(t *testing.T) {
 	e := newEnv(t, 200, time.Minute)
 	ws := workspace(t)
 	ctx := viewer.WorkspaceContext(context.Background(), ws)
-	wants := e.hook(t, ws, delivery.WebhookEnabled, 0)
-	e.hook(t, ws, delivery.WebhookDisabled, 0)
-	other := e.hook(t, "ws_other", delivery.WebhookEnabled, 0)
+	wants := e.hook(t, ws, wh.StatusEnabled, 0)
+	e.hook(t, ws, wh.StatusDisabled, 0)
+	other := e.hook(t, "ws_other", wh.StatusEnabled, 0)
 	for _, ev := range []struct{ ws, typ string }{{ws, "message.read"}, {ws, "message.sent"}, {"ws_other", "message.read"}} {
 		if err := e.svc.Client.Event.Create().SetWorkspaceID(ev.ws).SetType(ev.typ).SetData([]byte(`{}`)).
 			Exec(viewer.SystemContext(ctx)); err != nil {

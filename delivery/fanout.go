@@ -72,7 +72,7 @@ func (svc *Service) FanOutOnce(ctx context.Context) (int, error) {
 			return err
 		}
 		hooks, err := tx.Webhook.Query().
-			Where(entwebhook.WorkspaceIDIn(slices.Collect(maps.Keys(workspaces))...), entwebhook.Status(string(WebhookEnabled))).All(sys)
+			Where(entwebhook.WorkspaceIDIn(slices.Collect(maps.Keys(workspaces))...), entwebhook.Status(string(wh.StatusEnabled))).All(sys)
 		if err != nil {
 			return err
 		}

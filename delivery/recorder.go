@@ -144,7 +144,7 @@ func (svc *Service) recordSuccesses(ctx context.Context, batch []*success) {
 			SetConsecutiveFailures(0).Exec(sys)
 	})
 	if err == nil {
-		metrics.Deliveries.WithLabelValues("succeeded").Add(float64(recorded))
+		metrics.Deliveries.WithLabelValues(string(Succeeded)).Add(float64(recorded))
 	}
 	for _, s := range batch {
 		s.done <- err

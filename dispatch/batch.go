@@ -89,7 +89,7 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, reqs []*request) {
 		case waiting[r.messageID] != nil:
 			r.done <- result{} // the same message twice: one run is enough
 			continue
-		case m == nil || m.WorkspaceID != r.workspaceID || m.Status != messaging.StatusPending:
+		case m == nil || m.WorkspaceID != r.workspaceID || messaging.StatusOf(m) != messaging.StatusPending:
 			r.done <- result{} // gone, sent, cancelled, or being sent by another run
 			continue
 		case m.SendAt != nil && m.SendAt.After(now):

@@ -88,10 +88,10 @@ func open(t *testing.T) *ent.Client {
 }
 
 // seed stores a scheduled message of ws in status st, due at sendAt (nil: now).
-func seed(t *testing.T, client *ent.Client, st string, sendAt *time.Time) *ent.Message {
+func seed(t *testing.T, client *ent.Client, st messaging.Status, sendAt *time.Time) *ent.Message {
 	t.Helper()
 	c := client.Message.Create().SetTo("15550001234@c.us").SetType("text").SetText("hi").
-		SetOrigin("scheduled").SetStatus(st).SetNillableSendAt(sendAt)
+		SetOrigin("scheduled").SetStatus(string(st)).SetNillableSendAt(sendAt)
 	if st == messaging.StatusSending {
 		c.SetClaimToken("other")
 	}
@@ -104,9 +104,10 @@ func seed(t *testing.T, client *ent.Client, st string, sendAt *time.Time) *ent.M
 
 // stored is what a test compares of a message after a dispatch.
 type stored struct {
-	Status, Reason, Key string
-	Claimed             bool // holds a claim token
-	Attempts            int
+	Status      messaging.Status
+	Reason, Key string
+	Claimed     bool // holds a claim token
+	Attempts    int
 }
 
 func read(t *testing.T, client *ent.Client, id string) stored {
@@ -115,7 +116,7 @@ func read(t *testing.T, client *ent.Client, id string) stored {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stored{Status: m.Status, Reason: m.FailureReason, Key: m.WaSerialized, Claimed: m.ClaimToken != "",
+	return stored{Status: messaging.StatusOf(m), Reason: m.FailureReason, Key: m.WaSerialized, Claimed: m.ClaimToken != "",
 		Attempts: m.DispatchAttempts}
 }
 
@@ -130,7 +131,7 @@ func TestDispatch(t *testing.T) {
 	ago := func(d time.Duration) *time.Time { at := time.Now().Add(-d); return &at }
 	tests := []struct {
 		name      string
-		status    string
+		status    messaging.Status
 		sendAt    *time.Time
 		eng       *fakeEngine // nil: no engine connected
 		workspace string      // of the task; ws when empty
@@ -350,7 +351,7 @@ func TestClaims(t *testing.T) {
 	}
 	stale := client.Message.GetX(ctx, m.ID)
 	if diff := cmp.Diff([]any{messaging.StatusSending, second.ClaimToken, 2},
-		[]any{stale.Status, stale.ClaimToken, stale.DispatchAttempts}); diff != "" {
+		[]any{messaging.StatusOf(stale), stale.ClaimToken, stale.DispatchAttempts}); diff != "" {
 		t.Errorf("after releasing a stale claim (-want +got):\n%s", diff)
 	}
 }

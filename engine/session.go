@@ -14,11 +14,22 @@ const (
 	RowGateway = "gateway" // a server-side gateway on the real network
 )
 
-// States of an engine row.
+// State is an engine's connection state as its row (and the API) shows it: one
+// vocabulary for every kind of engine. Every engine is connected, disconnected or
+// logged out; a gateway also reports the finer states of its session (see
+// host.RowState).
+type State string
+
+// Engine states.
 const (
-	StateConnected    = "CONNECTED"
-	StateDisconnected = "DISCONNECTED"
-	StateLoggedOut    = "LOGGED_OUT"
+	StateConnected    State = "CONNECTED"
+	StateDisconnected State = "DISCONNECTED"
+	StateLoggedOut    State = "LOGGED_OUT"
+	StateOpening      State = "OPENING"  // a gateway connecting to the network
+	StatePairing      State = "PAIRING"  // a gateway showing a QR or pairing code
+	StateUnpaired     State = "UNPAIRED" // a gateway with no device yet
+	StateBanned       State = "BANNED"   // a gateway's account, temporarily banned
+	StateConflict     State = "CONFLICT" // a gateway's session, taken by another client
 )
 
 // ErrDisconnected is a command to an engine that is not connected, or whose
@@ -56,8 +67,14 @@ type Remote interface {
 	Get(ctx context.Context, workspaceID, engineID string) (Engine, error)
 }
 
+// Why a session ends (Sessions.End).
+const (
+	EndLoggedOut = "logged_out" // the account was logged out: the engine must pair again
+	EndDeleted   = "deleted"    // the engine was deleted
+)
+
 // Sessions ends engine sessions wherever they run (every replica).
 type Sessions interface {
-	// End ends the session of an engine: reason is logged_out or deleted.
+	// End ends the session of an engine: reason is EndLoggedOut or EndDeleted.
 	End(ctx context.Context, workspaceID, engineID, reason string) error
 }

@@ -225,7 +225,7 @@ func (r *Resolver) deleteAudience(ctx context.Context, id string) (*model.Delete
 	}
 	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		active, err := tx.Campaign.Query().Where(campaign.AudienceID(a.ID),
-			campaign.StatusIn(campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusPaused)).Count(ctx)
+			campaigns.StatusIn(campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusPaused)).Count(ctx)
 		if err != nil {
 			return err
 		}

@@ -376,6 +376,24 @@ func (r *Resolver) upsertItems(ctx context.Context, boardID string, items []*mod
 	if err != nil {
 		return nil, err
 	}
+	drafts, err := checkUpsert(b, items, mode)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	report := &model.BoardMergeReport{Created: []*ent.BoardItem{}, Updated: []*ent.BoardItem{}, Board: b}
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
+		return mergeItems(ctx, tx, b, items, drafts, now, report)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return report, nil
+}
+
+// checkUpsert checks upsertBoardItems' mode and every one of its items, and
+// returns the items' drafts.
+func checkUpsert(b *ent.Board, items []*model.BoardItemInput, mode *string) ([]itemDraft, error) {
 	var p switchboard.Problems
 	if mode != nil && *mode != "upsert" {
 		p.Add("mode", "invalid_enum_value", "mode must be upsert")
@@ -387,70 +405,74 @@ func (r *Resolver) upsertItems(ctx context.Context, boardID string, items []*mod
 	for i, in := range items {
 		drafts[i] = checkNewItem(&p, "items."+strconv.Itoa(i)+".", b, in)
 	}
-	if err := p.Err(switchboard.EVALIDATION); err != nil {
-		return nil, err
+	return drafts, p.Err(switchboard.EVALIDATION)
+}
+
+// mergeItems merges the drafts of items into b inside tx (see upsertItems),
+// and lists in report what it created and updated, and how many it left
+// unchanged.
+func mergeItems(ctx context.Context, tx *ent.Tx, b *ent.Board, items []*model.BoardItemInput, drafts []itemDraft, now time.Time, report *model.BoardMergeReport) error {
+	fps := make([]string, len(drafts))
+	for i, d := range drafts {
+		fps[i] = fingerprint(*d.text, d.source)
 	}
-	now := r.now()
-	report := &model.BoardMergeReport{Created: []*ent.BoardItem{}, Updated: []*ent.BoardItem{}, Board: b}
-	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
-		fps := make([]string, len(drafts))
-		for i, d := range drafts {
-			fps[i] = fingerprint(*d.text, d.source)
-		}
-		found, err := tx.BoardItem.Query().Where(live(b, now), boarditem.FingerprintIn(fps...)).
-			Order(ent.Asc(boarditem.FieldLastSeenAt)).All(ctx)
-		if err != nil {
-			return err
-		}
-		byFP := map[string]*ent.BoardItem{}
-		for _, it := range found {
-			byFP[it.Fingerprint] = it // the most recently seen wins
-		}
-		// Where each item of the report is, so that an item met twice is listed once.
-		type slot struct {
-			list *[]*ent.BoardItem
-			i    int
-		}
-		slots := map[string]slot{}
-		put := func(list *[]*ent.BoardItem, it *ent.BoardItem) {
-			if s, ok := slots[it.ID]; ok {
-				(*s.list)[s.i] = it
-				return
-			}
-			*list = append(*list, it)
-			slots[it.ID] = slot{list, len(*list) - 1}
-		}
-		for i, d := range drafts {
-			same := byFP[fps[i]]
-			if same == nil || (items[i].AllowDuplicate != nil && *items[i].AllowDuplicate) {
-				it, err := newItem(ctx, tx, b, d, viaBulk, now)
-				if err != nil {
-					return err
-				}
-				byFP[fps[i]] = it
-				put(&report.Created, it)
-				continue
-			}
-			it, changed, err := sight(ctx, tx, same, d, now)
+	found, err := tx.BoardItem.Query().Where(live(b, now), boarditem.FingerprintIn(fps...)).
+		Order(ent.Asc(boarditem.FieldLastSeenAt)).All(ctx)
+	if err != nil {
+		return err
+	}
+	byFP := map[string]*ent.BoardItem{}
+	for _, it := range found {
+		byFP[it.Fingerprint] = it // the most recently seen wins
+	}
+	slots := reportSlots{}
+	for i, d := range drafts {
+		same := byFP[fps[i]]
+		if same == nil || (items[i].AllowDuplicate != nil && *items[i].AllowDuplicate) {
+			it, err := newItem(ctx, tx, b, d, viaBulk, now)
 			if err != nil {
 				return err
 			}
 			byFP[fps[i]] = it
-			if changed {
-				put(&report.Updated, it)
-				continue
-			}
-			report.Unchanged++
-			if _, listed := slots[it.ID]; listed {
-				put(nil, it) // refresh the snapshot already in the report
-			}
+			slots.put(&report.Created, it)
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		it, changed, err := sight(ctx, tx, same, d, now)
+		if err != nil {
+			return err
+		}
+		byFP[fps[i]] = it
+		if changed {
+			slots.put(&report.Updated, it)
+			continue
+		}
+		report.Unchanged++
+		if _, listed := slots[it.ID]; listed {
+			slots.put(nil, it) // refresh the snapshot already in the report
+		}
 	}
-	return report, nil
+	return nil
+}
+
+// reportSlots says where each item of a merge report is, by id, so that an
+// item met twice is listed once, as last seen.
+type reportSlots map[string]reportSlot
+
+// reportSlot is a place in one of a report's lists.
+type reportSlot struct {
+	list *[]*ent.BoardItem
+	i    int
+}
+
+// put lists it in list, or, when it is listed already, replaces its snapshot
+// where it is.
+func (s reportSlots) put(list *[]*ent.BoardItem, it *ent.BoardItem) {
+	if at, ok := s[it.ID]; ok {
+		(*at.list)[at.i] = it
+		return
+	}
+	*list = append(*list, it)
+	s[it.ID] = reportSlot{list, len(*list) - 1}
 }
 
 // updateItem is the use case behind updateBoardItem.

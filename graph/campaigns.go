@@ -180,8 +180,8 @@ func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.Campa
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
-	editable := []string{campaigns.StatusPending, campaigns.StatusPaused}
-	if !slices.Contains(editable, c.Status) {
+	editable := []campaigns.Status{campaigns.StatusPending, campaigns.StatusPaused}
+	if !slices.Contains(editable, campaigns.StatusOf(c)) {
 		return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
 			Message: fmt.Sprintf("The campaign is %s; only a pending or paused campaign can be edited.", c.Status),
 			Details: []switchboard.Detail{{Path: "status", Code: "invalid_state", Message: "campaign is " + c.Status}}}
@@ -191,7 +191,7 @@ func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.Campa
 		if err := checkMissing(ctx, tx, c.AudienceID, c.LastSeq, s.onMissing, s.text, s.caption); err != nil {
 			return err
 		}
-		next, err = tx.Campaign.UpdateOneID(c.ID).Where(campaign.StatusIn(editable...)).SetName(s.name).
+		next, err = tx.Campaign.UpdateOneID(c.ID).Where(campaigns.StatusIn(editable...)).SetName(s.name).
 			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).Save(ctx)
 		if ent.IsNotFound(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "The campaign started or ended while being edited; read it again.")
@@ -292,7 +292,7 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 		if err := checkMissing(ctx, tx, a.ID, a.ContactSeq, s.onMissing, s.text, s.caption); err != nil {
 			return err
 		}
-		create := tx.Campaign.Create().SetName(s.name).SetAudienceID(a.ID).SetStatus(campaigns.StatusPending).
+		create := tx.Campaign.Create().SetName(s.name).SetAudienceID(a.ID).SetStatus(string(campaigns.StatusPending)).
 			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).
 			SetMinDelayMs(int(s.pacing.MinDelay / time.Millisecond)).SetMaxDelayMs(int(s.pacing.MaxDelay / time.Millisecond)).
 			SetDailyCap(s.pacing.DailyCap).SetQuietStart(s.quietStart).SetQuietEnd(s.quietEnd).SetTimezone(s.timezone).
@@ -334,7 +334,7 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := campaigns.Next(c.Status, action); !ok {
+		if _, ok := campaigns.Next(campaigns.StatusOf(c), action); !ok {
 			return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
 				Message: fmt.Sprintf("The campaign is %s; %s.", c.Status, actionRule[action]),
 				Details: []switchboard.Detail{{Path: "status", Code: "invalid_state", Message: "campaign is " + c.Status}}}
@@ -376,9 +376,9 @@ func (r *Resolver) campaignList(ctx context.Context, order, status *string, limi
 	}
 	q := r.Client.Campaign.Query()
 	if status != nil {
-		if !slices.Contains(campaigns.Statuses, *status) {
+		if !slices.Contains(campaigns.Statuses, campaigns.Status(*status)) {
 			return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "Unknown status " + quote(*status) + ".",
-				Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + strings.Join(campaigns.Statuses, ", ")}}}
+				Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + joinValues(campaigns.Statuses)}}}
 		}
 		q.Where(campaign.Status(*status))
 	}
@@ -402,7 +402,7 @@ func (r *Resolver) CampaignCounts(ctx context.Context, cs ...*ent.Campaign) (map
 func progress(c *ent.Campaign, n view.Counts) *model.CampaignProgress {
 	p := &model.CampaignProgress{Total: c.TotalCount, Made: n.Made, Queued: n.Queued, Sent: n.Sent,
 		Delivered: n.Delivered, Read: n.Read, Failed: n.Failed}
-	if !campaigns.Finished(c.Status) {
+	if !campaigns.Finished(campaigns.StatusOf(c)) {
 		p.Remaining = max(c.TotalCount-n.Made, 0)
 	}
 	if c.TotalCount > 0 {

@@ -102,7 +102,7 @@ func (r *queryResolver) MessageAck(ctx context.Context, key string, chatID *stri
 	if err != nil {
 		return 0, err
 	}
-	return messaging.AckForStatus(m.Status), nil
+	return messaging.AckOf(m), nil
 }
 
 // MessageAcks is the resolver for the messageAcks field.

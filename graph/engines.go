@@ -170,7 +170,7 @@ func (r *Resolver) deleteEngine(ctx context.Context, id string) (bool, error) {
 	if err := r.Client.Engine.DeleteOne(row).Exec(ctx); err != nil {
 		return false, err
 	}
-	return true, r.endSession(ctx, v.WorkspaceID, row.ID, "deleted")
+	return true, r.endSession(ctx, v.WorkspaceID, row.ID, engine.EndDeleted)
 }
 
 // logoutEngine is the use case behind logoutEngine (POST /v1/engines/{id}/logout).
@@ -189,11 +189,11 @@ func (r *Resolver) logoutEngine(ctx context.Context, id string) (*model.Engine, 
 			}
 		}
 	}
-	row, err = row.Update().SetState(engine.StateLoggedOut).Save(ctx)
+	row, err = row.Update().SetState(string(engine.StateLoggedOut)).Save(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.endSession(ctx, v.WorkspaceID, row.ID, "logged_out"); err != nil {
+	if err := r.endSession(ctx, v.WorkspaceID, row.ID, engine.EndLoggedOut); err != nil {
 		return nil, err
 	}
 	return &model.Engine{Row: row}, nil

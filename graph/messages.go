@@ -269,7 +269,7 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 	if err != nil {
 		return nil, err
 	}
-	if m.Status != messaging.StatusPending {
+	if messaging.StatusOf(m) != messaging.StatusPending {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be edited.", m.Status)
 	}
 	in, keepMedia := merge(m, patch)
@@ -286,7 +286,7 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 				return err
 			}
 		}
-		u := tx.Message.UpdateOneID(m.ID).Where(message.Status(messaging.StatusPending)).
+		u := tx.Message.UpdateOneID(m.ID).Where(messaging.StatusIs(messaging.StatusPending)).
 			SetType(d.Type).SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
 			SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
 			SetNillablePollAllowMultiple(d.PollAllowMultiple).SetReplyTo(d.ReplyTo).SetSecret(d.Secret).
@@ -322,7 +322,7 @@ func (r *Resolver) cancel(ctx context.Context, id string) (*model.DeletePayload,
 	if err != nil {
 		return nil, err
 	}
-	if m.Status != messaging.StatusPending {
+	if messaging.StatusOf(m) != messaging.StatusPending {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The message is %s; only pending messages can be cancelled.", m.Status)
 	}
 	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {

@@ -26,14 +26,13 @@ import (
 
 // Bounds of a song generation, from the reference contract.
 const (
-	maxLyrics        = 5000
-	maxStyle         = 1000
-	maxSongTitle     = 200
-	maxModel         = 50
-	maxFileName      = 200
-	defaultFileName  = "audio.mp3"
-	audioURLTimeout  = 10 * time.Minute
-	uploadStatusDone = "complete"
+	maxLyrics       = 5000
+	maxStyle        = 1000
+	maxSongTitle    = 200
+	maxModel        = 50
+	maxFileName     = 200
+	defaultFileName = "audio.mp3"
+	audioURLTimeout = 10 * time.Minute
 )
 
 // checkSongInput validates a generateSong input into a provider request.
@@ -104,7 +103,7 @@ func (r *Resolver) generateSong(ctx context.Context, in model.SongInput) (*model
 	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		for v := range music.Variants {
 			c, err := tx.MusicClip.Create().SetJobID(job.JobID).SetVariant(v).SetProvider(r.Music.Name()).
-				SetStatus(music.StatusSubmitted).SetRequest(raw).SetUploadID(uploadID).Save(ctx)
+				SetStatus(string(music.StatusSubmitted)).SetRequest(raw).SetUploadID(uploadID).Save(ctx)
 			if err != nil {
 				return err
 			}
@@ -253,7 +252,7 @@ func (r *Resolver) storeUpload(ctx context.Context, src io.Reader, path, name st
 		return nil, err
 	}
 	row, err := r.Client.MusicUpload.Create().SetToken(up.Token).SetFileName(name).SetFormat(up.Format).
-		SetSize(up.Size).SetStatus(uploadStatusDone).Save(ctx)
+		SetSize(up.Size).SetStatus(string(music.StatusComplete)).Save(ctx) // an upload is stored whole
 	if err != nil {
 		return nil, err
 	}

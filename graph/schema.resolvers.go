@@ -33,7 +33,7 @@ func (r *messageResolver) WaMessageKey(ctx context.Context, obj *ent.Message) (*
 
 // Ack is the resolver for the ack field.
 func (r *messageResolver) Ack(ctx context.Context, obj *ent.Message) (int, error) {
-	return messaging.AckForStatus(obj.Status), nil
+	return messaging.AckOf(obj), nil
 }
 
 // ScheduleMessage is the resolver for the scheduleMessage field.

@@ -149,7 +149,7 @@ func (r *Resolver) messageAcks(ctx context.Context, keys []string, chatID *strin
 	}
 	acks := map[string]int{}
 	for _, m := range found {
-		acks[m.WaSerialized] = messaging.AckForStatus(m.Status)
+		acks[m.WaSerialized] = messaging.AckOf(m)
 		acks[m.WaID] = acks[m.WaSerialized]
 	}
 	out := make([]*model.MessageAck, len(keys))

@@ -277,11 +277,20 @@ func checkIdempotencyKey(k string) error {
 
 // checkStatus validates a status filter.
 func checkStatus(s string) error {
-	if slices.Contains(messaging.Statuses, s) {
+	if slices.Contains(messaging.Statuses, messaging.Status(s)) {
 		return nil
 	}
 	return &switchboard.Error{Code: switchboard.EINVALID, Message: "Unknown status " + quote(s) + ".",
-		Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + strings.Join(messaging.Statuses, ", ")}}}
+		Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + joinValues(messaging.Statuses)}}}
+}
+
+// joinValues lists the values of an enumeration (statuses) for a message, comma-separated.
+func joinValues[S ~string](values []S) string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", ")
 }
 
 func deref(s *string) string {

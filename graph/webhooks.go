@@ -119,11 +119,11 @@ func (r *Resolver) updateWebhook(ctx context.Context, id string, in model.Webhoo
 		u.SetDescription(*in.Description)
 	}
 	if s := in.Status; s != nil {
-		switch delivery.WebhookStatus(*s) {
-		case delivery.WebhookEnabled:
+		switch webhook.Status(*s) {
+		case webhook.StatusEnabled:
 			u.SetStatus(*s).SetConsecutiveFailures(0).ClearDisabledAt()
-		case delivery.WebhookDisabled:
-			if hook.Status != string(delivery.WebhookDisabled) {
+		case webhook.StatusDisabled:
+			if hook.Status != string(webhook.StatusDisabled) {
 				u.SetStatus(*s).SetDisabledAt(r.now())
 			}
 		default:
@@ -229,7 +229,7 @@ func (r *Resolver) redeliver(ctx context.Context, webhookID, deliveryID string) 
 	} else if err != nil {
 		return nil, err
 	}
-	if hook.Status != string(delivery.WebhookEnabled) {
+	if hook.Status != string(webhook.StatusEnabled) {
 		return nil, switchboard.Errorf(switchboard.ECONFLICT, "The webhook is disabled; enable it first.")
 	}
 	return r.Deliveries.Redeliver(ctx, d)

@@ -96,7 +96,7 @@ func historyRow(tx *ent.Tx, m engine.HistoryMessage) *ent.MessageCreate {
 		SetSenderName(m.SenderName).SetType(typ).SetWireType(m.WireType).SetText(m.Text).
 		SetMediaKind(m.MediaKind).SetMediaMime(m.MediaMime).SetMediaFilename(m.Filename).
 		SetReplyTo(m.QuotedKey).SetReaction(m.Reaction).SetNillablePinnedUntil(m.PinnedUntil).
-		SetStatus(status).SetFromMe(m.FromMe).SetWaID(m.Key.ID).SetWaParticipant(m.Key.Participant).
+		SetStatus(string(status)).SetFromMe(m.FromMe).SetWaID(m.Key.ID).SetWaParticipant(m.Key.Participant).
 		SetWaSerialized(m.Key.Serialized()).SetCreatedAt(m.At).SetUpdatedAt(m.At)
 	if m.FromMe {
 		c.SetConfirmedAt(m.At)

@@ -58,10 +58,10 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
-		return u.SetState(engine.StateConnected).SetConnectedAt(ev.At).Exec(ctx)
+		return u.SetState(string(engine.StateConnected)).SetConnectedAt(ev.At).Exec(ctx)
 	}
-	return u.Where(entengine.StateNEQ(engine.StateLoggedOut)).
-		SetState(engine.StateDisconnected).SetDisconnectedAt(ev.At).Exec(ctx)
+	return u.Where(entengine.StateNEQ(string(engine.StateLoggedOut))).
+		SetState(string(engine.StateDisconnected)).SetDisconnectedAt(ev.At).Exec(ctx)
 }
 
 // applyAck moves the message the ack is about. Acks are idempotent and may arrive
@@ -149,7 +149,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	m, err := tx.Message.Create().
 		SetOrigin(message.OriginIncoming).SetTo(in.Key.Remote).SetFrom(in.From).
 		SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
-		SetReplyTo(in.QuotedKey).SetStatus(messaging.StatusReceived).SetFromMe(false).
+		SetReplyTo(in.QuotedKey).SetStatus(string(messaging.StatusReceived)).SetFromMe(false).
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
 		SetWireType(engine.WireType(in.Type, "")).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
 		Save(ctx)
@@ -162,7 +162,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err := touchChat(ctx, tx, m, true); err != nil {
 		return err
 	}
-	data := view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+	data := view.NewChatMessage(m, messaging.AckOf(m))
 	if err := outbox.Record(ctx, tx, wh.EventNewMessageReceived, data); err != nil {
 		return err
 	}

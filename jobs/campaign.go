@@ -61,7 +61,7 @@ func (h *Handlers) ReconcileCampaigns(ctx context.Context, now time.Time, settle
 	due, err := h.Client.Campaign.Query().
 		Where(campaign.StepTokenNEQ(""), campaign.StepTokenNotNil(), campaign.NextStepAtLTE(now.Add(ReconcileEvery)),
 			campaign.UpdatedAtLT(now.Add(-settle)),
-			campaign.StatusIn(campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusCompleteSent)).
+			campaigns.StatusIn(campaigns.StatusPending, campaigns.StatusRunning, campaigns.StatusCompleteSent)).
 		All(ctx)
 	if err != nil {
 		return 0, err

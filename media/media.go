@@ -130,7 +130,7 @@ func Prune(ctx context.Context, client *ent.Client, cutoff time.Time) (int, erro
 		return 0, err
 	}
 	urls, err := client.Message.Query().
-		Where(message.StatusIn(messaging.StatusPending, messaging.StatusSending), message.MediaURLContains("/media/")).
+		Where(messaging.StatusIn(messaging.StatusPending, messaging.StatusSending), message.MediaURLContains("/media/")).
 		Select(message.FieldMediaURL).Strings(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("media: pending references: %w", err)

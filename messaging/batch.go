@@ -46,8 +46,8 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 			b.WriteString(" END")
 		})
 	}
-	n, err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(message.Status(StatusPending))).
-		SetStatus(StatusSending).SetUpdatedAt(now).SetClaimToken(token).AddDispatchAttempts(1).
+	n, err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(StatusPending))).
+		SetStatus(string(StatusSending)).SetUpdatedAt(now).SetClaimToken(token).AddDispatchAttempts(1).
 		Modify(func(u *sql.UpdateBuilder) {
 			u.Set(message.FieldWaID, perRow(func(k engine.Key) string { return k.ID }))
 			u.Set(message.FieldWaParticipant, perRow(func(k engine.Key) string { return k.Participant }))
@@ -77,9 +77,9 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 	for i, m := range won {
 		next := *m
 		k := keys[m.ID]
-		next.Status, next.UpdatedAt, next.ClaimToken, next.DispatchAttempts = StatusSending, now, token, m.DispatchAttempts+1
+		next.Status, next.UpdatedAt, next.ClaimToken, next.DispatchAttempts = string(StatusSending), now, token, m.DispatchAttempts+1
 		next.WaID, next.WaParticipant, next.WaSerialized = k.ID, k.Participant, k.Serialized()
-		for _, typ := range eventsFor(m.Status, StatusSending) {
+		for _, typ := range eventsFor(StatusOf(m), StatusSending) {
 			if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(&next)); err != nil {
 				return nil, err
 			}
@@ -96,15 +96,15 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 func Confirm(ctx context.Context, tx *ent.Tx, ms []*ent.Message, at time.Time) error {
 	byToken := map[string][]string{}
 	for _, m := range ms {
-		if m.Status != StatusSending {
+		if StatusOf(m) != StatusSending {
 			return fmt.Errorf("messaging: confirm %s: it is %s, not sending", m.ID, m.Status)
 		}
 		byToken[m.ClaimToken] = append(byToken[m.ClaimToken], m.ID)
 	}
 	now := time.Now()
 	for token, ids := range byToken {
-		err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(message.Status(StatusSending), message.ClaimToken(token))).
-			SetStatus(StatusConfirmed).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("").Exec(ctx)
+		err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(StatusSending), message.ClaimToken(token))).
+			SetStatus(string(StatusConfirmed)).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("messaging: confirm %d messages: %w", len(ids), err)
 		}

@@ -27,11 +27,11 @@ func TestClaimAndConfirm(t *testing.T) {
 	if err := storage.Migrate(ctx, client, url); err != nil {
 		t.Fatal(err)
 	}
-	statuses := []string{messaging.StatusPending, messaging.StatusPending, messaging.StatusCancelled, messaging.StatusPending}
+	statuses := []messaging.Status{messaging.StatusPending, messaging.StatusPending, messaging.StatusCancelled, messaging.StatusPending}
 	var ms []*ent.Message
 	for i, st := range statuses {
 		m, err := client.Message.Create().SetTo("1555000000" + string(rune('1'+i)) + "@c.us").SetType("text").
-			SetText("hi").SetOrigin("scheduled").SetStatus(st).Save(ctx)
+			SetText("hi").SetOrigin("scheduled").SetStatus(string(st)).Save(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestClaimAndConfirm(t *testing.T) {
 		return engine.Key{FromMe: true, Remote: m.To, ID: engine.WireID(m.ID)}
 	}
 	// A message read as pending that another writer claimed since.
-	if err := client.Message.UpdateOneID(ms[3].ID).SetStatus(messaging.StatusSending).SetClaimToken("other").Exec(ctx); err != nil {
+	if err := client.Message.UpdateOneID(ms[3].ID).SetStatus(string(messaging.StatusSending)).SetClaimToken("other").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -55,7 +55,7 @@ func TestClaimAndConfirm(t *testing.T) {
 		want := key(c)
 		if diff := cmp.Diff(
 			[]any{messaging.StatusSending, c.ClaimToken, 1, want.ID, want.Serialized()},
-			[]any{stored.Status, stored.ClaimToken, stored.DispatchAttempts, stored.WaID, stored.WaSerialized},
+			[]any{messaging.StatusOf(stored), stored.ClaimToken, stored.DispatchAttempts, stored.WaID, stored.WaSerialized},
 		); diff != "" {
 			t.Errorf("claimed %s (-returned +stored):\n%s", c.ID, diff)
 		}
@@ -65,16 +65,16 @@ func TestClaimAndConfirm(t *testing.T) {
 	}
 
 	// An ack moves the second one on before the confirmation.
-	if err := client.Message.UpdateOneID(claimed[1].ID).SetStatus(messaging.StatusReceived).SetClaimToken("").Exec(ctx); err != nil {
+	if err := client.Message.UpdateOneID(claimed[1].ID).SetStatus(string(messaging.StatusReceived)).SetClaimToken("").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Truncate(time.Millisecond)
 	tx(t, ctx, client, func(tx *ent.Tx) error { return messaging.Confirm(ctx, tx, claimed, at) })
-	got := map[string]string{}
+	got := map[string]messaging.Status{}
 	for _, m := range ms {
-		got[m.ID] = client.Message.GetX(ctx, m.ID).Status
+		got[m.ID] = messaging.StatusOf(client.Message.GetX(ctx, m.ID))
 	}
-	want := map[string]string{
+	want := map[string]messaging.Status{
 		ms[0].ID: messaging.StatusConfirmed, ms[1].ID: messaging.StatusReceived,
 		ms[2].ID: messaging.StatusCancelled, ms[3].ID: messaging.StatusSending,
 	}

@@ -18,46 +18,64 @@ import (
 	"github.com/switchboardhq/switchboard/webhook"
 )
 
+// Status is a message's state, as stored in its status column.
+type Status string
+
 // Message statuses (spec "States and transitions").
 const (
-	StatusPending        = "pending"
-	StatusBeforeWaSend   = "before-wa-send"
-	StatusBtSent         = "bt-sent"
-	StatusSending        = "sending"
-	StatusSent           = "sent"
-	StatusSentPendingAck = "sent_pending_ack"
-	StatusConfirmed      = "confirmed"
-	StatusDelivered      = "delivered"
-	StatusReceived       = "received"
-	StatusRead           = "read"
-	StatusPlayed         = "played"
-	StatusCancelled      = "cancelled"
-	StatusError          = "error"
-	StatusFailed         = "failed"
-	StatusExpired        = "expired"
+	StatusPending        Status = "pending"
+	StatusBeforeWaSend   Status = "before-wa-send"
+	StatusBtSent         Status = "bt-sent"
+	StatusSending        Status = "sending"
+	StatusSent           Status = "sent"
+	StatusSentPendingAck Status = "sent_pending_ack"
+	StatusConfirmed      Status = "confirmed"
+	StatusDelivered      Status = "delivered"
+	StatusReceived       Status = "received"
+	StatusRead           Status = "read"
+	StatusPlayed         Status = "played"
+	StatusCancelled      Status = "cancelled"
+	StatusError          Status = "error"
+	StatusFailed         Status = "failed"
+	StatusExpired        Status = "expired"
 )
 
 // Statuses lists every status value, in the spec's order.
-var Statuses = []string{
+var Statuses = []Status{
 	StatusPending, StatusBeforeWaSend, StatusBtSent, StatusSending, StatusSent,
 	StatusSentPendingAck, StatusConfirmed, StatusDelivered, StatusReceived, StatusRead,
 	StatusPlayed, StatusCancelled, StatusError, StatusFailed, StatusExpired,
 }
 
+// StatusOf is m's status, typed: the one conversion from the status column.
+func StatusOf(m *ent.Message) Status { return Status(m.Status) }
+
+// StatusIs selects the messages in status s.
+func StatusIs(s Status) predicate.Message { return message.Status(string(s)) }
+
+// StatusIn selects the messages in any of statuses.
+func StatusIn(statuses ...Status) predicate.Message {
+	in := make([]string, len(statuses))
+	for i, s := range statuses {
+		in[i] = string(s)
+	}
+	return message.StatusIn(in...)
+}
+
 // rank orders the forward statuses Switchboard moves a message through. Statuses
 // without a rank are terminal.
-var rank = map[string]int{
+var rank = map[Status]int{
 	StatusPending: 1, StatusSending: 2, StatusConfirmed: 3, StatusReceived: 4,
 	StatusRead: 5, StatusPlayed: 6,
 }
 
 // IsTerminal reports whether no transition leaves status.
-func IsTerminal(status string) bool { _, ok := rank[status]; return !ok }
+func IsTerminal(status Status) bool { _, ok := rank[status]; return !ok }
 
 // CanMove reports whether a message in status from may move to status to: forward
 // along the lifecycle, back from sending to pending (a retried dispatch), or to a
 // terminal status from any non-terminal one.
-func CanMove(from, to string) bool {
+func CanMove(from, to Status) bool {
 	rf, okf := rank[from]
 	if !okf {
 		return false
@@ -73,7 +91,7 @@ func CanMove(from, to string) bool {
 }
 
 // StatusForAck maps a network ack to the status it proves.
-func StatusForAck(a engine.Ack) string {
+func StatusForAck(a engine.Ack) Status {
 	switch a {
 	case engine.AckError:
 		return StatusFailed
@@ -90,7 +108,7 @@ func StatusForAck(a engine.Ack) string {
 }
 
 // AckForStatus maps a status to the network ack number clients see.
-func AckForStatus(status string) int {
+func AckForStatus(status Status) int {
 	switch status {
 	case StatusFailed, StatusError, StatusExpired, StatusCancelled:
 		return int(engine.AckError)
@@ -105,6 +123,9 @@ func AckForStatus(status string) int {
 	}
 	return int(engine.AckPending)
 }
+
+// AckOf is the network ack number clients see for m.
+func AckOf(m *ent.Message) int { return AckForStatus(StatusOf(m)) }
 
 // Change is an optional part of a transition: it sets fields both in the update
 // and in the copy of the message that Move returns.
@@ -134,15 +155,16 @@ func WithKey(k engine.Key) Change {
 // It returns the updated message and whether the move happened. The update is one
 // statement: the message returned is m with the same changes applied, not read
 // back.
-func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
-	if !CanMove(m.Status, to) {
+func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Time, changes ...Change) (*ent.Message, bool, error) {
+	from := StatusOf(m)
+	if !CanMove(from, to) {
 		return m, false, nil
 	}
 	now := time.Now()
 	next := *m
-	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(to).SetUpdatedAt(now)
-	next.Status, next.UpdatedAt = to, now
-	if m.Status == StatusSending {
+	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(string(to)).SetUpdatedAt(now)
+	next.Status, next.UpdatedAt = string(to), now
+	if from == StatusSending {
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
 		next.ClaimToken = ""
 	}
@@ -183,7 +205,7 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Ti
 	} else if n == 0 {
 		return m, false, nil // someone else moved it first
 	}
-	for _, typ := range eventsFor(m.Status, to) {
+	for _, typ := range eventsFor(from, to) {
 		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(&next)); err != nil {
 			return m, false, err
 		}
@@ -192,7 +214,7 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Ti
 }
 
 // eventsFor lists the webhook events a move causes.
-func eventsFor(from, to string) []string {
+func eventsFor(from, to Status) []string {
 	var out []string
 	switch to {
 	case StatusSending:
@@ -214,16 +236,16 @@ func eventsFor(from, to string) []string {
 // same time: when the compare-and-set misses, it reads the message again and tries
 // once more while the move is still forward. Acks that race each other and the
 // dispatch are all applied this way.
-func MoveLatest(ctx context.Context, tx *ent.Tx, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, bool, error) {
+func MoveLatest(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Time, changes ...Change) (*ent.Message, bool, error) {
 	for attempt := 0; attempt < 5; attempt++ {
 		next, moved, err := Move(ctx, tx, m, to, at, changes...)
-		if err != nil || moved || !CanMove(m.Status, to) {
+		if err != nil || moved || !CanMove(StatusOf(m), to) {
 			return next, moved, err
 		}
 		if m, err = tx.Message.Get(ctx, m.ID); err != nil {
 			return m, false, err
 		}
-		if !CanMove(m.Status, to) {
+		if !CanMove(StatusOf(m), to) {
 			return m, false, nil
 		}
 	}
@@ -239,9 +261,9 @@ func InStore() predicate.Message {
 // Advance is Move in its own transaction that does not give up when another writer
 // moved the message first: it reloads the message and tries again for as long as
 // the move is still forward. Acks that race each other are all applied this way.
-func Advance(ctx context.Context, client *ent.Client, m *ent.Message, to string, at time.Time, changes ...Change) (*ent.Message, error) {
+func Advance(ctx context.Context, client *ent.Client, m *ent.Message, to Status, at time.Time, changes ...Change) (*ent.Message, error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		if !CanMove(m.Status, to) {
+		if !CanMove(StatusOf(m), to) {
 			return m, nil
 		}
 		var moved bool
@@ -269,7 +291,7 @@ func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*e
 		return nil, nil
 	}
 	for _, c := range creates {
-		c.SetStatus(StatusPending)
+		c.SetStatus(string(StatusPending))
 	}
 	ms, err := tx.Message.CreateBulk(creates...).Save(ctx)
 	if err != nil {
@@ -297,7 +319,7 @@ func QueueOne(ctx context.Context, client *ent.Client, workspaceID string, build
 		return nil, err
 	}
 	if !wanted {
-		m, err := build(client).SetStatus(StatusPending).Save(ctx)
+		m, err := build(client).SetStatus(string(StatusPending)).Save(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("create message: %w", err)
 		}

@@ -12,7 +12,7 @@ import (
 
 // Every pair of statuses: which moves the lifecycle allows.
 func TestCanMove(t *testing.T) {
-	allowed := map[string][]string{
+	allowed := map[Status][]Status{
 		StatusPending:   {StatusSending, StatusConfirmed, StatusReceived, StatusRead, StatusPlayed},
 		StatusSending:   {StatusPending, StatusConfirmed, StatusReceived, StatusRead, StatusPlayed},
 		StatusConfirmed: {StatusReceived, StatusRead, StatusPlayed},
@@ -20,21 +20,21 @@ func TestCanMove(t *testing.T) {
 		StatusRead:      {StatusPlayed},
 		StatusPlayed:    {},
 	}
-	terminal := []string{StatusBeforeWaSend, StatusBtSent, StatusSent, StatusSentPendingAck, StatusDelivered,
+	terminal := []Status{StatusBeforeWaSend, StatusBtSent, StatusSent, StatusSentPendingAck, StatusDelivered,
 		StatusCancelled, StatusError, StatusFailed, StatusExpired}
 	for from, forward := range allowed {
 		// Any non-terminal status may also end in a terminal one.
 		allowed[from] = append(forward, terminal...)
 	}
 	for _, from := range Statuses {
-		var got []string
+		var got []Status
 		for _, to := range Statuses {
 			if CanMove(from, to) {
 				got = append(got, to)
 			}
 		}
 		want := allowed[from]
-		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b Status) bool { return a < b })); diff != "" {
 			t.Errorf("moves from %s (-want +got):\n%s", from, diff)
 		}
 	}
@@ -43,7 +43,7 @@ func TestCanMove(t *testing.T) {
 func TestAckMapping(t *testing.T) {
 	tests := []struct {
 		ack    engine.Ack
-		status string
+		status Status
 		back   int
 	}{
 		{engine.AckError, StatusFailed, -1},
@@ -66,7 +66,7 @@ func TestAckMapping(t *testing.T) {
 // The webhook events each move records.
 func TestEventsFor(t *testing.T) {
 	tests := []struct {
-		from, to string
+		from, to Status
 		want     []string
 	}{
 		{StatusPending, StatusSending, []string{webhook.EventMessageSending}},
@@ -85,5 +85,19 @@ func TestEventsFor(t *testing.T) {
 		if diff := cmp.Diff(tt.want, eventsFor(tt.from, tt.to)); diff != "" {
 			t.Errorf("eventsFor(%s, %s) (-want +got):\n%s", tt.from, tt.to, diff)
 		}
+	}
+}
+
+// The statuses no move leaves are exactly the ones outside the forward lifecycle.
+func TestIsTerminal(t *testing.T) {
+	forward := map[Status]bool{StatusPending: true, StatusSending: true, StatusConfirmed: true,
+		StatusReceived: true, StatusRead: true, StatusPlayed: true}
+	for _, s := range Statuses {
+		if got := IsTerminal(s); got == forward[s] {
+			t.Errorf("IsTerminal(%s) = %v", s, got)
+		}
+	}
+	if !IsTerminal("sent ") {
+		t.Error("an unknown status must be terminal: nothing may move it")
 	}
 }

@@ -227,34 +227,12 @@ var progressions = map[string][][]int{
 // reference's tempo pulls the song's tempo by audioInfluence.
 func compose(req Request, variant int, ref *reference, minSec, maxSec float64) *score {
 	seed := seedOf(req, variant)
-	rng := rand.New(rand.NewPCG(seed, uint64(variant)+1))
-	st := newStyle(req, seed)
-	if ref != nil {
-		a := value(req.AudioInfluence, 0.5)
-		st.tempo = st.tempo + (ref.tempo-st.tempo)*a
-	}
-	st.tempo = math.Max(50, math.Min(190, st.tempo*(1+0.04*float64(variant))))
-	sc := &score{beat: 60 / st.tempo, style: st}
-
-	secs := parseLyrics(req.Lyrics)
-	if req.Instrumental || len(secs) == 0 {
-		// Instrumental: the shape of a song with a placeholder line per bar.
-		line := []rune("aaaaaa")
-		secs = []section{{"intro", [][]rune{line, line}}, {"verse", [][]rune{line, line, line, line}},
-			{"chorus", [][]rune{line, line, line, line}}, {"outro", [][]rune{line, line}}}
-	}
-	switch req.VocalGender {
-	case VocalMale:
-		sc.vocalLo = 50 // D3
-	case VocalFemale:
-		sc.vocalLo = 62 // D4
-	default:
-		sc.vocalLo = []int{62, 50}[(int(seed>>8)+variant)%2]
-	}
-	sung := !req.Instrumental
+	c := &composer{rng: rand.New(rand.NewPCG(seed, uint64(variant)+1)), deg: 2, sung: !req.Instrumental}
+	sc := newScore(req, variant, ref, seed)
+	c.sc = sc
+	secs := sectionsOf(req)
 	barLen := 4 * sc.beat
 	t := 0.0
-	deg := 2 // melody position, scale degrees above the vocal floor's tonic
 	for pass := 0; t < minSec; pass++ {
 		for _, sec := range secs {
 			prog := progressionOf(sec.kind, variant)
@@ -271,33 +249,7 @@ func compose(req Request, variant int, ref *reference, minSec, maxSec float64) *
 					sc.seconds = t
 					return sc
 				}
-				for b := 0; b < bars; b++ {
-					c := prog[(li*bars+b)%len(prog)]
-					sc.bars = append(sc.bars, bar{start: t + float64(b)*barLen, chord: c})
-					sc.kinds = append(sc.kinds, sec.kind)
-				}
-				slot := sc.beat / 2
-				if len(syl) > 8*bars {
-					slot = float64(bars) * barLen / float64(len(syl))
-				}
-				for i, v := range syl {
-					chord := prog[(li*bars+int(float64(i)*slot/barLen))%len(prog)]
-					deg = nextDegree(rng, deg, chord, lift, i%2 == 0, st.weirdness)
-					d := slot * 0.9
-					if i == len(syl)-1 {
-						d = t + float64(bars)*barLen - (t + float64(i)*slot) - slot*0.2
-					}
-					n := note{start: t + float64(i)*slot, dur: d, midi: float64(pitch(st, sc.vocalLo, deg+lift)), vel: 0.8, vowel: v}
-					if st.weirdness > 0.5 && rng.Float64() < (st.weirdness-0.5)*0.5 {
-						n.midi += float64(rng.IntN(3) - 1) // a chromatic bend
-					}
-					if sung {
-						sc.voice = append(sc.voice, n)
-					} else {
-						n.midi += 12
-						sc.lead = append(sc.lead, n)
-					}
-				}
+				c.line(t, sec.kind, prog, li, bars, syl, lift)
 				t += float64(bars) * barLen
 			}
 		}
@@ -307,6 +259,84 @@ func compose(req Request, variant int, ref *reference, minSec, maxSec float64) *
 	}
 	sc.seconds = t
 	return sc
+}
+
+// newScore is the empty score of variant: its style, its tempo (pulled toward
+// the reference's by audioInfluence, a little faster for each variant) and the
+// floor of its vocal range.
+func newScore(req Request, variant int, ref *reference, seed uint64) *score {
+	st := newStyle(req, seed)
+	if ref != nil {
+		a := value(req.AudioInfluence, 0.5)
+		st.tempo = st.tempo + (ref.tempo-st.tempo)*a
+	}
+	st.tempo = math.Max(50, math.Min(190, st.tempo*(1+0.04*float64(variant))))
+	sc := &score{beat: 60 / st.tempo, style: st}
+	switch req.VocalGender {
+	case VocalMale:
+		sc.vocalLo = 50 // D3
+	case VocalFemale:
+		sc.vocalLo = 62 // D4
+	default:
+		sc.vocalLo = []int{62, 50}[(int(seed>>8)+variant)%2]
+	}
+	return sc
+}
+
+// sectionsOf are the sections of the lyrics, or for an instrumental (or no
+// lyrics) the shape of a song with a placeholder line per bar.
+func sectionsOf(req Request) []section {
+	secs := parseLyrics(req.Lyrics)
+	if req.Instrumental || len(secs) == 0 {
+		line := []rune("aaaaaa")
+		secs = []section{{"intro", [][]rune{line, line}}, {"verse", [][]rune{line, line, line, line}},
+			{"chorus", [][]rune{line, line, line, line}}, {"outro", [][]rune{line, line}}}
+	}
+	return secs
+}
+
+// composer lays lines out on a score, walking the melody with rng.
+type composer struct {
+	sc   *score
+	rng  *rand.Rand
+	deg  int  // melody position, scale degrees above the vocal floor's tonic
+	sung bool // the notes are the voice's; else an octave up, the lead's
+}
+
+// line lays out line li (its syllables syl) of a section of kind on the chord
+// progression prog, from t over bars bars: the bars with their chords, and a note
+// per syllable, in eighths unless the line needs shorter ones, the last held to
+// the end. lift raises the melody (a chorus).
+func (c *composer) line(t float64, kind string, prog []int, li, bars int, syl []rune, lift int) {
+	sc, st := c.sc, c.sc.style
+	barLen := 4 * sc.beat
+	for b := 0; b < bars; b++ {
+		chord := prog[(li*bars+b)%len(prog)]
+		sc.bars = append(sc.bars, bar{start: t + float64(b)*barLen, chord: chord})
+		sc.kinds = append(sc.kinds, kind)
+	}
+	slot := sc.beat / 2
+	if len(syl) > 8*bars {
+		slot = float64(bars) * barLen / float64(len(syl))
+	}
+	for i, v := range syl {
+		chord := prog[(li*bars+int(float64(i)*slot/barLen))%len(prog)]
+		c.deg = nextDegree(c.rng, c.deg, chord, lift, i%2 == 0, st.weirdness)
+		d := slot * 0.9
+		if i == len(syl)-1 {
+			d = t + float64(bars)*barLen - (t + float64(i)*slot) - slot*0.2
+		}
+		n := note{start: t + float64(i)*slot, dur: d, midi: float64(pitch(st, sc.vocalLo, c.deg+lift)), vel: 0.8, vowel: v}
+		if st.weirdness > 0.5 && c.rng.Float64() < (st.weirdness-0.5)*0.5 {
+			n.midi += float64(c.rng.IntN(3) - 1) // a chromatic bend
+		}
+		if c.sung {
+			sc.voice = append(sc.voice, n)
+		} else {
+			n.midi += 12
+			sc.lead = append(sc.lead, n)
+		}
+	}
 }
 
 func progressionOf(kind string, variant int) []int {

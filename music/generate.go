@@ -85,13 +85,13 @@ func (g *Generator) Generate(ctx context.Context, workspaceID, jobID string) err
 	for {
 		open := 0
 		for _, c := range clips {
-			if Final(c.Status) {
+			if Final(StatusOf(c)) {
 				continue
 			}
 			if err := g.poll(ctx, req, c); err != nil {
 				return err
 			}
-			if !Final(c.Status) {
+			if !Final(StatusOf(c)) {
 				open++
 			}
 		}
@@ -142,7 +142,7 @@ func (g *Generator) start(ctx context.Context, req Request, clips []*ent.MusicCl
 	// All handles or none: a run never finds one clip started and the other not.
 	err = storage.WithTx(ctx, g.Client, func(tx *ent.Tx) error {
 		for i, c := range clips {
-			if err := tx.MusicClip.UpdateOneID(c.ID).SetHandle(handles[i]).SetStatus(StatusQueued).Exec(ctx); err != nil {
+			if err := tx.MusicClip.UpdateOneID(c.ID).SetHandle(handles[i]).SetStatus(string(StatusQueued)).Exec(ctx); err != nil {
 				return err
 			}
 		}
@@ -152,18 +152,18 @@ func (g *Generator) start(ctx context.Context, req Request, clips []*ent.MusicCl
 		return err
 	}
 	for i, c := range clips {
-		c.Handle, c.Status = handles[i], StatusQueued
+		c.Handle, c.Status = handles[i], string(StatusQueued)
 	}
 	return nil
 }
 
 // poll asks the provider about c and records what it says.
 func (g *Generator) poll(ctx context.Context, req Request, c *ent.MusicClip) error {
-	if c.Status == StatusSubmitted || c.Status == StatusQueued {
-		if err := c.Update().SetStatus(StatusRunning).Exec(ctx); err != nil {
+	if st := StatusOf(c); st == StatusSubmitted || st == StatusQueued {
+		if err := c.Update().SetStatus(string(StatusRunning)).Exec(ctx); err != nil {
 			return err
 		}
-		c.Status = StatusRunning
+		c.Status = string(StatusRunning)
 	}
 	song, err := g.Provider.Fetch(ctx, req, c.Handle)
 	if errors.Is(err, ErrRejected) {
@@ -171,7 +171,7 @@ func (g *Generator) poll(ctx context.Context, req Request, c *ent.MusicClip) err
 	} else if err != nil {
 		return err
 	}
-	up := c.Update().SetStatus(song.Status)
+	up := c.Update().SetStatus(string(song.Status))
 	if song.Title != "" {
 		up.SetTitle(song.Title)
 	}
@@ -210,7 +210,7 @@ func (g *Generator) poll(ctx context.Context, req Request, c *ent.MusicClip) err
 // fail ends c in error.
 func (g *Generator) fail(ctx context.Context, c *ent.MusicClip, kind string, cause error) error {
 	slog.Warn("music clip failed", "clip", c.ID, "err", cause)
-	saved, err := c.Update().SetStatus(StatusError).SetErrorType(kind).
+	saved, err := c.Update().SetStatus(string(StatusError)).SetErrorType(kind).
 		SetErrorMessage("The music provider refused the request.").Save(ctx)
 	if err == nil {
 		*c = *saved
@@ -224,9 +224,9 @@ func (g *Generator) fail(ctx context.Context, c *ent.MusicClip, kind string, cau
 // many generations it queued.
 func (g *Generator) Reconcile(ctx context.Context, now time.Time) (int, error) {
 	ctx = viewer.SystemContext(ctx)
-	nonFinal := musicclip.StatusNotIn(StatusComplete, StatusError)
+	nonFinal := musicclip.StatusNotIn(string(StatusComplete), string(StatusError))
 	_, err := g.Client.MusicClip.Update().Where(nonFinal, musicclip.CreatedAtLT(now.Add(-GiveUp))).
-		SetStatus(StatusError).SetErrorType("timeout").
+		SetStatus(string(StatusError)).SetErrorType("timeout").
 		SetErrorMessage("The clip did not finish in time.").Save(ctx)
 	if err != nil {
 		return 0, err

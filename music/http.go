@@ -204,10 +204,10 @@ func (p *HTTP) download(ctx context.Context, raw string) ([]byte, error) {
 }
 
 // remoteStatus maps the server's status to a clip status.
-func remoteStatus(s string) string {
-	switch s {
+func remoteStatus(s string) Status {
+	switch st := Status(s); st {
 	case StatusSubmitted, StatusQueued, StatusStreaming, StatusComplete, StatusError:
-		return s
+		return st
 	case "failed":
 		return StatusError
 	}

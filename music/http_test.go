@@ -29,7 +29,7 @@ func TestHTTPProvider(t *testing.T) {
 	if diff := cmp.Diff(wantBody, f.Body()); diff != "" {
 		t.Errorf("custom_generate body (-want +got):\n%s", diff)
 	}
-	var statuses []string
+	var statuses []Status
 	var song *Song
 	for range 3 {
 		if song, err = p.Fetch(ctx, req, "c2"); err != nil {
@@ -37,7 +37,7 @@ func TestHTTPProvider(t *testing.T) {
 		}
 		statuses = append(statuses, song.Status)
 	}
-	if diff := cmp.Diff([]string{StatusQueued, StatusStreaming, StatusComplete}, statuses); diff != "" {
+	if diff := cmp.Diff([]Status{StatusQueued, StatusStreaming, StatusComplete}, statuses); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
 	got := []any{song.Title, song.DurationSec, song.Model, string(song.Audio), string(song.Image)}

@@ -8,23 +8,32 @@ package music
 import (
 	"context"
 	"errors"
+
+	"github.com/switchboardhq/switchboard/ent"
 )
+
+// Status is a clip's state (and an upload's, always complete), as stored in its
+// status column.
+type Status string
 
 // Clip statuses, in the order a clip moves through them. Complete and Error are final.
 const (
-	StatusSubmitted = "submitted"
-	StatusQueued    = "queued"
-	StatusRunning   = "running"
-	StatusStreaming = "streaming"
-	StatusComplete  = "complete"
-	StatusError     = "error"
+	StatusSubmitted Status = "submitted"
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusStreaming Status = "streaming"
+	StatusComplete  Status = "complete"
+	StatusError     Status = "error"
 )
 
 // Statuses lists every clip status.
-var Statuses = []string{StatusSubmitted, StatusQueued, StatusRunning, StatusStreaming, StatusComplete, StatusError}
+var Statuses = []Status{StatusSubmitted, StatusQueued, StatusRunning, StatusStreaming, StatusComplete, StatusError}
 
 // Final reports whether a clip in status will not change again.
-func Final(status string) bool { return status == StatusComplete || status == StatusError }
+func Final(status Status) bool { return status == StatusComplete || status == StatusError }
+
+// StatusOf is c's status, typed: the one conversion from the status column.
+func StatusOf(c *ent.MusicClip) Status { return Status(c.Status) }
 
 // Variants is how many clips one generation makes.
 const Variants = 2
@@ -54,7 +63,7 @@ type Request struct {
 // Song is what a provider reports about one clip. Audio (MP3) and Image (PNG or
 // JPEG) are set once Status is StatusComplete.
 type Song struct {
-	Status       string
+	Status       Status
 	Title        string
 	DurationSec  float64
 	Model        string

@@ -17,6 +17,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/viewer"
+	wh "github.com/switchboardhq/switchboard/webhook"
 )
 
 // Record writes one event of type typ with data (marshalled to JSON) through tx,
@@ -86,7 +87,7 @@ func enabled(ctx context.Context, webhooks *ent.WebhookClient, workspaceID strin
 	if ok && now.Before(s.until) {
 		return s, nil
 	}
-	hooks, err := webhooks.Query().Where(webhook.WorkspaceID(workspaceID), webhook.Status("enabled")).
+	hooks, err := webhooks.Query().Where(webhook.WorkspaceID(workspaceID), webhook.Status(string(wh.StatusEnabled))).
 		All(viewer.SystemContext(ctx))
 	if err != nil {
 		return s, fmt.Errorf("outbox: read subscriptions: %w", err)

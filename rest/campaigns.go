@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/campaigns"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/view"
@@ -59,7 +60,7 @@ func (s *server) campaignRecords(ctx context.Context, cs ...*ent.Campaign) ([]vi
 	}
 	out := make([]view.Campaign, len(cs))
 	for i, c := range cs {
-		out[i] = view.NewCampaign(c, counts[c.ID])
+		out[i] = campaigns.View(c, counts[c.ID])
 	}
 	return out, nil
 }

@@ -553,7 +553,7 @@ func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
 	// (the upsert writes no row) and its ack applies.
 	key := engine.Key{FromMe: true, Remote: "15550104343@c.us", ID: "3EBOLDER"}
 	old, err := e.App.Client.Message.Create().SetOrigin(message.OriginScheduled).SetTo(key.Remote).SetType("text").
-		SetText("older").SetStatus(messaging.StatusConfirmed).SetWaID(key.ID).SetWaSerialized(key.Serialized()).
+		SetText("older").SetStatus(string(messaging.StatusConfirmed)).SetWaID(key.ID).SetWaSerialized(key.Serialized()).
 		SetCreatedAt(base).Save(viewer.WorkspaceContext(context.Background(), ws))
 	if err != nil {
 		t.Fatal(err)
@@ -566,7 +566,7 @@ func TestChatSummaryFollowsTheNewestMessage(t *testing.T) {
 		n, _ := e.App.Client.InboxEvent.Query().Where(inboxevent.AppliedAtNotNil(), inboxevent.DedupeKey("summary-older-ack")).Count(systemCtx())
 		return n == 1
 	})
-	if m, err := e.App.Client.Message.Get(systemCtx(), old.ID); err != nil || m.Status != messaging.StatusReceived {
+	if m, err := e.App.Client.Message.Get(systemCtx(), old.ID); err != nil || messaging.StatusOf(m) != messaging.StatusReceived {
 		t.Errorf("older message after its ack: %v, %v", m, err)
 	}
 	c = e.Do("GET", "/v1/chats/15550104343@c.us", e.Key, nil).Data()

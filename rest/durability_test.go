@@ -107,7 +107,7 @@ func TestStaleReleaseKeepsAFreshClaim(t *testing.T) {
 		return err
 	})
 	now, _ := e.App.Client.Message.Get(ctx, m.ID)
-	if released || now.Status != messaging.StatusSending || now.ClaimToken != second.ClaimToken {
+	if released || messaging.StatusOf(now) != messaging.StatusSending || now.ClaimToken != second.ClaimToken {
 		t.Errorf("stale release: moved=%v status=%s token=%q, want the second claim %q kept",
 			released, now.Status, now.ClaimToken, second.ClaimToken)
 	}

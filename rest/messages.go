@@ -273,7 +273,7 @@ func (s *server) getMessage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func chatMessage(m *ent.Message) view.ChatMessage {
-	return view.NewChatMessage(m, messaging.AckForStatus(m.Status))
+	return view.NewChatMessage(m, messaging.AckOf(m))
 }
 
 // listStoredMessages serves GET /v1/messages.

@@ -57,9 +57,9 @@ func uploadFile(e *apptest.Env, key, fileName string, data io.Reader) *apptest.R
 
 // awaitClip polls GET /v1/music/songs/{id} until the clip is final, and returns
 // it with the statuses it was seen in.
-func awaitClip(e *apptest.Env, id string) (map[string]any, []string) {
+func awaitClip(e *apptest.Env, id string) (map[string]any, []music.Status) {
 	e.T.Helper()
-	var seen []string
+	var seen []music.Status
 	var clip map[string]any
 	e.Eventually(90*time.Second, "clip "+id+" to finish", func() bool {
 		res := e.Do(http.MethodGet, "/v1/music/songs/"+id, e.Key, nil)
@@ -67,10 +67,11 @@ func awaitClip(e *apptest.Env, id string) (map[string]any, []string) {
 			e.T.Fatalf("poll: %d %s", res.Status, res.Raw)
 		}
 		clip = res.Data()
-		if st := clip["status"].(string); len(seen) == 0 || seen[len(seen)-1] != st {
+		st := music.Status(clip["status"].(string))
+		if len(seen) == 0 || seen[len(seen)-1] != st {
 			seen = append(seen, st)
 		}
-		return music.Final(clip["status"].(string))
+		return music.Final(st)
 	})
 	return clip, seen
 }
@@ -104,11 +105,11 @@ func TestMusicSongEndToEnd(t *testing.T) {
 	var audios [][]byte
 	for _, c := range clips {
 		first := c.(map[string]any)
-		if first["status"] != music.StatusSubmitted || first["audioUrl"] != nil {
+		if first["status"] != string(music.StatusSubmitted) || first["audioUrl"] != nil {
 			t.Errorf("new clip = %v", first)
 		}
 		clip, seen := awaitClip(e, first["id"].(string))
-		if clip["status"] != music.StatusComplete || seen[len(seen)-1] != music.StatusComplete {
+		if clip["status"] != string(music.StatusComplete) || seen[len(seen)-1] != music.StatusComplete {
 			t.Fatalf("clip = %v (seen %v)", clip, seen)
 		}
 		if clip["title"] != "Sunlight on the open road" || clip["model"] != music.LocalModel {
@@ -167,7 +168,7 @@ func TestMusicCoverOfUpload(t *testing.T) {
 		t.Fatalf("POST songs: %d %s", res.Status, res.Raw)
 	}
 	first := res.Data()["clips"].([]any)[0].(map[string]any)
-	if clip, seen := awaitClip(e, first["id"].(string)); clip["status"] != music.StatusComplete {
+	if clip, seen := awaitClip(e, first["id"].(string)); clip["status"] != string(music.StatusComplete) {
 		t.Fatalf("clip = %v (seen %v)", clip, seen)
 	}
 }
@@ -279,7 +280,7 @@ func TestMusicReconcilerRequeuesStuckClips(t *testing.T) {
 	var ids []string
 	for v := range music.Variants {
 		c, err := e.App.Client.MusicClip.Create().SetJobID("mjb_lost").SetVariant(v).SetProvider("local").
-			SetStatus(music.StatusSubmitted).SetRequest([]byte(`{"lyrics":"[Verse]\nla la la","style":"rock"}`)).
+			SetStatus(string(music.StatusSubmitted)).SetRequest([]byte(`{"lyrics":"[Verse]\nla la la","style":"rock"}`)).
 			SetCreatedAt(old).SetUpdatedAt(old).Save(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -291,14 +292,14 @@ func TestMusicReconcilerRequeuesStuckClips(t *testing.T) {
 		t.Fatalf("ReconcileMusic = %d, %v; want one generation queued", n, err)
 	}
 	for _, id := range ids {
-		if clip, seen := awaitClip(e, id); clip["status"] != music.StatusComplete {
+		if clip, seen := awaitClip(e, id); clip["status"] != string(music.StatusComplete) {
 			t.Errorf("clip %s = %v (seen %v)", id, clip, seen)
 		}
 	}
 	// Clips past the give-up age end in error instead.
 	ancient := time.Now().Add(-3 * time.Hour)
 	c, _ := e.App.Client.MusicClip.Create().SetJobID("mjb_ancient").SetVariant(0).SetProvider("local").
-		SetStatus(music.StatusRunning).SetRequest([]byte(`{}`)).SetCreatedAt(ancient).SetUpdatedAt(ancient).Save(ctx)
+		SetStatus(string(music.StatusRunning)).SetRequest([]byte(`{}`)).SetCreatedAt(ancient).SetUpdatedAt(ancient).Save(ctx)
 	if _, err := e.App.Jobs.Music.Reconcile(context.Background(), time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -237,92 +237,129 @@ func buildOpenAPI() map[string]any {
 			paths[path] = item
 		}
 		tags[o.tag] = true
-		op := map[string]any{"operationId": o.id, "summary": o.summary, "tags": []string{o.tag}}
-		var params []any
-		for _, m := range pathParamRE.FindAllStringSubmatch(path, -1) {
-			desc := pathParamDesc[m[1]]
-			if path != o.path && m[1] == "id" {
-				desc = pathParamDesc["chatId"]
-			}
-			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc, "schema": str})
-		}
-		for _, p := range o.query {
-			params = append(params, map[string]any{"name": p.name, "in": "query", "required": p.required, "description": p.desc, "schema": p.schema})
-		}
-		if params != nil {
-			op["parameters"] = params
-		}
-		errs := map[int]bool{401: true, 429: true, 500: true}
-		if o.public {
-			op["security"] = []any{}
-			op["description"] = "Open without an API key."
-			op["responses"] = map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of the API.",
-				"content": map[string]any{"application/json": map[string]any{"schema": typ("object")}}}}
-			item[strings.ToLower(o.method)] = op
-			continue
-		}
-		if scope := o.needs(); scope != "" {
-			errs[403] = true
-			op["security"] = []any{map[string]any{"bearerAuth": []string{scope}}}
-			op["description"] = "Needs the " + scope + " scope."
-		} else {
-			op["description"] = "Needs any valid API key."
-		}
-		if params != nil {
-			errs[400] = true
-		}
-		for _, h := range o.header {
-			params = append(params, map[string]any{"name": h.name, "in": "header", "required": h.required, "description": h.desc, "schema": h.schema})
-			op["parameters"] = params
-		}
-		if o.body != nil {
-			errs[400], errs[413], errs[415], errs[422] = true, true, true, true
-			content := map[string]any{"application/json": map[string]any{"schema": o.body}}
-			if o.form != nil {
-				content["multipart/form-data"] = map[string]any{"schema": o.form}
-			}
-			op["requestBody"] = map[string]any{"required": !o.bodyOptional, "content": content}
-		}
-		for _, s := range o.errs {
-			errs[s] = true
-		}
-		resp := map[string]any{}
-		status := o.status
-		if status == 0 {
-			status = 200
-		}
-		if o.data == nil {
-			resp[itoa(status)] = map[string]any{"description": "Done; no body."}
-		} else {
-			env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})
-			desc := "The resource."
-			if o.list {
-				env = obj([]string{"success", "data", "limit", "skip", "total"}, map[string]any{
-					"success": typ("boolean", "const", true), "data": arrayOf(o.data),
-					"limit": integer, "skip": integer, "total": integer,
-				})
-				desc = "A page of records and the total matching."
-			}
-			content := map[string]any{"application/json": map[string]any{"schema": env}}
-			for mt, schema := range o.alt {
-				content[mt] = map[string]any{"schema": schema}
-			}
-			resp[itoa(status)] = map[string]any{"description": desc, "content": content}
-		}
-		if o.id == "createBoardItem" || o.id == "scheduleMessage" {
-			resp["200"] = resp[itoa(status)] // an idempotent repeat answers 200
-		}
-		codes := make([]int, 0, len(errs))
-		for s := range errs {
-			codes = append(codes, s)
-		}
-		sort.Ints(codes)
-		for _, s := range codes {
-			resp[itoa(s)] = map[string]any{"$ref": "#/components/responses/E" + itoa(s)}
-		}
-		op["responses"] = resp
-		item[strings.ToLower(o.method)] = op
+		item[strings.ToLower(o.method)] = operationDoc(o, path)
 	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "Switchboard API",
+			"version":     "1",
+			"description": "The REST API of Switchboard. Every answer is JSON: {success:true,data} on success, {success:false,error} on failure. Authenticate with an API key as a bearer token; the scope an operation needs is named on it.",
+		},
+		"servers":    []any{map[string]any{"url": "/"}},
+		"tags":       tagObjects(tags),
+		"security":   []any{map[string]any{"bearerAuth": []string{}}},
+		"paths":      paths,
+		"components": components(),
+	}
+}
+
+// operationDoc is the OpenAPI operation of o, documented at path (docPath of
+// o.path): its parameters, security, request body and responses, with every
+// error status it can answer.
+func operationDoc(o apiOp, path string) map[string]any {
+	op := map[string]any{"operationId": o.id, "summary": o.summary, "tags": []string{o.tag}}
+	params := pathAndQueryParams(o, path)
+	if params != nil {
+		op["parameters"] = params
+	}
+	if o.public {
+		op["security"] = []any{}
+		op["description"] = "Open without an API key."
+		op["responses"] = map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of the API.",
+			"content": map[string]any{"application/json": map[string]any{"schema": typ("object")}}}}
+		return op
+	}
+	errs := map[int]bool{401: true, 429: true, 500: true}
+	if scope := o.needs(); scope != "" {
+		errs[403] = true
+		op["security"] = []any{map[string]any{"bearerAuth": []string{scope}}}
+		op["description"] = "Needs the " + scope + " scope."
+	} else {
+		op["description"] = "Needs any valid API key."
+	}
+	if params != nil {
+		errs[400] = true
+	}
+	for _, h := range o.header {
+		params = append(params, map[string]any{"name": h.name, "in": "header", "required": h.required, "description": h.desc, "schema": h.schema})
+		op["parameters"] = params
+	}
+	if o.body != nil {
+		errs[400], errs[413], errs[415], errs[422] = true, true, true, true
+		content := map[string]any{"application/json": map[string]any{"schema": o.body}}
+		if o.form != nil {
+			content["multipart/form-data"] = map[string]any{"schema": o.form}
+		}
+		op["requestBody"] = map[string]any{"required": !o.bodyOptional, "content": content}
+	}
+	for _, s := range o.errs {
+		errs[s] = true
+	}
+	op["responses"] = responsesDoc(o, errs)
+	return op
+}
+
+// pathAndQueryParams are the path parameters of path and the query parameters
+// of o, in that order; nil when there are none.
+func pathAndQueryParams(o apiOp, path string) []any {
+	var params []any
+	for _, m := range pathParamRE.FindAllStringSubmatch(path, -1) {
+		desc := pathParamDesc[m[1]]
+		if path != o.path && m[1] == "id" {
+			desc = pathParamDesc["chatId"]
+		}
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "description": desc, "schema": str})
+	}
+	for _, p := range o.query {
+		params = append(params, map[string]any{"name": p.name, "in": "query", "required": p.required, "description": p.desc, "schema": p.schema})
+	}
+	return params
+}
+
+// responsesDoc is the responses object of o: its success (the data in the
+// envelope, a page of it, or no body) and a reference to each status of errs.
+func responsesDoc(o apiOp, errs map[int]bool) map[string]any {
+	resp := map[string]any{}
+	status := o.status
+	if status == 0 {
+		status = 200
+	}
+	if o.data == nil {
+		resp[itoa(status)] = map[string]any{"description": "Done; no body."}
+	} else {
+		env := obj([]string{"success", "data"}, map[string]any{"success": typ("boolean", "const", true), "data": o.data})
+		desc := "The resource."
+		if o.list {
+			env = obj([]string{"success", "data", "limit", "skip", "total"}, map[string]any{
+				"success": typ("boolean", "const", true), "data": arrayOf(o.data),
+				"limit": integer, "skip": integer, "total": integer,
+			})
+			desc = "A page of records and the total matching."
+		}
+		content := map[string]any{"application/json": map[string]any{"schema": env}}
+		for mt, schema := range o.alt {
+			content[mt] = map[string]any{"schema": schema}
+		}
+		resp[itoa(status)] = map[string]any{"description": desc, "content": content}
+	}
+	if o.id == "createBoardItem" || o.id == "scheduleMessage" {
+		resp["200"] = resp[itoa(status)] // an idempotent repeat answers 200
+	}
+	codes := make([]int, 0, len(errs))
+	for s := range errs {
+		codes = append(codes, s)
+	}
+	sort.Ints(codes)
+	for _, s := range codes {
+		resp[itoa(s)] = map[string]any{"$ref": "#/components/responses/E" + itoa(s)}
+	}
+	return resp
+}
+
+// components are the document's shared schemas (records and API bodies), the
+// error responses and the security scheme.
+func components() map[string]any {
 	schemas := map[string]any{}
 	for _, m := range []map[string]any{recordSchemas, apiSchemas} {
 		for k, v := range m {
@@ -334,6 +371,17 @@ func buildOpenAPI() map[string]any {
 		responses["E"+itoa(s)] = map[string]any{"description": d,
 			"content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
 	}
+	return map[string]any{
+		"schemas":   schemas,
+		"responses": responses,
+		"securitySchemes": map[string]any{"bearerAuth": map[string]any{
+			"type": "http", "scheme": "bearer", "description": "An API key (Authorization: Bearer <key>).",
+		}},
+	}
+}
+
+// tagObjects lists the tags, sorted by name.
+func tagObjects(tags map[string]bool) []any {
 	tagList := make([]string, 0, len(tags))
 	for t := range tags {
 		tagList = append(tagList, t)
@@ -343,25 +391,7 @@ func buildOpenAPI() map[string]any {
 	for _, t := range tagList {
 		tagObjs = append(tagObjs, map[string]any{"name": t})
 	}
-	return map[string]any{
-		"openapi": "3.1.0",
-		"info": map[string]any{
-			"title":       "Switchboard API",
-			"version":     "1",
-			"description": "The REST API of Switchboard. Every answer is JSON: {success:true,data} on success, {success:false,error} on failure. Authenticate with an API key as a bearer token; the scope an operation needs is named on it.",
-		},
-		"servers":  []any{map[string]any{"url": "/"}},
-		"tags":     tagObjs,
-		"security": []any{map[string]any{"bearerAuth": []string{}}},
-		"paths":    paths,
-		"components": map[string]any{
-			"schemas":   schemas,
-			"responses": responses,
-			"securitySchemes": map[string]any{"bearerAuth": map[string]any{
-				"type": "http", "scheme": "bearer", "description": "An API key (Authorization: Bearer <key>).",
-			}},
-		},
-	}
+	return tagObjs
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -78,7 +78,7 @@ func TestStaleClaimIsRetried(t *testing.T) {
 
 	// Simulate the crash: back to sending, claimed longer ago than a run may last.
 	old := time.Now().Add(-e.App.Queue.StaleAfter() - time.Minute)
-	if err := e.App.Client.Message.UpdateOneID(id).SetStatus(messaging.StatusSending).
+	if err := e.App.Client.Message.UpdateOneID(id).SetStatus(string(messaging.StatusSending)).
 		ClearConfirmedAt().ClearReceivedAt().ClearReadAt().SetUpdatedAt(old).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

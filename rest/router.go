@@ -111,23 +111,56 @@ func NewRouter(cfg Config) http.Handler {
 	})
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
 	client := clientAddress{trusted: cfg.TrustedProxies}
-	fails := &failures{l: cfg.Limiter, limit: cfg.AuthFailureLimit, client: client}
-	perAddress := func(group string) func(http.Handler) http.Handler {
-		return limitAddress(cfg.Limiter, cfg.AddressRateLimit, client, group)
+	m := &mounts{cfg: cfg, client: client, fails: &failures{l: cfg.Limiter, limit: cfg.AuthFailureLimit, client: client},
+		limited: limitRate(cfg.Limiter, cfg.RateLimit, cfg.WorkspaceRateLimit)}
+	m.files(r)
+	m.graphQL(r)
+	mountDocs(r)
+	if cfg.Sessions != nil {
+		d := &dashboardRoutes{sessions: cfg.Sessions, fails: m.fails, signInLimit: m.perAddress("sign-in"),
+			secure: cfg.SecureCookies, assets: dashboard.Assets()}
+		d.mount(r)
 	}
-	if cfg.Media != nil {
-		media := perAddress("media")(handlerFunc(cfg.Media.ServeMedia))
+	if cfg.EngineSockets != nil {
+		r.Method(http.MethodGet, "/v1/engines/connect", m.perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError, client.of)))
+	}
+	m.v1(r, s)
+	m.operator(r)
+	return r
+}
+
+// mounts holds what NewRouter's groups of routes share: the configuration, the
+// client's address, the count of failed authentications and the rate limit.
+type mounts struct {
+	cfg     Config
+	client  clientAddress
+	fails   *failures
+	limited func(http.Handler) http.Handler // the per-key and per-workspace rate limit
+}
+
+// perAddress limits a group of routes per client address.
+func (m *mounts) perAddress(group string) func(http.Handler) http.Handler {
+	return limitAddress(m.cfg.Limiter, m.cfg.AddressRateLimit, m.client, group)
+}
+
+// files mounts the published files: attachments (/media) and songs.
+func (m *mounts) files(r chi.Router) {
+	if m.cfg.Media != nil {
+		media := m.perAddress("media")(handlerFunc(m.cfg.Media.ServeMedia))
 		r.Method(http.MethodGet, "/media/*", media)
 		r.Method(http.MethodHead, "/media/*", media)
 	}
-	if cfg.MusicFiles != nil {
-		files := perAddress("media")(handlerFunc(cfg.MusicFiles.ServeMedia))
+	if m.cfg.MusicFiles != nil {
+		files := m.perAddress("media")(handlerFunc(m.cfg.MusicFiles.ServeMedia))
 		r.Method(http.MethodGet, music.FilesPrefix+"*", files)
 		r.Method(http.MethodHead, music.FilesPrefix+"*", files)
 	}
+}
 
-	limited := limitRate(cfg.Limiter, cfg.RateLimit, cfg.WorkspaceRateLimit)
-	gql := limitBody(authenticate(cfg.Keys, cfg.Sessions, fails)(limited(graphQLTransport(graph.NewHandler(cfg.Resolver)))))
+// graphQL mounts /graphql: the API behind a key (or a dashboard session), and
+// GraphiQL for a browser that opens it.
+func (m *mounts) graphQL(r chi.Router) {
+	gql := limitBody(authenticate(m.cfg.Keys, m.cfg.Sessions, m.fails)(m.limited(graphQLTransport(graph.NewHandler(m.cfg.Resolver)))))
 	ide := graph.NewIDE()
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" {
@@ -136,8 +169,12 @@ func NewRouter(cfg Config) http.Handler {
 		}
 		gql.ServeHTTP(w, r)
 	}))
+}
 
-	r.Get("/v1/openapi.json", serveOpenAPI) // the API reference, open without a key
+// mountDocs mounts the API reference, open without a key: the OpenAPI document
+// and Swagger UI.
+func mountDocs(r chi.Router) {
+	r.Get("/v1/openapi.json", serveOpenAPI)
 	// Swagger UI answers GET and HEAD only; other methods get the router's 405
 	// with the error envelope.
 	docs := notFoundAsEnvelope(v5emb.New("Switchboard API", "/v1/openapi.json", "/docs/"))
@@ -145,19 +182,14 @@ func NewRouter(cfg Config) http.Handler {
 		r.Method(http.MethodGet, p, docs)
 		r.Method(http.MethodHead, p, docs)
 	}
-	if cfg.Sessions != nil {
-		d := &dashboardRoutes{sessions: cfg.Sessions, fails: fails, signInLimit: perAddress("sign-in"),
-			secure: cfg.SecureCookies, assets: dashboard.Assets()}
-		d.mount(r)
-	}
-	if cfg.EngineSockets != nil {
-		r.Method(http.MethodGet, "/v1/engines/connect", perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError, client.of)))
-	}
+}
+
+// v1 mounts every /v1 operation of the route table, behind authentication, the
+// rate limit and the scope the table gives it (scoped).
+func (m *mounts) v1(r chi.Router, s *server) {
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(cfg.Keys, nil, fails), limited)
+		r.Use(authenticate(m.cfg.Keys, nil, m.fails), m.limited)
 		r.Route("/v1", func(r chi.Router) {
-			// Every /v1 operation is served from the route table, behind the scope
-			// the table gives it (scoped).
 			r = scoped(r, "/v1")
 			for _, op := range apiOperations {
 				switch {
@@ -169,16 +201,20 @@ func NewRouter(cfg Config) http.Handler {
 			}
 		})
 	})
+}
+
+// operator mounts what only the operator sees: /metrics and the queue monitor.
+func (m *mounts) operator(r chi.Router) {
+	cfg := m.cfg
 	origin := newOriginCheck(cfg.Resolver.PublicURL)
-	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, metrics.Handler(), metrics.Handler()))
+	r.Handle("/metrics", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, m.fails, metrics.Handler(), metrics.Handler()))
 	if cfg.Monitor != nil {
 		ro := cfg.MonitorReadOnly
 		if ro == nil {
 			ro = cfg.Monitor
 		}
-		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, fails, monitorErrors(cfg.Monitor), monitorErrors(ro)))
+		r.Handle("/monitoring*", operatorOnly(cfg.Resolver.Client, cfg.Sessions, cfg.OperatorToken, origin, m.fails, monitorErrors(cfg.Monitor), monitorErrors(ro)))
 	}
-	return r
 }
 
 // notFoundAsEnvelope answers what h does not find (its 404) with the error

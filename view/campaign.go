@@ -34,14 +34,11 @@ type Campaign struct {
 	PauseReason string `json:"pauseReason,omitempty"`
 }
 
-// NewCampaign renders c with its counters.
+// NewCampaign renders c with its counters, all but PauseReason: whether the
+// campaign is paused is for package campaigns to say (campaigns.View).
 func NewCampaign(c *ent.Campaign, n Counts) Campaign {
-	v := Campaign{CmpID: c.ID, Name: c.Name, AudienceID: c.AudienceID, Status: c.Status,
+	return Campaign{CmpID: c.ID, Name: c.Name, AudienceID: c.AudienceID, Status: c.Status,
 		TotalCount: c.TotalCount, SentCount: n.Sent, DeliveredCount: n.Delivered, ReadCount: n.Read,
 		FailedCount: n.Failed, CreatedAt: c.CreatedAt.UTC(), StartedAt: utc(c.StartedAt),
 		CompletedAt: utc(c.CompletedAt), AbortedAt: utc(c.AbortedAt)}
-	if c.Status == "paused" {
-		v.PauseReason = c.PauseReason
-	}
-	return v
 }

@@ -23,6 +23,17 @@ import (
 	"github.com/switchboardhq/switchboard/netguard"
 )
 
+// Status is an endpoint's state, as stored in its status column: enabled
+// endpoints get deliveries, disabled ones (by hand, or after DisableAfter failed
+// attempts in package delivery) do not.
+type Status string
+
+// Endpoint states.
+const (
+	StatusEnabled  Status = "enabled"
+	StatusDisabled Status = "disabled"
+)
+
 // Event types (spec "Event catalog"): the name of every event a webhook can
 // subscribe to, as stored in events and deliveries and sent as the envelope's type.
 // Emit them by these names, never by a literal: a typo is a silently lost event.

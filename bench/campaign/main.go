@@ -37,6 +37,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/campaigns"
 )
 
 func main() {
@@ -69,40 +70,10 @@ func main() {
 	check(err)
 	srv := httptest.NewServer(a.Handler)
 	defer srv.Close()
-	call := func(method, path string, body any) map[string]any {
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(raw))
-		req.Header.Set("Authorization", "Bearer "+issued.Key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		check(err)
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			log.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
-		}
-		var m map[string]any
-		check(json.Unmarshal(out, &m))
-		d, _ := m["data"].(map[string]any)
-		return d
-	}
+	api := apiClient{url: srv.URL, key: issued.Key}
 
 	t0 := time.Now()
-	aud := call("POST", "/v1/audiences", map[string]any{"name": "bench"})
-	id := aud["id"].(string)
-	failing := 0
-	for first := 0; first < *contacts; first += 1000 {
-		var batch []map[string]any
-		for i := first; i < min(first+1000, *contacts); i++ {
-			to := fmt.Sprintf("+1777%06d5", i)
-			if *failEvery > 0 && i%*failEvery == 0 {
-				to = fmt.Sprintf("+1777%06d0000", i)
-				failing++
-			}
-			batch = append(batch, map[string]any{"to": to, "variables": map[string]any{"firstName": fmt.Sprintf("C%d", i)}})
-		}
-		call("POST", "/v1/audiences/"+id+"/contacts", map[string]any{"contacts": batch})
-	}
+	id, failing := makeAudience(api, *contacts, *failEvery)
 	fmt.Printf("audience of %d contacts (%d of them ...0000) in %s\n", *contacts, failing, time.Since(t0).Round(time.Millisecond))
 
 	if *profile != "" {
@@ -112,31 +83,9 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	c := call("POST", "/v1/campaigns", map[string]any{"name": "bench", "audienceId": id, "text": "Hi {firstName}!",
+	c := api.call("POST", "/v1/campaigns", map[string]any{"name": "bench", "audienceId": id, "text": "Hi {firstName}!",
 		"pacing": map[string]any{"minDelaySeconds": 0, "maxDelaySeconds": 0, "dailyCap": 100000}})
-	cid := c["cmpId"].(string)
-	var sentAt time.Duration
-	deadline := time.Now().Add(*timeout)
-	lastReport := time.Now()
-	for {
-		c = call("GET", "/v1/campaigns/"+cid, nil)
-		n := func(k string) int { f, _ := c[k].(float64); return int(f) }
-		if sentAt == 0 && (c["status"] == "complete_sent" || c["status"] == "complete_delivered") {
-			sentAt = time.Since(start)
-		}
-		if c["status"] == "complete_delivered" && n("readCount")+n("failedCount") == n("totalCount") {
-			break
-		}
-		if *verbose && time.Since(lastReport) >= 2*time.Second {
-			lastReport = time.Now()
-			fmt.Printf("  %5.1fs %v sent=%d delivered=%d read=%d failed=%d\n", time.Since(start).Seconds(), c["status"],
-				n("sentCount"), n("deliveredCount"), n("readCount"), n("failedCount"))
-		}
-		if time.Now().After(deadline) {
-			log.Fatalf("not complete after %s: %v", *timeout, c)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c, sentAt := awaitDelivered(api, c["cmpId"].(string), start, *timeout, *verbose)
 	took := time.Since(start)
 	fmt.Printf("campaign of %d contacts, pacing 0: every message sent (complete_sent) after %s, every contact read or failed (complete_delivered) after %s\n",
 		*contacts, sentAt.Round(time.Millisecond), took.Round(time.Millisecond))
@@ -146,6 +95,78 @@ func main() {
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("peak RSS %s (VmHWM of the process: server, worker, sandbox and this client), Go heap in use %d MB, GOMAXPROCS %d\n",
 		peakRSS(), ms.HeapInuse>>20, runtime.GOMAXPROCS(0))
+}
+
+// apiClient calls the API of the server at url with the API key key.
+type apiClient struct{ url, key string }
+
+// call makes a request with body as JSON and returns the data of its answer; any
+// answer but 200 ends the benchmark.
+func (api apiClient) call(method, path string, body any) map[string]any {
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, api.url+path, bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+api.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	check(err)
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		log.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+	}
+	var m map[string]any
+	check(json.Unmarshal(out, &m))
+	d, _ := m["data"].(map[string]any)
+	return d
+}
+
+// makeAudience creates an audience of contacts contacts, added 1000 at a time,
+// every failEvery-th of them a number the sandbox rejects; it returns the
+// audience's id and how many of its contacts will fail.
+func makeAudience(api apiClient, contacts, failEvery int) (id string, failing int) {
+	aud := api.call("POST", "/v1/audiences", map[string]any{"name": "bench"})
+	id = aud["id"].(string)
+	for first := 0; first < contacts; first += 1000 {
+		var batch []map[string]any
+		for i := first; i < min(first+1000, contacts); i++ {
+			to := fmt.Sprintf("+1777%06d5", i)
+			if failEvery > 0 && i%failEvery == 0 {
+				to = fmt.Sprintf("+1777%06d0000", i)
+				failing++
+			}
+			batch = append(batch, map[string]any{"to": to, "variables": map[string]any{"firstName": fmt.Sprintf("C%d", i)}})
+		}
+		api.call("POST", "/v1/audiences/"+id+"/contacts", map[string]any{"contacts": batch})
+	}
+	return id, failing
+}
+
+// awaitDelivered polls campaign cid, started at start, until every contact read
+// or failed (complete_delivered); it returns the campaign then, and when every
+// message had been sent (complete_sent). Not done within timeout ends the
+// benchmark; verbose prints the counters every 2 seconds.
+func awaitDelivered(api apiClient, cid string, start time.Time, timeout time.Duration, verbose bool) (c map[string]any, sentAt time.Duration) {
+	deadline := time.Now().Add(timeout)
+	lastReport := time.Now()
+	for {
+		c = api.call("GET", "/v1/campaigns/"+cid, nil)
+		n := func(k string) int { f, _ := c[k].(float64); return int(f) }
+		if sentAt == 0 && (c["status"] == string(campaigns.StatusCompleteSent) || c["status"] == string(campaigns.StatusCompleteDelivered)) {
+			sentAt = time.Since(start)
+		}
+		if c["status"] == string(campaigns.StatusCompleteDelivered) && n("readCount")+n("failedCount") == n("totalCount") {
+			return c, sentAt
+		}
+		if verbose && time.Since(lastReport) >= 2*time.Second {
+			lastReport = time.Now()
+			fmt.Printf("  %5.1fs %v sent=%d delivered=%d read=%d failed=%d\n", time.Since(start).Seconds(), c["status"],
+				n("sentCount"), n("deliveredCount"), n("readCount"), n("failedCount"))
+		}
+		if time.Now().After(deadline) {
+			log.Fatalf("not complete after %s: %v", timeout, c)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // peakRSS is the process's VmHWM from /proc.

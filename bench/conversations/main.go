@@ -42,6 +42,7 @@ import (
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/rest"
 )
 
@@ -87,12 +88,32 @@ func main() {
 
 	srv := httptest.NewServer(a.Handler)
 	defer srv.Close()
+	cases := casesOf(jids)
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+	}
+	measure(srv, issued.Key, cases, *n)
+	if *profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if *plans {
+		printPlans(ctx, a, dbURL, issued.Key, cases)
+	}
+}
+
+// benchCase is one measured request: its name and a path for each run.
+type benchCase struct {
+	name string
+	path func() string
+}
+
+// casesOf are the measured requests over the chats jids.
+func casesOf(jids []string) []benchCase {
 	since := time.Now().Add(-30 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	rng := rand.New(rand.NewPCG(1, 2))
-	cases := []struct {
-		name string
-		path func() string
-	}{
+	return []benchCase{
 		{"latest-chats 200 x 100", func() string { return "/v1/latest-chats?numberOfChats=200&numberOfMessages=100" }},
 		{"latest-chats default (50 x 20)", func() string { return "/v1/latest-chats" }},
 		{"messages chatId+messageTypes+since", func() string {
@@ -105,19 +126,19 @@ func main() {
 			return "/v1/messages?messageTypes=image&since=" + time.Now().Add(-24*time.Hour).UTC().Format(time.RFC3339)
 		}},
 	}
+}
+
+// measure makes n requests of each case (after 10 warm-up ones) to srv with the
+// API key key, and prints their latencies and the size of the answer.
+func measure(srv *httptest.Server, key string, cases []benchCase, n int) {
 	client := srv.Client()
-	if *profile != "" {
-		f, err := os.Create(*profile)
-		check(err)
-		check(pprof.StartCPUProfile(f))
-	}
 	fmt.Printf("\n%-46s %9s %9s %9s %10s\n", "case", "p50", "p99", "max", "body")
 	for _, c := range cases {
 		var lat []time.Duration
 		size := 0
-		for i := 0; i < *n+10; i++ {
+		for i := 0; i < n+10; i++ {
 			start := time.Now()
-			size = get(client, srv.URL+c.path(), issued.Key)
+			size = get(client, srv.URL+c.path(), key)
 			if i >= 10 {
 				lat = append(lat, time.Since(start))
 			}
@@ -125,14 +146,12 @@ func main() {
 		slices.Sort(lat)
 		fmt.Printf("%-46s %9s %9s %9s %9dK\n", c.name, ms(pct(lat, 50)), ms(pct(lat, 99)), ms(lat[len(lat)-1]), size/1024)
 	}
-	if *profile != "" {
-		pprof.StopCPUProfile()
-	}
-	if !*plans {
-		return
-	}
+}
 
-	// The same requests through a router whose driver records the SQL it runs.
+// printPlans makes each case's request once more, through a router whose
+// driver records the SQL it runs, and prints the EXPLAIN ANALYZE plan of each
+// statement.
+func printPlans(ctx context.Context, a *app.App, dbURL, key string, cases []benchCase) {
 	db, err := sql.Open("pgx", dbURL)
 	check(err)
 	defer db.Close()
@@ -145,7 +164,7 @@ func main() {
 	for _, c := range cases {
 		rec.start()
 		path := c.path()
-		get(traced.Client(), traced.URL+path, issued.Key)
+		get(traced.Client(), traced.URL+path, key)
 		fmt.Printf("\n=== %s: GET %s\n", c.name, path)
 		for _, st := range rec.stop() {
 			explain(ctx, db, st)
@@ -191,10 +210,10 @@ func seed(ctx context.Context, dbURL, ws string, chats, perChat int) []string {
 			fromMe := rng.IntN(2) == 0
 			id := fmt.Sprintf("B%07d%05d", i, j)
 			key := engine.Key{FromMe: fromMe, Remote: jid, ID: id}.Serialized()
-			from, status := "1555"+fmt.Sprintf("%07d", i)+"@c.us", "received"
+			from, status := "1555"+fmt.Sprintf("%07d", i)+"@c.us", string(messaging.StatusReceived)
 			var received, confirmed any = at, nil
 			if fromMe {
-				from, status, received, confirmed = "", "read", nil, at
+				from, status, received, confirmed = "", string(messaging.StatusRead), nil, at
 			}
 			typ, wire, mediaKind, mime := "text", "chat", "", ""
 			text := words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))] + fmt.Sprintf(" #%d", j)

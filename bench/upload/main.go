@@ -57,13 +57,34 @@ func main() {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	var peak atomic.Uint64
-	stop := make(chan struct{})
+	peak, stop := samplePeak()
+
+	body, contentType := uploadBody(*mb<<20, *asJSON)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/music/uploads", body)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+key.Key)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	stop()
+	fmt.Printf("upload %d MiB (json=%v): HTTP %d in %s (%.0f MiB/s)\n%s", *mb, *asJSON, resp.StatusCode, took.Round(time.Millisecond), float64(*mb)/took.Seconds(), answer)
+	fmt.Printf("heap before %.1f MiB, peak during upload %.1f MiB\n", float64(before)/(1<<20), float64(peak.Load())/(1<<20))
+}
+
+// samplePeak samples the heap every 5 ms until stop, keeping its peak.
+func samplePeak() (peak *atomic.Uint64, stop func()) {
+	peak = new(atomic.Uint64)
+	done := make(chan struct{})
 	go func() {
 		var m runtime.MemStats
 		for {
 			select {
-			case <-stop:
+			case <-done:
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
@@ -73,11 +94,15 @@ func main() {
 			}
 		}
 	}()
+	return peak, func() { close(done) }
+}
 
-	size := *mb << 20
+// uploadBody streams an upload of size bytes of MP3-looking data from a
+// generator: the audioBase64 of a JSON body, or a multipart file. It returns the
+// body and its content type.
+func uploadBody(size int64, asJSON bool) (body io.Reader, contentType string) {
 	pr, pw := io.Pipe()
-	contentType := "application/json"
-	if *asJSON {
+	if asJSON {
 		go func() {
 			_, _ = io.WriteString(pw, `{"fileName": "big.mp3", "audioBase64": "`)
 			enc := base64.NewEncoder(base64.StdEncoding, pw)
@@ -91,33 +116,19 @@ func main() {
 			}
 			pw.CloseWithError(err)
 		}()
-	} else {
-		mw := multipart.NewWriter(pw)
-		contentType = mw.FormDataContentType()
-		go func() {
-			fw, _ := mw.CreateFormFile("file", "big.mp3")
-			_, _ = io.WriteString(fw, "ID3")
-			if _, err := io.Copy(fw, io.LimitReader(zeros{}, size-3)); err != nil {
-				pw.CloseWithError(err)
-				return
-			}
-			pw.CloseWithError(mw.Close())
-		}()
+		return pr, "application/json"
 	}
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/music/uploads", pr)
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("Authorization", "Bearer "+key.Key)
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		log.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	close(stop)
-	fmt.Printf("upload %d MiB (json=%v): HTTP %d in %s (%.0f MiB/s)\n%s", *mb, *asJSON, resp.StatusCode, took.Round(time.Millisecond), float64(*mb)/took.Seconds(), body)
-	fmt.Printf("heap before %.1f MiB, peak during upload %.1f MiB\n", float64(before)/(1<<20), float64(peak.Load())/(1<<20))
+	mw := multipart.NewWriter(pw)
+	go func() {
+		fw, _ := mw.CreateFormFile("file", "big.mp3")
+		_, _ = io.WriteString(fw, "ID3")
+		if _, err := io.Copy(fw, io.LimitReader(zeros{}, size-3)); err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	return pr, mw.FormDataContentType()
 }
 
 // zeros reads zero bytes forever.

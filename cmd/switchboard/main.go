@@ -99,33 +99,11 @@ func newFlags(name string, cfg *app.Config) *flag.FlagSet {
 }
 
 func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", &cfg)
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (env SWITCHBOARD_ADDR)")
-	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL; empty runs an embedded Redis (env REDIS_URL)")
-	fs.StringVar(&cfg.Role, "role", cfg.Role, "all, api or worker (env SWITCHBOARD_ROLE)")
-	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL of this server (env SWITCHBOARD_PUBLIC_URL)")
-	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "let webhooks use http and reach private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
-	edgeFlags(fs, &cfg)
-	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
-	fs.DurationVar(&cfg.LoadOlderPace, "load-older-pace", cfg.LoadOlderPace, "wait between two pages of one load-older call (env SWITCHBOARD_LOAD_OLDER_PACE)")
-	fs.StringVar(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests one API key may make over all replicas: 20/s, 1200/m, 10000/h or off (env SWITCHBOARD_RATE_LIMIT)")
-	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "how many of those requests may come at once (env SWITCHBOARD_RATE_BURST)")
-	fs.BoolVar(&cfg.BootstrapKey, "bootstrap-key", cfg.BootstrapKey, "print a first all-scopes key if the database never had one; always on for SQLite (env SWITCHBOARD_BOOTSTRAP_KEY)")
-	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
-	level := fs.String("log-level", envOr("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
-	debugAddr := fs.String("debug-addr", os.Getenv("SWITCHBOARD_DEBUG_ADDR"), "serve Go's profiles (/debug/pprof/) and the metrics (/metrics) on this address, e.g. 127.0.0.1:6060; keep it off public interfaces (env SWITCHBOARD_DEBUG_ADDR)")
-	format := fs.String("log-format", envOr("SWITCHBOARD_LOG_FORMAT", "text"), "text or json (env SWITCHBOARD_LOG_FORMAT)")
-	if err := fs.Parse(args); err != nil {
+	f, err := parseServe(&cfg, args)
+	if err != nil {
 		return err
 	}
-	if *schedule != "" {
-		s, err := app.ParseSchedule(*schedule)
-		if err != nil {
-			return fmt.Errorf("--webhook-retry-schedule: %w", err)
-		}
-		cfg.WebhookRetrySchedule = s
-	}
-	logger, err := newLogger(stderr, *level, *format)
+	logger, err := newLogger(stderr, f.level, f.format)
 	if err != nil {
 		return err
 	}
@@ -149,8 +127,8 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	if *debugAddr != "" {
-		stop, err := serveDebug(*debugAddr, logger)
+	if f.debugAddr != "" {
+		stop, err := serveDebug(f.debugAddr, logger)
 		if err != nil {
 			return err
 		}
@@ -162,11 +140,56 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 		logger.Info("switchboard shutting down: finishing running jobs")
 		return nil
 	}
+	return serveAPI(ctx, cfg, a.Handler, logger)
+}
+
+// serveFlags are serve's options that are not the app's configuration.
+type serveFlags struct {
+	level, format string // of the log
+	debugAddr     string // where Go's profiles and the metrics are served, if anywhere
+}
+
+// parseServe parses serve's flags, over the configuration cfg holds from the
+// environment.
+func parseServe(cfg *app.Config, args []string) (serveFlags, error) {
+	fs := newFlags("serve", cfg)
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (env SWITCHBOARD_ADDR)")
+	fs.StringVar(&cfg.RedisURL, "redis-url", cfg.RedisURL, "Redis URL; empty runs an embedded Redis (env REDIS_URL)")
+	fs.StringVar(&cfg.Role, "role", cfg.Role, "all, api or worker (env SWITCHBOARD_ROLE)")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL of this server (env SWITCHBOARD_PUBLIC_URL)")
+	fs.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cfg.AllowPrivate, "let webhooks use http and reach private addresses (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE)")
+	edgeFlags(fs, cfg)
+	fs.DurationVar(&cfg.SandboxAckDelay, "sandbox-ack-delay", cfg.SandboxAckDelay, "delay between sandbox acks (env SWITCHBOARD_SANDBOX_ACK_DELAY)")
+	fs.DurationVar(&cfg.LoadOlderPace, "load-older-pace", cfg.LoadOlderPace, "wait between two pages of one load-older call (env SWITCHBOARD_LOAD_OLDER_PACE)")
+	fs.StringVar(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests one API key may make over all replicas: 20/s, 1200/m, 10000/h or off (env SWITCHBOARD_RATE_LIMIT)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "how many of those requests may come at once (env SWITCHBOARD_RATE_BURST)")
+	fs.BoolVar(&cfg.BootstrapKey, "bootstrap-key", cfg.BootstrapKey, "print a first all-scopes key if the database never had one; always on for SQLite (env SWITCHBOARD_BOOTSTRAP_KEY)")
+	schedule := fs.String("webhook-retry-schedule", "", "webhook retry delays, e.g. 1m,5m,15m (env SWITCHBOARD_WEBHOOK_RETRY_SCHEDULE)")
+	var f serveFlags
+	fs.StringVar(&f.level, "log-level", envOr("SWITCHBOARD_LOG_LEVEL", "info"), "debug, info, warn or error (env SWITCHBOARD_LOG_LEVEL)")
+	fs.StringVar(&f.debugAddr, "debug-addr", os.Getenv("SWITCHBOARD_DEBUG_ADDR"), "serve Go's profiles (/debug/pprof/) and the metrics (/metrics) on this address, e.g. 127.0.0.1:6060; keep it off public interfaces (env SWITCHBOARD_DEBUG_ADDR)")
+	fs.StringVar(&f.format, "log-format", envOr("SWITCHBOARD_LOG_FORMAT", "text"), "text or json (env SWITCHBOARD_LOG_FORMAT)")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if *schedule != "" {
+		s, err := app.ParseSchedule(*schedule)
+		if err != nil {
+			return f, fmt.Errorf("--webhook-retry-schedule: %w", err)
+		}
+		cfg.WebhookRetrySchedule = s
+	}
+	return f, nil
+}
+
+// serveAPI serves handler on cfg.Addr until ctx ends, then stops accepting and
+// lets the requests in flight finish (bounded by app.ShutdownTimeout).
+func serveAPI(ctx context.Context, cfg app.Config, handler http.Handler, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	srv := newHTTPServer(a.Handler, logger, serverLimits)
+	srv := newHTTPServer(handler, logger, serverLimits)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("switchboard listening", "addr", ln.Addr().String(), "role", cfg.Role,
@@ -176,7 +199,7 @@ func serve(ctx context.Context, cfg app.Config, args []string, stdout, stderr io
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting, let in-flight requests finish (bounded); the deferred Close
+	// Stop accepting, let in-flight requests finish (bounded); serve's deferred Close
 	// then finishes running jobs and closes the engines last.
 	logger.Info("switchboard shutting down: finishing requests, then jobs")
 	shutdown, cancel := context.WithTimeout(context.Background(), app.ShutdownTimeout)

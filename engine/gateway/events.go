@@ -23,54 +23,27 @@ func (e *Engine) handle(cl client, evt any) bool {
 		return true // a client replaced after a logout
 	}
 	ctx := context.Background()
+	if ok, session := e.sessionEvent(ctx, cl, evt); session {
+		return ok
+	}
+	return e.conversationEvent(ctx, cl, evt)
+}
+
+// sessionEvent applies an event about the session itself (pairing, connection,
+// bans and locks) to the engine's state, and reports a connection's change when
+// the engine reports them. session is false for any other event.
+func (e *Engine) sessionEvent(ctx context.Context, cl client, evt any) (ok, session bool) {
 	switch v := evt.(type) {
 	case *events.QR:
-		e.mu.Lock()
-		e.qr, e.qrAt = append([]string(nil), v.Codes...), time.Now()
-		e.qrBatch++
-		batch := e.qrBatch
-		close(e.qrWake)
-		e.qrWake = make(chan struct{})
-		e.mu.Unlock()
-		e.setState(func(s *State) { s.Status = StatusPairing })
-		life := qrFirst + time.Duration(max(len(v.Codes)-1, 0))*qrNext
-		time.AfterFunc(life, func() { e.qrExpired(cl, batch) })
+		e.onQR(cl, v)
 	case *events.PairSuccess:
-		e.mu.Lock()
-		e.qr = nil
-		close(e.qrWake)
-		e.qrWake = make(chan struct{})
-		e.mu.Unlock()
-		e.setState(func(s *State) {
-			s.Status, s.DeviceJID, s.Me, s.LastError = StatusConnecting, v.ID.String(), chatID(v.ID), ""
-		})
+		e.onPaired(v)
 	case *events.PairError:
 		e.setState(func(s *State) { s.LastError = "pairing failed: " + v.Error.Error() })
 	case *events.Connected:
-		own := cl.OwnID()
-		e.setState(func(s *State) {
-			s.Status, s.Connected, s.LastError = StatusConnected, true, ""
-			if !own.IsEmpty() {
-				s.DeviceJID, s.Me = own.String(), chatID(own)
-			}
-			if s.BannedUntil != nil && time.Now().After(*s.BannedUntil) {
-				s.BannedUntil, s.BanReason = nil, ""
-			}
-		})
-		if e.cfg.SessionEvents {
-			return e.report(ctx, engine.Event{ID: fmt.Sprintf("wa_conn_%s_%d", e.cfg.EngineID, time.Now().UnixNano()), Type: engine.EventConnected})
-		}
+		return e.onConnected(ctx, cl), true
 	case *events.Disconnected:
-		was := e.State().Connected
-		e.setState(func(s *State) {
-			s.Connected = false
-			if s.Status == StatusConnected || s.Status == StatusConnecting {
-				s.Status = StatusDisconnected
-			}
-		})
-		if e.cfg.SessionEvents && was {
-			return e.report(ctx, engine.Event{ID: fmt.Sprintf("wa_gone_%s_%d", e.cfg.EngineID, time.Now().UnixNano()), Type: engine.EventGone})
-		}
+		return e.onDisconnected(ctx), true
 	case *events.StreamReplaced:
 		e.setState(func(s *State) {
 			s.Status, s.Connected, s.LastError = StatusReplaced, false, "another client connected with this device (stream replaced)"
@@ -96,6 +69,78 @@ func (e *Engine) handle(cl client, evt any) bool {
 				s.ReachoutTimelockedUntil, s.ReachoutEnforcement = nil, ""
 			}
 		})
+	default:
+		return true, false
+	}
+	return true, true
+}
+
+// onQR keeps a batch of QR codes to show, wakes those waiting for one, and
+// expires the batch once its last code has lived.
+func (e *Engine) onQR(cl client, v *events.QR) {
+	e.mu.Lock()
+	e.qr, e.qrAt = append([]string(nil), v.Codes...), time.Now()
+	e.qrBatch++
+	batch := e.qrBatch
+	close(e.qrWake)
+	e.qrWake = make(chan struct{})
+	e.mu.Unlock()
+	e.setState(func(s *State) { s.Status = StatusPairing })
+	life := qrFirst + time.Duration(max(len(v.Codes)-1, 0))*qrNext
+	time.AfterFunc(life, func() { e.qrExpired(cl, batch) })
+}
+
+// onPaired drops the QR codes and records the paired device, connecting.
+func (e *Engine) onPaired(v *events.PairSuccess) {
+	e.mu.Lock()
+	e.qr = nil
+	close(e.qrWake)
+	e.qrWake = make(chan struct{})
+	e.mu.Unlock()
+	e.setState(func(s *State) {
+		s.Status, s.DeviceJID, s.Me, s.LastError = StatusConnecting, v.ID.String(), chatID(v.ID), ""
+	})
+}
+
+// onConnected records the session online (and a ban that is over as lifted)
+// and reports the connection when the engine reports session events.
+func (e *Engine) onConnected(ctx context.Context, cl client) bool {
+	own := cl.OwnID()
+	e.setState(func(s *State) {
+		s.Status, s.Connected, s.LastError = StatusConnected, true, ""
+		if !own.IsEmpty() {
+			s.DeviceJID, s.Me = own.String(), chatID(own)
+		}
+		if s.BannedUntil != nil && time.Now().After(*s.BannedUntil) {
+			s.BannedUntil, s.BanReason = nil, ""
+		}
+	})
+	if e.cfg.SessionEvents {
+		return e.report(ctx, engine.Event{ID: fmt.Sprintf("wa_conn_%s_%d", e.cfg.EngineID, time.Now().UnixNano()), Type: engine.EventConnected})
+	}
+	return true
+}
+
+// onDisconnected records the session offline and reports the loss of a
+// connection that was up, when the engine reports session events.
+func (e *Engine) onDisconnected(ctx context.Context) bool {
+	was := e.State().Connected
+	e.setState(func(s *State) {
+		s.Connected = false
+		if s.Status == StatusConnected || s.Status == StatusConnecting {
+			s.Status = StatusDisconnected
+		}
+	})
+	if e.cfg.SessionEvents && was {
+		return e.report(ctx, engine.Event{ID: fmt.Sprintf("wa_gone_%s_%d", e.cfg.EngineID, time.Now().UnixNano()), Type: engine.EventGone})
+	}
+	return true
+}
+
+// conversationEvent reports what an event says of messages, chats, groups and
+// contacts to the sink; other events are ignored.
+func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool {
+	switch v := evt.(type) {
 	case *events.Receipt:
 		return e.report(ctx, e.receiptEvents(ctx, cl, v)...)
 	case *events.Message:
@@ -351,36 +396,20 @@ func (e *Engine) messageEvents(ctx context.Context, cl client, v *events.Message
 		return nil
 	}
 	src := e.sourceOf(ctx, cl, info)
-	key := src.keyOf(info.ID)
 	at := info.Timestamp
 	if at.IsZero() {
 		at = time.Now()
 	}
-	who := &engine.Incoming{Key: key, From: src.sender, SenderName: info.PushName}
-	id := func(kind string) string { return "wa_" + kind + "_" + key.Serialized() }
+	msg := seenMessage{v: v, src: src, key: src.keyOf(info.ID), at: at}
 	m := unwrap(v.Message)
 	if pm := m.GetProtocolMessage(); pm != nil {
-		target := e.targetKey(ctx, cl, src, info.Sender, pm.GetKey())
-		switch pm.GetType() {
-		case waE2E.ProtocolMessage_REVOKE:
-			return []engine.Event{{ID: id("revoke"), Type: engine.EventRevoked, At: at, Key: target,
-				Message: &engine.Incoming{Key: target, From: src.sender, SenderName: info.PushName}}}
-		case waE2E.ProtocolMessage_MESSAGE_EDIT:
-			c := contentOf(unwrap(pm.GetEditedMessage()))
-			typ := c.typ
-			if typ == "" {
-				typ = "text"
-			}
-			return []engine.Event{{ID: id("edit"), Type: engine.EventEdited, At: at, Key: target,
-				Message: &engine.Incoming{Key: target, From: src.sender, SenderName: info.PushName, Type: typ, Text: c.text}}}
-		}
-		return nil
+		return e.protocolEvents(ctx, cl, msg, pm)
 	}
 	if r := m.GetReactionMessage(); r != nil {
 		target := e.targetKey(ctx, cl, src, info.Sender, r.GetKey())
-		ev := engine.Event{ID: id("reaction"), Type: engine.EventReaction, At: at, Key: target, Reaction: r.GetText()}
+		ev := engine.Event{ID: msg.id("reaction"), Type: engine.EventReaction, At: at, Key: target, Reaction: r.GetText()}
 		if !src.fromMe {
-			ev.Message = who // nil: the account's own reaction, made on the phone
+			ev.Message = msg.who() // nil: the account's own reaction, made on the phone
 		}
 		return []engine.Event{ev}
 	}
@@ -388,48 +417,100 @@ func (e *Engine) messageEvents(ctx context.Context, cl client, v *events.Message
 		target := e.targetKey(ctx, cl, src, info.Sender, pu.GetPollCreationMessageKey())
 		vote, err := cl.DecryptPollVote(ctx, v)
 		if err != nil {
-			e.log.Warn("gateway: undecryptable poll vote dropped", "key", key.Serialized(), "err", err)
+			e.log.Warn("gateway: undecryptable poll vote dropped", "key", msg.key.Serialized(), "err", err)
 			return nil
 		}
-		return []engine.Event{{ID: id("vote"), Type: engine.EventPollVote, At: at, Key: target,
-			Votes: e.voteNames(ctx, target, vote.GetSelectedOptions()), Message: who}}
+		return []engine.Event{{ID: msg.id("vote"), Type: engine.EventPollVote, At: at, Key: target,
+			Votes: e.voteNames(ctx, target, vote.GetSelectedOptions()), Message: msg.who()}}
 	}
 	if pin := m.GetPinInChatMessage(); pin != nil {
-		target := e.targetKey(ctx, cl, src, info.Sender, pin.GetKey())
-		var d time.Duration
-		if pin.GetType() == waE2E.PinInChatMessage_PIN_FOR_ALL {
-			d = defaultPin
-			if s := v.Message.GetMessageContextInfo().GetMessageAddOnDurationInSecs(); s > 0 {
-				d = time.Duration(s) * time.Second
-			}
-		}
-		evs := []engine.Event{{ID: id("pin"), Type: engine.EventPin, At: at, Key: target, Pinned: d}}
-		if src.group && d > 0 {
-			evs = append(evs, engine.Event{ID: id("grouppin"), Type: engine.EventGroup, At: at, Group: &engine.GroupChange{
-				GroupID: src.chat, Action: "message_pinned", By: src.sender, Value: target.Serialized(), Me: chatID(cl.OwnID())}})
-		}
-		return evs
+		return e.pinEvents(ctx, cl, msg, pin)
 	}
+	return e.contentEvents(ctx, cl, msg, m)
+}
+
+// seenMessage is what the parts of messageEvents share about one message event.
+type seenMessage struct {
+	v   *events.Message
+	src source
+	key engine.Key
+	at  time.Time
+}
+
+// id is the id of the event of this kind the message becomes.
+func (msg seenMessage) id(kind string) string { return "wa_" + kind + "_" + msg.key.Serialized() }
+
+// who is the message's sender, as an Incoming without content.
+func (msg seenMessage) who() *engine.Incoming {
+	return &engine.Incoming{Key: msg.key, From: msg.src.sender, SenderName: msg.v.Info.PushName}
+}
+
+// protocolEvents maps a protocol message: a revoke or an edit of an earlier
+// message; nil for the other kinds.
+func (e *Engine) protocolEvents(ctx context.Context, cl client, msg seenMessage, pm *waE2E.ProtocolMessage) []engine.Event {
+	info := msg.v.Info
+	target := e.targetKey(ctx, cl, msg.src, info.Sender, pm.GetKey())
+	switch pm.GetType() {
+	case waE2E.ProtocolMessage_REVOKE:
+		return []engine.Event{{ID: msg.id("revoke"), Type: engine.EventRevoked, At: msg.at, Key: target,
+			Message: &engine.Incoming{Key: target, From: msg.src.sender, SenderName: info.PushName}}}
+	case waE2E.ProtocolMessage_MESSAGE_EDIT:
+		c := contentOf(unwrap(pm.GetEditedMessage()))
+		typ := c.typ
+		if typ == "" {
+			typ = "text"
+		}
+		return []engine.Event{{ID: msg.id("edit"), Type: engine.EventEdited, At: msg.at, Key: target,
+			Message: &engine.Incoming{Key: target, From: msg.src.sender, SenderName: info.PushName, Type: typ, Text: c.text}}}
+	}
+	return nil
+}
+
+// pinEvents maps a pin in chat (for defaultPin unless the message says how
+// long; an unpin is a zero duration), and in a group also its message_pinned.
+func (e *Engine) pinEvents(ctx context.Context, cl client, msg seenMessage, pin *waE2E.PinInChatMessage) []engine.Event {
+	target := e.targetKey(ctx, cl, msg.src, msg.v.Info.Sender, pin.GetKey())
+	var d time.Duration
+	if pin.GetType() == waE2E.PinInChatMessage_PIN_FOR_ALL {
+		d = defaultPin
+		if s := msg.v.Message.GetMessageContextInfo().GetMessageAddOnDurationInSecs(); s > 0 {
+			d = time.Duration(s) * time.Second
+		}
+	}
+	evs := []engine.Event{{ID: msg.id("pin"), Type: engine.EventPin, At: msg.at, Key: target, Pinned: d}}
+	if msg.src.group && d > 0 {
+		evs = append(evs, engine.Event{ID: msg.id("grouppin"), Type: engine.EventGroup, At: msg.at, Group: &engine.GroupChange{
+			GroupID: msg.src.chat, Action: "message_pinned", By: msg.src.sender, Value: target.Serialized(), Me: chatID(cl.OwnID())}})
+	}
+	return evs
+}
+
+// contentEvents maps a message with content m: an EventMessage, or, sent from
+// the account's phone, an EventHistory with the message as FromMe. It keeps
+// media and polls in memory for later downloads and votes; nil when m carries
+// nothing Switchboard stores.
+func (e *Engine) contentEvents(ctx context.Context, cl client, msg seenMessage, m *waE2E.Message) []engine.Event {
 	c := contentOf(m)
 	if c.typ == "" {
 		return nil
 	}
+	key := msg.key
 	switch c.typ {
 	case "media":
 		e.mem.putMedia(key.Serialized(), m)
 	case "poll":
 		e.mem.putPoll(key.Serialized(), c.poll)
 	}
-	e.mem.saw(src.chat, info, !src.fromMe)
-	in := engine.Incoming{Key: key, From: src.sender, SenderName: info.PushName, Type: c.typ, Text: c.text,
-		QuotedKey: e.quotedKey(ctx, cl, src, c.ctx)}
-	if src.fromMe {
+	e.mem.saw(msg.src.chat, msg.v.Info, !msg.src.fromMe)
+	in := engine.Incoming{Key: key, From: msg.src.sender, SenderName: msg.v.Info.PushName, Type: c.typ, Text: c.text,
+		QuotedKey: e.quotedKey(ctx, cl, msg.src, c.ctx)}
+	if msg.src.fromMe {
 		// Sent from the account's phone: stored like history, as the account's own.
-		hm := historyOf(in, c, true, at, engine.AckServer)
-		return []engine.Event{{ID: id("own"), Type: engine.EventHistory, At: at,
+		hm := historyOf(in, c, true, msg.at, engine.AckServer)
+		return []engine.Event{{ID: msg.id("own"), Type: engine.EventHistory, At: msg.at,
 			History: &engine.History{Messages: []engine.HistoryMessage{hm}}}}
 	}
-	return []engine.Event{{ID: id("msg"), Type: engine.EventMessage, At: at, Key: key, Message: &in}}
+	return []engine.Event{{ID: msg.id("msg"), Type: engine.EventMessage, At: msg.at, Key: key, Message: &in}}
 }
 
 // historyOf is a history message of incoming-shaped in with content c.

@@ -63,24 +63,28 @@ func gatewayError(code, message string) error {
 	return &switchboard.Error{Code: code, Message: message}
 }
 
-// Status values of State.Status.
+// Status is the state of a gateway's session, finer than the engine.State its
+// row shows (see host.RowState).
+type Status string
+
+// Statuses of a gateway's session.
 const (
-	StatusUnpaired     = "unpaired"     // no device: waiting for QR or PairPhone
-	StatusPairing      = "pairing"      // showing QR codes / a pairing code to the phone
-	StatusConnecting   = "connecting"   // paired, connecting (or reconnecting with backoff)
-	StatusConnected    = "connected"    // paired and online
-	StatusDisconnected = "disconnected" // paired, offline; reconnecting in the background
-	StatusLoggedOut    = "logged_out"   // the phone removed the device; pair again
-	StatusBanned       = "banned"       // temporarily banned until State.BannedUntil
-	StatusReplaced     = "replaced"     // another client took the session (stream replaced); not reconnecting
-	StatusClosed       = "closed"       // Close was called
+	StatusUnpaired     Status = "unpaired"     // no device: waiting for QR or PairPhone
+	StatusPairing      Status = "pairing"      // showing QR codes / a pairing code to the phone
+	StatusConnecting   Status = "connecting"   // paired, connecting (or reconnecting with backoff)
+	StatusConnected    Status = "connected"    // paired and online
+	StatusDisconnected Status = "disconnected" // paired, offline; reconnecting in the background
+	StatusLoggedOut    Status = "logged_out"   // the phone removed the device; pair again
+	StatusBanned       Status = "banned"       // temporarily banned until State.BannedUntil
+	StatusReplaced     Status = "replaced"     // another client took the session (stream replaced); not reconnecting
+	StatusClosed       Status = "closed"       // Close was called
 )
 
 // State is what the engine knows of its session, for the management API and for
 // campaigns (see Blocked).
 type State struct {
-	// Status is one of the Status* values.
-	Status string `json:"status"`
+	// Status is where the session is.
+	Status Status `json:"status"`
 	// Connected is true while the websocket is up and logged in.
 	Connected bool `json:"connected"`
 	// DeviceJID is the paired device's JID (keep it to reopen the engine), empty

@@ -743,7 +743,7 @@ func TestPairingWithQRAndPhoneCode(t *testing.T) {
 	defer cancel()
 	var (
 		statesMu sync.Mutex
-		states   []string
+		states   []Status
 	)
 	h := newHarness(t, false, func(c *Config) {
 		c.OnState = func(s State) {

@@ -121,71 +121,7 @@ func (e *Engine) groupInfoEvents(ctx context.Context, cl client, v *events.Group
 		by = e.pnChatID(ctx, cl, *v.Sender, alt)
 	}
 	base := engine.GroupChange{GroupID: gid, By: by, Me: me}
-	var cs []engine.GroupChange
-	add := func(f func(c *engine.GroupChange)) {
-		c := base
-		f(&c)
-		cs = append(cs, c)
-	}
-	ids := func(js []types.JID) []string {
-		out := make([]string, 0, len(js))
-		for _, j := range js {
-			out = append(out, e.pnChatID(ctx, cl, j, types.EmptyJID))
-		}
-		return out
-	}
-	if v.Name != nil {
-		add(func(c *engine.GroupChange) { c.Action, c.Value = "name_changed", v.Name.Name })
-	}
-	if v.Topic != nil {
-		add(func(c *engine.GroupChange) { c.Action, c.Value = "description_changed", v.Topic.Topic })
-	}
-	if v.Announce != nil || v.Locked != nil {
-		add(func(c *engine.GroupChange) {
-			c.Action = engine.GroupSettingsChanged
-			if v.Announce != nil {
-				a := v.Announce.IsAnnounce
-				c.Announce = &a
-			}
-			if v.Locked != nil {
-				r := v.Locked.IsLocked
-				c.Restrict = &r
-			}
-		})
-	}
-	if len(v.Join) > 0 {
-		action := "added"
-		if v.JoinReason == "invite" || by == "" {
-			action = "joined_via_link"
-		}
-		add(func(c *engine.GroupChange) { c.Action, c.Participants = action, ids(v.Join) })
-	}
-	if len(v.Leave) > 0 {
-		var left, kicked []string
-		for _, p := range ids(v.Leave) {
-			if p == by || by == "" {
-				left = append(left, p)
-			} else {
-				kicked = append(kicked, p)
-			}
-		}
-		if len(left) > 0 {
-			add(func(c *engine.GroupChange) { c.Action, c.Participants = "left", left })
-		}
-		if len(kicked) > 0 {
-			add(func(c *engine.GroupChange) { c.Action, c.Participants = "kicked", kicked })
-		}
-	}
-	if len(v.Promote) > 0 {
-		add(func(c *engine.GroupChange) {
-			c.Action, c.Participants, c.Value = "admin_changed", ids(v.Promote), engine.AdminPromoted
-		})
-	}
-	if len(v.Demote) > 0 {
-		add(func(c *engine.GroupChange) {
-			c.Action, c.Participants, c.Value = "admin_changed", ids(v.Demote), engine.AdminDemoted
-		})
-	}
+	cs := append(settingsChanges(v, base), e.memberChanges(ctx, cl, v, base)...)
 	at := v.Timestamp
 	if at.IsZero() {
 		at = time.Now()
@@ -204,6 +140,86 @@ func (e *Engine) groupInfoEvents(ctx context.Context, cl client, v *events.Group
 		e.groupMu.Unlock()
 	}
 	return evs
+}
+
+// settingsChanges are the changes of a group's name, topic and settings that
+// a notification carries, each base with its action and value.
+func settingsChanges(v *events.GroupInfo, base engine.GroupChange) []engine.GroupChange {
+	var cs []engine.GroupChange
+	if v.Name != nil {
+		c := base
+		c.Action, c.Value = "name_changed", v.Name.Name
+		cs = append(cs, c)
+	}
+	if v.Topic != nil {
+		c := base
+		c.Action, c.Value = "description_changed", v.Topic.Topic
+		cs = append(cs, c)
+	}
+	if v.Announce != nil || v.Locked != nil {
+		c := base
+		c.Action = engine.GroupSettingsChanged
+		if v.Announce != nil {
+			a := v.Announce.IsAnnounce
+			c.Announce = &a
+		}
+		if v.Locked != nil {
+			r := v.Locked.IsLocked
+			c.Restrict = &r
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// memberChanges are the changes of a group's participants that a notification
+// carries (joins, leaves, promotions, demotions), each base with its action and
+// participants. base.By is who made them, empty when the network does not say.
+func (e *Engine) memberChanges(ctx context.Context, cl client, v *events.GroupInfo, base engine.GroupChange) []engine.GroupChange {
+	var cs []engine.GroupChange
+	add := func(action string, participants []string, value string) {
+		c := base
+		c.Action, c.Participants, c.Value = action, participants, value
+		cs = append(cs, c)
+	}
+	ids := func(js []types.JID) []string {
+		out := make([]string, 0, len(js))
+		for _, j := range js {
+			out = append(out, e.pnChatID(ctx, cl, j, types.EmptyJID))
+		}
+		return out
+	}
+	by := base.By
+	if len(v.Join) > 0 {
+		action := "added"
+		if v.JoinReason == "invite" || by == "" {
+			action = "joined_via_link"
+		}
+		add(action, ids(v.Join), "")
+	}
+	if len(v.Leave) > 0 {
+		var left, kicked []string
+		for _, p := range ids(v.Leave) {
+			if p == by || by == "" {
+				left = append(left, p)
+			} else {
+				kicked = append(kicked, p)
+			}
+		}
+		if len(left) > 0 {
+			add("left", left, "")
+		}
+		if len(kicked) > 0 {
+			add("kicked", kicked, "")
+		}
+	}
+	if len(v.Promote) > 0 {
+		add("admin_changed", ids(v.Promote), engine.AdminPromoted)
+	}
+	if len(v.Demote) > 0 {
+		add("admin_changed", ids(v.Demote), engine.AdminDemoted)
+	}
+	return cs
 }
 
 // joinedEvents maps the account joining (or creating) a group to GroupCreated

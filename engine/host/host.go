@@ -267,7 +267,7 @@ func (h *Host) ids() []string {
 // ended is the hub's word that an engine's session was ended from some replica:
 // a deleted engine stops; a logged-out one stays open to be paired again.
 func (h *Host) ended(engineID, reason string) {
-	if reason != "deleted" {
+	if reason != engine.EndDeleted {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -314,7 +314,7 @@ func (h *Host) apply(ctx context.Context, engineID string, s gateway.State) {
 		h.log().Warn("gateway presence not recorded", "engine", engineID, "err", err)
 	}
 	u := h.Client.Engine.UpdateOneID(engineID).
-		SetState(RowState(s)).SetStream(stream(s)).SetHasSynced(s.HasSynced).SetDeviceJid(s.DeviceJID)
+		SetState(string(RowState(s))).SetStream(stream(s)).SetHasSynced(s.HasSynced).SetDeviceJid(s.DeviceJID)
 	if why, until, ok := s.Restriction(time.Now()); ok {
 		u.SetRestriction(why).SetRestrictedUntil(until)
 	} else {
@@ -329,22 +329,22 @@ func (h *Host) apply(ctx context.Context, engineID string, s gateway.State) {
 }
 
 // RowState is the state an engine row (and the API) shows for a gateway state.
-func RowState(s gateway.State) string {
+func RowState(s gateway.State) engine.State {
 	switch s.Status {
 	case gateway.StatusConnected:
 		return engine.StateConnected
 	case gateway.StatusConnecting:
-		return "OPENING"
+		return engine.StateOpening
 	case gateway.StatusPairing:
-		return "PAIRING"
+		return engine.StatePairing
 	case gateway.StatusUnpaired:
-		return "UNPAIRED"
+		return engine.StateUnpaired
 	case gateway.StatusLoggedOut:
 		return engine.StateLoggedOut
 	case gateway.StatusBanned:
-		return "BANNED"
+		return engine.StateBanned
 	case gateway.StatusReplaced:
-		return "CONFLICT"
+		return engine.StateConflict
 	}
 	return engine.StateDisconnected
 }

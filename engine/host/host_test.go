@@ -16,9 +16,12 @@ import (
 
 // Every gateway status maps to the state and stream the API shows.
 func TestRowState(t *testing.T) {
-	type shown struct{ State, Stream string }
+	type shown struct {
+		State  engine.State
+		Stream string
+	}
 	for _, c := range []struct {
-		status    string
+		status    gateway.Status
 		connected bool
 		want      shown
 	}{

@@ -324,7 +324,7 @@ func (h *Hub) onControl(ctx context.Context, c control) {
 		}
 		if local != nil && local.workspaceID == c.WorkspaceID {
 			code := websocket.StatusCode(CloseDeleted)
-			if c.Reason == "logged_out" {
+			if c.Reason == engine.EndLoggedOut {
 				code = CloseLoggedOut
 			}
 			local.close(code, c.Reason)

@@ -39,9 +39,9 @@ func (e *Engine) Type() string {
 func (e *Engine) State() string {
 	switch {
 	case e.Connected:
-		return engine.StateConnected
-	case e.Row.State == engine.StateConnected:
-		return engine.StateDisconnected
+		return string(engine.StateConnected)
+	case engine.State(e.Row.State) == engine.StateConnected:
+		return string(engine.StateDisconnected)
 	}
 	return e.Row.State
 }
