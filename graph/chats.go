@@ -50,14 +50,6 @@ const (
 	maxPinnedMessages = 50
 )
 
-// Scopes of the conversation operations (docs/scopes.md).
-const (
-	scopeChatsWrite      = switchboard.ScopeChatsWrite
-	scopeContactsRead    = switchboard.ScopeContactsRead
-	scopeNewslettersRead = switchboard.ScopeNewslettersRead
-	scopeNewslettersMake = switchboard.ScopeNewslettersWrite
-)
-
 var chatKinds = []string{engine.ChatContact, engine.ChatGroup, engine.ChatNewsletter}
 
 // syncHistory makes sure the store holds the account's recent history before a

@@ -57,7 +57,7 @@ func (r *Resolver) contactFilter(ctx context.Context, searchToken *string) (inbo
 // contactList, handed to each a chunk at a time (allContactsChunk), so that the
 // caller can stream them without holding them all. It calls total with how many
 // match in all (the list's total) before the first chunk; each's error ends the
-// walk. Errors before total is called (scope, searchToken, skip) are the caller's
+// walk. Errors before total is called (searchToken, skip) are the caller's
 // to answer.
 func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
 	one := 1

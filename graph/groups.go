@@ -47,12 +47,6 @@ const (
 	maxListedParticipants = 5000
 )
 
-// Scopes of the group operations (docs/scopes.md).
-const (
-	scopeGroupsRead  = switchboard.ScopeGroupsRead
-	scopeGroupsWrite = switchboard.ScopeGroupsWrite
-)
-
 var groupIDRE = regexp.MustCompile(`^[0-9]+(?:-[0-9]+)?@g[.]us$`)
 
 // checkGroupID validates a group id given in field.

@@ -99,14 +99,10 @@ func (r *Resolver) now() time.Time {
 	return time.Now()
 }
 
-// Reading messages, one rule for both transports: the queue (scheduledMessages,
-// scheduledMessage: GET /v1/scheduled-messages…) needs messages:read; the message
-// store (message, messages, node: GET /v1/messages/{id}) needs chats:read, because
-// it holds every chat's messages, incoming ones included.
-const (
-	scopeReadQueue = switchboard.ScopeMessagesRead
-	scopeReadStore = switchboard.ScopeChatsRead
-)
+// scopeReadStore reads the message store (message, messages, node: GET
+// /v1/messages/{id}): chats:read, because it holds every chat's messages,
+// incoming ones included. The queue (scheduledMessages) needs messages:read.
+const scopeReadStore = switchboard.ScopeChatsRead
 
 // nodeType resolves the table of a global id from its prefix (see switchboard.NewID)
 // and checks that the viewer holds the scope that reads it. This check stays in
@@ -120,7 +116,7 @@ func nodeType(ctx context.Context, id string) (string, error) {
 	case "cht":
 		table, scope = chat.Table, scopeReadStore
 	case "cnt":
-		table, scope = contact.Table, scopeContactsRead
+		table, scope = contact.Table, switchboard.ScopeContactsRead
 	case "wh":
 		table, scope = webhook.Table, switchboard.ScopeWebhooksRead
 	case "dlv":
