@@ -220,9 +220,8 @@ func (c *conn) store(ctx context.Context, id string, raws []json.RawMessage) Fra
 			ack.Rejected = append(ack.Rejected, r)
 			continue
 		}
-		if ev.ID != "" {
-			ev.ID = c.engineID + ":" + ev.ID // an engine's ids cannot meet another's
-		}
+		// The socket's token says whose events these are; the inbox keeps one
+		// engine's ids apart from another's (inbox.dedupeKey).
 		ev.WorkspaceID, ev.EngineID = c.workspaceID, c.engineID
 		if ev.At.IsZero() {
 			ev.At = time.Now()
