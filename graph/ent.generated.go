@@ -4802,6 +4802,29 @@ func (ec *executionContext) fieldContext_Contact_jid(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Contact_lid(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_lid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_lid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Contact_name(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15709,7 +15732,7 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "lid", "lidNEQ", "lidIn", "lidNotIn", "lidGT", "lidGTE", "lidLT", "lidLTE", "lidContains", "lidHasPrefix", "lidHasSuffix", "lidIsNil", "lidNotNil", "lidEqualFold", "lidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15989,6 +16012,111 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.JidContainsFold = data
+		case "lid":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lid"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Lid = data
+		case "lidNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidNEQ = data
+		case "lidIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidIn = data
+		case "lidNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidNotIn = data
+		case "lidGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidGT = data
+		case "lidGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidGTE = data
+		case "lidLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidLT = data
+		case "lidLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidLTE = data
+		case "lidContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidContains = data
+		case "lidHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidHasPrefix = data
+		case "lidHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidHasSuffix = data
+		case "lidIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidIsNil = data
+		case "lidNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidNotNil = data
+		case "lidEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidEqualFold = data
+		case "lidContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("lidContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LidContainsFold = data
 		case "name":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -23702,6 +23830,11 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		case "jid":
 			out.Values[i] = ec._Contact_jid(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lid":
+			out.Values[i] = ec._Contact_lid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "name":

@@ -354,6 +354,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		IsBusiness  func(childComplexity int) int
 		Jid         func(childComplexity int) int
+		Lid         func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PushName    func(childComplexity int) int
 		Saved       func(childComplexity int) int
@@ -2136,6 +2137,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.Jid(childComplexity), true
+	case "Contact.lid":
+		if e.ComplexityRoot.Contact.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.Lid(childComplexity), true
 	case "Contact.name":
 		if e.ComplexityRoot.Contact.Name == nil {
 			break
@@ -5504,6 +5511,8 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_workspaceID(ctx, field)
 	case "jid":
 		return ec.fieldContext_Contact_jid(ctx, field)
+	case "lid":
+		return ec.fieldContext_Contact_lid(ctx, field)
 	case "name":
 		return ec.fieldContext_Contact_name(ctx, field)
 	case "pushName":
