@@ -205,7 +205,8 @@ type Engine struct {
 
 	retryWait time.Duration // the first wait before reporting to a failing sink again
 
-	mem memory // what the engine remembers of messages it saw (bounded)
+	mem  memory  // what the engine remembers of messages it saw (bounded)
+	lids lidBook // phone numbers of LIDs learned, to report
 
 	histMu   sync.Mutex
 	histWait map[string][]chan historyResult // on-demand history waiters by chat
@@ -525,6 +526,25 @@ func (e *Engine) reportTries(ctx context.Context, tries int, evs []engine.Event)
 	if len(evs) == 0 {
 		return true
 	}
+	// The mappings learned while mapping evs go first, so that the store knows
+	// the number of a LID before the messages that came by it.
+	lids := e.lids.take()
+	if len(lids) > 0 {
+		first := evs[0].At // the mappings come at the time of the first event
+		for i := range lids {
+			lids[i].At = first
+		}
+		evs = append(lids, evs...)
+	}
+	ok := e.deliverTries(ctx, tries, evs)
+	if !ok {
+		e.lids.unreport(lids)
+	}
+	return ok
+}
+
+// deliverTries hands evs to the sink, trying up to tries times (0: no limit).
+func (e *Engine) deliverTries(ctx context.Context, tries int, evs []engine.Event) bool {
 	for i := range evs {
 		evs[i].WorkspaceID, evs[i].EngineID = e.cfg.WorkspaceID, e.cfg.EngineID
 		if evs[i].At.IsZero() {
