@@ -86,6 +86,27 @@ func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *i
 	}
 }
 
+// contactByID is the use case behind contact: a contact by its chat id or its
+// LID, or ENOTFOUND.
+func (r *Resolver) contactByID(ctx context.Context, id string) (*ent.Contact, error) {
+	jid, err := normalizeField("id", id)
+	if err != nil {
+		return nil, err
+	}
+	if engine.ChatKind(jid) != engine.ChatContact {
+		return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "id must be a contact id (<digits>@c.us or <digits>@lid).",
+			Details: []switchboard.Detail{{Path: "id", Code: "invalid_string", Message: "id must be a contact id"}}}
+	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.store().Contact(ctx, jid)
+	if ent.IsNotFound(err) {
+		return nil, notFound("id", "No contact with id %s.", quote(jid))
+	}
+	return c, err
+}
+
 // commonGroups is the use case behind commonGroups.
 func (r *Resolver) commonGroups(ctx context.Context, contactID string, limit, skip *int) (*model.ChatPage, error) {
 	jid, err := normalizeField("id", contactID)

@@ -754,6 +754,7 @@ type ComplexityRoot struct {
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
 		ChatParticipants      func(childComplexity int, chatID string, searchToken *string, limit *int, skip *int) int
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
+		Contact               func(childComplexity int, id string) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
 		ContactList           func(childComplexity int, searchToken *string, limit *int, skip *int) int
 		Engine                func(childComplexity int, id string) int
@@ -4177,6 +4178,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CommonGroups(childComplexity, args["contactId"].(string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.contact":
+		if e.ComplexityRoot.Query.Contact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Contact(childComplexity, args["id"].(string)), true
 	case "Query.contactConnection":
 		if e.ComplexityRoot.Query.ContactConnection == nil {
 			break
