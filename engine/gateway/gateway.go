@@ -521,28 +521,6 @@ func (e *Engine) reportPersist(ctx context.Context, evs ...engine.Event) bool {
 	return e.reportTries(ctx, 0, evs)
 }
 
-// reportTries hands evs to the sink, trying up to tries times (0: no limit).
-func (e *Engine) reportTries(ctx context.Context, tries int, evs []engine.Event) bool {
-	if len(evs) == 0 {
-		return true
-	}
-	// The mappings learned while mapping evs go first, so that the store knows
-	// the number of a LID before the messages that came by it.
-	lids := e.lids.take()
-	if len(lids) > 0 {
-		first := evs[0].At // the mappings come at the time of the first event
-		for i := range lids {
-			lids[i].At = first
-		}
-		evs = append(lids, evs...)
-	}
-	ok := e.deliverTries(ctx, tries, evs)
-	if !ok {
-		e.lids.unreport(lids)
-	}
-	return ok
-}
-
 // deliverTries hands evs to the sink, trying up to tries times (0: no limit).
 func (e *Engine) deliverTries(ctx context.Context, tries int, evs []engine.Event) bool {
 	for i := range evs {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"sync"
 
 	"go.mau.fi/whatsmeow/types"
@@ -15,6 +16,29 @@ import (
 // the contact {id: <digits>@c.us, lid: <digits>@lid}. The store then keeps one
 // chat per person (docs/conversations.md, "LIDs"). Each mapping is reported
 // once per process (the last memoryLimit), again after the sink refused it.
+
+// reportTries hands evs to the sink, trying up to tries times (0: no limit),
+// after the mappings learned meanwhile.
+func (e *Engine) reportTries(ctx context.Context, tries int, evs []engine.Event) bool {
+	if len(evs) == 0 {
+		return true
+	}
+	// The mappings learned while mapping evs go first, so that the store knows
+	// the number of a LID before the messages that came by it.
+	lids := e.lids.take()
+	if len(lids) > 0 {
+		first := evs[0].At // the mappings come at the time of the first event
+		for i := range lids {
+			lids[i].At = first
+		}
+		evs = append(lids, evs...)
+	}
+	ok := e.deliverTries(ctx, tries, evs)
+	if !ok {
+		e.lids.unreport(lids)
+	}
+	return ok
+}
 
 // lidBook is the mappings the engine learned: those to report, and those
 // reported.

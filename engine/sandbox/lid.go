@@ -17,12 +17,16 @@ import (
 // LIDOf is the sandbox's LID of the phone-number chat id phone
 // (<digits>@c.us): "9" and the digits reversed, @lid.
 func LIDOf(phone string) string {
-	user, _, _ := strings.Cut(phone, "@")
-	b := []byte(strings.TrimPrefix(user, "+"))
+	return "9" + reversed(recipientDigits(phone)) + "@lid"
+}
+
+// reversed is s with its bytes in the other order.
+func reversed(s string) string {
+	b := []byte(s)
 	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
 		b[i], b[j] = b[j], b[i]
 	}
-	return "9" + string(b) + "@lid"
+	return string(b)
 }
 
 // numberOf is the phone-number chat id of a sandbox LID (LIDOf reversed), or
@@ -32,11 +36,7 @@ func numberOf(jid string) string {
 		return jid
 	}
 	user, _, _ := strings.Cut(jid[1:], "@")
-	b := []byte(user)
-	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
-		b[i], b[j] = b[j], b[i]
-	}
-	return string(b) + "@c.us"
+	return reversed(user) + "@c.us"
 }
 
 // hidesNumber reports whether the sandbox number phone first appears by LID
