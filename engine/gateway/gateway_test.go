@@ -663,7 +663,11 @@ func TestCommonGroupsMatchPhoneAndLIDForms(t *testing.T) {
 func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, true)
-	h.f.alt[contactLID] = contact
+	// Seen by LID before the number was known: in the LID chat, which the
+	// store merges into the phone chat once the mapping comes.
+	h.f.emit(&events.Message{Info: msgInfo(contactLID, contactLID, "EARLY", false), Message: &waE2E.Message{Conversation: proto.String("first")}})
+	h.sink.take()
+	h.f.alt[contactLID], h.f.alt[contact] = contact, contactLID
 	h.f.emit(&events.Message{Info: msgInfo(contactLID, contactLID, "BYLID", false), Message: &waE2E.Message{Conversation: proto.String("hi")}})
 	h.f.emit(&events.Message{Info: msgInfo(contact, contact, "BYPN", false), Message: &waE2E.Message{Conversation: proto.String("hello")}})
 	var chats, remotes []string
@@ -690,7 +694,7 @@ func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
 	for _, r := range h.f.reads {
 		got[r.chat.String()] = append(got[r.chat.String()], r.ids...)
 	}
-	want := map[string][]types.MessageID{"88882223333@lid": {"BYLID"}, "15552223333@s.whatsapp.net": {"BYPN"}}
+	want := map[string][]types.MessageID{"88882223333@lid": {"BYLID", "EARLY"}, "15552223333@s.whatsapp.net": {"BYPN"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("read receipts by address (-want +got):\n%s", diff)
 	}
