@@ -196,7 +196,8 @@ type ChatMerged struct {
 
 // mergeChat moves the chat lid into the chat pn: its messages (a message the
 // phone chat holds already, under its other key form, is kept once: the phone
-// chat's row, pinned if either was), its unread count (added), its state
+// chat's row, pinned if either was), its unread count (added; a message
+// counted unread in both, once), its state
 // (pinned or marked unread if either was, archived only if both were, its name
 // if the phone chat has none), then drops the LID chat and records chat.merged.
 // Nothing happens when the store holds nothing of the LID chat.
@@ -205,7 +206,7 @@ func mergeChat(ctx context.Context, tx *ent.Tx, lid, pn string, at time.Time) er
 	if err != nil && !ent.IsNotFound(err) {
 		return err
 	}
-	moved, err := moveMessages(ctx, tx, lid, pn)
+	moved, twins, err := moveMessages(ctx, tx, lid, pn)
 	if err != nil || (from == nil && moved == 0) {
 		return err
 	}
@@ -218,6 +219,8 @@ func mergeChat(ctx context.Context, tx *ent.Tx, lid, pn string, at time.Time) er
 		return err
 	}
 	if from != nil {
+		// A message counted unread in both chats counts once.
+		from.UnreadCount = max(0, from.UnreadCount-twins)
 		if err := mergeChatState(ctx, tx, from, pn, fresh); err != nil {
 			return err
 		}
@@ -232,39 +235,55 @@ func mergeChat(ctx context.Context, tx *ent.Tx, lid, pn string, at time.Time) er
 }
 
 // moveMessages moves the messages of the chat lid to the chat pn (their key
-// stays: the address the network used) and says how many there were. A message
-// the phone chat holds already under the other form of its key is dropped from
-// the LID chat, its pin carried over.
-func moveMessages(ctx context.Context, tx *ent.Tx, lid, pn string) (int, error) {
+// stays: the address the network used) and says how many there were, and how
+// many incoming ones it dropped as twins: a message the phone chat holds already
+// under the other form of its key is dropped from the LID chat, its pin carried
+// over.
+func moveMessages(ctx context.Context, tx *ent.Tx, lid, pn string) (moved, twins int, err error) {
 	msgs, err := tx.Message.Query().Where(message.To(lid)).All(ctx)
 	if err != nil || len(msgs) == 0 {
-		return 0, err
+		return 0, 0, err
+	}
+	var ids []string
+	for _, m := range msgs {
+		if m.WaID != "" { // not sent yet: no network key
+			ids = append(ids, m.WaID)
+		}
+	}
+	held, err := tx.Message.Query().Where(message.To(pn), message.WaIDIn(ids...)).All(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	type twinKey struct {
+		id, participant string
+		fromMe          bool
+	}
+	byKey := make(map[twinKey]*ent.Message, len(held))
+	for _, h := range held {
+		byKey[twinKey{h.WaID, h.WaParticipant, h.FromMe}] = h
 	}
 	for _, m := range msgs {
-		if m.WaID == "" {
-			continue // not sent yet: no network key
-		}
-		twin, err := tx.Message.Query().Where(message.To(pn), message.WaID(m.WaID), message.FromMe(m.FromMe),
-			message.WaParticipant(m.WaParticipant)).First(ctx)
-		if ent.IsNotFound(err) {
+		twin := byKey[twinKey{m.WaID, m.WaParticipant, m.FromMe}]
+		if twin == nil || m.WaID == "" {
 			continue
-		} else if err != nil {
-			return 0, err
 		}
 		if m.PinnedUntil != nil && (twin.PinnedUntil == nil || twin.PinnedUntil.Before(*m.PinnedUntil)) {
 			if err := tx.Message.UpdateOne(twin).SetPinnedUntil(*m.PinnedUntil).Exec(ctx); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		if err := tx.Message.DeleteOne(m).Exec(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
+		}
+		if !m.FromMe {
+			twins++
 		}
 	}
 	if _, err := tx.Message.Update().Where(message.To(lid), message.From(lid)).SetFrom(pn).Save(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_, err = tx.Message.Update().Where(message.To(lid)).SetTo(pn).Save(ctx)
-	return len(msgs), err
+	return len(msgs), twins, err
 }
 
 // mergeChatState folds the state of the LID chat from into the chat pn (fresh:

@@ -177,7 +177,7 @@ func TestLIDChatMerge(t *testing.T) {
 				incoming("X", dan, b.Add(time.Minute)),
 				mapping(b.Add(4 * time.Minute)),
 			},
-			want: []chatRow{{Jid: dan, Unread: 3, LastText: "hi X",
+			want: []chatRow{{Jid: dan, Unread: 2, LastText: "hi X",
 				Messages: []string{"false_" + dan + "_P1", "false_" + dan + "_X"}, MessageFrom: []string{dan, dan}}},
 			merged: []string{danLID + "->" + dan},
 		},
