@@ -57,8 +57,13 @@ type Participant struct {
 }
 
 // ContactInfo is an entry of the account's address book, or someone it talked to.
+// ID is the contact's chat id: its phone-number form (<digits>@c.us) when known,
+// else its LID (<digits>@lid). LID, set only with a phone-number ID, tells that
+// the contact is also addressed by that LID: a mapping the engine learned, after
+// which the store keeps one chat per person (docs/conversations.md, "LIDs").
 type ContactInfo struct {
 	ID         string `json:"id"`
+	LID        string `json:"lid,omitempty"`
 	Name       string `json:"name,omitempty"`
 	PushName   string `json:"pushName,omitempty"`
 	IsBusiness bool   `json:"isBusiness,omitempty"`
@@ -191,6 +196,22 @@ func (e *MediaUnavailableError) Error() string {
 // reported through the sink (EventChat).
 type NewsletterCreator interface {
 	CreateNewsletter(ctx context.Context, name, description string) (ChatState, error)
+}
+
+// IsLID reports whether jid is a user by LID: <digits>@lid.
+func IsLID(jid string) bool {
+	user, ok := strings.CutSuffix(jid, "@lid")
+	return ok && isDigits(user)
+}
+
+// IsPhoneChat reports whether jid is a user by phone number: <digits>@c.us.
+func IsPhoneChat(jid string) bool {
+	user, ok := strings.CutSuffix(jid, "@c.us")
+	return ok && isDigits(user)
+}
+
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // ErrNotFound is returned by an engine asked about a chat or message the network

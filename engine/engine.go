@@ -166,7 +166,12 @@ type Event struct {
 
 // Incoming is a message received from the network.
 type Incoming struct {
-	Key        Key    `json:"key"`
+	Key Key `json:"key"`
+	// Chat is the chat the message belongs to when it is not Key.Remote: a
+	// message that came by LID (Key.Remote <digits>@lid, the address the network
+	// used) from a contact whose phone number the engine knows goes to the
+	// phone-number chat. Empty: Key.Remote.
+	Chat       string `json:"chat,omitempty"`
 	From       string `json:"from"`
 	SenderName string `json:"senderName,omitempty"`
 	Type       string `json:"type"`

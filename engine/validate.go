@@ -83,7 +83,43 @@ func validateMessage(ev Event) error {
 	if m.Type == "" {
 		return invalid("message.type", "is missing")
 	}
+	if err := validateChatOf("message", *m); err != nil {
+		return err
+	}
 	return validateID("message.from", m.From, false)
+}
+
+// validateContact checks a contact: its id is required; a LID, when given, is
+// <digits>@lid and comes with the phone-number form of the id (a mapping).
+func validateContact(path string, c ContactInfo) error {
+	if err := validateID(path+".id", c.ID, true); err != nil {
+		return err
+	}
+	if c.LID == "" {
+		return nil
+	}
+	if !IsLID(c.LID) {
+		return invalid(path+".lid", "must be <digits>@lid")
+	}
+	if !IsPhoneChat(c.ID) {
+		return invalid(path+".id", "must be <digits>@c.us when lid is given")
+	}
+	return nil
+}
+
+// validateChatOf checks the chat of a message: when it is not the key's remote,
+// the key came by LID and the chat is its phone-number form.
+func validateChatOf(path string, m Incoming) error {
+	if m.Chat == "" || m.Chat == m.Key.Remote {
+		return nil
+	}
+	if !IsPhoneChat(m.Chat) {
+		return invalid(path+".chat", "must be <digits>@c.us")
+	}
+	if !IsLID(m.Key.Remote) {
+		return invalid(path+".chat", "may differ from key.remote only for a key by LID (<digits>@lid)")
+	}
+	return nil
 }
 
 // validateMessageChange checks a reaction, poll vote, edit or revoke: Key is the
@@ -153,12 +189,15 @@ func validateHistory(ev Event) error {
 		}
 	}
 	for i, c := range h.Contacts {
-		if err := validateID("history.contacts."+strconv.Itoa(i)+".id", c.ID, true); err != nil {
+		if err := validateContact("history.contacts."+strconv.Itoa(i), c); err != nil {
 			return err
 		}
 	}
 	for i, m := range h.Messages {
 		if err := validateKey("history.messages."+strconv.Itoa(i)+".key", m.Key); err != nil {
+			return err
+		}
+		if err := validateChatOf("history.messages."+strconv.Itoa(i), m.Incoming); err != nil {
 			return err
 		}
 	}

@@ -55,6 +55,16 @@ func TestValidateEvent(t *testing.T) {
 		{"history without history", Event{Type: EventHistory}, "history is missing"},
 		{"history contact without an id", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{Name: "x"}}}}, "history.contacts.0.id is missing"},
 		{"negative pin", Event{Type: EventPin, Key: key, Pinned: -1}, "pinned must not be negative"},
+
+		{"mapping learned", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "15551234567@c.us", LID: "88881234@lid"}}}}, ""},
+		{"LID-only contact", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "88881234@lid"}}}}, ""},
+		{"mapping to a malformed LID", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "15551234567@c.us", LID: "88x@lid"}}}}, "history.contacts.0.lid must be <digits>@lid"},
+		{"mapping of a LID to a LID", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "77@lid", LID: "88@lid"}}}}, "history.contacts.0.id must be <digits>@c.us when lid is given"},
+		{"mapping of a group", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "1-2@g.us", LID: "88@lid"}}}}, "history.contacts.0.id must be <digits>@c.us when lid is given"},
+		{"message by LID in its phone chat", Event{Type: EventMessage, Message: &Incoming{Key: Key{Remote: "88@lid", ID: "X"}, Chat: "15551234567@c.us", Type: "text"}}, ""},
+		{"message in another chat than its key", Event{Type: EventMessage, Message: &Incoming{Key: key, Chat: "15559999999@c.us", Type: "text"}}, "message.chat may differ from key.remote only for a key by LID (<digits>@lid)"},
+		{"message by LID in a group", Event{Type: EventMessage, Message: &Incoming{Key: Key{Remote: "88@lid", ID: "X"}, Chat: "1-2@g.us", Type: "text"}}, "message.chat must be <digits>@c.us"},
+		{"history message by LID in another LID", Event{Type: EventHistory, History: &History{Messages: []HistoryMessage{{Incoming: Incoming{Key: Key{Remote: "88@lid", ID: "X"}, Chat: "99@lid"}}}}}, "history.messages.0.chat must be <digits>@c.us"},
 	}
 	got, want := map[string]string{}, map[string]string{}
 	for _, tt := range tests {

@@ -19,8 +19,10 @@ type Contact struct {
 	ID string `json:"id,omitempty"`
 	// WorkspaceID holds the value of the "workspace_id" field.
 	WorkspaceID string `json:"workspace_id,omitempty"`
-	// Jid holds the value of the "jid" field.
+	// the contact's chat id: its phone-number form (<digits>@c.us), or its LID (<digits>@lid) while the number is unknown
 	Jid string `json:"jid,omitempty"`
+	// the contact's LID (<digits>@lid) when known
+	Lid string `json:"lid,omitempty"`
 	// the name saved in the address book
 	Name string `json:"name,omitempty"`
 	// the name the contact gave themselves
@@ -41,7 +43,7 @@ func (*Contact) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case contact.FieldIsBusiness, contact.FieldSaved:
 			values[i] = new(sql.NullBool)
-		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldName, contact.FieldPushName:
+		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldLid, contact.FieldName, contact.FieldPushName:
 			values[i] = new(sql.NullString)
 		case contact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -77,6 +79,12 @@ func (_m *Contact) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field jid", values[i])
 			} else if value.Valid {
 				_m.Jid = value.String
+			}
+		case contact.FieldLid:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field lid", values[i])
+			} else if value.Valid {
+				_m.Lid = value.String
 			}
 		case contact.FieldName:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -149,6 +157,9 @@ func (_m *Contact) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("jid=")
 	builder.WriteString(_m.Jid)
+	builder.WriteString(", ")
+	builder.WriteString("lid=")
+	builder.WriteString(_m.Lid)
 	builder.WriteString(", ")
 	builder.WriteString("name=")
 	builder.WriteString(_m.Name)

@@ -35,6 +35,20 @@ func (_c *ContactCreate) SetJid(v string) *ContactCreate {
 	return _c
 }
 
+// SetLid sets the "lid" field.
+func (_c *ContactCreate) SetLid(v string) *ContactCreate {
+	_c.mutation.SetLid(v)
+	return _c
+}
+
+// SetNillableLid sets the "lid" field if the given value is not nil.
+func (_c *ContactCreate) SetNillableLid(v *string) *ContactCreate {
+	if v != nil {
+		_c.SetLid(*v)
+	}
+	return _c
+}
+
 // SetName sets the "name" field.
 func (_c *ContactCreate) SetName(v string) *ContactCreate {
 	_c.mutation.SetName(v)
@@ -252,6 +266,10 @@ func (_c *ContactCreate) createSpec() (*Contact, *sqlgraph.CreateSpec) {
 		_spec.SetField(contact.FieldJid, field.TypeString, value)
 		_node.Jid = value
 	}
+	if value, ok := _c.mutation.Lid(); ok {
+		_spec.SetField(contact.FieldLid, field.TypeString, value)
+		_node.Lid = value
+	}
 	if value, ok := _c.mutation.Name(); ok {
 		_spec.SetField(contact.FieldName, field.TypeString, value)
 		_node.Name = value
@@ -323,6 +341,24 @@ type (
 		*sql.UpdateSet
 	}
 )
+
+// SetLid sets the "lid" field.
+func (u *ContactUpsert) SetLid(v string) *ContactUpsert {
+	u.Set(contact.FieldLid, v)
+	return u
+}
+
+// UpdateLid sets the "lid" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateLid() *ContactUpsert {
+	u.SetExcluded(contact.FieldLid)
+	return u
+}
+
+// ClearLid clears the value of the "lid" field.
+func (u *ContactUpsert) ClearLid() *ContactUpsert {
+	u.SetNull(contact.FieldLid)
+	return u
+}
 
 // SetName sets the "name" field.
 func (u *ContactUpsert) SetName(v string) *ContactUpsert {
@@ -439,6 +475,27 @@ func (u *ContactUpsertOne) Update(set func(*ContactUpsert)) *ContactUpsertOne {
 		set(&ContactUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetLid sets the "lid" field.
+func (u *ContactUpsertOne) SetLid(v string) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetLid(v)
+	})
+}
+
+// UpdateLid sets the "lid" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateLid() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateLid()
+	})
+}
+
+// ClearLid clears the value of the "lid" field.
+func (u *ContactUpsertOne) ClearLid() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearLid()
+	})
 }
 
 // SetName sets the "name" field.
@@ -733,6 +790,27 @@ func (u *ContactUpsertBulk) Update(set func(*ContactUpsert)) *ContactUpsertBulk 
 		set(&ContactUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetLid sets the "lid" field.
+func (u *ContactUpsertBulk) SetLid(v string) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetLid(v)
+	})
+}
+
+// UpdateLid sets the "lid" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateLid() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateLid()
+	})
+}
+
+// ClearLid clears the value of the "lid" field.
+func (u *ContactUpsertBulk) ClearLid() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearLid()
+	})
 }
 
 // SetName sets the "name" field.

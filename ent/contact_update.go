@@ -28,6 +28,26 @@ func (_u *ContactUpdate) Where(ps ...predicate.Contact) *ContactUpdate {
 	return _u
 }
 
+// SetLid sets the "lid" field.
+func (_u *ContactUpdate) SetLid(v string) *ContactUpdate {
+	_u.mutation.SetLid(v)
+	return _u
+}
+
+// SetNillableLid sets the "lid" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillableLid(v *string) *ContactUpdate {
+	if v != nil {
+		_u.SetLid(*v)
+	}
+	return _u
+}
+
+// ClearLid clears the value of the "lid" field.
+func (_u *ContactUpdate) ClearLid() *ContactUpdate {
+	_u.mutation.ClearLid()
+	return _u
+}
+
 // SetName sets the "name" field.
 func (_u *ContactUpdate) SetName(v string) *ContactUpdate {
 	_u.mutation.SetName(v)
@@ -143,6 +163,12 @@ func (_u *ContactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.Lid(); ok {
+		_spec.SetField(contact.FieldLid, field.TypeString, value)
+	}
+	if _u.mutation.LidCleared() {
+		_spec.ClearField(contact.FieldLid, field.TypeString)
+	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(contact.FieldName, field.TypeString, value)
 	}
@@ -181,6 +207,26 @@ type ContactUpdateOne struct {
 	hooks     []Hook
 	mutation  *ContactMutation
 	modifiers []func(*sql.UpdateBuilder)
+}
+
+// SetLid sets the "lid" field.
+func (_u *ContactUpdateOne) SetLid(v string) *ContactUpdateOne {
+	_u.mutation.SetLid(v)
+	return _u
+}
+
+// SetNillableLid sets the "lid" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillableLid(v *string) *ContactUpdateOne {
+	if v != nil {
+		_u.SetLid(*v)
+	}
+	return _u
+}
+
+// ClearLid clears the value of the "lid" field.
+func (_u *ContactUpdateOne) ClearLid() *ContactUpdateOne {
+	_u.mutation.ClearLid()
+	return _u
 }
 
 // SetName sets the "name" field.
@@ -327,6 +373,12 @@ func (_u *ContactUpdateOne) sqlSave(ctx context.Context) (_node *Contact, err er
 				ps[i](selector)
 			}
 		}
+	}
+	if value, ok := _u.mutation.Lid(); ok {
+		_spec.SetField(contact.FieldLid, field.TypeString, value)
+	}
+	if _u.mutation.LidCleared() {
+		_spec.ClearField(contact.FieldLid, field.TypeString)
 	}
 	if value, ok := _u.mutation.Name(); ok {
 		_spec.SetField(contact.FieldName, field.TypeString, value)

@@ -1186,6 +1186,11 @@ func (_q *ContactQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, contact.FieldJid)
 				fieldSeen[contact.FieldJid] = struct{}{}
 			}
+		case "lid":
+			if _, ok := fieldSeen[contact.FieldLid]; !ok {
+				selectedFields = append(selectedFields, contact.FieldLid)
+				fieldSeen[contact.FieldLid] = struct{}{}
+			}
 		case "name":
 			if _, ok := fieldSeen[contact.FieldName]; !ok {
 				selectedFields = append(selectedFields, contact.FieldName)

@@ -3817,6 +3817,23 @@ type ContactWhereInput struct {
 	JidEqualFold    *string  `json:"jidEqualFold,omitempty"`
 	JidContainsFold *string  `json:"jidContainsFold,omitempty"`
 
+	// "lid" field predicates.
+	Lid             *string  `json:"lid,omitempty"`
+	LidNEQ          *string  `json:"lidNEQ,omitempty"`
+	LidIn           []string `json:"lidIn,omitempty"`
+	LidNotIn        []string `json:"lidNotIn,omitempty"`
+	LidGT           *string  `json:"lidGT,omitempty"`
+	LidGTE          *string  `json:"lidGTE,omitempty"`
+	LidLT           *string  `json:"lidLT,omitempty"`
+	LidLTE          *string  `json:"lidLTE,omitempty"`
+	LidContains     *string  `json:"lidContains,omitempty"`
+	LidHasPrefix    *string  `json:"lidHasPrefix,omitempty"`
+	LidHasSuffix    *string  `json:"lidHasSuffix,omitempty"`
+	LidIsNil        bool     `json:"lidIsNil,omitempty"`
+	LidNotNil       bool     `json:"lidNotNil,omitempty"`
+	LidEqualFold    *string  `json:"lidEqualFold,omitempty"`
+	LidContainsFold *string  `json:"lidContainsFold,omitempty"`
+
 	// "name" field predicates.
 	Name             *string  `json:"name,omitempty"`
 	NameNEQ          *string  `json:"nameNEQ,omitempty"`
@@ -4048,6 +4065,51 @@ func (i *ContactWhereInput) P() (predicate.Contact, error) {
 	}
 	if i.JidContainsFold != nil {
 		predicates = append(predicates, contact.JidContainsFold(*i.JidContainsFold))
+	}
+	if i.Lid != nil {
+		predicates = append(predicates, contact.LidEQ(*i.Lid))
+	}
+	if i.LidNEQ != nil {
+		predicates = append(predicates, contact.LidNEQ(*i.LidNEQ))
+	}
+	if len(i.LidIn) > 0 {
+		predicates = append(predicates, contact.LidIn(i.LidIn...))
+	}
+	if len(i.LidNotIn) > 0 {
+		predicates = append(predicates, contact.LidNotIn(i.LidNotIn...))
+	}
+	if i.LidGT != nil {
+		predicates = append(predicates, contact.LidGT(*i.LidGT))
+	}
+	if i.LidGTE != nil {
+		predicates = append(predicates, contact.LidGTE(*i.LidGTE))
+	}
+	if i.LidLT != nil {
+		predicates = append(predicates, contact.LidLT(*i.LidLT))
+	}
+	if i.LidLTE != nil {
+		predicates = append(predicates, contact.LidLTE(*i.LidLTE))
+	}
+	if i.LidContains != nil {
+		predicates = append(predicates, contact.LidContains(*i.LidContains))
+	}
+	if i.LidHasPrefix != nil {
+		predicates = append(predicates, contact.LidHasPrefix(*i.LidHasPrefix))
+	}
+	if i.LidHasSuffix != nil {
+		predicates = append(predicates, contact.LidHasSuffix(*i.LidHasSuffix))
+	}
+	if i.LidIsNil {
+		predicates = append(predicates, contact.LidIsNil())
+	}
+	if i.LidNotNil {
+		predicates = append(predicates, contact.LidNotNil())
+	}
+	if i.LidEqualFold != nil {
+		predicates = append(predicates, contact.LidEqualFold(*i.LidEqualFold))
+	}
+	if i.LidContainsFold != nil {
+		predicates = append(predicates, contact.LidContainsFold(*i.LidContainsFold))
 	}
 	if i.Name != nil {
 		predicates = append(predicates, contact.NameEQ(*i.Name))

@@ -9348,6 +9348,7 @@ type ContactMutation struct {
 	id            *string
 	workspace_id  *string
 	jid           *string
+	lid           *string
 	name          *string
 	push_name     *string
 	is_business   *bool
@@ -9533,6 +9534,55 @@ func (m *ContactMutation) OldJid(ctx context.Context) (v string, err error) {
 // ResetJid resets all changes to the "jid" field.
 func (m *ContactMutation) ResetJid() {
 	m.jid = nil
+}
+
+// SetLid sets the "lid" field.
+func (m *ContactMutation) SetLid(s string) {
+	m.lid = &s
+}
+
+// Lid returns the value of the "lid" field in the mutation.
+func (m *ContactMutation) Lid() (r string, exists bool) {
+	v := m.lid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLid returns the old "lid" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldLid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLid: %w", err)
+	}
+	return oldValue.Lid, nil
+}
+
+// ClearLid clears the value of the "lid" field.
+func (m *ContactMutation) ClearLid() {
+	m.lid = nil
+	m.clearedFields[contact.FieldLid] = struct{}{}
+}
+
+// LidCleared returns if the "lid" field was cleared in this mutation.
+func (m *ContactMutation) LidCleared() bool {
+	_, ok := m.clearedFields[contact.FieldLid]
+	return ok
+}
+
+// ResetLid resets all changes to the "lid" field.
+func (m *ContactMutation) ResetLid() {
+	m.lid = nil
+	delete(m.clearedFields, contact.FieldLid)
 }
 
 // SetName sets the "name" field.
@@ -9775,12 +9825,15 @@ func (m *ContactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ContactMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 8)
 	if m.workspace_id != nil {
 		fields = append(fields, contact.FieldWorkspaceID)
 	}
 	if m.jid != nil {
 		fields = append(fields, contact.FieldJid)
+	}
+	if m.lid != nil {
+		fields = append(fields, contact.FieldLid)
 	}
 	if m.name != nil {
 		fields = append(fields, contact.FieldName)
@@ -9809,6 +9862,8 @@ func (m *ContactMutation) Field(name string) (ent.Value, bool) {
 		return m.WorkspaceID()
 	case contact.FieldJid:
 		return m.Jid()
+	case contact.FieldLid:
+		return m.Lid()
 	case contact.FieldName:
 		return m.Name()
 	case contact.FieldPushName:
@@ -9832,6 +9887,8 @@ func (m *ContactMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldWorkspaceID(ctx)
 	case contact.FieldJid:
 		return m.OldJid(ctx)
+	case contact.FieldLid:
+		return m.OldLid(ctx)
 	case contact.FieldName:
 		return m.OldName(ctx)
 	case contact.FieldPushName:
@@ -9864,6 +9921,13 @@ func (m *ContactMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetJid(v)
+		return nil
+	case contact.FieldLid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLid(v)
 		return nil
 	case contact.FieldName:
 		v, ok := value.(string)
@@ -9930,6 +9994,9 @@ func (m *ContactMutation) AddField(name string, value ent.Value) error {
 // mutation.
 func (m *ContactMutation) ClearedFields() []string {
 	var fields []string
+	if m.FieldCleared(contact.FieldLid) {
+		fields = append(fields, contact.FieldLid)
+	}
 	if m.FieldCleared(contact.FieldName) {
 		fields = append(fields, contact.FieldName)
 	}
@@ -9950,6 +10017,9 @@ func (m *ContactMutation) FieldCleared(name string) bool {
 // error if the field is not defined in the schema.
 func (m *ContactMutation) ClearField(name string) error {
 	switch name {
+	case contact.FieldLid:
+		m.ClearLid()
+		return nil
 	case contact.FieldName:
 		m.ClearName()
 		return nil
@@ -9969,6 +10039,9 @@ func (m *ContactMutation) ResetField(name string) error {
 		return nil
 	case contact.FieldJid:
 		m.ResetJid()
+		return nil
+	case contact.FieldLid:
+		m.ResetLid()
 		return nil
 	case contact.FieldName:
 		m.ResetName()

@@ -115,6 +115,11 @@ func (r *queryResolver) ContactList(ctx context.Context, searchToken *string, li
 	return r.contactList(ctx, searchToken, limit, skip)
 }
 
+// Contact is the resolver for the contact field.
+func (r *queryResolver) Contact(ctx context.Context, id string) (*ent.Contact, error) {
+	return r.contactByID(ctx, id)
+}
+
 // CommonGroups is the resolver for the commonGroups field.
 func (r *queryResolver) CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error) {
 	return r.commonGroups(ctx, contactID, limit, skip)

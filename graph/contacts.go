@@ -86,15 +86,42 @@ func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *i
 	}
 }
 
-// commonGroups is the use case behind commonGroups.
-func (r *Resolver) commonGroups(ctx context.Context, contactID string, limit, skip *int) (*model.ChatPage, error) {
-	jid, err := normalizeField("id", contactID)
+// contactIDField normalizes a contact id given in the field id; a chat id of
+// a group or newsletter is EINVALID, saying the forms taken (forms).
+func contactIDField(raw, forms string) (string, error) {
+	jid, err := normalizeField("id", raw)
+	if err != nil {
+		return "", err
+	}
+	if engine.ChatKind(jid) != engine.ChatContact {
+		return "", &switchboard.Error{Code: switchboard.EINVALID, Message: "id must be a contact id (" + forms + ").",
+			Details: []switchboard.Detail{{Path: "id", Code: "invalid_string", Message: "id must be a contact id"}}}
+	}
+	return jid, nil
+}
+
+// contactByID is the use case behind contact: a contact by its chat id or its
+// LID, or ENOTFOUND.
+func (r *Resolver) contactByID(ctx context.Context, id string) (*ent.Contact, error) {
+	jid, err := contactIDField(id, "<digits>@c.us or <digits>@lid")
 	if err != nil {
 		return nil, err
 	}
-	if engine.ChatKind(jid) != engine.ChatContact {
-		return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: "id must be a contact id (<digits>@c.us).",
-			Details: []switchboard.Detail{{Path: "id", Code: "invalid_string", Message: "id must be a contact id"}}}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.store().Contact(ctx, jid)
+	if ent.IsNotFound(err) {
+		return nil, notFound("id", "No contact with id %s.", quote(jid))
+	}
+	return c, err
+}
+
+// commonGroups is the use case behind commonGroups.
+func (r *Resolver) commonGroups(ctx context.Context, contactID string, limit, skip *int) (*model.ChatPage, error) {
+	jid, err := contactIDField(contactID, "<digits>@c.us")
+	if err != nil {
+		return nil, err
 	}
 	l, s, err := checkPage(limit, skip)
 	if err != nil {

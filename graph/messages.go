@@ -64,9 +64,21 @@ func (r *Resolver) mediaURLRule(ctx context.Context, keep bool) func(string) err
 	}
 }
 
+// recipient is the chat a message to chatID goes to: its normalized form, and
+// for a LID whose number the store knows (its chat merged into the phone chat)
+// the phone number: the message goes in the one chat of the person, and the
+// engine sends it by number (whatsmeow itself addresses it to the LID).
+func (r *Resolver) recipient(ctx context.Context, chatID string) (string, error) {
+	to, err := NormalizeChatID(chatID)
+	if err != nil || !engine.IsLID(to) {
+		return to, err
+	}
+	return r.store().Person(ctx, to)
+}
+
 // schedule is the use case behind scheduleMessage.
 func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string) (*model.ScheduleMessagePayload, error) {
-	to, err := NormalizeChatID(chatID)
+	to, err := r.recipient(ctx, chatID)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +222,7 @@ func typingFor(typ string, withTyping *bool, typingSeconds *float64) (time.Durat
 // engine that can show it (engine.Typist); one that cannot, or fails to, sends
 // all the same.
 func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error) {
-	to, err := NormalizeChatID(chatID)
+	to, err := r.recipient(ctx, chatID)
 	if err != nil {
 		return nil, err
 	}

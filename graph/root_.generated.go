@@ -354,6 +354,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		IsBusiness  func(childComplexity int) int
 		Jid         func(childComplexity int) int
+		Lid         func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PushName    func(childComplexity int) int
 		Saved       func(childComplexity int) int
@@ -753,6 +754,7 @@ type ComplexityRoot struct {
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
 		ChatParticipants      func(childComplexity int, chatID string, searchToken *string, limit *int, skip *int) int
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
+		Contact               func(childComplexity int, id string) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
 		ContactList           func(childComplexity int, searchToken *string, limit *int, skip *int) int
 		Engine                func(childComplexity int, id string) int
@@ -2136,6 +2138,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.Jid(childComplexity), true
+	case "Contact.lid":
+		if e.ComplexityRoot.Contact.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.Lid(childComplexity), true
 	case "Contact.name":
 		if e.ComplexityRoot.Contact.Name == nil {
 			break
@@ -4170,6 +4178,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CommonGroups(childComplexity, args["contactId"].(string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.contact":
+		if e.ComplexityRoot.Query.Contact == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Contact(childComplexity, args["id"].(string)), true
 	case "Query.contactConnection":
 		if e.ComplexityRoot.Query.ContactConnection == nil {
 			break
@@ -5504,6 +5523,8 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_workspaceID(ctx, field)
 	case "jid":
 		return ec.fieldContext_Contact_jid(ctx, field)
+	case "lid":
+		return ec.fieldContext_Contact_lid(ctx, field)
 	case "name":
 		return ec.fieldContext_Contact_name(ctx, field)
 	case "pushName":

@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"entgo.io/ent/dialect"
 	"entgo.io/ent/dialect/sql"
 
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/chatmember"
@@ -36,8 +38,17 @@ type ChatFilter struct {
 }
 
 // Chat returns the stored chat jid; an ent not-found error when there is none.
+// A LID chat merged into its phone-number chat answers as that chat.
 func (s Store) Chat(ctx context.Context, jid string) (*ent.Chat, error) {
-	return s.Client.Chat.Query().Where(chat.Jid(jid)).Only(ctx)
+	c, err := s.Client.Chat.Query().Where(chat.Jid(jid)).Only(ctx)
+	if !ent.IsNotFound(err) || !engine.IsLID(jid) {
+		return c, err
+	}
+	pn, perr := s.Person(ctx, jid)
+	if perr != nil || pn == jid {
+		return c, cmp.Or(perr, err)
+	}
+	return s.Client.Chat.Query().Where(chat.Jid(pn)).Only(ctx)
 }
 
 // Group returns the stored group jid; an ent not-found error when there is none

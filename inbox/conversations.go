@@ -33,6 +33,11 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		return nil
 	}
 	for _, c := range h.Chats {
+		id, err := person(ctx, tx, c.ID) // a chat by LID whose number is known is the phone chat
+		if err != nil {
+			return err
+		}
+		c.ID = id
 		if err := upsertChat(ctx, tx, c, true); err != nil {
 			return err
 		}
@@ -41,16 +46,24 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		if err := upsertContact(ctx, tx, c); err != nil {
 			return err
 		}
+		if c.LID != "" {
+			if err := learnLID(ctx, tx, c.ID, c.LID, ev.At); err != nil {
+				return err
+			}
+		}
 	}
 	touched := map[string]bool{}
+	var book historyAddresses
 	for start := 0; start < len(h.Messages); start += historyChunk {
 		part := h.Messages[start:min(start+historyChunk, len(h.Messages))]
-		creates := make([]*ent.MessageCreate, len(part))
-		for i, m := range part {
-			creates[i] = historyRow(tx, m)
-			touched[m.Key.Remote] = true
+		creates, err := historyRows(ctx, tx, &book, part, touched)
+		if err != nil {
+			return err
 		}
-		err := tx.Message.CreateBulk(creates...).
+		if len(creates) == 0 {
+			continue
+		}
+		err = tx.Message.CreateBulk(creates...).
 			OnConflictColumns(message.FieldWorkspaceID, message.FieldWaSerialized).DoNothing().Exec(ctx)
 		if err != nil {
 			return err
@@ -65,6 +78,11 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		}
 	}
 	for _, c := range h.Coverage {
+		id, err := person(ctx, tx, c.ChatID)
+		if err != nil {
+			return err
+		}
+		c.ChatID = id
 		u := tx.Chat.Update().Where(chat.Jid(c.ChatID)).SetHistoryComplete(c.Complete)
 		u.Where(chat.Or(chat.OldestLoadedAtIsNil(), chat.OldestLoadedAtGT(c.OldestAt)))
 		if _, err := u.SetOldestLoadedAt(c.OldestAt).Save(ctx); err != nil {
@@ -79,8 +97,48 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	return nil
 }
 
-// historyRow is the row of a message of a history sync.
-func historyRow(tx *ent.Tx, m engine.HistoryMessage) *ent.MessageCreate {
+// historyRows are the rows of the messages of a history slice the store does
+// not hold under either form of their key (by LID or by phone number), each in
+// the chat it goes to; touched collects those chats.
+func historyRows(ctx context.Context, tx *ent.Tx, book *historyAddresses, part []engine.HistoryMessage, touched map[string]bool) ([]*ent.MessageCreate, error) {
+	type resolved struct{ to, from, alt string }
+	at := make([]resolved, len(part))
+	var alts []string // the other forms of keys, to find messages held under them
+	for i, m := range part {
+		to, from, forms, err := book.resolve(ctx, tx, m)
+		if err != nil {
+			return nil, err
+		}
+		at[i] = resolved{to: to, from: from}
+		if len(forms) > 1 {
+			at[i].alt = forms[1]
+			alts = append(alts, forms[1])
+		}
+	}
+	held := map[string]bool{}
+	if len(alts) > 0 {
+		found, err := tx.Message.Query().Where(message.WaSerializedIn(alts...)).Select(message.FieldWaSerialized).Strings(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range found {
+			held[k] = true
+		}
+	}
+	creates := make([]*ent.MessageCreate, 0, len(part))
+	for i, m := range part {
+		if at[i].alt != "" && held[at[i].alt] {
+			continue // the same message, held under its other address
+		}
+		creates = append(creates, historyRow(tx, m, at[i].to, at[i].from))
+		touched[at[i].to] = true
+	}
+	return creates, nil
+}
+
+// historyRow is the row of a message of a history sync, in the chat to, from
+// the sender from.
+func historyRow(tx *ent.Tx, m engine.HistoryMessage, to, from string) *ent.MessageCreate {
 	status := messaging.StatusReceived
 	if m.FromMe {
 		status = messaging.StatusForAck(m.Ack)
@@ -92,7 +150,7 @@ func historyRow(tx *ent.Tx, m engine.HistoryMessage) *ent.MessageCreate {
 	case m.MediaKind != "":
 		typ = "media"
 	}
-	c := tx.Message.Create().SetOrigin(message.OriginHistory).SetTo(m.Key.Remote).SetFrom(m.From).
+	c := tx.Message.Create().SetOrigin(message.OriginHistory).SetTo(to).SetFrom(from).
 		SetSenderName(m.SenderName).SetType(typ).SetWireType(m.WireType).SetText(m.Text).
 		SetMediaKind(m.MediaKind).SetMediaMime(m.MediaMime).SetMediaFilename(m.Filename).
 		SetReplyTo(m.QuotedKey).SetReaction(m.Reaction).SetNillablePinnedUntil(m.PinnedUntil).
@@ -188,7 +246,12 @@ func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error 
 	if c.ID == "" {
 		return nil
 	}
-	err := tx.Contact.Create().SetJid(c.ID).SetName(c.Name).SetPushName(c.PushName).SetIsBusiness(c.IsBusiness).
+	id, err := person(ctx, tx, c.ID)
+	if err != nil {
+		return err
+	}
+	c.ID = id
+	err = tx.Contact.Create().SetJid(c.ID).SetName(c.Name).SetPushName(c.PushName).SetIsBusiness(c.IsBusiness).
 		SetSaved(c.Saved).OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
 	if err != nil && !isNoRows(err) {
 		return err
@@ -301,24 +364,38 @@ func applyChat(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if ev.Chat == nil {
 		return nil
 	}
-	return upsertChat(ctx, tx, *ev.Chat, false)
+	c := *ev.Chat
+	id, err := person(ctx, tx, c.ID)
+	if err != nil {
+		return err
+	}
+	c.ID = id
+	return upsertChat(ctx, tx, c, false)
 }
 
 // applyPin pins or unpins a stored message.
 func applyPin(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
-	u := tx.Message.Update().Where(message.WaSerialized(ev.Key.Serialized()))
+	forms, err := keyForms(ctx, tx, ev.Key)
+	if err != nil {
+		return err
+	}
+	u := tx.Message.Update().Where(message.WaSerializedIn(forms...))
 	if ev.Pinned > 0 {
 		u.SetPinnedUntil(ev.At.Add(ev.Pinned))
 	} else {
 		u.ClearPinnedUntil()
 	}
-	_, err := u.Save(ctx)
+	_, err = u.Save(ctx)
 	return err
 }
 
 // applyOwnReaction stores the account's own reaction to a message ("" removes it).
 func applyOwnReaction(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
-	_, err := tx.Message.Update().Where(message.WaSerialized(ev.Key.Serialized())).SetReaction(ev.Reaction).Save(ctx)
+	forms, err := keyForms(ctx, tx, ev.Key)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Message.Update().Where(message.WaSerializedIn(forms...)).SetReaction(ev.Reaction).Save(ctx)
 	return err
 }
 

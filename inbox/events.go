@@ -73,7 +73,11 @@ func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessage
 	m := sent[sentKey(ev.WorkspaceID, key)]
 	if m == nil {
 		var err error
-		m, err = tx.Message.Query().Where(message.WaSerialized(key), message.FromMe(true)).Only(ctx)
+		forms, err := keyForms(ctx, tx, ev.Key) // an ack by LID of a message sent by number, or the other way
+		if err != nil {
+			return err
+		}
+		m, err = tx.Message.Query().Where(message.WaSerializedIn(forms...), message.FromMe(true)).First(ctx)
 		if ent.IsNotFound(err) {
 			return nil // a message sent outside Switchboard
 		} else if err != nil {
@@ -142,12 +146,24 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		return nil
 	}
 	serialized := in.Key.Serialized()
-	exists, err := tx.Message.Query().Where(message.WaSerialized(serialized)).Exist(ctx)
+	forms, err := keyForms(ctx, tx, in.Key) // the same message seen by LID and by number is stored once
+	if err != nil {
+		return err
+	}
+	exists, err := tx.Message.Query().Where(message.WaSerializedIn(forms...)).Exist(ctx)
 	if err != nil || exists {
 		return err
 	}
+	to, err := chatOfKey(ctx, tx, in.Key, in.Chat)
+	if err != nil {
+		return err
+	}
+	from, err := person(ctx, tx, in.From)
+	if err != nil {
+		return err
+	}
 	m, err := tx.Message.Create().
-		SetOrigin(message.OriginIncoming).SetTo(in.Key.Remote).SetFrom(in.From).
+		SetOrigin(message.OriginIncoming).SetTo(to).SetFrom(from).
 		SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
 		SetReplyTo(in.QuotedKey).SetStatus(string(messaging.StatusReceived)).SetFromMe(false).
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
@@ -156,7 +172,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err != nil {
 		return err
 	}
-	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: in.From, PushName: in.SenderName}); err != nil {
+	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: from, PushName: in.SenderName}); err != nil {
 		return err
 	}
 	if err := touchChat(ctx, tx, m, true); err != nil {
@@ -169,7 +185,11 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if in.QuotedKey == "" {
 		return nil
 	}
-	mine, err := tx.Message.Query().Where(message.WaSerialized(in.QuotedKey), message.FromMe(true)).Exist(ctx)
+	quoted, err := keyFormsOf(ctx, tx, in.QuotedKey)
+	if err != nil {
+		return err
+	}
+	mine, err := tx.Message.Query().Where(message.WaSerializedIn(quoted...), message.FromMe(true)).Exist(ctx)
 	if err != nil || !mine {
 		return err
 	}
@@ -198,7 +218,11 @@ var changeEvents = map[engine.EventType]string{
 // applyMessageChange records a reaction, vote, edit or revoke of a message; an
 // edit or revoke of a stored incoming message also changes its text.
 func applyMessageChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
-	data := messageChange{MessageKey: ev.Key.Serialized(), ChatID: ev.Key.Remote, FromMe: ev.Key.FromMe, At: ev.At.UTC()}
+	chatID, err := person(ctx, tx, ev.Key.Remote)
+	if err != nil {
+		return err
+	}
+	data := messageChange{MessageKey: ev.Key.Serialized(), ChatID: chatID, FromMe: ev.Key.FromMe, At: ev.At.UTC()}
 	if ev.Message != nil {
 		data.From, data.Text = ev.Message.From, ev.Message.Text
 	}
@@ -215,7 +239,11 @@ func applyMessageChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error 
 		if ev.Type == engine.EventRevoked {
 			text = ""
 		}
-		u := tx.Message.Update().Where(message.WaSerialized(data.MessageKey)).SetText(text)
+		forms, err := keyForms(ctx, tx, ev.Key)
+		if err != nil {
+			return err
+		}
+		u := tx.Message.Update().Where(message.WaSerializedIn(forms...)).SetText(text)
 		if ev.Type == engine.EventRevoked {
 			u.SetWireType("revoked")
 		}

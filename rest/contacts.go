@@ -10,12 +10,15 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 )
 
-// contactRecord is the reference's contact shape.
+// contactRecord is the reference's contact shape, with the contact's LID when
+// known (chatId is its phone-number form once the number is known, else the LID).
 type contactRecord struct {
 	ChatID     string `json:"chatId"`
+	LID        string `json:"lid,omitempty"`
 	Name       string `json:"name,omitempty"`
 	IsBusiness bool   `json:"isBusiness"`
 }
@@ -37,7 +40,21 @@ func newContactRecord(c *ent.Contact) contactRecord {
 	if name == "" {
 		name = c.PushName
 	}
-	return contactRecord{ChatID: c.Jid, Name: name, IsBusiness: c.IsBusiness}
+	lid := c.Lid
+	if lid == "" && engine.IsLID(c.Jid) {
+		lid = c.Jid
+	}
+	return contactRecord{ChatID: c.Jid, LID: lid, Name: name, IsBusiness: c.IsBusiness}
+}
+
+// getContact serves GET /v1/contacts/{id}: a contact by its chat id (or E.164
+// number) or by its LID.
+func (s *server) getContact(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.query.Contact(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, newContactRecord(c))
 }
 
 // allContacts is the limit that asks for every contact in one answer.

@@ -15,8 +15,8 @@ import (
 )
 
 // TestCatalogMatchesSpec: the catalog holds the spec's 27 event types, in its
-// order, each once (the stored and delivered names; the literals here are the
-// spec's, on purpose).
+// order, each once, then Switchboard's own (chat.merged) (the stored and
+// delivered names; the literals here are the spec's, on purpose).
 func TestCatalogMatchesSpec(t *testing.T) {
 	spec := []string{
 		"message.queued", "message.sending", "message.delivered", "message.read", "message.failed",
@@ -27,6 +27,7 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		"group_description_changed_webhook", "group_message_pinned_webhook",
 		"session.connected", "session.disconnected",
 		"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
+		"chat.merged",
 	}
 	if diff := cmp.Diff(spec, Catalog); diff != "" {
 		t.Errorf("catalog (-spec +got):\n%s", diff)

@@ -70,6 +70,11 @@ const (
 	EventCampaignResumed   = "campaign.resumed"
 	EventCampaignCompleted = "campaign.completed"
 	EventCampaignAborted   = "campaign.aborted"
+
+	// EventChatMerged: a chat known by LID (<digits>@lid) was merged into the
+	// phone-number chat of the same person once the engine learned the number;
+	// data {from, to, timestamp} (docs/conversations.md, "LIDs").
+	EventChatMerged = "chat.merged"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -83,6 +88,7 @@ var Catalog = []string{
 	EventGroupDescriptionChanged, EventGroupMessagePinned,
 	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
+	EventChatMerged,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -49,7 +49,7 @@ func (e *Engine) MarkRead(ctx context.Context, chat string) error {
 	type to struct{ chat, sender types.JID }
 	byAddress := map[to][]types.MessageID{}
 	var last time.Time
-	for _, u := range e.mem.takeUnread(chat) {
+	for _, u := range e.unreadOf(ctx, cl, chat, j) {
 		a := to{chat: u.info.Chat.ToNonAD()}
 		if a.chat.IsEmpty() {
 			a.chat = j
@@ -73,6 +73,20 @@ func (e *Engine) MarkRead(ctx context.Context, chat string) error {
 	}
 	zero, no := 0, false
 	return e.reportNow(ctx, e.ownChat(chat, "read", &engine.ChatState{UnreadCount: &zero, MarkedUnread: &no}))
+}
+
+// unreadOf takes the incoming messages of chat (j) this process saw unread,
+// and for a phone-number chat also those it saw in the chat's LID chat before
+// it knew the number (the store merged that chat into this one).
+func (e *Engine) unreadOf(ctx context.Context, cl client, chat string, j types.JID) []seen {
+	u := e.mem.takeUnread(chat)
+	if j.Server != types.DefaultUserServer {
+		return u
+	}
+	if lid, err := cl.AltJID(ctx, j); err == nil && lid.Server == types.HiddenUserServer {
+		u = append(u, e.mem.takeUnread(chatID(lid))...)
+	}
+	return u
 }
 
 // ownChat is an EventChat the account caused now.

@@ -230,6 +230,7 @@ func (e *Engine) receiptEvents(ctx context.Context, cl client, r *events.Receipt
 // sender and whether the chat is a group.
 type source struct {
 	chat   string
+	addr   string // the address the network used for the chat: chat, or its LID
 	sender string
 	group  bool
 	fromMe bool
@@ -246,6 +247,7 @@ func (e *Engine) sourceOf(ctx context.Context, cl client, info types.MessageInfo
 			alt = info.RecipientAlt
 		}
 		s.chat = e.pnChatID(ctx, cl, info.Chat, alt)
+		s.addr = chatID(info.Chat)
 		s.other = info.Chat
 	}
 	s.sender = e.pnChatID(ctx, cl, info.Sender, info.SenderAlt)
@@ -255,9 +257,28 @@ func (e *Engine) sourceOf(ctx context.Context, cl client, info types.MessageInfo
 	return s
 }
 
+// remote is the remote of the keys of messages of src: the address the
+// network used (a LID chat's LID, even when the message is kept in the
+// phone-number chat).
+func (src source) remote() string {
+	if src.addr != "" {
+		return src.addr
+	}
+	return src.chat
+}
+
+// chatIfMoved is the chat of a message of src when its key's remote is not it
+// (engine.Incoming.Chat); "" otherwise.
+func (src source) chatIfMoved() string {
+	if src.remote() == src.chat {
+		return ""
+	}
+	return src.chat
+}
+
 // keyOf is the key of a message of src with the network id id.
 func (src source) keyOf(id string) engine.Key {
-	k := engine.Key{FromMe: src.fromMe, Remote: src.chat, ID: id}
+	k := engine.Key{FromMe: src.fromMe, Remote: src.remote(), ID: id}
 	if src.group && !src.fromMe {
 		k.Participant = src.sender
 	}
@@ -280,7 +301,7 @@ func (e *Engine) targetKey(ctx context.Context, cl client, src source, sender ty
 		author = cl.OwnID()
 	}
 	fromMe := isMe(cl, author) || (src.fromMe && mk.GetFromMe())
-	k := engine.Key{FromMe: fromMe, Remote: src.chat, ID: mk.GetID()}
+	k := engine.Key{FromMe: fromMe, Remote: src.remote(), ID: mk.GetID()}
 	if src.group && !fromMe && !author.IsEmpty() {
 		k.Participant = e.pnChatID(ctx, cl, author, types.EmptyJID)
 	}
@@ -294,7 +315,7 @@ func (e *Engine) quotedKey(ctx context.Context, cl client, src source, ci *waE2E
 	}
 	author, _ := types.ParseJID(ci.GetParticipant())
 	fromMe := isMe(cl, author)
-	k := engine.Key{FromMe: fromMe, Remote: src.chat, ID: ci.GetStanzaID()}
+	k := engine.Key{FromMe: fromMe, Remote: src.remote(), ID: ci.GetStanzaID()}
 	if src.group && !fromMe && !author.IsEmpty() {
 		k.Participant = e.pnChatID(ctx, cl, author, types.EmptyJID)
 	}
@@ -502,8 +523,8 @@ func (e *Engine) contentEvents(ctx context.Context, cl client, msg seenMessage, 
 		e.mem.putPoll(key.Serialized(), c.poll)
 	}
 	e.mem.saw(msg.src.chat, msg.v.Info, !msg.src.fromMe)
-	in := engine.Incoming{Key: key, From: msg.src.sender, SenderName: msg.v.Info.PushName, Type: c.typ, Text: c.text,
-		QuotedKey: e.quotedKey(ctx, cl, msg.src, c.ctx)}
+	in := engine.Incoming{Key: key, Chat: msg.src.chatIfMoved(), From: msg.src.sender, SenderName: msg.v.Info.PushName,
+		Type: c.typ, Text: c.text, QuotedKey: e.quotedKey(ctx, cl, msg.src, c.ctx)}
 	if msg.src.fromMe {
 		// Sent from the account's phone: stored like history, as the account's own.
 		hm := historyOf(in, c, true, msg.at, engine.AckServer)

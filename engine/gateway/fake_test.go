@@ -58,6 +58,9 @@ type fakeSend struct {
 	to    types.JID
 	msg   *waE2E.Message
 	extra []whatsmeow.SendRequestExtra
+	// wire is where whatsmeow sends it on the network: a direct message to a
+	// phone number goes to its LID when the store knows it.
+	wire types.JID
 }
 
 type fakeRead struct {
@@ -142,7 +145,11 @@ func (f *fakeClient) SendMessage(_ context.Context, to types.JID, msg *waE2E.Mes
 	if f.sendErr != nil {
 		return whatsmeow.SendResponse{}, f.sendErr
 	}
-	f.sent = append(f.sent, fakeSend{to, msg, extra})
+	wire := to
+	if lid, ok := f.alt[to]; ok && to.Server == types.DefaultUserServer && lid.Server == types.HiddenUserServer {
+		wire = lid
+	}
+	f.sent = append(f.sent, fakeSend{to, msg, extra, wire})
 	id := types.MessageID("3EB0RANDOM")
 	if len(extra) > 0 && extra[0].ID != "" {
 		id = extra[0].ID
@@ -431,3 +438,15 @@ func (failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 // failingHTTP is an HTTP client that reaches nothing.
 func failingHTTP() *http.Client { return &http.Client{Transport: failingTransport{}} }
+
+// lidInfo is a direct message as a real phone in LID addressing mode sends it:
+// the chat and the sender by LID, the other party's phone number in SenderAlt
+// (incoming) or RecipientAlt (sent from the account's phone); alt empty when
+// the network gives none.
+func lidInfo(lid, alt, ownLID types.JID, id string, fromMe bool) types.MessageInfo {
+	src := types.MessageSource{Chat: lid, Sender: lid, SenderAlt: alt, AddressingMode: types.AddressingModeLID}
+	if fromMe {
+		src = types.MessageSource{Chat: lid, Sender: ownLID, IsFromMe: true, RecipientAlt: alt, AddressingMode: types.AddressingModeLID}
+	}
+	return types.MessageInfo{MessageSource: src, ID: id, PushName: "Ann", Timestamp: at}
+}

@@ -205,7 +205,8 @@ type Engine struct {
 
 	retryWait time.Duration // the first wait before reporting to a failing sink again
 
-	mem memory // what the engine remembers of messages it saw (bounded)
+	mem  memory  // what the engine remembers of messages it saw (bounded)
+	lids lidBook // phone numbers of LIDs learned, to report
 
 	histMu   sync.Mutex
 	histWait map[string][]chan historyResult // on-demand history waiters by chat
@@ -520,11 +521,8 @@ func (e *Engine) reportPersist(ctx context.Context, evs ...engine.Event) bool {
 	return e.reportTries(ctx, 0, evs)
 }
 
-// reportTries hands evs to the sink, trying up to tries times (0: no limit).
-func (e *Engine) reportTries(ctx context.Context, tries int, evs []engine.Event) bool {
-	if len(evs) == 0 {
-		return true
-	}
+// deliverTries hands evs to the sink, trying up to tries times (0: no limit).
+func (e *Engine) deliverTries(ctx context.Context, tries int, evs []engine.Event) bool {
 	for i := range evs {
 		evs[i].WorkspaceID, evs[i].EngineID = e.cfg.WorkspaceID, e.cfg.EngineID
 		if evs[i].At.IsZero() {

@@ -290,7 +290,11 @@ func TestReceiptsBecomeStatuses(t *testing.T) {
 			[]engine.Event{{ID: "wa_ack_120363000000000042@g.us_3EB0G_3", Type: engine.EventAck, At: at, Ack: engine.AckRead, Key: engine.Key{FromMe: true, Remote: "120363000000000042@g.us", ID: "3EB0G"}}}},
 		{"by LID, mapped to the phone number", events.Receipt{MessageSource: types.MessageSource{Chat: contactLID, Sender: contactLID, SenderAlt: contact},
 			MessageIDs: []string{"3EB0L"}, Timestamp: at, Type: types.ReceiptTypeDelivered},
-			[]engine.Event{{ID: "wa_ack_15552223333@c.us_3EB0L_2", Type: engine.EventAck, At: at, Ack: engine.AckDevice, Key: engine.Key{FromMe: true, Remote: "15552223333@c.us", ID: "3EB0L"}}}},
+			[]engine.Event{
+				{ID: "wa_lid_88882223333@lid_15552223333@c.us", Type: engine.EventHistory, At: at,
+					History: &engine.History{Contacts: []engine.ContactInfo{{ID: "15552223333@c.us", LID: "88882223333@lid"}}}},
+				{ID: "wa_ack_15552223333@c.us_3EB0L_2", Type: engine.EventAck, At: at, Ack: engine.AckDevice, Key: engine.Key{FromMe: true, Remote: "15552223333@c.us", ID: "3EB0L"}},
+			}},
 		{"own linked device: sender receipt", events.Receipt{MessageSource: types.MessageSource{Chat: contact, Sender: ownPhone, IsFromMe: true}, MessageIDs: []string{"3EB0A"}, Type: types.ReceiptTypeSender}, nil},
 		{"own linked device: delivered duplicate", events.Receipt{MessageSource: types.MessageSource{Chat: contact, Sender: own}, MessageIDs: []string{"3EB0A"}, Type: types.ReceiptTypeDelivered}, nil},
 		{"own linked device by LID: read-self", events.Receipt{MessageSource: types.MessageSource{Chat: contact, Sender: types.NewJID("99990001111", types.HiddenUserServer)}, MessageIDs: []string{"3EB0A"}, Type: types.ReceiptTypeReadSelf}, nil},
@@ -589,6 +593,12 @@ func TestGroupAdministration(t *testing.T) {
 	h.f.emit(&events.JoinedGroup{Sender: &member, GroupInfo: types.GroupInfo{JID: group, GroupName: types.GroupName{Name: "Other"},
 		Participants: []types.GroupParticipant{{JID: member, IsSuperAdmin: true}, {JID: contactLID, PhoneNumber: contact}}}})
 	evs = h.sink.take()
+	// The participant's LID and number are a mapping, reported first.
+	if len(evs) == 2 && evs[0].History != nil && cmp.Equal(evs[0].History.Contacts, []engine.ContactInfo{{ID: "15552223333@c.us", LID: "88882223333@lid"}}) {
+		evs = evs[1:]
+	} else {
+		t.Errorf("joined without the participant's mapping first: %+v", evs)
+	}
 	if len(evs) != 1 || evs[0].Group.Action != engine.GroupCreated || evs[0].Group.Chat.Name != "Other" ||
 		!cmp.Equal(evs[0].Group.Chat.Participants, []engine.Participant{{ID: "15554445555@c.us", IsAdmin: true, IsSuperAdmin: true}, {ID: "15552223333@c.us"}}) {
 		t.Errorf("joined %+v", evs)
@@ -653,17 +663,29 @@ func TestCommonGroupsMatchPhoneAndLIDForms(t *testing.T) {
 func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, true)
-	h.f.alt[contactLID] = contact
+	// Seen by LID before the number was known: in the LID chat, which the
+	// store merges into the phone chat once the mapping comes.
+	h.f.emit(&events.Message{Info: msgInfo(contactLID, contactLID, "EARLY", false), Message: &waE2E.Message{Conversation: proto.String("first")}})
+	h.sink.take()
+	h.f.alt[contactLID], h.f.alt[contact] = contact, contactLID
 	h.f.emit(&events.Message{Info: msgInfo(contactLID, contactLID, "BYLID", false), Message: &waE2E.Message{Conversation: proto.String("hi")}})
 	h.f.emit(&events.Message{Info: msgInfo(contact, contact, "BYPN", false), Message: &waE2E.Message{Conversation: proto.String("hello")}})
-	var chats []string
+	var chats, remotes []string
 	for _, ev := range h.sink.take() {
 		if ev.Message != nil {
-			chats = append(chats, ev.Message.Key.Remote)
+			chat := ev.Message.Chat
+			if chat == "" {
+				chat = ev.Message.Key.Remote
+			}
+			chats = append(chats, chat)
+			remotes = append(remotes, ev.Message.Key.Remote)
 		}
 	}
 	if diff := cmp.Diff([]string{"15552223333@c.us", "15552223333@c.us"}, chats); diff != "" {
 		t.Fatalf("chats of the messages (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"88882223333@lid", "15552223333@c.us"}, remotes); diff != "" {
+		t.Fatalf("keys of the messages: the address they came on (-want +got):\n%s", diff)
 	}
 	if err := h.e.MarkRead(ctx, "15552223333@c.us"); err != nil {
 		t.Fatal(err)
@@ -672,7 +694,7 @@ func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
 	for _, r := range h.f.reads {
 		got[r.chat.String()] = append(got[r.chat.String()], r.ids...)
 	}
-	want := map[string][]types.MessageID{"88882223333@lid": {"BYLID"}, "15552223333@s.whatsapp.net": {"BYPN"}}
+	want := map[string][]types.MessageID{"88882223333@lid": {"BYLID", "EARLY"}, "15552223333@s.whatsapp.net": {"BYPN"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("read receipts by address (-want +got):\n%s", diff)
 	}

@@ -30,6 +30,11 @@ const joinedTTL = time.Minute
 // participantID is the chat id of a group participant, by phone number when known.
 func (e *Engine) participantID(ctx context.Context, cl client, p types.GroupParticipant) string {
 	if !p.PhoneNumber.IsEmpty() {
+		lid := p.LID
+		if p.JID.Server == types.HiddenUserServer {
+			lid = p.JID
+		}
+		e.lids.learn(lid.ToNonAD(), p.PhoneNumber.ToNonAD())
 		return chatID(p.PhoneNumber)
 	}
 	return e.pnChatID(ctx, cl, p.JID, p.LID)

@@ -120,7 +120,7 @@ func (e *Engine) conversation(ctx context.Context, cl client, conv *waHistorySyn
 	if cs.Description == "" {
 		cs.Description = conv.GetDescription()
 	}
-	src := source{chat: cid, group: j.Server == types.GroupServer, other: j}
+	src := source{chat: cid, addr: chatID(j), group: j.Server == types.GroupServer, other: j}
 	var msgs []engine.HistoryMessage
 	var oldest time.Time
 	for _, hm := range conv.GetMessages() {
@@ -178,8 +178,8 @@ func (e *Engine) historyMessage(ctx context.Context, cl client, src source, wm *
 		s.sender = chatID(cl.OwnID())
 	}
 	key := s.keyOf(mk.GetID())
-	in := engine.Incoming{Key: key, From: s.sender, SenderName: wm.GetPushName(), Type: c.typ, Text: c.text,
-		QuotedKey: e.quotedKey(ctx, cl, s, c.ctx)}
+	in := engine.Incoming{Key: key, Chat: s.chatIfMoved(), From: s.sender, SenderName: wm.GetPushName(), Type: c.typ,
+		Text: c.text, QuotedKey: e.quotedKey(ctx, cl, s, c.ctx)}
 	ack := engine.AckServer
 	if fromMe {
 		if st := wm.GetStatus(); st == waWeb.WebMessageInfo_ERROR {

@@ -50,13 +50,21 @@ func chatID(j types.JID) string {
 
 // pnChatID is chatID of a user in its phone-number form when the device store
 // knows it (a LID user has one, alt is the event's alternative address if any).
+// A mapping it sees (a LID and its number) is learned, to be reported.
 func (e *Engine) pnChatID(ctx context.Context, cl client, j, alt types.JID) string {
-	if j.Server == types.HiddenUserServer {
+	switch j.Server {
+	case types.HiddenUserServer:
 		if alt.Server == types.DefaultUserServer {
+			e.lids.learn(j.ToNonAD(), alt.ToNonAD())
 			return chatID(alt)
 		}
 		if pn, err := cl.AltJID(ctx, j.ToNonAD()); err == nil && pn.Server == types.DefaultUserServer {
+			e.lids.learn(j.ToNonAD(), pn.ToNonAD())
 			return chatID(pn)
+		}
+	case types.DefaultUserServer:
+		if alt.Server == types.HiddenUserServer {
+			e.lids.learn(alt.ToNonAD(), j.ToNonAD())
 		}
 	}
 	return chatID(j)

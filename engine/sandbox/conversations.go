@@ -65,7 +65,7 @@ func (e *Engine) SyncHistory(ctx context.Context) (bool, error) {
 		ev := e.event(engine.Event{ID: "sbh_" + e.workspaceID + "_" + id, Type: engine.EventHistory, At: w.anchor, History: h})
 		return e.net.sink.HandleEvent(ctx, ev)
 	}
-	if err := report("contacts", &engine.History{Contacts: w.contacts}); err != nil {
+	if err := report("contacts", &engine.History{Contacts: w.addressBook()}); err != nil {
 		return false, err
 	}
 	for i, c := range w.chats {

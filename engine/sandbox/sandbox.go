@@ -172,6 +172,8 @@ func (n *Network) Forget(ctx context.Context, before time.Time) (int, error) {
 //	...2222  received, read after 2x; the contact reacts 👍 (and votes for the first
 //	         option of a poll), replies quoting it after 2.5x, edits the reply after 3x
 //	...4444  received, read after 2x, replies after 2.5x and deletes the reply after 3x
+//	...77    first known by LID only (LIDOf): received, read after 2x, reveals its
+//	         number after 2.4x and replies by LID after 2.5x (lid.go)
 //	other    received after 1x, read after 2x; voice messages are played after 3x
 //
 // Simulate injects any other event (group changes, for instance).
@@ -308,7 +310,7 @@ func (e *Engine) carry(ctx context.Context, ms []engine.Outgoing) error {
 		}
 		sends = append(sends, tx.SandboxSend.Create().SetID(ids[i]).SetWireID(m.WireID).SetRemote(m.To).SetCreatedAt(now))
 		key := engine.Key{FromMe: true, Remote: m.To, ID: m.WireID}
-		for _, s := range e.script(m, key, recipientDigits(m.To)) {
+		for _, s := range e.script(m, key, recipientDigits(numberOf(m.To))) {
 			payload, err := json.Marshal(s.ev)
 			if err != nil {
 				return err
@@ -354,7 +356,7 @@ func (e *Engine) script(m engine.Outgoing, key engine.Key, digits string) []step
 	}
 	talkative, deleter := strings.HasSuffix(digits, "2222"), strings.HasSuffix(digits, "4444")
 	if !talkative && !deleter {
-		return out
+		return append(out, e.revealSteps(m, key)...)
 	}
 	contact := engine.Incoming{From: m.To, SenderName: "Sandbox " + digits[max(0, len(digits)-4):]}
 	if talkative {

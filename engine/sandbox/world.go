@@ -108,6 +108,12 @@ func newWorld(workspaceID string, anchor time.Time) *world {
 		if i >= 160 {
 			c = w.contacts[WorldContacts+i-160]
 		}
+		if hidesNumber(c.ID) { // its LID chat (lid.go); asked by number, the same chat
+			w.index[c.ID] = len(w.chats)
+			lid := LIDOf(c.ID)
+			add(engine.ChatState{ID: lid, Kind: engine.ChatContact}, []string{lid})
+			continue
+		}
 		add(engine.ChatState{ID: c.ID, Kind: engine.ChatContact, Name: c.Name}, []string{c.ID})
 	}
 	for i := range WorldGroups {
@@ -242,7 +248,7 @@ func (w *world) messages(i int) []engine.HistoryMessage {
 }
 
 func (w *world) contactIndex(jid string) int {
-	user, _, _ := strings.Cut(jid, "@")
+	user, _, _ := strings.Cut(numberOf(jid), "@")
 	n, _ := strconv.Atoi(user[len(user)-4:])
 	return n - 1
 }

@@ -18,6 +18,8 @@ const (
 	FieldWorkspaceID = "workspace_id"
 	// FieldJid holds the string denoting the jid field in the database.
 	FieldJid = "jid"
+	// FieldLid holds the string denoting the lid field in the database.
+	FieldLid = "lid"
 	// FieldName holds the string denoting the name field in the database.
 	FieldName = "name"
 	// FieldPushName holds the string denoting the push_name field in the database.
@@ -37,6 +39,7 @@ var Columns = []string{
 	FieldID,
 	FieldWorkspaceID,
 	FieldJid,
+	FieldLid,
 	FieldName,
 	FieldPushName,
 	FieldIsBusiness,
@@ -92,6 +95,11 @@ func ByWorkspaceID(opts ...sql.OrderTermOption) OrderOption {
 // ByJid orders the results by the jid field.
 func ByJid(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldJid, opts...).ToFunc()
+}
+
+// ByLid orders the results by the lid field.
+func ByLid(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLid, opts...).ToFunc()
 }
 
 // ByName orders the results by the name field.

@@ -74,6 +74,11 @@ func Jid(v string) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldJid, v))
 }
 
+// Lid applies equality check predicate on the "lid" field. It's identical to LidEQ.
+func Lid(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldLid, v))
+}
+
 // Name applies equality check predicate on the "name" field. It's identical to NameEQ.
 func Name(v string) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldName, v))
@@ -227,6 +232,81 @@ func JidEqualFold(v string) predicate.Contact {
 // JidContainsFold applies the ContainsFold predicate on the "jid" field.
 func JidContainsFold(v string) predicate.Contact {
 	return predicate.Contact(sql.FieldContainsFold(FieldJid, v))
+}
+
+// LidEQ applies the EQ predicate on the "lid" field.
+func LidEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldLid, v))
+}
+
+// LidNEQ applies the NEQ predicate on the "lid" field.
+func LidNEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldLid, v))
+}
+
+// LidIn applies the In predicate on the "lid" field.
+func LidIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldLid, vs...))
+}
+
+// LidNotIn applies the NotIn predicate on the "lid" field.
+func LidNotIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldLid, vs...))
+}
+
+// LidGT applies the GT predicate on the "lid" field.
+func LidGT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldLid, v))
+}
+
+// LidGTE applies the GTE predicate on the "lid" field.
+func LidGTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldLid, v))
+}
+
+// LidLT applies the LT predicate on the "lid" field.
+func LidLT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldLid, v))
+}
+
+// LidLTE applies the LTE predicate on the "lid" field.
+func LidLTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldLid, v))
+}
+
+// LidContains applies the Contains predicate on the "lid" field.
+func LidContains(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContains(FieldLid, v))
+}
+
+// LidHasPrefix applies the HasPrefix predicate on the "lid" field.
+func LidHasPrefix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasPrefix(FieldLid, v))
+}
+
+// LidHasSuffix applies the HasSuffix predicate on the "lid" field.
+func LidHasSuffix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasSuffix(FieldLid, v))
+}
+
+// LidIsNil applies the IsNil predicate on the "lid" field.
+func LidIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldLid))
+}
+
+// LidNotNil applies the NotNil predicate on the "lid" field.
+func LidNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldLid))
+}
+
+// LidEqualFold applies the EqualFold predicate on the "lid" field.
+func LidEqualFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEqualFold(FieldLid, v))
+}
+
+// LidContainsFold applies the ContainsFold predicate on the "lid" field.
+func LidContainsFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContainsFold(FieldLid, v))
 }
 
 // NameEQ applies the EQ predicate on the "name" field.

@@ -326,6 +326,7 @@ var (
 		{Name: "id", Type: field.TypeString},
 		{Name: "workspace_id", Type: field.TypeString},
 		{Name: "jid", Type: field.TypeString},
+		{Name: "lid", Type: field.TypeString, Nullable: true},
 		{Name: "name", Type: field.TypeString, Nullable: true},
 		{Name: "push_name", Type: field.TypeString, Nullable: true},
 		{Name: "is_business", Type: field.TypeBool, Default: false},
@@ -342,6 +343,11 @@ var (
 				Name:    "contact_workspace_id_jid",
 				Unique:  true,
 				Columns: []*schema.Column{ContactsColumns[1], ContactsColumns[2]},
+			},
+			{
+				Name:    "contact_workspace_id_lid",
+				Unique:  false,
+				Columns: []*schema.Column{ContactsColumns[1], ContactsColumns[3]},
 			},
 		},
 	}

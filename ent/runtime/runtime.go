@@ -391,15 +391,15 @@ func init() {
 	// contact.JidValidator is a validator for the "jid" field. It is called by the builders before save.
 	contact.JidValidator = contactDescJid.Validators[0].(func(string) error)
 	// contactDescIsBusiness is the schema descriptor for is_business field.
-	contactDescIsBusiness := contactFields[4].Descriptor()
+	contactDescIsBusiness := contactFields[5].Descriptor()
 	// contact.DefaultIsBusiness holds the default value on creation for the is_business field.
 	contact.DefaultIsBusiness = contactDescIsBusiness.Default.(bool)
 	// contactDescSaved is the schema descriptor for saved field.
-	contactDescSaved := contactFields[5].Descriptor()
+	contactDescSaved := contactFields[6].Descriptor()
 	// contact.DefaultSaved holds the default value on creation for the saved field.
 	contact.DefaultSaved = contactDescSaved.Default.(bool)
 	// contactDescCreatedAt is the schema descriptor for created_at field.
-	contactDescCreatedAt := contactFields[6].Descriptor()
+	contactDescCreatedAt := contactFields[7].Descriptor()
 	// contact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	contact.DefaultCreatedAt = contactDescCreatedAt.Default.(func() time.Time)
 	// contactDescID is the schema descriptor for id field.

@@ -81,7 +81,9 @@ func (Contact) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{Led: true}} 
 func (Contact) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("id").Immutable().DefaultFunc(func() string { return switchboard.NewID("cnt") }),
-		field.String("jid").Immutable().NotEmpty(),
+		field.String("jid").Immutable().NotEmpty().
+			Comment("the contact's chat id: its phone-number form (<digits>@c.us), or its LID (<digits>@lid) while the number is unknown"),
+		field.String("lid").Optional().Comment("the contact's LID (<digits>@lid) when known"),
 		field.String("name").Optional().Comment("the name saved in the address book"),
 		field.String("push_name").Optional().Comment("the name the contact gave themselves"),
 		field.Bool("is_business").Default(false),
@@ -92,7 +94,10 @@ func (Contact) Fields() []ent.Field {
 
 // Indexes of the Contact.
 func (Contact) Indexes() []ent.Index {
-	return []ent.Index{index.Fields("workspace_id", "jid").Unique()}
+	return []ent.Index{
+		index.Fields("workspace_id", "jid").Unique(),
+		index.Fields("workspace_id", "lid"), // a contact by its LID
+	}
 }
 
 // Annotations of the Contact.
