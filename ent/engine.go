@@ -41,6 +41,8 @@ type Engine struct {
 	Restriction string `json:"restriction,omitempty"`
 	// RestrictedUntil holds the value of the "restricted_until" field.
 	RestrictedUntil *time.Time `json:"restricted_until,omitempty"`
+	// the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update
+	CampaignNextAt *time.Time `json:"campaign_next_at,omitempty"`
 	// ConnectedAt holds the value of the "connected_at" field.
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
 	// DisconnectedAt holds the value of the "disconnected_at" field.
@@ -61,7 +63,7 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
 			values[i] = new(sql.NullString)
-		case engine.FieldRestrictedUntil, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
+		case engine.FieldRestrictedUntil, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -159,6 +161,13 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RestrictedUntil = new(time.Time)
 				*_m.RestrictedUntil = value.Time
+			}
+		case engine.FieldCampaignNextAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field campaign_next_at", values[i])
+			} else if value.Valid {
+				_m.CampaignNextAt = new(time.Time)
+				*_m.CampaignNextAt = value.Time
 			}
 		case engine.FieldConnectedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -260,6 +269,11 @@ func (_m *Engine) String() string {
 	builder.WriteString(", ")
 	if v := _m.RestrictedUntil; v != nil {
 		builder.WriteString("restricted_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.CampaignNextAt; v != nil {
+		builder.WriteString("campaign_next_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

@@ -175,6 +175,20 @@ func (_c *EngineCreate) SetNillableRestrictedUntil(v *time.Time) *EngineCreate {
 	return _c
 }
 
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_c *EngineCreate) SetCampaignNextAt(v time.Time) *EngineCreate {
+	_c.mutation.SetCampaignNextAt(v)
+	return _c
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableCampaignNextAt(v *time.Time) *EngineCreate {
+	if v != nil {
+		_c.SetCampaignNextAt(*v)
+	}
+	return _c
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_c *EngineCreate) SetConnectedAt(v time.Time) *EngineCreate {
 	_c.mutation.SetConnectedAt(v)
@@ -449,6 +463,10 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
 		_node.RestrictedUntil = &value
 	}
+	if value, ok := _c.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+		_node.CampaignNextAt = &value
+	}
 	if value, ok := _c.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
 		_node.ConnectedAt = &value
@@ -628,6 +646,24 @@ func (u *EngineUpsert) UpdateRestrictedUntil() *EngineUpsert {
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (u *EngineUpsert) ClearRestrictedUntil() *EngineUpsert {
 	u.SetNull(engine.FieldRestrictedUntil)
+	return u
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsert) SetCampaignNextAt(v time.Time) *EngineUpsert {
+	u.Set(engine.FieldCampaignNextAt, v)
+	return u
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateCampaignNextAt() *EngineUpsert {
+	u.SetExcluded(engine.FieldCampaignNextAt)
+	return u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsert) ClearCampaignNextAt() *EngineUpsert {
+	u.SetNull(engine.FieldCampaignNextAt)
 	return u
 }
 
@@ -872,6 +908,27 @@ func (u *EngineUpsertOne) UpdateRestrictedUntil() *EngineUpsertOne {
 func (u *EngineUpsertOne) ClearRestrictedUntil() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsertOne) SetCampaignNextAt(v time.Time) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetCampaignNextAt(v)
+	})
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateCampaignNextAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateCampaignNextAt()
+	})
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsertOne) ClearCampaignNextAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearCampaignNextAt()
 	})
 }
 
@@ -1291,6 +1348,27 @@ func (u *EngineUpsertBulk) UpdateRestrictedUntil() *EngineUpsertBulk {
 func (u *EngineUpsertBulk) ClearRestrictedUntil() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsertBulk) SetCampaignNextAt(v time.Time) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetCampaignNextAt(v)
+	})
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateCampaignNextAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateCampaignNextAt()
+	})
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsertBulk) ClearCampaignNextAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearCampaignNextAt()
 	})
 }
 

@@ -159,6 +159,26 @@ func (_u *EngineUpdate) ClearRestrictedUntil() *EngineUpdate {
 	return _u
 }
 
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_u *EngineUpdate) SetCampaignNextAt(v time.Time) *EngineUpdate {
+	_u.mutation.SetCampaignNextAt(v)
+	return _u
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableCampaignNextAt(v *time.Time) *EngineUpdate {
+	if v != nil {
+		_u.SetCampaignNextAt(*v)
+	}
+	return _u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (_u *EngineUpdate) ClearCampaignNextAt() *EngineUpdate {
+	_u.mutation.ClearCampaignNextAt()
+	return _u
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_u *EngineUpdate) SetConnectedAt(v time.Time) *EngineUpdate {
 	_u.mutation.SetConnectedAt(v)
@@ -305,6 +325,12 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+	}
+	if _u.mutation.CampaignNextAtCleared() {
+		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -470,6 +496,26 @@ func (_u *EngineUpdateOne) SetNillableRestrictedUntil(v *time.Time) *EngineUpdat
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (_u *EngineUpdateOne) ClearRestrictedUntil() *EngineUpdateOne {
 	_u.mutation.ClearRestrictedUntil()
+	return _u
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_u *EngineUpdateOne) SetCampaignNextAt(v time.Time) *EngineUpdateOne {
+	_u.mutation.SetCampaignNextAt(v)
+	return _u
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableCampaignNextAt(v *time.Time) *EngineUpdateOne {
+	if v != nil {
+		_u.SetCampaignNextAt(*v)
+	}
+	return _u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (_u *EngineUpdateOne) ClearCampaignNextAt() *EngineUpdateOne {
+	_u.mutation.ClearCampaignNextAt()
 	return _u
 }
 
@@ -649,6 +695,12 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+	}
+	if _u.mutation.CampaignNextAtCleared() {
+		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)

@@ -249,6 +249,7 @@ type ComplexityRoot struct {
 		AudienceID        func(childComplexity int) int
 		CompletedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		ID                func(childComplexity int) int
 		MediaCaption      func(childComplexity int) int
 		MediaURL          func(childComplexity int) int
@@ -547,6 +548,7 @@ type ComplexityRoot struct {
 		CampaignID        func(childComplexity int) int
 		ConfirmedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
 		FailureReason     func(childComplexity int) int
 		From              func(childComplexity int) int
@@ -1666,6 +1668,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.CreatedAt(childComplexity), true
+	case "Campaign.engineID":
+		if e.ComplexityRoot.Campaign.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.EngineID(childComplexity), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
@@ -2886,6 +2894,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.CreatedAt(childComplexity), true
+	case "Message.engineID":
+		if e.ComplexityRoot.Message.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.EngineID(childComplexity), true
 	case "Message.failedAt":
 		if e.ComplexityRoot.Message.FailedAt == nil {
 			break
@@ -5316,6 +5330,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_mediaURL(ctx, field)
 	case "mediaCaption":
 		return ec.fieldContext_Campaign_mediaCaption(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Campaign_engineID(ctx, field)
 	case "pauseReason":
 		return ec.fieldContext_Campaign_pauseReason(ctx, field)
 	case "createdAt":
@@ -5954,6 +5970,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_fromMe(ctx, field)
 	case "campaignID":
 		return ec.fieldContext_Message_campaignID(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Message_engineID(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Message_campaign(ctx, field)
 	case "quotedMessage":

@@ -41,6 +41,8 @@ const (
 	FieldRestriction = "restriction"
 	// FieldRestrictedUntil holds the string denoting the restricted_until field in the database.
 	FieldRestrictedUntil = "restricted_until"
+	// FieldCampaignNextAt holds the string denoting the campaign_next_at field in the database.
+	FieldCampaignNextAt = "campaign_next_at"
 	// FieldConnectedAt holds the string denoting the connected_at field in the database.
 	FieldConnectedAt = "connected_at"
 	// FieldDisconnectedAt holds the string denoting the disconnected_at field in the database.
@@ -68,6 +70,7 @@ var Columns = []string{
 	FieldHasSynced,
 	FieldRestriction,
 	FieldRestrictedUntil,
+	FieldCampaignNextAt,
 	FieldConnectedAt,
 	FieldDisconnectedAt,
 	FieldCreatedAt,
@@ -204,6 +207,11 @@ func ByRestriction(opts ...sql.OrderTermOption) OrderOption {
 // ByRestrictedUntil orders the results by the restricted_until field.
 func ByRestrictedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRestrictedUntil, opts...).ToFunc()
+}
+
+// ByCampaignNextAt orders the results by the campaign_next_at field.
+func ByCampaignNextAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCampaignNextAt, opts...).ToFunc()
 }
 
 // ByConnectedAt orders the results by the connected_at field.

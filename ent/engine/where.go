@@ -119,6 +119,11 @@ func RestrictedUntil(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldRestrictedUntil, v))
 }
 
+// CampaignNextAt applies equality check predicate on the "campaign_next_at" field. It's identical to CampaignNextAtEQ.
+func CampaignNextAt(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
+}
+
 // ConnectedAt applies equality check predicate on the "connected_at" field. It's identical to ConnectedAtEQ.
 func ConnectedAt(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldConnectedAt, v))
@@ -842,6 +847,56 @@ func RestrictedUntilIsNil() predicate.Engine {
 // RestrictedUntilNotNil applies the NotNil predicate on the "restricted_until" field.
 func RestrictedUntilNotNil() predicate.Engine {
 	return predicate.Engine(sql.FieldNotNull(FieldRestrictedUntil))
+}
+
+// CampaignNextAtEQ applies the EQ predicate on the "campaign_next_at" field.
+func CampaignNextAtEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtNEQ applies the NEQ predicate on the "campaign_next_at" field.
+func CampaignNextAtNEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtIn applies the In predicate on the "campaign_next_at" field.
+func CampaignNextAtIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldCampaignNextAt, vs...))
+}
+
+// CampaignNextAtNotIn applies the NotIn predicate on the "campaign_next_at" field.
+func CampaignNextAtNotIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldCampaignNextAt, vs...))
+}
+
+// CampaignNextAtGT applies the GT predicate on the "campaign_next_at" field.
+func CampaignNextAtGT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtGTE applies the GTE predicate on the "campaign_next_at" field.
+func CampaignNextAtGTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtLT applies the LT predicate on the "campaign_next_at" field.
+func CampaignNextAtLT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtLTE applies the LTE predicate on the "campaign_next_at" field.
+func CampaignNextAtLTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtIsNil applies the IsNil predicate on the "campaign_next_at" field.
+func CampaignNextAtIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldCampaignNextAt))
+}
+
+// CampaignNextAtNotNil applies the NotNil predicate on the "campaign_next_at" field.
+func CampaignNextAtNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldCampaignNextAt))
 }
 
 // ConnectedAtEQ applies the EQ predicate on the "connected_at" field.

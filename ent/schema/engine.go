@@ -35,6 +35,8 @@ func (Engine) Fields() []ent.Field {
 		field.Bool("has_synced").Optional().Nillable().Comment("whether a gateway's phone sent its history sync"),
 		field.String("restriction").Default("").Comment("why the network restricts the account now (a ban, a reach-out time lock); empty when it does not"),
 		field.Time("restricted_until").Optional().Nillable(),
+		field.Time("campaign_next_at").Optional().Nillable().
+			Comment("the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update"),
 		field.Time("connected_at").Optional().Nillable(),
 		field.Time("disconnected_at").Optional().Nillable(),
 		field.Time("created_at").Immutable().Default(time.Now),
