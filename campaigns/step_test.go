@@ -215,7 +215,9 @@ func pendingOn(eng string, to ...string) []string {
 }
 
 // slot is the engine eng's send slot d after now.
-func slot(eng string, d time.Duration) map[string]time.Duration { return map[string]time.Duration{eng: d} }
+func slot(eng string, d time.Duration) map[string]time.Duration {
+	return map[string]time.Duration{eng: d}
+}
 
 // One step of a campaign: what it makes, how its next step is paced, and when
 // it makes nothing. Its cap and pace are those of the engine it sends through:
