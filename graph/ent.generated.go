@@ -71,7 +71,7 @@ type QueryResolver interface {
 	BoardItems(ctx context.Context, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) (*model.BoardItemPage, error)
 	FindSimilarBoardItems(ctx context.Context, boardID string, candidates []*model.BoardCandidateInput) (*model.SimilarItems, error)
 	Campaign(ctx context.Context, id string) (*ent.Campaign, error)
-	CampaignList(ctx context.Context, order *string, status *string, limit *int, skip *int) (*model.CampaignPage, error)
+	CampaignList(ctx context.Context, order *string, status *string, engineID *string, limit *int, skip *int) (*model.CampaignPage, error)
 	LatestChats(ctx context.Context, numberOfChats *int, numberOfMessages *int) (*model.LatestChats, error)
 	ChatList(ctx context.Context, filter *model.ChatFilter, limit *int, skip *int) (*model.ChatPage, error)
 	Chat(ctx context.Context, id string) (*ent.Chat, error)
@@ -568,22 +568,30 @@ func (ec *executionContext) field_Query_campaignList_args(ctx context.Context, r
 		return nil, err
 	}
 	args["status"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg3
+	args["skip"] = arg4
 	return args, nil
 }
 
@@ -7711,7 +7719,7 @@ func (ec *executionContext) _Query_campaignList(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().CampaignList(ctx, fc.Args["order"].(*string), fc.Args["status"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().CampaignList(ctx, fc.Args["order"].(*string), fc.Args["status"].(*string), fc.Args["engineId"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CampaignPage) graphql.Marshaler {

@@ -749,7 +749,7 @@ type ComplexityRoot struct {
 		BoardList             func(childComplexity int, filter *model.BoardFilter, limit *int, skip *int) int
 		Boards                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BoardOrder, where *ent.BoardWhereInput) int
 		Campaign              func(childComplexity int, id string) int
-		CampaignList          func(childComplexity int, order *string, status *string, limit *int, skip *int) int
+		CampaignList          func(childComplexity int, order *string, status *string, engineID *string, limit *int, skip *int) int
 		Chat                  func(childComplexity int, id string) int
 		ChatConnection        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) int
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
@@ -4128,7 +4128,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.CampaignList(childComplexity, args["order"].(*string), args["status"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.CampaignList(childComplexity, args["order"].(*string), args["status"].(*string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.chat":
 		if e.ComplexityRoot.Query.Chat == nil {
 			break
