@@ -31,6 +31,8 @@ type Engine struct {
 	TokenPrefix string `json:"token_prefix,omitempty"`
 	// TokenHash holds the value of the "token_hash" field.
 	TokenHash *string `json:"-"`
+	// the account's own number (E.164, +digits) as the engine last reported it in its hello; empty when it reported none
+	Phone string `json:"phone,omitempty"`
 	// a gateway's paired device (whatsmeow's store holds its keys); empty when unpaired
 	DeviceJid string `json:"device_jid,omitempty"`
 	// a gateway's network stream: open, connecting or closed
@@ -61,7 +63,7 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case engine.FieldHasSynced:
 			values[i] = new(sql.NullBool)
-		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
+		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
 			values[i] = new(sql.NullString)
 		case engine.FieldRestrictedUntil, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -128,6 +130,12 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.TokenHash = new(string)
 				*_m.TokenHash = value.String
+			}
+		case engine.FieldPhone:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field phone", values[i])
+			} else if value.Valid {
+				_m.Phone = value.String
 			}
 		case engine.FieldDeviceJid:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -250,6 +258,9 @@ func (_m *Engine) String() string {
 	builder.WriteString(_m.TokenPrefix)
 	builder.WriteString(", ")
 	builder.WriteString("token_hash=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("phone=")
+	builder.WriteString(_m.Phone)
 	builder.WriteString(", ")
 	builder.WriteString("device_jid=")
 	builder.WriteString(_m.DeviceJid)

@@ -105,6 +105,20 @@ func (_c *EngineCreate) SetNillableTokenHash(v *string) *EngineCreate {
 	return _c
 }
 
+// SetPhone sets the "phone" field.
+func (_c *EngineCreate) SetPhone(v string) *EngineCreate {
+	_c.mutation.SetPhone(v)
+	return _c
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_c *EngineCreate) SetNillablePhone(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetPhone(*v)
+	}
+	return _c
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (_c *EngineCreate) SetDeviceJid(v string) *EngineCreate {
 	_c.mutation.SetDeviceJid(v)
@@ -308,6 +322,10 @@ func (_c *EngineCreate) defaults() error {
 		v := engine.DefaultType
 		_c.mutation.SetType(v)
 	}
+	if _, ok := _c.mutation.Phone(); !ok {
+		v := engine.DefaultPhone
+		_c.mutation.SetPhone(v)
+	}
 	if _, ok := _c.mutation.DeviceJid(); !ok {
 		v := engine.DefaultDeviceJid
 		_c.mutation.SetDeviceJid(v)
@@ -366,6 +384,9 @@ func (_c *EngineCreate) check() error {
 	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Engine.type"`)}
+	}
+	if _, ok := _c.mutation.Phone(); !ok {
+		return &ValidationError{Name: "phone", err: errors.New(`ent: missing required field "Engine.phone"`)}
 	}
 	if _, ok := _c.mutation.DeviceJid(); !ok {
 		return &ValidationError{Name: "device_jid", err: errors.New(`ent: missing required field "Engine.device_jid"`)}
@@ -442,6 +463,10 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.TokenHash(); ok {
 		_spec.SetField(engine.FieldTokenHash, field.TypeString, value)
 		_node.TokenHash = &value
+	}
+	if value, ok := _c.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
+		_node.Phone = value
 	}
 	if value, ok := _c.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
@@ -568,6 +593,18 @@ func (u *EngineUpsert) SetType(v string) *EngineUpsert {
 // UpdateType sets the "type" field to the value that was provided on create.
 func (u *EngineUpsert) UpdateType() *EngineUpsert {
 	u.SetExcluded(engine.FieldType)
+	return u
+}
+
+// SetPhone sets the "phone" field.
+func (u *EngineUpsert) SetPhone(v string) *EngineUpsert {
+	u.Set(engine.FieldPhone, v)
+	return u
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsert) UpdatePhone() *EngineUpsert {
+	u.SetExcluded(engine.FieldPhone)
 	return u
 }
 
@@ -817,6 +854,20 @@ func (u *EngineUpsertOne) SetType(v string) *EngineUpsertOne {
 func (u *EngineUpsertOne) UpdateType() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetPhone sets the "phone" field.
+func (u *EngineUpsertOne) SetPhone(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetPhone(v)
+	})
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdatePhone() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdatePhone()
 	})
 }
 
@@ -1257,6 +1308,20 @@ func (u *EngineUpsertBulk) SetType(v string) *EngineUpsertBulk {
 func (u *EngineUpsertBulk) UpdateType() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.UpdateType()
+	})
+}
+
+// SetPhone sets the "phone" field.
+func (u *EngineUpsertBulk) SetPhone(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetPhone(v)
+	})
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdatePhone() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdatePhone()
 	})
 }
 

@@ -71,6 +71,20 @@ func (_u *EngineUpdate) SetNillableType(v *string) *EngineUpdate {
 	return _u
 }
 
+// SetPhone sets the "phone" field.
+func (_u *EngineUpdate) SetPhone(v string) *EngineUpdate {
+	_u.mutation.SetPhone(v)
+	return _u
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillablePhone(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetPhone(*v)
+	}
+	return _u
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (_u *EngineUpdate) SetDeviceJid(v string) *EngineUpdate {
 	_u.mutation.SetDeviceJid(v)
@@ -302,6 +316,9 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
 	}
+	if value, ok := _u.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
 	}
@@ -407,6 +424,20 @@ func (_u *EngineUpdateOne) SetType(v string) *EngineUpdateOne {
 func (_u *EngineUpdateOne) SetNillableType(v *string) *EngineUpdateOne {
 	if v != nil {
 		_u.SetType(*v)
+	}
+	return _u
+}
+
+// SetPhone sets the "phone" field.
+func (_u *EngineUpdateOne) SetPhone(v string) *EngineUpdateOne {
+	_u.mutation.SetPhone(v)
+	return _u
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillablePhone(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetPhone(*v)
 	}
 	return _u
 }
@@ -671,6 +702,9 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
+	}
+	if value, ok := _u.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)

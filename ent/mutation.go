@@ -12258,6 +12258,7 @@ type EngineMutation struct {
 	_type            *string
 	token_prefix     *string
 	token_hash       *string
+	phone            *string
 	device_jid       *string
 	stream           *string
 	has_synced       *bool
@@ -12654,6 +12655,42 @@ func (m *EngineMutation) TokenHashCleared() bool {
 func (m *EngineMutation) ResetTokenHash() {
 	m.token_hash = nil
 	delete(m.clearedFields, engine.FieldTokenHash)
+}
+
+// SetPhone sets the "phone" field.
+func (m *EngineMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *EngineMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *EngineMutation) ResetPhone() {
+	m.phone = nil
 }
 
 // SetDeviceJid sets the "device_jid" field.
@@ -13128,7 +13165,7 @@ func (m *EngineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EngineMutation) Fields() []string {
-	fields := make([]string, 0, 17)
+	fields := make([]string, 0, 18)
 	if m.workspace_id != nil {
 		fields = append(fields, engine.FieldWorkspaceID)
 	}
@@ -13149,6 +13186,9 @@ func (m *EngineMutation) Fields() []string {
 	}
 	if m.token_hash != nil {
 		fields = append(fields, engine.FieldTokenHash)
+	}
+	if m.phone != nil {
+		fields = append(fields, engine.FieldPhone)
 	}
 	if m.device_jid != nil {
 		fields = append(fields, engine.FieldDeviceJid)
@@ -13202,6 +13242,8 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.TokenPrefix()
 	case engine.FieldTokenHash:
 		return m.TokenHash()
+	case engine.FieldPhone:
+		return m.Phone()
 	case engine.FieldDeviceJid:
 		return m.DeviceJid()
 	case engine.FieldStream:
@@ -13245,6 +13287,8 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTokenPrefix(ctx)
 	case engine.FieldTokenHash:
 		return m.OldTokenHash(ctx)
+	case engine.FieldPhone:
+		return m.OldPhone(ctx)
 	case engine.FieldDeviceJid:
 		return m.OldDeviceJid(ctx)
 	case engine.FieldStream:
@@ -13322,6 +13366,13 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTokenHash(v)
+		return nil
+	case engine.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
 		return nil
 	case engine.FieldDeviceJid:
 		v, ok := value.(string)
@@ -13513,6 +13564,9 @@ func (m *EngineMutation) ResetField(name string) error {
 		return nil
 	case engine.FieldTokenHash:
 		m.ResetTokenHash()
+		return nil
+	case engine.FieldPhone:
+		m.ResetPhone()
 		return nil
 	case engine.FieldDeviceJid:
 		m.ResetDeviceJid()

@@ -453,6 +453,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Kind            func(childComplexity int) int
 		Name            func(childComplexity int) int
+		Phone           func(childComplexity int) int
 		RestrictedUntil func(childComplexity int) int
 		Restriction     func(childComplexity int) int
 		State           func(childComplexity int) int
@@ -2528,6 +2529,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.Name(childComplexity), true
+	case "Engine.phone":
+		if e.ComplexityRoot.Engine.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Phone(childComplexity), true
 	case "Engine.restrictedUntil":
 		if e.ComplexityRoot.Engine.RestrictedUntil == nil {
 			break
@@ -5710,6 +5717,8 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_name(ctx, field)
 	case "type":
 		return ec.fieldContext_Engine_type(ctx, field)
+	case "phone":
+		return ec.fieldContext_Engine_phone(ctx, field)
 	case "connected":
 		return ec.fieldContext_Engine_connected(ctx, field)
 	case "state":

@@ -31,6 +31,8 @@ const (
 	FieldTokenPrefix = "token_prefix"
 	// FieldTokenHash holds the string denoting the token_hash field in the database.
 	FieldTokenHash = "token_hash"
+	// FieldPhone holds the string denoting the phone field in the database.
+	FieldPhone = "phone"
 	// FieldDeviceJid holds the string denoting the device_jid field in the database.
 	FieldDeviceJid = "device_jid"
 	// FieldStream holds the string denoting the stream field in the database.
@@ -65,6 +67,7 @@ var Columns = []string{
 	FieldType,
 	FieldTokenPrefix,
 	FieldTokenHash,
+	FieldPhone,
 	FieldDeviceJid,
 	FieldStream,
 	FieldHasSynced,
@@ -103,6 +106,8 @@ var (
 	DefaultState string
 	// DefaultType holds the default value on creation for the "type" field.
 	DefaultType string
+	// DefaultPhone holds the default value on creation for the "phone" field.
+	DefaultPhone string
 	// DefaultDeviceJid holds the default value on creation for the "device_jid" field.
 	DefaultDeviceJid string
 	// DefaultRestriction holds the default value on creation for the "restriction" field.
@@ -182,6 +187,11 @@ func ByTokenPrefix(opts ...sql.OrderTermOption) OrderOption {
 // ByTokenHash orders the results by the token_hash field.
 func ByTokenHash(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenHash, opts...).ToFunc()
+}
+
+// ByPhone orders the results by the phone field.
+func ByPhone(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPhone, opts...).ToFunc()
 }
 
 // ByDeviceJid orders the results by the device_jid field.

@@ -94,6 +94,11 @@ func TokenHash(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldTokenHash, v))
 }
 
+// Phone applies equality check predicate on the "phone" field. It's identical to PhoneEQ.
+func Phone(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldPhone, v))
+}
+
 // DeviceJid applies equality check predicate on the "device_jid" field. It's identical to DeviceJidEQ.
 func DeviceJid(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldDeviceJid, v))
@@ -572,6 +577,71 @@ func TokenHashEqualFold(v string) predicate.Engine {
 // TokenHashContainsFold applies the ContainsFold predicate on the "token_hash" field.
 func TokenHashContainsFold(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldContainsFold(FieldTokenHash, v))
+}
+
+// PhoneEQ applies the EQ predicate on the "phone" field.
+func PhoneEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldPhone, v))
+}
+
+// PhoneNEQ applies the NEQ predicate on the "phone" field.
+func PhoneNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldPhone, v))
+}
+
+// PhoneIn applies the In predicate on the "phone" field.
+func PhoneIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldPhone, vs...))
+}
+
+// PhoneNotIn applies the NotIn predicate on the "phone" field.
+func PhoneNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldPhone, vs...))
+}
+
+// PhoneGT applies the GT predicate on the "phone" field.
+func PhoneGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldPhone, v))
+}
+
+// PhoneGTE applies the GTE predicate on the "phone" field.
+func PhoneGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldPhone, v))
+}
+
+// PhoneLT applies the LT predicate on the "phone" field.
+func PhoneLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldPhone, v))
+}
+
+// PhoneLTE applies the LTE predicate on the "phone" field.
+func PhoneLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldPhone, v))
+}
+
+// PhoneContains applies the Contains predicate on the "phone" field.
+func PhoneContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldPhone, v))
+}
+
+// PhoneHasPrefix applies the HasPrefix predicate on the "phone" field.
+func PhoneHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldPhone, v))
+}
+
+// PhoneHasSuffix applies the HasSuffix predicate on the "phone" field.
+func PhoneHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldPhone, v))
+}
+
+// PhoneEqualFold applies the EqualFold predicate on the "phone" field.
+func PhoneEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldPhone, v))
+}
+
+// PhoneContainsFold applies the ContainsFold predicate on the "phone" field.
+func PhoneContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldPhone, v))
 }
 
 // DeviceJidEQ applies the EQ predicate on the "device_jid" field.

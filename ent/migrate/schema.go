@@ -451,6 +451,7 @@ var (
 		{Name: "type", Type: field.TypeString, Default: ""},
 		{Name: "token_prefix", Type: field.TypeString, Nullable: true},
 		{Name: "token_hash", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "phone", Type: field.TypeString, Default: ""},
 		{Name: "device_jid", Type: field.TypeString, Default: ""},
 		{Name: "stream", Type: field.TypeString, Nullable: true},
 		{Name: "has_synced", Type: field.TypeBool, Nullable: true},

@@ -495,20 +495,24 @@ func init() {
 	engineDescType := engineFields[4].Descriptor()
 	// engine.DefaultType holds the default value on creation for the type field.
 	engine.DefaultType = engineDescType.Default.(string)
+	// engineDescPhone is the schema descriptor for phone field.
+	engineDescPhone := engineFields[7].Descriptor()
+	// engine.DefaultPhone holds the default value on creation for the phone field.
+	engine.DefaultPhone = engineDescPhone.Default.(string)
 	// engineDescDeviceJid is the schema descriptor for device_jid field.
-	engineDescDeviceJid := engineFields[7].Descriptor()
+	engineDescDeviceJid := engineFields[8].Descriptor()
 	// engine.DefaultDeviceJid holds the default value on creation for the device_jid field.
 	engine.DefaultDeviceJid = engineDescDeviceJid.Default.(string)
 	// engineDescRestriction is the schema descriptor for restriction field.
-	engineDescRestriction := engineFields[10].Descriptor()
+	engineDescRestriction := engineFields[11].Descriptor()
 	// engine.DefaultRestriction holds the default value on creation for the restriction field.
 	engine.DefaultRestriction = engineDescRestriction.Default.(string)
 	// engineDescCreatedAt is the schema descriptor for created_at field.
-	engineDescCreatedAt := engineFields[15].Descriptor()
+	engineDescCreatedAt := engineFields[16].Descriptor()
 	// engine.DefaultCreatedAt holds the default value on creation for the created_at field.
 	engine.DefaultCreatedAt = engineDescCreatedAt.Default.(func() time.Time)
 	// engineDescUpdatedAt is the schema descriptor for updated_at field.
-	engineDescUpdatedAt := engineFields[16].Descriptor()
+	engineDescUpdatedAt := engineFields[17].Descriptor()
 	// engine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	engine.DefaultUpdatedAt = engineDescUpdatedAt.Default.(func() time.Time)
 	// engine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

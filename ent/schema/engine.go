@@ -30,6 +30,7 @@ func (Engine) Fields() []ent.Field {
 		field.String("type").Default("").Comment("gateway or regular: the kind the engine reported in its hello"),
 		field.String("token_prefix").Optional().Immutable().Comment("the first characters of a remote engine's token"),
 		field.String("token_hash").Optional().Nillable().Immutable().Unique().Sensitive(),
+		field.String("phone").Default("").Comment("the account's own number (E.164, +digits) as the engine last reported it in its hello; empty when it reported none"),
 		field.String("device_jid").Default("").Comment("a gateway's paired device (whatsmeow's store holds its keys); empty when unpaired"),
 		field.String("stream").Optional().Nillable().Comment("a gateway's network stream: open, connecting or closed"),
 		field.Bool("has_synced").Optional().Nillable().Comment("whether a gateway's phone sent its history sync"),
