@@ -15,14 +15,14 @@ import (
 // engineRecord is an engine as /v1/engines shows it: the reference's fields (id,
 // type, connected, state, stream, hasSynced) and Switchboard's own.
 type engineRecord struct {
-	ID          string  `json:"id"`
-	Type        string  `json:"type"`
-	Connected   bool    `json:"connected"`
-	State       string  `json:"state"`
-	Stream      *string `json:"stream"`
-	HasSynced   *bool   `json:"hasSynced"`
-	Kind        string  `json:"kind"`
-	Name        string  `json:"name"`
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	Connected bool    `json:"connected"`
+	State     string  `json:"state"`
+	Stream    *string `json:"stream"`
+	HasSynced *bool   `json:"hasSynced"`
+	Kind      string  `json:"kind"`
+	Name      string  `json:"name"`
 	// Phone is the account's own number as the engine reported it (a
 	// Switchboard addition); null when it reported none.
 	Phone       *string `json:"phone"`
