@@ -736,7 +736,7 @@ var (
 				},
 			},
 			{
-				Name:    "message_workspace_id_engine_id_created_at",
+				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
 				Annotation: &entsql.IndexAnnotation{

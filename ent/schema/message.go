@@ -99,7 +99,8 @@ func (Message) Indexes() []ent.Index {
 		// The campaign's counters: one grouped count over its messages.
 		index.Fields("campaign_id", "status").Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
 		// A campaign engine's daily cap: its campaign messages of the last 24 hours.
-		index.Fields("workspace_id", "engine_id", "created_at").Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
+		index.Fields("workspace_id", "engine_id", "created_at").StorageKey("message_campaign_engine_created_at").
+			Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
 	}
 }
 
