@@ -30,6 +30,11 @@ func TestCampaignPinnedToEngine(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{a: "+15550001111", b: "+15550002222"}, phoneOf); diff != "" {
 		t.Errorf("the engines' numbers (-want +got):\n%s", diff)
 	}
+	gqlEngine := e.Do("POST", "/graphql", key, map[string]any{"query": `query($id: String!) { engine(id: $id) { phone } }`,
+		"variables": map[string]any{"id": b}})
+	if got := gqlEngine.Data()["engine"]; !cmp.Equal(got, map[string]any{"phone": "+15550002222"}) {
+		t.Errorf("GraphQL engine phone = %v (%s)", got, gqlEngine.Raw)
+	}
 
 	aud := createAudience(e, key, map[string]any{"name": "numbers", "contacts": phones(7000, 6)})
 	campaign := func(engineID string, dailyCap int) map[string]any {
