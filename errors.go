@@ -5,6 +5,7 @@ package switchboard
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. Each is mapped to an HTTP status in exactly one place (rest.statusOf)
@@ -43,6 +44,9 @@ type Error struct {
 	Code    string
 	Message string
 	Details []Detail
+	// RetryAfter is how long the caller should wait before trying again (an
+	// ERATELIMIT refusal); zero when it says nothing.
+	RetryAfter time.Duration
 }
 
 // Detail is one per-field validation issue.
@@ -88,6 +92,16 @@ func ErrorMessage(err error) string {
 		return "The service is temporarily unavailable; retry the request shortly."
 	}
 	return "Internal error."
+}
+
+// ErrorRetryAfter returns how long the application error in err's chain asks the
+// caller to wait before retrying, or zero.
+func ErrorRetryAfter(err error) time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return 0
 }
 
 // ErrorDetails returns the per-field details of the application error in err's chain.

@@ -205,6 +205,7 @@ func (a *App) assembleAPI(store *media.Store, songs music.Provider, files *music
 	if cfg.LoadOlderPace > 0 {
 		a.Resolver.LoadOlderPace = &cfg.LoadOlderPace
 	}
+	a.Resolver.SendLimit = &graph.SendLimit{Limiter: redis_rate.NewLimiter(a.Redis), Limit: cfg.engineSendLimit()}
 	a.monitor = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt}}
 	a.monitorRO = &monitor{opts: asynqmon.Options{RootPath: "/monitoring", RedisConnOpt: a.redisOpt, ReadOnly: true}}
 	workspaceLimit, _ := cfg.workspaceRateLimit() // checked by validate

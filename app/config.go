@@ -131,6 +131,12 @@ type Config struct {
 	// (SWITCHBOARD_AUTH_FAILURE_LIMIT, DefaultAuthFailureLimit); past it, 429.
 	// "off" or empty for no limit.
 	AuthFailureLimit string
+	// EngineSendLimit is how many direct sends (POST /v1/messages/{chatId})
+	// one engine may take, on every replica together, as "60/m": that many at
+	// once, then one per period/count (SWITCHBOARD_ENGINE_SEND_LIMIT,
+	// DefaultEngineSendLimit); past it, 429. "off" or empty for no limit.
+	// Scheduled sends and campaigns are paced, never refused.
+	EngineSendLimit string
 	// TrustedProxies are the proxies (addresses or prefixes) whose
 	// X-Forwarded-For names the client (SWITCHBOARD_TRUSTED_PROXIES, comma
 	// separated); with none, the address that connected is the client.
@@ -157,6 +163,9 @@ const (
 	DefaultAuthFailureLimit = "20/h"
 )
 
+// DefaultEngineSendLimit is the default limit of direct sends through one engine.
+const DefaultEngineSendLimit = "60/m"
+
 // MinOperatorTokenLen is the shortest operator token a server starts with.
 const MinOperatorTokenLen = 24
 
@@ -182,8 +191,9 @@ func ParseRateLimit(rate string, burst int) (redis_rate.Limit, error) {
 	return redis_rate.Limit{Rate: count, Period: per, Burst: burst}, nil
 }
 
-// ParseFailureLimit parses a limit of wrong credentials ("20/h"): that many at
-// once, then one per period/count; "off" or "" is no limit.
+// ParseFailureLimit parses a limit of wrong credentials, or of direct sends
+// through one engine ("20/h"): that many at once, then one per period/count;
+// "off" or "" is no limit.
 func ParseFailureLimit(rate string) (redis_rate.Limit, error) {
 	n, _, _ := strings.Cut(rate, "/")
 	count, _ := strconv.Atoi(n)
@@ -305,6 +315,7 @@ func ConfigFromEnv() (Config, error) {
 		return c, fmt.Errorf("SWITCHBOARD_ADDRESS_RATE_BURST: %w", err)
 	}
 	c.AuthFailureLimit = env("SWITCHBOARD_AUTH_FAILURE_LIMIT", DefaultAuthFailureLimit)
+	c.EngineSendLimit = env("SWITCHBOARD_ENGINE_SEND_LIMIT", DefaultEngineSendLimit)
 	if c.TrustedProxies, err = ParseTrustedProxies(os.Getenv("SWITCHBOARD_TRUSTED_PROXIES")); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_TRUSTED_PROXIES: %w", err)
 	}
@@ -340,6 +351,12 @@ func (c *Config) workspaceRateLimit() (redis_rate.Limit, error) {
 // addressRateLimit is the parsed AddressRateLimit (checked by validate).
 func (c *Config) addressRateLimit() redis_rate.Limit {
 	l, _ := ParseRateLimit(c.AddressRateLimit, c.AddressRateBurst)
+	return l
+}
+
+// engineSendLimit is the parsed EngineSendLimit (checked by validate).
+func (c *Config) engineSendLimit() redis_rate.Limit {
+	l, _ := ParseFailureLimit(c.EngineSendLimit)
 	return l
 }
 
@@ -449,6 +466,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := ParseFailureLimit(c.AuthFailureLimit); err != nil {
 		return fmt.Errorf("auth failure limit: %w", err)
+	}
+	if _, err := ParseFailureLimit(c.EngineSendLimit); err != nil {
+		return fmt.Errorf("SWITCHBOARD_ENGINE_SEND_LIMIT: %w", err)
 	}
 	if c.OperatorToken != "" {
 		if err := checkOperatorToken(c.OperatorToken); err != nil {

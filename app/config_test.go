@@ -90,6 +90,38 @@ func TestRateLimitFromEnv(t *testing.T) {
 	}
 }
 
+// The direct-send limit per engine: 60/m by default (60 at once, then one a
+// second), from SWITCHBOARD_ENGINE_SEND_LIMIT, off when asked; a bad one does
+// not start.
+func TestEngineSendLimitFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env     string // "" leaves it unset
+		want    redis_rate.Limit
+		wantErr bool
+	}{
+		{"", redis_rate.Limit{Rate: 60, Period: time.Minute, Burst: 60}, false},
+		{"5/s", redis_rate.Limit{Rate: 5, Period: time.Second, Burst: 5}, false},
+		{"off", redis_rate.Limit{}, false},
+		{"lots", redis_rate.Limit{}, true},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("SWITCHBOARD_ENGINE_SEND_LIMIT", tc.env)
+			}
+			c, err := ConfigFromEnv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.validate(); (err != nil) != tc.wantErr {
+				t.Fatalf("validate: %v, want an error: %v", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, c.engineSendLimit()); diff != "" {
+				t.Errorf("limit (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestParseRedisURL(t *testing.T) {
 	for _, tc := range []struct {
 		raw     string

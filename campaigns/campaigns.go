@@ -117,7 +117,7 @@ const (
 	MaxDailyCap     = 100000
 	// BatchSize is how many messages a step without delay makes at once.
 	BatchSize = 200
-	// CapRetry is how long a campaign whose workspace reached its daily cap waits
+	// CapRetry is how long a campaign whose engine reached its daily cap waits
 	// before it looks again.
 	CapRetry = 10 * time.Minute
 	// NoEngineRetry is how long a campaign waits when no engine is connected.
@@ -130,8 +130,8 @@ const (
 // Pacing is a campaign's pace.
 type Pacing struct {
 	MinDelay, MaxDelay time.Duration
-	// DailyCap bounds the campaign messages a workspace makes in any 24 hours, per
-	// connected engine.
+	// DailyCap bounds the campaign messages a workspace makes through one engine
+	// in any 24 hours (every campaign on the engine counts).
 	DailyCap int
 	// Quiet hours, local time in Location; none when QuietStart == QuietEnd.
 	QuietStart, QuietEnd time.Duration // since midnight

@@ -37,6 +37,9 @@ import (
 type Engines interface {
 	// Pick returns an engine of the workspace, or engine.ErrNoEngine.
 	Pick(ctx context.Context, workspaceID string) (engine.Engine, error)
+	// Find returns the engine engineID of the workspace, or
+	// engine.ErrDisconnected when it is not connected.
+	Find(ctx context.Context, workspaceID, engineID string) (engine.Engine, error)
 }
 
 // Queue queues the tasks a step leads to (*jobs.Queue).
@@ -113,17 +116,24 @@ func pacingOf(c *ent.Campaign) Pacing {
 		c.DailyCap, c.QuietStart, c.QuietEnd, c.Timezone)
 }
 
-// advance makes the campaign's next message(s), unless its pace (quiet hours, the
-// daily cap) says to wait or its engine is missing or restricted.
+// advance makes the campaign's next message(s) through its engine, unless its
+// pace (quiet hours, the engine's daily cap, the engine's send slot taken by
+// another campaign) says to wait or its engine is missing or restricted.
 func (s *Stepper) advance(ctx context.Context, c *ent.Campaign, token string, now time.Time) error {
 	pace := pacingOf(c)
 	if until := pace.QuietUntil(now); !until.IsZero() {
 		return s.reschedule(ctx, c, token, until)
 	}
-	if ready, err := s.engineReady(ctx, c, token, now); !ready || err != nil {
+	eng, err := s.sender(ctx, c, token, now)
+	if eng == nil || err != nil {
 		return err
 	}
-	size, err := s.pageSize(ctx, c, pace, now)
+	if slot, err := s.slotAt(ctx, eng.ID()); err != nil {
+		return err
+	} else if slot.After(now) {
+		return s.reschedule(ctx, c, token, slot)
+	}
+	size, err := s.pageSize(ctx, eng.ID(), pace, now)
 	if err != nil {
 		return err
 	}
@@ -134,12 +144,22 @@ func (s *Stepper) advance(ctx context.Context, c *ent.Campaign, token string, no
 	if err != nil {
 		return err
 	}
-	next, nextAt := switchboard.RandomToken(10), now.Add(pace.Delay())
+	pg.engineID, pg.slot = eng.ID(), now.Add(pace.Delay())
+	next, nextAt := switchboard.RandomToken(10), pg.slot
 	if pg.done {
 		nextAt = now.Add(WatchDelay(0))
 	}
 	queued, err := s.makePage(ctx, c, token, pg, next, nextAt, now)
-	if err != nil {
+	if errors.Is(err, errSlotTaken) {
+		slot, err := s.slotAt(ctx, eng.ID())
+		if err != nil {
+			return err
+		}
+		if slot.Before(now) {
+			slot = now
+		}
+		return s.reschedule(ctx, c, token, slot)
+	} else if err != nil {
 		return err
 	}
 	at := nextAt
@@ -150,55 +170,22 @@ func (s *Stepper) advance(ctx context.Context, c *ent.Campaign, token string, no
 	return nil
 }
 
-// engineReady says whether an engine of the campaign's workspace can take its
-// messages now. With none connected the step is rescheduled (NoEngineRetry); an
-// engine that reports a restriction pauses the campaign with it as the reason.
-func (s *Stepper) engineReady(ctx context.Context, c *ent.Campaign, token string, now time.Time) (bool, error) {
-	eng, err := s.Engines.Pick(ctx, c.WorkspaceID)
-	if errors.Is(err, engine.ErrNoEngine) {
-		return false, s.reschedule(ctx, c, token, now.Add(NoEngineRetry))
-	} else if err != nil {
-		return false, err
-	}
-	if r, ok := eng.(engine.Restrictor); ok {
-		if why, restricted := r.Restriction(); restricted {
-			return false, storage.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
-				_, _, err := Move(ctx, tx, c, ActionPause, token, "the engine reports a restriction: "+why, now)
-				return err
-			})
-		}
-	}
-	return true, nil
-}
-
-// pageSize is how many messages the step makes: one, or BatchSize when the
-// campaign has no delay, and no more than the daily cap leaves room for (zero or
-// less when it leaves none).
-func (s *Stepper) pageSize(ctx context.Context, c *ent.Campaign, pace Pacing, now time.Time) (int, error) {
+// pageSize is how many messages the step makes through the engine engineID: one,
+// or BatchSize when the campaign has no delay, and no more than the engine's
+// daily cap leaves room for (zero or less when it leaves none).
+func (s *Stepper) pageSize(ctx context.Context, engineID string, pace Pacing, now time.Time) (int, error) {
 	size := 1
 	if pace.Batched() {
 		size = BatchSize
 	}
 	if pace.DailyCap > 0 {
-		room, err := s.dailyRoom(ctx, pace.DailyCap, now)
+		room, err := s.dailyRoom(ctx, engineID, pace.DailyCap, now)
 		if err != nil {
 			return 0, err
 		}
 		size = min(size, room)
 	}
 	return size, nil
-}
-
-// dailyRoom is how many more campaign messages the workspace may make now: the
-// cap in any 24 hours, less those made in the last 24 hours. The cap is the
-// sending engine's, and one engine (Pick's) sends all of a workspace's messages,
-// so a second connected engine (the sandbox beside a phone) adds nothing to it.
-func (s *Stepper) dailyRoom(ctx context.Context, cap int, now time.Time) (int, error) {
-	made, err := s.Client.Message.Query().Where(message.CampaignIDNotNil(), message.CreatedAtGT(now.Add(-24*time.Hour))).Count(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return cap - made, nil
 }
 
 // page is the contacts a step sends to: the next ones past the campaign's
@@ -208,6 +195,8 @@ type page struct {
 	names    map[string]string // chat -> name (contactNames)
 	cursor   int64
 	done     bool // the last contact of the campaign is in the page
+	engineID string
+	slot     time.Time // the engine's next send slot once the page is made
 }
 
 // nextPage reads the next size contacts of the campaign.
@@ -255,9 +244,10 @@ func (s *Stepper) contactNames(ctx context.Context, c *ent.Campaign, contacts []
 }
 
 // makePage moves the campaign's cursor past the page under the step token next (due
-// at nextAt) and makes the page's messages, in one transaction; it returns the
-// messages to dispatch (not those that failed at once, see Draft). errStale when
-// the campaign is no longer running under token.
+// at nextAt), takes the engine's send slot and makes the page's messages through
+// the engine, in one transaction; it returns the messages to dispatch (not those
+// that failed at once, see Draft). errStale when the campaign is no longer
+// running under token, errSlotTaken when another campaign took the slot.
 func (s *Stepper) makePage(ctx context.Context, c *ent.Campaign, token string, pg *page, next string, nextAt, now time.Time) ([]*ent.Message, error) {
 	var queued []*ent.Message
 	err := storage.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
@@ -271,12 +261,15 @@ func (s *Stepper) makePage(ctx context.Context, c *ent.Campaign, token string, p
 		} else if n == 0 {
 			return errStale
 		}
+		if err := takeSlot(ctx, tx, pg.engineID, now, pg.slot); err != nil {
+			return err
+		}
 		creates := make([]*ent.MessageCreate, len(pg.contacts))
 		refuse := make(map[int]string)
 		for i, ac := range pg.contacts {
 			d, why := Draft(c, ac, pg.names[ac.To])
 			creates[i] = messaging.NewMessage(tx.Client(), &d, message.OriginScheduled, switchboard.NewID("msg"), now).
-				SetCampaignID(c.ID).SetAudienceContactID(ac.ID)
+				SetCampaignID(c.ID).SetAudienceContactID(ac.ID).SetEngineID(pg.engineID)
 			if why != "" {
 				refuse[i] = why
 			}

@@ -3,6 +3,7 @@ package campaigns_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,9 +27,9 @@ var now = time.Date(2030, 1, 7, 12, 0, 0, 0, time.UTC)
 
 // fakeEngine is a connected engine that sends nothing (a step only picks it),
 // restricted when restriction is not empty.
-type fakeEngine struct{ restriction string }
+type fakeEngine struct{ id, restriction string }
 
-func (e *fakeEngine) ID() string   { return "eng_fake" }
+func (e *fakeEngine) ID() string   { return e.id }
 func (e *fakeEngine) Kind() string { return engine.KindRegular }
 func (e *fakeEngine) Close() error { return nil }
 func (e *fakeEngine) Send(context.Context, engine.Outgoing) (engine.Key, error) {
@@ -36,18 +37,34 @@ func (e *fakeEngine) Send(context.Context, engine.Outgoing) (engine.Key, error) 
 }
 func (e *fakeEngine) Restriction() (string, bool) { return e.restriction, e.restriction != "" }
 
-// engines is a workspace with n connected engines (none: engine.ErrNoEngine).
+// engines is a workspace with n connected engines, eng_a, eng_b, ... (none:
+// engine.ErrNoEngine); Pick picks eng_a. The engine restricted names reports
+// restriction. Every engine of the fixture has a row, connected or not.
 type engines struct {
-	n           int
-	restriction string
+	n                       int
+	restricted, restriction string
 }
 
-func (e engines) Pick(context.Context, string) (engine.Engine, error) {
+func (e engines) Pick(ctx context.Context, ws string) (engine.Engine, error) {
 	if e.n == 0 {
 		return nil, engine.ErrNoEngine
 	}
-	return &fakeEngine{restriction: e.restriction}, nil
+	return e.Find(ctx, ws, "eng_a")
 }
+
+func (e engines) Find(_ context.Context, _, id string) (engine.Engine, error) {
+	if i := slices.Index(engineIDs, id); i < 0 || i >= e.n {
+		return nil, engine.ErrDisconnected
+	}
+	f := &fakeEngine{id: id}
+	if id == e.restricted {
+		f.restriction = e.restriction
+	}
+	return f, nil
+}
+
+// engineIDs are the engines (rows) of every fixture's workspace.
+var engineIDs = []string{"eng_a", "eng_b", "eng_c"}
 
 // queue records the tasks a step queues.
 type queue struct {
@@ -108,6 +125,9 @@ func newFixture(t *testing.T, eng engines, to []string, edit func(*ent.CampaignC
 		SetEvents([]string{"message.queued", "message.failed", "campaign.started", "campaign.paused",
 			"campaign.complete_sent", "campaign.complete_delivered"}).
 		SaveX(ctx)
+	for _, id := range engineIDs {
+		client.Engine.Create().SetID(id).SetKind("remote").SaveX(ctx)
+	}
 	aud := client.Audience.Create().SetName("a").SetContactSeq(int64(len(to))).SaveX(ctx)
 	for i, jid := range to {
 		client.AudienceContact.Create().SetAudienceID(aud.ID).SetTo(jid).SetSeq(int64(i + 1)).
@@ -128,10 +148,12 @@ type outcome struct {
 	Status, Reason string
 	Cursor         int64
 	NextIn         time.Duration // the stored next step, after now (-1: none)
-	Messages       []string      // "to status", by recipient
+	Messages       []string      // "to status engine", by recipient
 	Dispatched     int
 	Steps          []queuedStep // token "stored" when it is the campaign's
 	Events         []string     // by type
+	// Slots are the engines' next campaign send slots, after now (those set).
+	Slots map[string]time.Duration
 }
 
 func (f *fixture) outcome(t *testing.T) outcome {
@@ -142,13 +164,21 @@ func (f *fixture) outcome(t *testing.T) outcome {
 		o.NextIn = c.NextStepAt.Sub(now)
 	}
 	for _, m := range f.client.Message.Query().Order(ent.Asc(message.FieldTo)).AllX(f.ctx) {
-		o.Messages = append(o.Messages, m.To+" "+m.Status)
+		o.Messages = append(o.Messages, m.To+" "+m.Status+" "+m.EngineID)
 	}
 	for _, s := range f.queue.steps {
 		if s.Token == c.StepToken {
 			s.Token = "stored"
 		}
 		o.Steps = append(o.Steps, s)
+	}
+	for _, e := range f.client.Engine.Query().AllX(f.ctx) {
+		if e.CampaignNextAt != nil {
+			if o.Slots == nil {
+				o.Slots = map[string]time.Duration{}
+			}
+			o.Slots[e.ID] = e.CampaignNextAt.Sub(now)
+		}
 	}
 	for _, e := range f.client.Event.Query().Order(ent.Asc(event.FieldType)).AllX(f.ctx) {
 		o.Events = append(o.Events, e.Type)
@@ -172,56 +202,125 @@ func repeat(s string, n int) []string {
 	return out
 }
 
-func pending(to ...string) []string {
+// pending are the messages to the chats to, pending, made through eng_a.
+func pending(to ...string) []string { return pendingOn("eng_a", to...) }
+
+// pendingOn are the messages to the chats to, pending, made through eng.
+func pendingOn(eng string, to ...string) []string {
 	out := make([]string, len(to))
 	for i, jid := range to {
-		out[i] = jid + " " + string(messaging.StatusPending)
+		out[i] = jid + " " + string(messaging.StatusPending) + " " + eng
 	}
 	return out
 }
 
+// slot is the engine eng's send slot d after now.
+func slot(eng string, d time.Duration) map[string]time.Duration {
+	return map[string]time.Duration{eng: d}
+}
+
 // One step of a campaign: what it makes, how its next step is paced, and when
-// it makes nothing.
+// it makes nothing. Its cap and pace are those of the engine it sends through:
+// the one it is pinned to, else the one Pick picks (eng_a).
 func TestStep(t *testing.T) {
 	to := chats(5)
+	pinned := func(eng string) func(*ent.CampaignCreate) {
+		return func(c *ent.CampaignCreate) { c.SetEngineID(eng).SetDailyCap(2) }
+	}
 	for _, tc := range []struct {
 		name    string
 		engines engines
 		edit    func(*ent.CampaignCreate)
-		before  int // campaign messages made in the last 24 hours, by another campaign
+		before  []string                 // the engines of campaign messages made an hour ago, one each
+		slots   map[string]time.Duration // the engines' send slots before the step, after now
 		want    outcome
 	}{{
-		name:    "paced: one message, the next step after the delay",
+		name:    "paced: one message, the next step after the delay, the engine's slot with it",
 		engines: engines{n: 1},
 		edit:    func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) },
 		want: outcome{Status: "running", Cursor: 1, NextIn: 10 * time.Second, Messages: pending(to[0]), Dispatched: 1,
-			Steps: []queuedStep{{"stored", 10 * time.Second}}, Events: []string{"message.queued"}},
+			Steps: []queuedStep{{"stored", 10 * time.Second}}, Events: []string{"message.queued"}, Slots: slot("eng_a", 10*time.Second)},
 	}, {
 		name:    "batched: every message at once, then the watch",
 		engines: engines{n: 1},
 		want: outcome{Status: "running", Cursor: 5, NextIn: campaigns.WatchDelay(0), Messages: pending(to...), Dispatched: 5,
-			Steps: []queuedStep{{"stored", campaigns.WatchDelay(0)}}, Events: repeat("message.queued", 5)},
+			Steps: []queuedStep{{"stored", campaigns.WatchDelay(0)}}, Events: repeat("message.queued", 5), Slots: slot("eng_a", 0)},
 	}, {
 		name:    "daily cap per engine: one engine",
 		engines: engines{n: 1},
 		edit:    func(c *ent.CampaignCreate) { c.SetDailyCap(2) },
 		want: outcome{Status: "running", Cursor: 2, NextIn: 0, Messages: pending(to[:2]...), Dispatched: 2,
-			Steps: []queuedStep{{"stored", 0}}, Events: repeat("message.queued", 2)},
+			Steps: []queuedStep{{"stored", 0}}, Events: repeat("message.queued", 2), Slots: slot("eng_a", 0)},
 	}, {
-		// One engine sends everything, so a second one (the sandbox beside a
-		// phone) does not double the cap.
+		// The cap is the sending engine's: a second one connected (the sandbox
+		// beside a phone) does not double it.
 		name:    "daily cap per engine: two engines connected, one sends",
 		engines: engines{n: 2},
 		edit:    func(c *ent.CampaignCreate) { c.SetDailyCap(2) },
 		want: outcome{Status: "running", Cursor: 2, NextIn: 0, Messages: pending(to[:2]...), Dispatched: 2,
-			Steps: []queuedStep{{"stored", 0}}, Events: repeat("message.queued", 2)},
+			Steps: []queuedStep{{"stored", 0}}, Events: repeat("message.queued", 2), Slots: slot("eng_a", 0)},
 	}, {
-		name:    "daily cap reached: wait",
+		name:    "daily cap reached on the engine: wait",
 		engines: engines{n: 1},
 		edit:    func(c *ent.CampaignCreate) { c.SetDailyCap(2) },
-		before:  2,
-		want: outcome{Status: "running", NextIn: campaigns.CapRetry, Messages: pending("1666000001@c.us", "1666000002@c.us"),
-			Steps: []queuedStep{{"stored", campaigns.CapRetry}}},
+		before:  []string{"eng_a", "eng_a"},
+		want: outcome{Status: "running", NextIn: campaigns.CapRetry,
+			Messages: pending("1666000001@c.us", "1666000002@c.us"), Steps: []queuedStep{{"stored", campaigns.CapRetry}}},
+	}, {
+		name:    "daily cap: another engine's messages do not count",
+		engines: engines{n: 2},
+		edit:    func(c *ent.CampaignCreate) { c.SetDailyCap(2) },
+		before:  []string{"eng_b", "eng_b", "eng_a"},
+		want: outcome{Status: "running", Cursor: 1, NextIn: 0, Dispatched: 1,
+			Messages: append(pending(to[0]), append(pendingOn("eng_b", "1666000001@c.us", "1666000002@c.us"), pending("1666000003@c.us")...)...),
+			Steps:    []queuedStep{{"stored", 0}}, Events: []string{"message.queued"}, Slots: slot("eng_a", 0)},
+	}, {
+		name:    "pinned: through its engine, counted there",
+		engines: engines{n: 2},
+		edit:    pinned("eng_b"),
+		before:  []string{"eng_a", "eng_a", "eng_b"},
+		want: outcome{Status: "running", Cursor: 1, NextIn: 0, Dispatched: 1,
+			Messages: append(pendingOn("eng_b", to[0]), append(pending("1666000001@c.us", "1666000002@c.us"), pendingOn("eng_b", "1666000003@c.us")...)...),
+			Steps:    []queuedStep{{"stored", 0}}, Events: []string{"message.queued"}, Slots: slot("eng_b", 0)},
+	}, {
+		name:    "pinned: its engine's cap reached, wait (another engine has room)",
+		engines: engines{n: 2},
+		edit:    pinned("eng_b"),
+		before:  []string{"eng_b", "eng_b"},
+		want: outcome{Status: "running", NextIn: campaigns.CapRetry,
+			Messages: pendingOn("eng_b", "1666000001@c.us", "1666000002@c.us"), Steps: []queuedStep{{"stored", campaigns.CapRetry}}},
+	}, {
+		name:    "pinned: its engine disconnected, wait as without an engine",
+		engines: engines{n: 2},
+		edit:    pinned("eng_c"),
+		want:    outcome{Status: "running", NextIn: campaigns.NoEngineRetry, Steps: []queuedStep{{"stored", campaigns.NoEngineRetry}}},
+	}, {
+		name:    "pinned: its engine restricted pauses the campaign",
+		engines: engines{n: 2, restricted: "eng_b", restriction: "banned for a day"},
+		edit:    pinned("eng_b"),
+		want:    outcome{Status: "paused", Reason: "the engine reports a restriction: banned for a day", NextIn: -1, Events: []string{"campaign.paused"}},
+	}, {
+		name:    "the engine's slot taken by another campaign: wait for it",
+		engines: engines{n: 1},
+		edit:    func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) },
+		slots:   slot("eng_a", 7*time.Second),
+		want: outcome{Status: "running", NextIn: 7 * time.Second, Steps: []queuedStep{{"stored", 7 * time.Second}},
+			Slots: slot("eng_a", 7*time.Second)},
+	}, {
+		name:    "another engine's slot: not this campaign's",
+		engines: engines{n: 2},
+		edit:    func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) },
+		slots:   slot("eng_b", 7*time.Second),
+		want: outcome{Status: "running", Cursor: 1, NextIn: 10 * time.Second, Messages: pending(to[0]), Dispatched: 1,
+			Steps: []queuedStep{{"stored", 10 * time.Second}}, Events: []string{"message.queued"},
+			Slots: map[string]time.Duration{"eng_a": 10 * time.Second, "eng_b": 7 * time.Second}},
+	}, {
+		name:    "the engine's slot due: taken",
+		engines: engines{n: 1},
+		edit:    func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) },
+		slots:   slot("eng_a", -time.Second),
+		want: outcome{Status: "running", Cursor: 1, NextIn: 10 * time.Second, Messages: pending(to[0]), Dispatched: 1,
+			Steps: []queuedStep{{"stored", 10 * time.Second}}, Events: []string{"message.queued"}, Slots: slot("eng_a", 10*time.Second)},
 	}, {
 		name:    "quiet hours: wait until they end",
 		engines: engines{n: 1},
@@ -235,14 +334,14 @@ func TestStep(t *testing.T) {
 			c.SetQuietStart("11:00").SetQuietEnd("13:30").SetTimezone("Asia/Tokyo").SetMinDelayMs(1000).SetMaxDelayMs(1000)
 		},
 		want: outcome{Status: "running", Cursor: 1, NextIn: time.Second, Messages: pending(to[0]), Dispatched: 1,
-			Steps: []queuedStep{{"stored", time.Second}}, Events: []string{"message.queued"}},
+			Steps: []queuedStep{{"stored", time.Second}}, Events: []string{"message.queued"}, Slots: slot("eng_a", time.Second)},
 	}, {
 		name:    "no engine: wait",
 		engines: engines{},
 		want:    outcome{Status: "running", NextIn: campaigns.NoEngineRetry, Steps: []queuedStep{{"stored", campaigns.NoEngineRetry}}},
 	}, {
 		name:    "a restricted engine pauses the campaign",
-		engines: engines{n: 1, restriction: "banned for a day"},
+		engines: engines{n: 1, restricted: "eng_a", restriction: "banned for a day"},
 		want:    outcome{Status: "paused", Reason: "the engine reports a restriction: banned for a day", NextIn: -1, Events: []string{"campaign.paused"}},
 	}, {
 		name:    "paused: nothing",
@@ -275,13 +374,17 @@ func TestStep(t *testing.T) {
 			c.SetStatus(string(campaigns.StatusPending)).SetMinDelayMs(5000).SetMaxDelayMs(5000)
 		},
 		want: outcome{Status: "running", Cursor: 1, NextIn: 5 * time.Second, Messages: pending(to[0]), Dispatched: 1,
-			Steps: []queuedStep{{"stored", 5 * time.Second}}, Events: []string{"campaign.started", "message.queued"}},
+			Steps: []queuedStep{{"stored", 5 * time.Second}}, Events: []string{"campaign.started", "message.queued"},
+			Slots: slot("eng_a", 5*time.Second)},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.engines, to, tc.edit)
-			for i := range tc.before {
+			for i, eng := range tc.before {
 				f.client.Message.Create().SetOrigin(message.OriginScheduled).SetTo(fmt.Sprintf("166600000%d@c.us", i+1)).
-					SetType("text").SetText("x").SetCampaignID(f.c.ID).SetCreatedAt(now.Add(-time.Hour)).SaveX(f.ctx)
+					SetType("text").SetText("x").SetCampaignID(f.c.ID).SetEngineID(eng).SetCreatedAt(now.Add(-time.Hour)).SaveX(f.ctx)
+			}
+			for eng, in := range tc.slots {
+				f.client.Engine.UpdateOneID(eng).SetCampaignNextAt(now.Add(in)).ExecX(f.ctx)
 			}
 			if err := f.step.Step(f.ctx, f.c.ID, "t1", now); err != nil {
 				t.Fatal(err)
@@ -296,9 +399,9 @@ func TestStep(t *testing.T) {
 // A paced step waits a random delay within the campaign's window.
 func TestStepPacingWindow(t *testing.T) {
 	f := newFixture(t, engines{n: 1}, chats(40), func(c *ent.CampaignCreate) { c.SetMinDelayMs(8000).SetMaxDelayMs(20000) })
-	token := "t1"
+	token, at := "t1", now
 	for i := range 40 {
-		if err := f.step.Step(f.ctx, f.c.ID, token, now); err != nil {
+		if err := f.step.Step(f.ctx, f.c.ID, token, at); err != nil {
 			t.Fatal(err)
 		}
 		c := f.client.Campaign.GetX(f.ctx, f.c.ID)
@@ -308,10 +411,10 @@ func TestStepPacingWindow(t *testing.T) {
 		if i == 39 {
 			break // the last one waits to watch
 		}
-		if d := c.NextStepAt.Sub(now); d < 8*time.Second || d > 20*time.Second {
+		if d := c.NextStepAt.Sub(at); d < 8*time.Second || d > 20*time.Second {
 			t.Errorf("step %d: next step in %s, want 8s-20s", i, d)
 		}
-		token = c.StepToken
+		token, at = c.StepToken, *c.NextStepAt
 	}
 }
 
@@ -336,7 +439,7 @@ func TestStepTwice(t *testing.T) {
 	}
 	got := f.outcome(t)
 	want := outcome{Status: "running", Cursor: 1, NextIn: time.Second, Messages: pending(to[0]), Dispatched: 1,
-		Steps: []queuedStep{{"stored", time.Second}}, Events: []string{"message.queued"}}
+		Steps: []queuedStep{{"stored", time.Second}}, Events: []string{"message.queued"}, Slots: slot("eng_a", time.Second)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("after the step twice (-want +got):\n%s", diff)
 	}
@@ -347,7 +450,7 @@ func TestStepTwice(t *testing.T) {
 			break
 		}
 		for range 2 {
-			if err := f.step.Step(f.ctx, f.c.ID, c.StepToken, now); err != nil {
+			if err := f.step.Step(f.ctx, f.c.ID, c.StepToken, *c.NextStepAt); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -416,5 +519,95 @@ func TestStepMessages(t *testing.T) {
 				t.Errorf("dispatched %v, want %d", f.queue.dispatched, wantDispatched)
 			}
 		})
+	}
+}
+
+// another stores a second running campaign to the fixture's audience under step
+// token "t1", as edit makes it.
+func (f *fixture) another(edit func(*ent.CampaignCreate)) *ent.Campaign {
+	create := f.client.Campaign.Create().SetName("c2").SetAudienceID(f.c.AudienceID).SetText("Hello {first}").
+		SetStatus(string(campaigns.StatusRunning)).SetStepToken("t1").SetLastSeq(f.c.LastSeq).SetTotalCount(f.c.TotalCount)
+	if edit != nil {
+		edit(create)
+	}
+	return create.SaveX(f.ctx)
+}
+
+// Two campaigns on one engine share its pace: run step by step at the times
+// they are due, their messages are spaced by the delay between them (10 s), not
+// made at twice the rate; a campaign on another engine keeps its own pace.
+func TestStepSharedPace(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		secondOn  string        // the second campaign's engine ("": picked, eng_a)
+		wantGap   time.Duration // between messages of the two campaigns together
+		wantCount int           // messages made in the first minute
+	}{
+		{name: "two campaigns on one engine", secondOn: "", wantGap: 10 * time.Second, wantCount: 6},
+		{name: "pinned to the same engine", secondOn: "eng_a", wantGap: 10 * time.Second, wantCount: 6},
+		{name: "on two engines", secondOn: "eng_b", wantGap: 0, wantCount: 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			paced := func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) }
+			f := newFixture(t, engines{n: 2}, chats(20), paced)
+			second := f.another(func(c *ent.CampaignCreate) { paced(c); c.SetEngineID(tc.secondOn) })
+			due := map[string]time.Time{f.c.ID: now, second.ID: now.Add(time.Second)}
+			for range 40 {
+				id := f.c.ID
+				if due[second.ID].Before(due[id]) {
+					id = second.ID
+				}
+				if !due[id].Before(now.Add(time.Minute)) {
+					break
+				}
+				c := f.client.Campaign.GetX(f.ctx, id)
+				if err := f.step.Step(f.ctx, id, c.StepToken, due[id]); err != nil {
+					t.Fatal(err)
+				}
+				due[id] = *f.client.Campaign.GetX(f.ctx, id).NextStepAt
+			}
+			var made []time.Time
+			for _, m := range f.client.Message.Query().Order(ent.Asc(message.FieldCreatedAt)).AllX(f.ctx) {
+				made = append(made, m.CreatedAt)
+			}
+			if len(made) != tc.wantCount {
+				t.Errorf("%d messages made in a minute, want %d", len(made), tc.wantCount)
+			}
+			for i := 1; i < len(made); i++ {
+				if gap := made[i].Sub(made[i-1]); gap < tc.wantGap {
+					t.Errorf("message %d made %s after the one before, want at least %s", i, gap, tc.wantGap)
+				}
+			}
+		})
+	}
+}
+
+// Two campaigns on one engine stepping at the same moment: one takes the
+// engine's slot and makes its message, the other makes nothing and waits for
+// the slot.
+func TestStepSlotRace(t *testing.T) {
+	paced := func(c *ent.CampaignCreate) { c.SetMinDelayMs(10_000).SetMaxDelayMs(10_000) }
+	f := newFixture(t, engines{n: 1}, chats(3), paced)
+	second := f.another(paced)
+	var wg sync.WaitGroup
+	for _, id := range []string{f.c.ID, second.ID} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.step.Step(f.ctx, id, "t1", now); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := f.client.Message.Query().CountX(f.ctx); n != 1 {
+		t.Errorf("%d messages made, want 1", n)
+	}
+	var next []time.Duration
+	for _, c := range f.client.Campaign.Query().AllX(f.ctx) {
+		next = append(next, c.NextStepAt.Sub(now))
+	}
+	if diff := cmp.Diff([]time.Duration{10 * time.Second, 10 * time.Second}, next); diff != "" {
+		t.Errorf("next steps after now (-want +got):\n%s", diff)
 	}
 }

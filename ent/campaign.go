@@ -31,6 +31,8 @@ type Campaign struct {
 	MediaURL string `json:"media_url,omitempty"`
 	// MediaCaption holds the value of the "media_caption" field.
 	MediaCaption string `json:"media_caption,omitempty"`
+	// the engine (number) the campaign sends through; empty: the engine the step picks
+	EngineID string `json:"engine_id,omitempty"`
 	// OnMissingVariable holds the value of the "on_missing_variable" field.
 	OnMissingVariable string `json:"on_missing_variable,omitempty"`
 	// MinDelayMs holds the value of the "min_delay_ms" field.
@@ -106,7 +108,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case campaign.FieldMinDelayMs, campaign.FieldMaxDelayMs, campaign.FieldDailyCap, campaign.FieldCursor, campaign.FieldLastSeq, campaign.FieldTotalCount:
 			values[i] = new(sql.NullInt64)
-		case campaign.FieldID, campaign.FieldWorkspaceID, campaign.FieldName, campaign.FieldAudienceID, campaign.FieldStatus, campaign.FieldText, campaign.FieldMediaURL, campaign.FieldMediaCaption, campaign.FieldOnMissingVariable, campaign.FieldQuietStart, campaign.FieldQuietEnd, campaign.FieldTimezone, campaign.FieldStepToken, campaign.FieldPauseReason:
+		case campaign.FieldID, campaign.FieldWorkspaceID, campaign.FieldName, campaign.FieldAudienceID, campaign.FieldStatus, campaign.FieldText, campaign.FieldMediaURL, campaign.FieldMediaCaption, campaign.FieldEngineID, campaign.FieldOnMissingVariable, campaign.FieldQuietStart, campaign.FieldQuietEnd, campaign.FieldTimezone, campaign.FieldStepToken, campaign.FieldPauseReason:
 			values[i] = new(sql.NullString)
 		case campaign.FieldNextStepAt, campaign.FieldCreatedAt, campaign.FieldUpdatedAt, campaign.FieldStartedAt, campaign.FieldPausedAt, campaign.FieldSentThroughAt, campaign.FieldCompletedAt, campaign.FieldAbortedAt:
 			values[i] = new(sql.NullTime)
@@ -172,6 +174,12 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field media_caption", values[i])
 			} else if value.Valid {
 				_m.MediaCaption = value.String
+			}
+		case campaign.FieldEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field engine_id", values[i])
+			} else if value.Valid {
+				_m.EngineID = value.String
 			}
 		case campaign.FieldOnMissingVariable:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -360,6 +368,9 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("media_caption=")
 	builder.WriteString(_m.MediaCaption)
+	builder.WriteString(", ")
+	builder.WriteString("engine_id=")
+	builder.WriteString(_m.EngineID)
 	builder.WriteString(", ")
 	builder.WriteString("on_missing_variable=")
 	builder.WriteString(_m.OnMissingVariable)

@@ -98,6 +98,20 @@ func (_c *CampaignCreate) SetNillableMediaCaption(v *string) *CampaignCreate {
 	return _c
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_c *CampaignCreate) SetEngineID(v string) *CampaignCreate {
+	_c.mutation.SetEngineID(v)
+	return _c
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableEngineID(v *string) *CampaignCreate {
+	if v != nil {
+		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
 // SetOnMissingVariable sets the "on_missing_variable" field.
 func (_c *CampaignCreate) SetOnMissingVariable(v string) *CampaignCreate {
 	_c.mutation.SetOnMissingVariable(v)
@@ -603,6 +617,10 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 		_spec.SetField(campaign.FieldMediaCaption, field.TypeString, value)
 		_node.MediaCaption = value
 	}
+	if value, ok := _c.mutation.EngineID(); ok {
+		_spec.SetField(campaign.FieldEngineID, field.TypeString, value)
+		_node.EngineID = value
+	}
 	if value, ok := _c.mutation.OnMissingVariable(); ok {
 		_spec.SetField(campaign.FieldOnMissingVariable, field.TypeString, value)
 		_node.OnMissingVariable = value
@@ -826,6 +844,24 @@ func (u *CampaignUpsert) UpdateMediaCaption() *CampaignUpsert {
 // ClearMediaCaption clears the value of the "media_caption" field.
 func (u *CampaignUpsert) ClearMediaCaption() *CampaignUpsert {
 	u.SetNull(campaign.FieldMediaCaption)
+	return u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *CampaignUpsert) SetEngineID(v string) *CampaignUpsert {
+	u.Set(campaign.FieldEngineID, v)
+	return u
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *CampaignUpsert) UpdateEngineID() *CampaignUpsert {
+	u.SetExcluded(campaign.FieldEngineID)
+	return u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *CampaignUpsert) ClearEngineID() *CampaignUpsert {
+	u.SetNull(campaign.FieldEngineID)
 	return u
 }
 
@@ -1304,6 +1340,27 @@ func (u *CampaignUpsertOne) UpdateMediaCaption() *CampaignUpsertOne {
 func (u *CampaignUpsertOne) ClearMediaCaption() *CampaignUpsertOne {
 	return u.Update(func(s *CampaignUpsert) {
 		s.ClearMediaCaption()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *CampaignUpsertOne) SetEngineID(v string) *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *CampaignUpsertOne) UpdateEngineID() *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *CampaignUpsertOne) ClearEngineID() *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.ClearEngineID()
 	})
 }
 
@@ -2004,6 +2061,27 @@ func (u *CampaignUpsertBulk) UpdateMediaCaption() *CampaignUpsertBulk {
 func (u *CampaignUpsertBulk) ClearMediaCaption() *CampaignUpsertBulk {
 	return u.Update(func(s *CampaignUpsert) {
 		s.ClearMediaCaption()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *CampaignUpsertBulk) SetEngineID(v string) *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *CampaignUpsertBulk) UpdateEngineID() *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *CampaignUpsertBulk) ClearEngineID() *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.ClearEngineID()
 	})
 }
 

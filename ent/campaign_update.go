@@ -118,6 +118,26 @@ func (_u *CampaignUpdate) ClearMediaCaption() *CampaignUpdate {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *CampaignUpdate) SetEngineID(v string) *CampaignUpdate {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableEngineID(v *string) *CampaignUpdate {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *CampaignUpdate) ClearEngineID() *CampaignUpdate {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // SetOnMissingVariable sets the "on_missing_variable" field.
 func (_u *CampaignUpdate) SetOnMissingVariable(v string) *CampaignUpdate {
 	_u.mutation.SetOnMissingVariable(v)
@@ -619,6 +639,12 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.MediaCaptionCleared() {
 		_spec.ClearField(campaign.FieldMediaCaption, field.TypeString)
 	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(campaign.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(campaign.FieldEngineID, field.TypeString)
+	}
 	if value, ok := _u.mutation.OnMissingVariable(); ok {
 		_spec.SetField(campaign.FieldOnMissingVariable, field.TypeString, value)
 	}
@@ -879,6 +905,26 @@ func (_u *CampaignUpdateOne) SetNillableMediaCaption(v *string) *CampaignUpdateO
 // ClearMediaCaption clears the value of the "media_caption" field.
 func (_u *CampaignUpdateOne) ClearMediaCaption() *CampaignUpdateOne {
 	_u.mutation.ClearMediaCaption()
+	return _u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (_u *CampaignUpdateOne) SetEngineID(v string) *CampaignUpdateOne {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableEngineID(v *string) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *CampaignUpdateOne) ClearEngineID() *CampaignUpdateOne {
+	_u.mutation.ClearEngineID()
 	return _u
 }
 
@@ -1412,6 +1458,12 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if _u.mutation.MediaCaptionCleared() {
 		_spec.ClearField(campaign.FieldMediaCaption, field.TypeString)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(campaign.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(campaign.FieldEngineID, field.TypeString)
 	}
 	if value, ok := _u.mutation.OnMissingVariable(); ok {
 		_spec.SetField(campaign.FieldOnMissingVariable, field.TypeString, value)

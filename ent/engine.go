@@ -31,6 +31,8 @@ type Engine struct {
 	TokenPrefix string `json:"token_prefix,omitempty"`
 	// TokenHash holds the value of the "token_hash" field.
 	TokenHash *string `json:"-"`
+	// the account's own number (E.164, +digits) as the engine last reported it in its hello; empty when it reported none
+	Phone string `json:"phone,omitempty"`
 	// a gateway's paired device (whatsmeow's store holds its keys); empty when unpaired
 	DeviceJid string `json:"device_jid,omitempty"`
 	// a gateway's network stream: open, connecting or closed
@@ -41,6 +43,8 @@ type Engine struct {
 	Restriction string `json:"restriction,omitempty"`
 	// RestrictedUntil holds the value of the "restricted_until" field.
 	RestrictedUntil *time.Time `json:"restricted_until,omitempty"`
+	// the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update
+	CampaignNextAt *time.Time `json:"campaign_next_at,omitempty"`
 	// ConnectedAt holds the value of the "connected_at" field.
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
 	// DisconnectedAt holds the value of the "disconnected_at" field.
@@ -59,9 +63,9 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case engine.FieldHasSynced:
 			values[i] = new(sql.NullBool)
-		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
+		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
 			values[i] = new(sql.NullString)
-		case engine.FieldRestrictedUntil, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
+		case engine.FieldRestrictedUntil, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -127,6 +131,12 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 				_m.TokenHash = new(string)
 				*_m.TokenHash = value.String
 			}
+		case engine.FieldPhone:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field phone", values[i])
+			} else if value.Valid {
+				_m.Phone = value.String
+			}
 		case engine.FieldDeviceJid:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field device_jid", values[i])
@@ -159,6 +169,13 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RestrictedUntil = new(time.Time)
 				*_m.RestrictedUntil = value.Time
+			}
+		case engine.FieldCampaignNextAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field campaign_next_at", values[i])
+			} else if value.Valid {
+				_m.CampaignNextAt = new(time.Time)
+				*_m.CampaignNextAt = value.Time
 			}
 		case engine.FieldConnectedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -242,6 +259,9 @@ func (_m *Engine) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("token_hash=<sensitive>")
 	builder.WriteString(", ")
+	builder.WriteString("phone=")
+	builder.WriteString(_m.Phone)
+	builder.WriteString(", ")
 	builder.WriteString("device_jid=")
 	builder.WriteString(_m.DeviceJid)
 	builder.WriteString(", ")
@@ -260,6 +280,11 @@ func (_m *Engine) String() string {
 	builder.WriteString(", ")
 	if v := _m.RestrictedUntil; v != nil {
 		builder.WriteString("restricted_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.CampaignNextAt; v != nil {
+		builder.WriteString("campaign_next_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

@@ -105,6 +105,20 @@ func (_c *EngineCreate) SetNillableTokenHash(v *string) *EngineCreate {
 	return _c
 }
 
+// SetPhone sets the "phone" field.
+func (_c *EngineCreate) SetPhone(v string) *EngineCreate {
+	_c.mutation.SetPhone(v)
+	return _c
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_c *EngineCreate) SetNillablePhone(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetPhone(*v)
+	}
+	return _c
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (_c *EngineCreate) SetDeviceJid(v string) *EngineCreate {
 	_c.mutation.SetDeviceJid(v)
@@ -171,6 +185,20 @@ func (_c *EngineCreate) SetRestrictedUntil(v time.Time) *EngineCreate {
 func (_c *EngineCreate) SetNillableRestrictedUntil(v *time.Time) *EngineCreate {
 	if v != nil {
 		_c.SetRestrictedUntil(*v)
+	}
+	return _c
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_c *EngineCreate) SetCampaignNextAt(v time.Time) *EngineCreate {
+	_c.mutation.SetCampaignNextAt(v)
+	return _c
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableCampaignNextAt(v *time.Time) *EngineCreate {
+	if v != nil {
+		_c.SetCampaignNextAt(*v)
 	}
 	return _c
 }
@@ -294,6 +322,10 @@ func (_c *EngineCreate) defaults() error {
 		v := engine.DefaultType
 		_c.mutation.SetType(v)
 	}
+	if _, ok := _c.mutation.Phone(); !ok {
+		v := engine.DefaultPhone
+		_c.mutation.SetPhone(v)
+	}
 	if _, ok := _c.mutation.DeviceJid(); !ok {
 		v := engine.DefaultDeviceJid
 		_c.mutation.SetDeviceJid(v)
@@ -352,6 +384,9 @@ func (_c *EngineCreate) check() error {
 	}
 	if _, ok := _c.mutation.GetType(); !ok {
 		return &ValidationError{Name: "type", err: errors.New(`ent: missing required field "Engine.type"`)}
+	}
+	if _, ok := _c.mutation.Phone(); !ok {
+		return &ValidationError{Name: "phone", err: errors.New(`ent: missing required field "Engine.phone"`)}
 	}
 	if _, ok := _c.mutation.DeviceJid(); !ok {
 		return &ValidationError{Name: "device_jid", err: errors.New(`ent: missing required field "Engine.device_jid"`)}
@@ -429,6 +464,10 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 		_spec.SetField(engine.FieldTokenHash, field.TypeString, value)
 		_node.TokenHash = &value
 	}
+	if value, ok := _c.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
+		_node.Phone = value
+	}
 	if value, ok := _c.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
 		_node.DeviceJid = value
@@ -448,6 +487,10 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RestrictedUntil(); ok {
 		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
 		_node.RestrictedUntil = &value
+	}
+	if value, ok := _c.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+		_node.CampaignNextAt = &value
 	}
 	if value, ok := _c.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -553,6 +596,18 @@ func (u *EngineUpsert) UpdateType() *EngineUpsert {
 	return u
 }
 
+// SetPhone sets the "phone" field.
+func (u *EngineUpsert) SetPhone(v string) *EngineUpsert {
+	u.Set(engine.FieldPhone, v)
+	return u
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsert) UpdatePhone() *EngineUpsert {
+	u.SetExcluded(engine.FieldPhone)
+	return u
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (u *EngineUpsert) SetDeviceJid(v string) *EngineUpsert {
 	u.Set(engine.FieldDeviceJid, v)
@@ -628,6 +683,24 @@ func (u *EngineUpsert) UpdateRestrictedUntil() *EngineUpsert {
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (u *EngineUpsert) ClearRestrictedUntil() *EngineUpsert {
 	u.SetNull(engine.FieldRestrictedUntil)
+	return u
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsert) SetCampaignNextAt(v time.Time) *EngineUpsert {
+	u.Set(engine.FieldCampaignNextAt, v)
+	return u
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateCampaignNextAt() *EngineUpsert {
+	u.SetExcluded(engine.FieldCampaignNextAt)
+	return u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsert) ClearCampaignNextAt() *EngineUpsert {
+	u.SetNull(engine.FieldCampaignNextAt)
 	return u
 }
 
@@ -784,6 +857,20 @@ func (u *EngineUpsertOne) UpdateType() *EngineUpsertOne {
 	})
 }
 
+// SetPhone sets the "phone" field.
+func (u *EngineUpsertOne) SetPhone(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetPhone(v)
+	})
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdatePhone() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdatePhone()
+	})
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (u *EngineUpsertOne) SetDeviceJid(v string) *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
@@ -872,6 +959,27 @@ func (u *EngineUpsertOne) UpdateRestrictedUntil() *EngineUpsertOne {
 func (u *EngineUpsertOne) ClearRestrictedUntil() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsertOne) SetCampaignNextAt(v time.Time) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetCampaignNextAt(v)
+	})
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateCampaignNextAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateCampaignNextAt()
+	})
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsertOne) ClearCampaignNextAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearCampaignNextAt()
 	})
 }
 
@@ -1203,6 +1311,20 @@ func (u *EngineUpsertBulk) UpdateType() *EngineUpsertBulk {
 	})
 }
 
+// SetPhone sets the "phone" field.
+func (u *EngineUpsertBulk) SetPhone(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetPhone(v)
+	})
+}
+
+// UpdatePhone sets the "phone" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdatePhone() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdatePhone()
+	})
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (u *EngineUpsertBulk) SetDeviceJid(v string) *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
@@ -1291,6 +1413,27 @@ func (u *EngineUpsertBulk) UpdateRestrictedUntil() *EngineUpsertBulk {
 func (u *EngineUpsertBulk) ClearRestrictedUntil() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (u *EngineUpsertBulk) SetCampaignNextAt(v time.Time) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetCampaignNextAt(v)
+	})
+}
+
+// UpdateCampaignNextAt sets the "campaign_next_at" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateCampaignNextAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateCampaignNextAt()
+	})
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (u *EngineUpsertBulk) ClearCampaignNextAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearCampaignNextAt()
 	})
 }
 

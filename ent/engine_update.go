@@ -71,6 +71,20 @@ func (_u *EngineUpdate) SetNillableType(v *string) *EngineUpdate {
 	return _u
 }
 
+// SetPhone sets the "phone" field.
+func (_u *EngineUpdate) SetPhone(v string) *EngineUpdate {
+	_u.mutation.SetPhone(v)
+	return _u
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillablePhone(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetPhone(*v)
+	}
+	return _u
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (_u *EngineUpdate) SetDeviceJid(v string) *EngineUpdate {
 	_u.mutation.SetDeviceJid(v)
@@ -156,6 +170,26 @@ func (_u *EngineUpdate) SetNillableRestrictedUntil(v *time.Time) *EngineUpdate {
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (_u *EngineUpdate) ClearRestrictedUntil() *EngineUpdate {
 	_u.mutation.ClearRestrictedUntil()
+	return _u
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_u *EngineUpdate) SetCampaignNextAt(v time.Time) *EngineUpdate {
+	_u.mutation.SetCampaignNextAt(v)
+	return _u
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableCampaignNextAt(v *time.Time) *EngineUpdate {
+	if v != nil {
+		_u.SetCampaignNextAt(*v)
+	}
+	return _u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (_u *EngineUpdate) ClearCampaignNextAt() *EngineUpdate {
+	_u.mutation.ClearCampaignNextAt()
 	return _u
 }
 
@@ -282,6 +316,9 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
 	}
+	if value, ok := _u.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
 	}
@@ -305,6 +342,12 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+	}
+	if _u.mutation.CampaignNextAtCleared() {
+		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -381,6 +424,20 @@ func (_u *EngineUpdateOne) SetType(v string) *EngineUpdateOne {
 func (_u *EngineUpdateOne) SetNillableType(v *string) *EngineUpdateOne {
 	if v != nil {
 		_u.SetType(*v)
+	}
+	return _u
+}
+
+// SetPhone sets the "phone" field.
+func (_u *EngineUpdateOne) SetPhone(v string) *EngineUpdateOne {
+	_u.mutation.SetPhone(v)
+	return _u
+}
+
+// SetNillablePhone sets the "phone" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillablePhone(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetPhone(*v)
 	}
 	return _u
 }
@@ -470,6 +527,26 @@ func (_u *EngineUpdateOne) SetNillableRestrictedUntil(v *time.Time) *EngineUpdat
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (_u *EngineUpdateOne) ClearRestrictedUntil() *EngineUpdateOne {
 	_u.mutation.ClearRestrictedUntil()
+	return _u
+}
+
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (_u *EngineUpdateOne) SetCampaignNextAt(v time.Time) *EngineUpdateOne {
+	_u.mutation.SetCampaignNextAt(v)
+	return _u
+}
+
+// SetNillableCampaignNextAt sets the "campaign_next_at" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableCampaignNextAt(v *time.Time) *EngineUpdateOne {
+	if v != nil {
+		_u.SetCampaignNextAt(*v)
+	}
+	return _u
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (_u *EngineUpdateOne) ClearCampaignNextAt() *EngineUpdateOne {
+	_u.mutation.ClearCampaignNextAt()
 	return _u
 }
 
@@ -626,6 +703,9 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	if _u.mutation.TokenHashCleared() {
 		_spec.ClearField(engine.FieldTokenHash, field.TypeString)
 	}
+	if value, ok := _u.mutation.Phone(); ok {
+		_spec.SetField(engine.FieldPhone, field.TypeString, value)
+	}
 	if value, ok := _u.mutation.DeviceJid(); ok {
 		_spec.SetField(engine.FieldDeviceJid, field.TypeString, value)
 	}
@@ -649,6 +729,12 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.CampaignNextAt(); ok {
+		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
+	}
+	if _u.mutation.CampaignNextAtCleared() {
+		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)

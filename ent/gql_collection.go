@@ -858,6 +858,11 @@ func (_q *CampaignQuery) collectField(ctx context.Context, oneNode bool, opCtx *
 				selectedFields = append(selectedFields, campaign.FieldMediaCaption)
 				fieldSeen[campaign.FieldMediaCaption] = struct{}{}
 			}
+		case "engineID":
+			if _, ok := fieldSeen[campaign.FieldEngineID]; !ok {
+				selectedFields = append(selectedFields, campaign.FieldEngineID)
+				fieldSeen[campaign.FieldEngineID] = struct{}{}
+			}
 		case "pauseReason":
 			if _, ok := fieldSeen[campaign.FieldPauseReason]; !ok {
 				selectedFields = append(selectedFields, campaign.FieldPauseReason)
@@ -1739,6 +1744,11 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[message.FieldCampaignID]; !ok {
 				selectedFields = append(selectedFields, message.FieldCampaignID)
 				fieldSeen[message.FieldCampaignID] = struct{}{}
+			}
+		case "engineID":
+			if _, ok := fieldSeen[message.FieldEngineID]; !ok {
+				selectedFields = append(selectedFields, message.FieldEngineID)
+				fieldSeen[message.FieldEngineID] = struct{}{}
 			}
 		case "id":
 		case "__typename":

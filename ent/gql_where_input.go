@@ -2090,6 +2090,23 @@ type CampaignWhereInput struct {
 	MediaCaptionEqualFold    *string  `json:"mediaCaptionEqualFold,omitempty"`
 	MediaCaptionContainsFold *string  `json:"mediaCaptionContainsFold,omitempty"`
 
+	// "engine_id" field predicates.
+	EngineID             *string  `json:"engineID,omitempty"`
+	EngineIDNEQ          *string  `json:"engineIDNEQ,omitempty"`
+	EngineIDIn           []string `json:"engineIDIn,omitempty"`
+	EngineIDNotIn        []string `json:"engineIDNotIn,omitempty"`
+	EngineIDGT           *string  `json:"engineIDGT,omitempty"`
+	EngineIDGTE          *string  `json:"engineIDGTE,omitempty"`
+	EngineIDLT           *string  `json:"engineIDLT,omitempty"`
+	EngineIDLTE          *string  `json:"engineIDLTE,omitempty"`
+	EngineIDContains     *string  `json:"engineIDContains,omitempty"`
+	EngineIDHasPrefix    *string  `json:"engineIDHasPrefix,omitempty"`
+	EngineIDHasSuffix    *string  `json:"engineIDHasSuffix,omitempty"`
+	EngineIDIsNil        bool     `json:"engineIDIsNil,omitempty"`
+	EngineIDNotNil       bool     `json:"engineIDNotNil,omitempty"`
+	EngineIDEqualFold    *string  `json:"engineIDEqualFold,omitempty"`
+	EngineIDContainsFold *string  `json:"engineIDContainsFold,omitempty"`
+
 	// "pause_reason" field predicates.
 	PauseReason             *string  `json:"pauseReason,omitempty"`
 	PauseReasonNEQ          *string  `json:"pauseReasonNEQ,omitempty"`
@@ -2571,6 +2588,51 @@ func (i *CampaignWhereInput) P() (predicate.Campaign, error) {
 	}
 	if i.MediaCaptionContainsFold != nil {
 		predicates = append(predicates, campaign.MediaCaptionContainsFold(*i.MediaCaptionContainsFold))
+	}
+	if i.EngineID != nil {
+		predicates = append(predicates, campaign.EngineIDEQ(*i.EngineID))
+	}
+	if i.EngineIDNEQ != nil {
+		predicates = append(predicates, campaign.EngineIDNEQ(*i.EngineIDNEQ))
+	}
+	if len(i.EngineIDIn) > 0 {
+		predicates = append(predicates, campaign.EngineIDIn(i.EngineIDIn...))
+	}
+	if len(i.EngineIDNotIn) > 0 {
+		predicates = append(predicates, campaign.EngineIDNotIn(i.EngineIDNotIn...))
+	}
+	if i.EngineIDGT != nil {
+		predicates = append(predicates, campaign.EngineIDGT(*i.EngineIDGT))
+	}
+	if i.EngineIDGTE != nil {
+		predicates = append(predicates, campaign.EngineIDGTE(*i.EngineIDGTE))
+	}
+	if i.EngineIDLT != nil {
+		predicates = append(predicates, campaign.EngineIDLT(*i.EngineIDLT))
+	}
+	if i.EngineIDLTE != nil {
+		predicates = append(predicates, campaign.EngineIDLTE(*i.EngineIDLTE))
+	}
+	if i.EngineIDContains != nil {
+		predicates = append(predicates, campaign.EngineIDContains(*i.EngineIDContains))
+	}
+	if i.EngineIDHasPrefix != nil {
+		predicates = append(predicates, campaign.EngineIDHasPrefix(*i.EngineIDHasPrefix))
+	}
+	if i.EngineIDHasSuffix != nil {
+		predicates = append(predicates, campaign.EngineIDHasSuffix(*i.EngineIDHasSuffix))
+	}
+	if i.EngineIDIsNil {
+		predicates = append(predicates, campaign.EngineIDIsNil())
+	}
+	if i.EngineIDNotNil {
+		predicates = append(predicates, campaign.EngineIDNotNil())
+	}
+	if i.EngineIDEqualFold != nil {
+		predicates = append(predicates, campaign.EngineIDEqualFold(*i.EngineIDEqualFold))
+	}
+	if i.EngineIDContainsFold != nil {
+		predicates = append(predicates, campaign.EngineIDContainsFold(*i.EngineIDContainsFold))
 	}
 	if i.PauseReason != nil {
 		predicates = append(predicates, campaign.PauseReasonEQ(*i.PauseReason))
@@ -5994,6 +6056,23 @@ type MessageWhereInput struct {
 	CampaignIDEqualFold    *string  `json:"campaignIDEqualFold,omitempty"`
 	CampaignIDContainsFold *string  `json:"campaignIDContainsFold,omitempty"`
 
+	// "engine_id" field predicates.
+	EngineID             *string  `json:"engineID,omitempty"`
+	EngineIDNEQ          *string  `json:"engineIDNEQ,omitempty"`
+	EngineIDIn           []string `json:"engineIDIn,omitempty"`
+	EngineIDNotIn        []string `json:"engineIDNotIn,omitempty"`
+	EngineIDGT           *string  `json:"engineIDGT,omitempty"`
+	EngineIDGTE          *string  `json:"engineIDGTE,omitempty"`
+	EngineIDLT           *string  `json:"engineIDLT,omitempty"`
+	EngineIDLTE          *string  `json:"engineIDLTE,omitempty"`
+	EngineIDContains     *string  `json:"engineIDContains,omitempty"`
+	EngineIDHasPrefix    *string  `json:"engineIDHasPrefix,omitempty"`
+	EngineIDHasSuffix    *string  `json:"engineIDHasSuffix,omitempty"`
+	EngineIDIsNil        bool     `json:"engineIDIsNil,omitempty"`
+	EngineIDNotNil       bool     `json:"engineIDNotNil,omitempty"`
+	EngineIDEqualFold    *string  `json:"engineIDEqualFold,omitempty"`
+	EngineIDContainsFold *string  `json:"engineIDContainsFold,omitempty"`
+
 	// "campaign" edge predicates.
 	HasCampaign     *bool                 `json:"hasCampaign,omitempty"`
 	HasCampaignWith []*CampaignWhereInput `json:"hasCampaignWith,omitempty"`
@@ -7296,6 +7375,51 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	}
 	if i.CampaignIDContainsFold != nil {
 		predicates = append(predicates, message.CampaignIDContainsFold(*i.CampaignIDContainsFold))
+	}
+	if i.EngineID != nil {
+		predicates = append(predicates, message.EngineIDEQ(*i.EngineID))
+	}
+	if i.EngineIDNEQ != nil {
+		predicates = append(predicates, message.EngineIDNEQ(*i.EngineIDNEQ))
+	}
+	if len(i.EngineIDIn) > 0 {
+		predicates = append(predicates, message.EngineIDIn(i.EngineIDIn...))
+	}
+	if len(i.EngineIDNotIn) > 0 {
+		predicates = append(predicates, message.EngineIDNotIn(i.EngineIDNotIn...))
+	}
+	if i.EngineIDGT != nil {
+		predicates = append(predicates, message.EngineIDGT(*i.EngineIDGT))
+	}
+	if i.EngineIDGTE != nil {
+		predicates = append(predicates, message.EngineIDGTE(*i.EngineIDGTE))
+	}
+	if i.EngineIDLT != nil {
+		predicates = append(predicates, message.EngineIDLT(*i.EngineIDLT))
+	}
+	if i.EngineIDLTE != nil {
+		predicates = append(predicates, message.EngineIDLTE(*i.EngineIDLTE))
+	}
+	if i.EngineIDContains != nil {
+		predicates = append(predicates, message.EngineIDContains(*i.EngineIDContains))
+	}
+	if i.EngineIDHasPrefix != nil {
+		predicates = append(predicates, message.EngineIDHasPrefix(*i.EngineIDHasPrefix))
+	}
+	if i.EngineIDHasSuffix != nil {
+		predicates = append(predicates, message.EngineIDHasSuffix(*i.EngineIDHasSuffix))
+	}
+	if i.EngineIDIsNil {
+		predicates = append(predicates, message.EngineIDIsNil())
+	}
+	if i.EngineIDNotNil {
+		predicates = append(predicates, message.EngineIDNotNil())
+	}
+	if i.EngineIDEqualFold != nil {
+		predicates = append(predicates, message.EngineIDEqualFold(*i.EngineIDEqualFold))
+	}
+	if i.EngineIDContainsFold != nil {
+		predicates = append(predicates, message.EngineIDContainsFold(*i.EngineIDContainsFold))
 	}
 
 	if i.HasCampaign != nil {

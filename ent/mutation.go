@@ -4729,6 +4729,7 @@ type CampaignMutation struct {
 	text                *string
 	media_url           *string
 	media_caption       *string
+	engine_id           *string
 	on_missing_variable *string
 	min_delay_ms        *int
 	addmin_delay_ms     *int
@@ -5157,6 +5158,55 @@ func (m *CampaignMutation) MediaCaptionCleared() bool {
 func (m *CampaignMutation) ResetMediaCaption() {
 	m.media_caption = nil
 	delete(m.clearedFields, campaign.FieldMediaCaption)
+}
+
+// SetEngineID sets the "engine_id" field.
+func (m *CampaignMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *CampaignMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (m *CampaignMutation) ClearEngineID() {
+	m.engine_id = nil
+	m.clearedFields[campaign.FieldEngineID] = struct{}{}
+}
+
+// EngineIDCleared returns if the "engine_id" field was cleared in this mutation.
+func (m *CampaignMutation) EngineIDCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldEngineID]
+	return ok
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *CampaignMutation) ResetEngineID() {
+	m.engine_id = nil
+	delete(m.clearedFields, campaign.FieldEngineID)
 }
 
 // SetOnMissingVariable sets the "on_missing_variable" field.
@@ -6230,7 +6280,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 27)
+	fields := make([]string, 0, 28)
 	if m.workspace_id != nil {
 		fields = append(fields, campaign.FieldWorkspaceID)
 	}
@@ -6251,6 +6301,9 @@ func (m *CampaignMutation) Fields() []string {
 	}
 	if m.media_caption != nil {
 		fields = append(fields, campaign.FieldMediaCaption)
+	}
+	if m.engine_id != nil {
+		fields = append(fields, campaign.FieldEngineID)
 	}
 	if m.on_missing_variable != nil {
 		fields = append(fields, campaign.FieldOnMissingVariable)
@@ -6334,6 +6387,8 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.MediaURL()
 	case campaign.FieldMediaCaption:
 		return m.MediaCaption()
+	case campaign.FieldEngineID:
+		return m.EngineID()
 	case campaign.FieldOnMissingVariable:
 		return m.OnMissingVariable()
 	case campaign.FieldMinDelayMs:
@@ -6397,6 +6452,8 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldMediaURL(ctx)
 	case campaign.FieldMediaCaption:
 		return m.OldMediaCaption(ctx)
+	case campaign.FieldEngineID:
+		return m.OldEngineID(ctx)
 	case campaign.FieldOnMissingVariable:
 		return m.OldOnMissingVariable(ctx)
 	case campaign.FieldMinDelayMs:
@@ -6494,6 +6551,13 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMediaCaption(v)
+		return nil
+	case campaign.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
 		return nil
 	case campaign.FieldOnMissingVariable:
 		v, ok := value.(string)
@@ -6749,6 +6813,9 @@ func (m *CampaignMutation) ClearedFields() []string {
 	if m.FieldCleared(campaign.FieldMediaCaption) {
 		fields = append(fields, campaign.FieldMediaCaption)
 	}
+	if m.FieldCleared(campaign.FieldEngineID) {
+		fields = append(fields, campaign.FieldEngineID)
+	}
 	if m.FieldCleared(campaign.FieldQuietStart) {
 		fields = append(fields, campaign.FieldQuietStart)
 	}
@@ -6804,6 +6871,9 @@ func (m *CampaignMutation) ClearField(name string) error {
 		return nil
 	case campaign.FieldMediaCaption:
 		m.ClearMediaCaption()
+		return nil
+	case campaign.FieldEngineID:
+		m.ClearEngineID()
 		return nil
 	case campaign.FieldQuietStart:
 		m.ClearQuietStart()
@@ -6866,6 +6936,9 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldMediaCaption:
 		m.ResetMediaCaption()
+		return nil
+	case campaign.FieldEngineID:
+		m.ResetEngineID()
 		return nil
 	case campaign.FieldOnMissingVariable:
 		m.ResetOnMissingVariable()
@@ -12258,11 +12331,13 @@ type EngineMutation struct {
 	_type            *string
 	token_prefix     *string
 	token_hash       *string
+	phone            *string
 	device_jid       *string
 	stream           *string
 	has_synced       *bool
 	restriction      *string
 	restricted_until *time.Time
+	campaign_next_at *time.Time
 	connected_at     *time.Time
 	disconnected_at  *time.Time
 	created_at       *time.Time
@@ -12655,6 +12730,42 @@ func (m *EngineMutation) ResetTokenHash() {
 	delete(m.clearedFields, engine.FieldTokenHash)
 }
 
+// SetPhone sets the "phone" field.
+func (m *EngineMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *EngineMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *EngineMutation) ResetPhone() {
+	m.phone = nil
+}
+
 // SetDeviceJid sets the "device_jid" field.
 func (m *EngineMutation) SetDeviceJid(s string) {
 	m.device_jid = &s
@@ -12874,6 +12985,55 @@ func (m *EngineMutation) ResetRestrictedUntil() {
 	delete(m.clearedFields, engine.FieldRestrictedUntil)
 }
 
+// SetCampaignNextAt sets the "campaign_next_at" field.
+func (m *EngineMutation) SetCampaignNextAt(t time.Time) {
+	m.campaign_next_at = &t
+}
+
+// CampaignNextAt returns the value of the "campaign_next_at" field in the mutation.
+func (m *EngineMutation) CampaignNextAt() (r time.Time, exists bool) {
+	v := m.campaign_next_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCampaignNextAt returns the old "campaign_next_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldCampaignNextAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCampaignNextAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCampaignNextAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCampaignNextAt: %w", err)
+	}
+	return oldValue.CampaignNextAt, nil
+}
+
+// ClearCampaignNextAt clears the value of the "campaign_next_at" field.
+func (m *EngineMutation) ClearCampaignNextAt() {
+	m.campaign_next_at = nil
+	m.clearedFields[engine.FieldCampaignNextAt] = struct{}{}
+}
+
+// CampaignNextAtCleared returns if the "campaign_next_at" field was cleared in this mutation.
+func (m *EngineMutation) CampaignNextAtCleared() bool {
+	_, ok := m.clearedFields[engine.FieldCampaignNextAt]
+	return ok
+}
+
+// ResetCampaignNextAt resets all changes to the "campaign_next_at" field.
+func (m *EngineMutation) ResetCampaignNextAt() {
+	m.campaign_next_at = nil
+	delete(m.clearedFields, engine.FieldCampaignNextAt)
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (m *EngineMutation) SetConnectedAt(t time.Time) {
 	m.connected_at = &t
@@ -13078,7 +13238,7 @@ func (m *EngineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EngineMutation) Fields() []string {
-	fields := make([]string, 0, 16)
+	fields := make([]string, 0, 18)
 	if m.workspace_id != nil {
 		fields = append(fields, engine.FieldWorkspaceID)
 	}
@@ -13100,6 +13260,9 @@ func (m *EngineMutation) Fields() []string {
 	if m.token_hash != nil {
 		fields = append(fields, engine.FieldTokenHash)
 	}
+	if m.phone != nil {
+		fields = append(fields, engine.FieldPhone)
+	}
 	if m.device_jid != nil {
 		fields = append(fields, engine.FieldDeviceJid)
 	}
@@ -13114,6 +13277,9 @@ func (m *EngineMutation) Fields() []string {
 	}
 	if m.restricted_until != nil {
 		fields = append(fields, engine.FieldRestrictedUntil)
+	}
+	if m.campaign_next_at != nil {
+		fields = append(fields, engine.FieldCampaignNextAt)
 	}
 	if m.connected_at != nil {
 		fields = append(fields, engine.FieldConnectedAt)
@@ -13149,6 +13315,8 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.TokenPrefix()
 	case engine.FieldTokenHash:
 		return m.TokenHash()
+	case engine.FieldPhone:
+		return m.Phone()
 	case engine.FieldDeviceJid:
 		return m.DeviceJid()
 	case engine.FieldStream:
@@ -13159,6 +13327,8 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.Restriction()
 	case engine.FieldRestrictedUntil:
 		return m.RestrictedUntil()
+	case engine.FieldCampaignNextAt:
+		return m.CampaignNextAt()
 	case engine.FieldConnectedAt:
 		return m.ConnectedAt()
 	case engine.FieldDisconnectedAt:
@@ -13190,6 +13360,8 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldTokenPrefix(ctx)
 	case engine.FieldTokenHash:
 		return m.OldTokenHash(ctx)
+	case engine.FieldPhone:
+		return m.OldPhone(ctx)
 	case engine.FieldDeviceJid:
 		return m.OldDeviceJid(ctx)
 	case engine.FieldStream:
@@ -13200,6 +13372,8 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldRestriction(ctx)
 	case engine.FieldRestrictedUntil:
 		return m.OldRestrictedUntil(ctx)
+	case engine.FieldCampaignNextAt:
+		return m.OldCampaignNextAt(ctx)
 	case engine.FieldConnectedAt:
 		return m.OldConnectedAt(ctx)
 	case engine.FieldDisconnectedAt:
@@ -13266,6 +13440,13 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetTokenHash(v)
 		return nil
+	case engine.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
+		return nil
 	case engine.FieldDeviceJid:
 		v, ok := value.(string)
 		if !ok {
@@ -13300,6 +13481,13 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetRestrictedUntil(v)
+		return nil
+	case engine.FieldCampaignNextAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCampaignNextAt(v)
 		return nil
 	case engine.FieldConnectedAt:
 		v, ok := value.(time.Time)
@@ -13374,6 +13562,9 @@ func (m *EngineMutation) ClearedFields() []string {
 	if m.FieldCleared(engine.FieldRestrictedUntil) {
 		fields = append(fields, engine.FieldRestrictedUntil)
 	}
+	if m.FieldCleared(engine.FieldCampaignNextAt) {
+		fields = append(fields, engine.FieldCampaignNextAt)
+	}
 	if m.FieldCleared(engine.FieldConnectedAt) {
 		fields = append(fields, engine.FieldConnectedAt)
 	}
@@ -13408,6 +13599,9 @@ func (m *EngineMutation) ClearField(name string) error {
 		return nil
 	case engine.FieldRestrictedUntil:
 		m.ClearRestrictedUntil()
+		return nil
+	case engine.FieldCampaignNextAt:
+		m.ClearCampaignNextAt()
 		return nil
 	case engine.FieldConnectedAt:
 		m.ClearConnectedAt()
@@ -13444,6 +13638,9 @@ func (m *EngineMutation) ResetField(name string) error {
 	case engine.FieldTokenHash:
 		m.ResetTokenHash()
 		return nil
+	case engine.FieldPhone:
+		m.ResetPhone()
+		return nil
 	case engine.FieldDeviceJid:
 		m.ResetDeviceJid()
 		return nil
@@ -13458,6 +13655,9 @@ func (m *EngineMutation) ResetField(name string) error {
 		return nil
 	case engine.FieldRestrictedUntil:
 		m.ResetRestrictedUntil()
+		return nil
+	case engine.FieldCampaignNextAt:
+		m.ResetCampaignNextAt()
 		return nil
 	case engine.FieldConnectedAt:
 		m.ResetConnectedAt()
@@ -16643,6 +16843,7 @@ type MessageMutation struct {
 	dispatch_attempts    *int
 	adddispatch_attempts *int
 	claim_token          *string
+	engine_id            *string
 	audience_contact_id  *string
 	clearedFields        map[string]struct{}
 	campaign             *string
@@ -18553,6 +18754,55 @@ func (m *MessageMutation) ResetCampaignID() {
 	delete(m.clearedFields, message.FieldCampaignID)
 }
 
+// SetEngineID sets the "engine_id" field.
+func (m *MessageMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *MessageMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (m *MessageMutation) ClearEngineID() {
+	m.engine_id = nil
+	m.clearedFields[message.FieldEngineID] = struct{}{}
+}
+
+// EngineIDCleared returns if the "engine_id" field was cleared in this mutation.
+func (m *MessageMutation) EngineIDCleared() bool {
+	_, ok := m.clearedFields[message.FieldEngineID]
+	return ok
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *MessageMutation) ResetEngineID() {
+	m.engine_id = nil
+	delete(m.clearedFields, message.FieldEngineID)
+}
+
 // SetAudienceContactID sets the "audience_contact_id" field.
 func (m *MessageMutation) SetAudienceContactID(s string) {
 	m.audience_contact_id = &s
@@ -18663,7 +18913,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 39)
+	fields := make([]string, 0, 40)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -18778,6 +19028,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.campaign != nil {
 		fields = append(fields, message.FieldCampaignID)
 	}
+	if m.engine_id != nil {
+		fields = append(fields, message.FieldEngineID)
+	}
 	if m.audience_contact_id != nil {
 		fields = append(fields, message.FieldAudienceContactID)
 	}
@@ -18865,6 +19118,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.ClaimToken()
 	case message.FieldCampaignID:
 		return m.CampaignID()
+	case message.FieldEngineID:
+		return m.EngineID()
 	case message.FieldAudienceContactID:
 		return m.AudienceContactID()
 	}
@@ -18952,6 +19207,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldClaimToken(ctx)
 	case message.FieldCampaignID:
 		return m.OldCampaignID(ctx)
+	case message.FieldEngineID:
+		return m.OldEngineID(ctx)
 	case message.FieldAudienceContactID:
 		return m.OldAudienceContactID(ctx)
 	}
@@ -19229,6 +19486,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCampaignID(v)
 		return nil
+	case message.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
 	case message.FieldAudienceContactID:
 		v, ok := value.(string)
 		if !ok {
@@ -19368,6 +19632,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldCampaignID) {
 		fields = append(fields, message.FieldCampaignID)
 	}
+	if m.FieldCleared(message.FieldEngineID) {
+		fields = append(fields, message.FieldEngineID)
+	}
 	if m.FieldCleared(message.FieldAudienceContactID) {
 		fields = append(fields, message.FieldAudienceContactID)
 	}
@@ -19471,6 +19738,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldCampaignID:
 		m.ClearCampaignID()
+		return nil
+	case message.FieldEngineID:
+		m.ClearEngineID()
 		return nil
 	case message.FieldAudienceContactID:
 		m.ClearAudienceContactID()
@@ -19596,6 +19866,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldCampaignID:
 		m.ResetCampaignID()
+		return nil
+	case message.FieldEngineID:
+		m.ResetEngineID()
 		return nil
 	case message.FieldAudienceContactID:
 		m.ResetAudienceContactID()

@@ -518,7 +518,7 @@ func (ec *executionContext) unmarshalInputCampaignInput(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "audienceId", "text", "mediaUrl", "mediaCaption", "onMissingVariable", "pacing"}
+	fieldsInOrder := [...]string{"name", "audienceId", "text", "mediaUrl", "mediaCaption", "onMissingVariable", "engineId", "pacing"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -567,6 +567,13 @@ func (ec *executionContext) unmarshalInputCampaignInput(ctx context.Context, obj
 				return it, err
 			}
 			it.OnMissingVariable = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		case "pacing":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pacing"))
 			data, err := ec.unmarshalOCampaignPacingInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCampaignPacingInput(ctx, v)
@@ -641,7 +648,7 @@ func (ec *executionContext) unmarshalInputCampaignPatch(ctx context.Context, obj
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "text", "mediaUrl", "mediaCaption", "onMissingVariable"}
+	fieldsInOrder := [...]string{"name", "text", "mediaUrl", "mediaCaption", "onMissingVariable", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -683,6 +690,13 @@ func (ec *executionContext) unmarshalInputCampaignPatch(ctx context.Context, obj
 				return it, err
 			}
 			it.OnMissingVariable = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil

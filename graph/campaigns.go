@@ -15,6 +15,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/audiencecontact"
 	"github.com/switchboardhq/switchboard/ent/campaign"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/storage"
@@ -38,6 +39,7 @@ var clockRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
 // campaignSpec is a validated createCampaign input.
 type campaignSpec struct {
 	name, audienceID, text, mediaURL, caption, onMissing string
+	engineID                                             string // "" for the engine each step picks
 	pacing                                               campaigns.Pacing
 	quietStart, quietEnd, timezone                       string
 }
@@ -180,6 +182,9 @@ func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.Campa
 	if err := p.Err(switchboard.EVALIDATION); err != nil {
 		return nil, err
 	}
+	if s.engineID, err = r.campaignEngine(ctx, in.EngineID, c.EngineID); err != nil {
+		return nil, err
+	}
 	editable := []campaigns.Status{campaigns.StatusPending, campaigns.StatusPaused}
 	if !slices.Contains(editable, campaigns.StatusOf(c)) {
 		return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
@@ -192,13 +197,34 @@ func (r *Resolver) updateCampaign(ctx context.Context, id string, in model.Campa
 			return err
 		}
 		next, err = tx.Campaign.UpdateOneID(c.ID).Where(campaigns.StatusIn(editable...)).SetName(s.name).
-			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).Save(ctx)
+			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).
+			SetEngineID(s.engineID).Save(ctx)
 		if ent.IsNotFound(err) {
 			return switchboard.Errorf(switchboard.ECONFLICT, "The campaign started or ended while being edited; read it again.")
 		}
 		return err
 	})
 	return next, err
+}
+
+// campaignEngine checks the engineId a create or an edit gives: the id of an
+// engine of the viewer's workspace (404 naming engineId otherwise), connected or
+// not (a step waits for it); "" for the engine each step picks; cur when not
+// given.
+func (r *Resolver) campaignEngine(ctx context.Context, id *string, cur string) (string, error) {
+	if id == nil {
+		return cur, nil
+	}
+	engineID := strings.TrimSpace(*id)
+	if engineID == "" {
+		return "", nil
+	}
+	if ok, err := r.Client.Engine.Query().Where(entengine.ID(engineID)).Exist(ctx); err != nil {
+		return "", err
+	} else if !ok {
+		return "", notFound("engineId", "No engine with id %s (engineId).", quote(engineID))
+	}
+	return engineID, nil
 }
 
 // accountTimezone is the workspace's timezone, UTC when unset or unknown.
@@ -273,6 +299,9 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 	if err != nil {
 		return nil, err
 	}
+	if s.engineID, err = r.campaignEngine(ctx, in.EngineID, ""); err != nil {
+		return nil, err
+	}
 	now := r.now()
 	var c *ent.Campaign
 	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
@@ -296,7 +325,7 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).
 			SetMinDelayMs(int(s.pacing.MinDelay / time.Millisecond)).SetMaxDelayMs(int(s.pacing.MaxDelay / time.Millisecond)).
 			SetDailyCap(s.pacing.DailyCap).SetQuietStart(s.quietStart).SetQuietEnd(s.quietEnd).SetTimezone(s.timezone).
-			SetLastSeq(a.ContactSeq).SetTotalCount(total).SetStepToken(switchboard.RandomToken(10)).
+			SetEngineID(s.engineID).SetLastSeq(a.ContactSeq).SetTotalCount(total).SetStepToken(switchboard.RandomToken(10)).
 			SetNextStepAt(now).SetCreatedAt(now)
 		c, err = create.Save(ctx)
 		return err
@@ -368,8 +397,9 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 	return nil, switchboard.Errorf(switchboard.ECONFLICT, "The campaign kept changing; retry.")
 }
 
-// campaignList is the use case behind campaignList.
-func (r *Resolver) campaignList(ctx context.Context, order, status *string, limit, skip *int) (*model.CampaignPage, error) {
+// campaignList is the use case behind campaignList; engineID keeps the campaigns
+// pinned to that engine.
+func (r *Resolver) campaignList(ctx context.Context, order, status, engineID *string, limit, skip *int) (*model.CampaignPage, error) {
 	l, err := checkListing(limit, skip, order)
 	if err != nil {
 		return nil, err
@@ -381,6 +411,9 @@ func (r *Resolver) campaignList(ctx context.Context, order, status *string, limi
 				Details: []switchboard.Detail{{Path: "status", Code: "invalid_enum_value", Message: "status must be one of " + joinValues(campaigns.Statuses)}}}
 		}
 		q.Where(campaign.Status(*status))
+	}
+	if engineID != nil {
+		q.Where(campaign.EngineID(*engineID))
 	}
 	items, total, err := find(ctx, q.Clone().Count, q.Order(l.order).Limit(l.limit).Offset(l.skip).All)
 	if err != nil {

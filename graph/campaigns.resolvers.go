@@ -58,6 +58,6 @@ func (r *queryResolver) Campaign(ctx context.Context, id string) (*ent.Campaign,
 }
 
 // CampaignList is the resolver for the campaignList field.
-func (r *queryResolver) CampaignList(ctx context.Context, order *string, status *string, limit *int, skip *int) (*model.CampaignPage, error) {
-	return r.campaignList(ctx, order, status, limit, skip)
+func (r *queryResolver) CampaignList(ctx context.Context, order *string, status *string, engineID *string, limit *int, skip *int) (*model.CampaignPage, error) {
+	return r.campaignList(ctx, order, status, engineID, limit, skip)
 }

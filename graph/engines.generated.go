@@ -117,6 +117,29 @@ func (ec *executionContext) fieldContext_Engine_type(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Engine_phone(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_phone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phone(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_phone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Engine_connected(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -605,6 +628,11 @@ func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, o
 		case "type":
 			out.Values[i] = ec._Engine_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phone":
+			out.Values[i] = ec._Engine_phone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "connected":

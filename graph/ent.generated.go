@@ -71,7 +71,7 @@ type QueryResolver interface {
 	BoardItems(ctx context.Context, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) (*model.BoardItemPage, error)
 	FindSimilarBoardItems(ctx context.Context, boardID string, candidates []*model.BoardCandidateInput) (*model.SimilarItems, error)
 	Campaign(ctx context.Context, id string) (*ent.Campaign, error)
-	CampaignList(ctx context.Context, order *string, status *string, limit *int, skip *int) (*model.CampaignPage, error)
+	CampaignList(ctx context.Context, order *string, status *string, engineID *string, limit *int, skip *int) (*model.CampaignPage, error)
 	LatestChats(ctx context.Context, numberOfChats *int, numberOfMessages *int) (*model.LatestChats, error)
 	ChatList(ctx context.Context, filter *model.ChatFilter, limit *int, skip *int) (*model.ChatPage, error)
 	Chat(ctx context.Context, id string) (*ent.Chat, error)
@@ -569,22 +569,30 @@ func (ec *executionContext) field_Query_campaignList_args(ctx context.Context, r
 		return nil, err
 	}
 	args["status"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg3
+	args["skip"] = arg4
 	return args, nil
 }
 
@@ -3573,6 +3581,29 @@ func (ec *executionContext) _Campaign_mediaCaption(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Campaign_mediaCaption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Campaign_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Campaign) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Campaign_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Campaign_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Campaign", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -6692,6 +6723,29 @@ func (ec *executionContext) fieldContext_Message_campaignID(_ context.Context, f
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Message_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Message_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7703,7 +7757,7 @@ func (ec *executionContext) _Query_campaignList(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().CampaignList(ctx, fc.Args["order"].(*string), fc.Args["status"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().CampaignList(ctx, fc.Args["order"].(*string), fc.Args["status"].(*string), fc.Args["engineId"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CampaignPage) graphql.Marshaler {
@@ -12974,7 +13028,7 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "audienceID", "audienceIDNEQ", "audienceIDIn", "audienceIDNotIn", "audienceIDGT", "audienceIDGTE", "audienceIDLT", "audienceIDLTE", "audienceIDContains", "audienceIDHasPrefix", "audienceIDHasSuffix", "audienceIDEqualFold", "audienceIDContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaCaption", "mediaCaptionNEQ", "mediaCaptionIn", "mediaCaptionNotIn", "mediaCaptionGT", "mediaCaptionGTE", "mediaCaptionLT", "mediaCaptionLTE", "mediaCaptionContains", "mediaCaptionHasPrefix", "mediaCaptionHasSuffix", "mediaCaptionIsNil", "mediaCaptionNotNil", "mediaCaptionEqualFold", "mediaCaptionContainsFold", "pauseReason", "pauseReasonNEQ", "pauseReasonIn", "pauseReasonNotIn", "pauseReasonGT", "pauseReasonGTE", "pauseReasonLT", "pauseReasonLTE", "pauseReasonContains", "pauseReasonHasPrefix", "pauseReasonHasSuffix", "pauseReasonIsNil", "pauseReasonNotNil", "pauseReasonEqualFold", "pauseReasonContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "startedAtIsNil", "startedAtNotNil", "pausedAt", "pausedAtNEQ", "pausedAtIn", "pausedAtNotIn", "pausedAtGT", "pausedAtGTE", "pausedAtLT", "pausedAtLTE", "pausedAtIsNil", "pausedAtNotNil", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "abortedAt", "abortedAtNEQ", "abortedAtIn", "abortedAtNotIn", "abortedAtGT", "abortedAtGTE", "abortedAtLT", "abortedAtLTE", "abortedAtIsNil", "abortedAtNotNil", "hasMessages", "hasMessagesWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "audienceID", "audienceIDNEQ", "audienceIDIn", "audienceIDNotIn", "audienceIDGT", "audienceIDGTE", "audienceIDLT", "audienceIDLTE", "audienceIDContains", "audienceIDHasPrefix", "audienceIDHasSuffix", "audienceIDEqualFold", "audienceIDContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaCaption", "mediaCaptionNEQ", "mediaCaptionIn", "mediaCaptionNotIn", "mediaCaptionGT", "mediaCaptionGTE", "mediaCaptionLT", "mediaCaptionLTE", "mediaCaptionContains", "mediaCaptionHasPrefix", "mediaCaptionHasSuffix", "mediaCaptionIsNil", "mediaCaptionNotNil", "mediaCaptionEqualFold", "mediaCaptionContainsFold", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "pauseReason", "pauseReasonNEQ", "pauseReasonIn", "pauseReasonNotIn", "pauseReasonGT", "pauseReasonGTE", "pauseReasonLT", "pauseReasonLTE", "pauseReasonContains", "pauseReasonHasPrefix", "pauseReasonHasSuffix", "pauseReasonIsNil", "pauseReasonNotNil", "pauseReasonEqualFold", "pauseReasonContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "startedAt", "startedAtNEQ", "startedAtIn", "startedAtNotIn", "startedAtGT", "startedAtGTE", "startedAtLT", "startedAtLTE", "startedAtIsNil", "startedAtNotNil", "pausedAt", "pausedAtNEQ", "pausedAtIn", "pausedAtNotIn", "pausedAtGT", "pausedAtGTE", "pausedAtLT", "pausedAtLTE", "pausedAtIsNil", "pausedAtNotNil", "completedAt", "completedAtNEQ", "completedAtIn", "completedAtNotIn", "completedAtGT", "completedAtGTE", "completedAtLT", "completedAtLTE", "completedAtIsNil", "completedAtNotNil", "abortedAt", "abortedAtNEQ", "abortedAtIn", "abortedAtNotIn", "abortedAtGT", "abortedAtGTE", "abortedAtLT", "abortedAtLTE", "abortedAtIsNil", "abortedAtNotNil", "hasMessages", "hasMessagesWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13751,6 +13805,111 @@ func (ec *executionContext) unmarshalInputCampaignWhereInput(ctx context.Context
 				return it, err
 			}
 			it.MediaCaptionContainsFold = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "pauseReason":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pauseReason"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -18358,7 +18517,7 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "hasCampaign", "hasCampaignWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "hasCampaign", "hasCampaignWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21249,6 +21408,111 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.CampaignIDContainsFold = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "hasCampaign":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -23316,6 +23580,11 @@ func (ec *executionContext) _Campaign(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "engineID":
+			out.Values[i] = ec._Campaign_engineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "pauseReason":
 			out.Values[i] = ec._Campaign_pauseReason(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -24608,6 +24877,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "campaignID":
 			out.Values[i] = ec._Message_campaignID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "engineID":
+			out.Values[i] = ec._Message_engineID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

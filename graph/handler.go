@@ -163,7 +163,7 @@ func setComplexity(c *ComplexityRoot) {
 		return pageCost(child, first, last)
 	}
 	c.Query.AudienceList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
-	c.Query.CampaignList = func(child int, _, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.CampaignList = func(child int, _, _, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	// The conversation store.
 	c.Query.ChatConnection = func(child int, _ *entgql.Cursor[string], first *int, _ *entgql.Cursor[string], last *int, _ *ent.ChatOrder, _ *ent.ChatWhereInput) int {
 		return pageCost(child, first, last)

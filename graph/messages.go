@@ -216,7 +216,8 @@ func typingFor(typ string, withTyping *bool, typingSeconds *float64) (time.Durat
 }
 
 // sendNow is the use case behind sendMessage: the message is stored with its network
-// key already known (derived from its id), handed to an engine at once, and returned
+// key already known (derived from its id), handed to an engine at once (within the
+// engine's direct-send limit, SendLimit), and returned
 // in the state the engine left it. A transient engine failure hands the message to
 // the queue instead of losing it. A text message is preceded by "typing…" on an
 // engine that can show it (engine.Typist); one that cannot, or fails to, sends
@@ -239,6 +240,9 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	if errors.Is(err, engine.ErrNoEngine) {
 		return nil, switchboard.Errorf(switchboard.ENOENGINE, "No messaging engine is connected for this account; connect one, or queue the message with POST /v1/scheduled-messages.")
 	} else if err != nil {
+		return nil, err
+	}
+	if err := r.SendLimit.allow(ctx, eng.ID()); err != nil {
 		return nil, err
 	}
 	id := switchboard.NewID("msg")

@@ -80,6 +80,8 @@ type Resolver struct {
 	// LoadOlderPace is the wait between two pages of one load-older call;
 	// DefaultLoadOlderPace when nil.
 	LoadOlderPace *time.Duration
+	// SendLimit bounds the direct sends through each engine; nil for none.
+	SendLimit *SendLimit
 	// MediaRetryPace is the wait between two media download attempts while the
 	// engine is still fetching; DefaultMediaRetryPace when zero.
 	MediaRetryPace time.Duration

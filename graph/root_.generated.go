@@ -249,6 +249,7 @@ type ComplexityRoot struct {
 		AudienceID        func(childComplexity int) int
 		CompletedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		ID                func(childComplexity int) int
 		MediaCaption      func(childComplexity int) int
 		MediaURL          func(childComplexity int) int
@@ -453,6 +454,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Kind            func(childComplexity int) int
 		Name            func(childComplexity int) int
+		Phone           func(childComplexity int) int
 		RestrictedUntil func(childComplexity int) int
 		Restriction     func(childComplexity int) int
 		State           func(childComplexity int) int
@@ -548,6 +550,7 @@ type ComplexityRoot struct {
 		CampaignID        func(childComplexity int) int
 		ConfirmedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
 		FailureReason     func(childComplexity int) int
 		From              func(childComplexity int) int
@@ -748,7 +751,7 @@ type ComplexityRoot struct {
 		BoardList             func(childComplexity int, filter *model.BoardFilter, limit *int, skip *int) int
 		Boards                func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.BoardOrder, where *ent.BoardWhereInput) int
 		Campaign              func(childComplexity int, id string) int
-		CampaignList          func(childComplexity int, order *string, status *string, limit *int, skip *int) int
+		CampaignList          func(childComplexity int, order *string, status *string, engineID *string, limit *int, skip *int) int
 		Chat                  func(childComplexity int, id string) int
 		ChatConnection        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) int
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
@@ -1668,6 +1671,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Campaign.CreatedAt(childComplexity), true
+	case "Campaign.engineID":
+		if e.ComplexityRoot.Campaign.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Campaign.EngineID(childComplexity), true
 	case "Campaign.id":
 		if e.ComplexityRoot.Campaign.ID == nil {
 			break
@@ -2528,6 +2537,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.Name(childComplexity), true
+	case "Engine.phone":
+		if e.ComplexityRoot.Engine.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Phone(childComplexity), true
 	case "Engine.restrictedUntil":
 		if e.ComplexityRoot.Engine.RestrictedUntil == nil {
 			break
@@ -2894,6 +2909,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.CreatedAt(childComplexity), true
+	case "Message.engineID":
+		if e.ComplexityRoot.Message.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.EngineID(childComplexity), true
 	case "Message.failedAt":
 		if e.ComplexityRoot.Message.FailedAt == nil {
 			break
@@ -4122,7 +4143,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.CampaignList(childComplexity, args["order"].(*string), args["status"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.CampaignList(childComplexity, args["order"].(*string), args["status"].(*string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.chat":
 		if e.ComplexityRoot.Query.Chat == nil {
 			break
@@ -5335,6 +5356,8 @@ func (ec *executionContext) childFields_Campaign(ctx context.Context, field grap
 		return ec.fieldContext_Campaign_mediaURL(ctx, field)
 	case "mediaCaption":
 		return ec.fieldContext_Campaign_mediaCaption(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Campaign_engineID(ctx, field)
 	case "pauseReason":
 		return ec.fieldContext_Campaign_pauseReason(ctx, field)
 	case "createdAt":
@@ -5715,6 +5738,8 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_name(ctx, field)
 	case "type":
 		return ec.fieldContext_Engine_type(ctx, field)
+	case "phone":
+		return ec.fieldContext_Engine_phone(ctx, field)
 	case "connected":
 		return ec.fieldContext_Engine_connected(ctx, field)
 	case "state":
@@ -5975,6 +6000,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_fromMe(ctx, field)
 	case "campaignID":
 		return ec.fieldContext_Message_campaignID(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Message_engineID(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Message_campaign(ctx, field)
 	case "quotedMessage":

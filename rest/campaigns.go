@@ -22,6 +22,7 @@ type campaignBody struct {
 	MediaURL          *string `json:"mediaUrl"`
 	MediaCaption      *string `json:"mediaCaption"`
 	OnMissingVariable *string `json:"onMissingVariable"`
+	EngineID          *string `json:"engineId"`
 	Pacing            *struct {
 		MinDelaySeconds *float64 `json:"minDelaySeconds"`
 		MaxDelaySeconds *float64 `json:"maxDelaySeconds"`
@@ -36,7 +37,7 @@ type campaignBody struct {
 
 func (b campaignBody) input() model.CampaignInput {
 	in := model.CampaignInput{Name: b.Name, AudienceID: b.AudienceID, Text: b.Text, MediaURL: b.MediaURL,
-		MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable}
+		MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable, EngineID: b.EngineID}
 	if p := b.Pacing; p != nil {
 		in.Pacing = &model.CampaignPacingInput{MinDelaySeconds: p.MinDelaySeconds, MaxDelaySeconds: p.MaxDelaySeconds, DailyCap: p.DailyCap}
 		if q := p.QuietHours; q != nil {
@@ -94,6 +95,7 @@ type campaignPatch struct {
 	MediaURL          *string `json:"mediaUrl"`
 	MediaCaption      *string `json:"mediaCaption"`
 	OnMissingVariable *string `json:"onMissingVariable"`
+	EngineID          *string `json:"engineId"`
 }
 
 // updateCampaign serves PATCH /v1/campaigns/{id}.
@@ -103,7 +105,7 @@ func (s *server) updateCampaign(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	c, err := s.mutation.UpdateCampaign(r.Context(), chi.URLParam(r, "id"), model.CampaignPatch{Name: b.Name, Text: b.Text,
-		MediaURL: b.MediaURL, MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable})
+		MediaURL: b.MediaURL, MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable, EngineID: b.EngineID})
 	if err != nil {
 		return err
 	}
@@ -117,7 +119,7 @@ func (s *server) listCampaigns(w http.ResponseWriter, r *http.Request) error {
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}
-	page, err := s.query.CampaignList(r.Context(), queryString(r, "order"), queryString(r, "status"), limit, skip)
+	page, err := s.query.CampaignList(r.Context(), queryString(r, "order"), queryString(r, "status"), queryString(r, "engineId"), limit, skip)
 	if err != nil {
 		return err
 	}

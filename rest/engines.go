@@ -15,14 +15,17 @@ import (
 // engineRecord is an engine as /v1/engines shows it: the reference's fields (id,
 // type, connected, state, stream, hasSynced) and Switchboard's own.
 type engineRecord struct {
-	ID          string  `json:"id"`
-	Type        string  `json:"type"`
-	Connected   bool    `json:"connected"`
-	State       string  `json:"state"`
-	Stream      *string `json:"stream"`
-	HasSynced   *bool   `json:"hasSynced"`
-	Kind        string  `json:"kind"`
-	Name        string  `json:"name"`
+	ID        string  `json:"id"`
+	Type      string  `json:"type"`
+	Connected bool    `json:"connected"`
+	State     string  `json:"state"`
+	Stream    *string `json:"stream"`
+	HasSynced *bool   `json:"hasSynced"`
+	Kind      string  `json:"kind"`
+	Name      string  `json:"name"`
+	// Phone is the account's own number as the engine reported it (a
+	// Switchboard addition); null when it reported none.
+	Phone       *string `json:"phone"`
 	TokenPrefix *string `json:"tokenPrefix,omitempty"`
 	// Restriction is why WhatsApp restricts a gateway's account now, until
 	// RestrictedUntil; both absent when it does not.
@@ -46,7 +49,7 @@ func utc(t *time.Time) *time.Time {
 
 func newEngineRecord(e *model.Engine) engineRecord {
 	return engineRecord{ID: e.ID(), Type: e.Type(), Connected: e.Connected, State: e.State(), Stream: e.Stream(),
-		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), TokenPrefix: e.TokenPrefix(),
+		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), Phone: e.Phone(), TokenPrefix: e.TokenPrefix(),
 		Restriction: e.Restriction(), RestrictedUntil: utc(e.RestrictedUntil()),
 		ConnectedAt: utc(e.ConnectedAt()), DisconnectedAt: utc(e.DisconnectedAt()),
 		CreatedAt: e.CreatedAt().UTC(), UpdatedAt: e.UpdatedAt().UTC()}

@@ -77,6 +77,13 @@ func pinged(e *apptest.Env, key, id string) bool {
 // Run's result arrives on.
 func runSandbox(t *testing.T, serverURL, token string) (*remote.Client, <-chan error) {
 	t.Helper()
+	return runSandboxAs(t, serverURL, token, "")
+}
+
+// runSandboxAs is runSandbox with the account's own number phone (switchboard
+// engine sandbox --phone; "" for the one derived from the workspace).
+func runSandboxAs(t *testing.T, serverURL, token, phone string) (*remote.Client, <-chan error) {
+	t.Helper()
 	url := "sqlite://" + t.TempDir() + "/engine.db"
 	db, err := storage.Open(url)
 	if err != nil {
@@ -85,7 +92,7 @@ func runSandbox(t *testing.T, serverURL, token string) (*remote.Client, <-chan e
 	if err := storage.Migrate(context.Background(), db, url); err != nil {
 		t.Fatal(err)
 	}
-	c := &remote.Client{URL: serverURL, Token: token, NoReconnect: true}
+	c := &remote.Client{URL: serverURL, Token: token, Phone: phone, NoReconnect: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	done, stopped := make(chan error, 1), make(chan struct{})
 	go func() { done <- sandbox.ServeRemote(ctx, c, db, 50*time.Millisecond); close(stopped) }()

@@ -70,6 +70,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	} else if !errors.As(err, &appErr) {
 		slog.Error("internal error", "request_id", RequestID(r.Context()), "method", r.Method, "path", switchboard.RedactPath(r.URL.Path), "err", err)
 	}
+	if retry := switchboard.ErrorRetryAfter(err); retry > 0 {
+		w.Header().Set("Retry-After", seconds(retry))
+	}
 	details := switchboard.ErrorDetails(err)
 	if details == nil {
 		details = []switchboard.Detail{}

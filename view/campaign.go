@@ -32,6 +32,8 @@ type Campaign struct {
 	AbortedAt      *time.Time `json:"abortedAt,omitempty"`
 	// PauseReason says why a paused campaign paused (a Switchboard addition).
 	PauseReason string `json:"pauseReason,omitempty"`
+	// EngineID is the engine the campaign is pinned to (a Switchboard addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // NewCampaign renders c with its counters, all but PauseReason: whether the
@@ -40,5 +42,5 @@ func NewCampaign(c *ent.Campaign, n Counts) Campaign {
 	return Campaign{CmpID: c.ID, Name: c.Name, AudienceID: c.AudienceID, Status: c.Status,
 		TotalCount: c.TotalCount, SentCount: n.Sent, DeliveredCount: n.Delivered, ReadCount: n.Read,
 		FailedCount: n.Failed, CreatedAt: c.CreatedAt.UTC(), StartedAt: utc(c.StartedAt),
-		CompletedAt: utc(c.CompletedAt), AbortedAt: utc(c.AbortedAt)}
+		CompletedAt: utc(c.CompletedAt), AbortedAt: utc(c.AbortedAt), EngineID: c.EngineID}
 }

@@ -126,6 +126,7 @@ type hello struct {
 type helloBody struct {
 	Kind         string            `json:"kind"`
 	Capabilities []json.RawMessage `json:"capabilities"`
+	Phone        string            `json:"phone"`
 }
 
 // serve runs one engine connection, over raw, until it ends. Until its welcome
@@ -169,6 +170,10 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		_ = ws.Close(websocket.StatusPolicyViolation, "kind must be gateway or regular")
 		return
 	}
+	if body.Phone != "" && !ValidPhone(body.Phone) {
+		_ = ws.Close(websocket.StatusPolicyViolation, "phone must be an E.164 number such as +15550001111")
+		return
+	}
 	if len(body.Capabilities) > MaxCapabilities {
 		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("a hello announces at most %d capabilities", MaxCapabilities))
 		return
@@ -181,7 +186,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		}
 	}
 	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
-		kind: body.Kind, caps: caps, pending: map[string]chan *Frame{}, done: make(chan struct{})}
+		kind: body.Kind, caps: caps, phone: body.Phone, pending: map[string]chan *Frame{}, done: make(chan struct{})}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
 	// the engine takes none before its welcome.

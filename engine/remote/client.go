@@ -48,6 +48,9 @@ type Client struct {
 	// Capabilities are announced in the hello: Capabilities of the engine's
 	// type, for one (nil announces send only).
 	Capabilities []string
+	// Phone is the account's own number (E.164, +digits), announced in the
+	// hello; empty announces none.
+	Phone string
 	// NoReconnect makes Run return when the connection ends.
 	NoReconnect bool
 	// Logger receives the client's log (slog.Default when nil).
@@ -164,7 +167,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		kind = engine.KindGateway
 	}
 	caps := c.caps()
-	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Version: Version})
+	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version})
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		return false, closeErr(err)
 	}

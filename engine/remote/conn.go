@@ -30,6 +30,7 @@ type conn struct {
 	workspaceID string
 	kind        string
 	caps        []string
+	phone       string       // the account's own number the hello announced, or ""
 	lastBeat    atomic.Int64 // unix nanos
 	replaced    atomic.Bool  // set before close when the engine connected again
 	attachedAt  int64        // unix nanos; set under hub.mu when it became the engine's socket

@@ -437,9 +437,10 @@ func (h *Hub) serveRouted(ctx context.Context, r routed) {
 // attach makes c the engine's socket: this replica's, the route's, presence's.
 // The engine's type is stored first, so whoever finds it in presence reads it.
 func (h *Hub) attach(ctx context.Context, c *conn, row *ent.Engine) error {
-	if row.Type != c.kind {
-		if err := h.client.Engine.UpdateOneID(row.ID).SetType(c.kind).Exec(viewer.SystemContext(ctx)); err != nil {
-			return fmt.Errorf("store the engine's type: %w", err)
+	if row.Type != c.kind || row.Phone != c.phone {
+		err := h.client.Engine.UpdateOneID(row.ID).SetType(c.kind).SetPhone(c.phone).Exec(viewer.SystemContext(ctx))
+		if err != nil {
+			return fmt.Errorf("store the engine's type and phone: %w", err)
 		}
 	}
 	h.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -80,6 +81,7 @@ type Frame struct {
 	Token        string   `json:"token,omitempty"`
 	Kind         string   `json:"kind,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	Phone        string   `json:"phone,omitempty"` // the account's own number, E.164 (ValidPhone)
 	Version      int      `json:"version,omitempty"`
 
 	// welcome
@@ -198,4 +200,19 @@ func (w *WireError) Err() error {
 type sentWire struct {
 	Key   engine.Key `json:"key"`
 	Error *WireError `json:"error,omitempty"`
+}
+
+// ValidPhone reports whether phone is a number in E.164 form: "+" and 7 to 15
+// digits, the first not 0.
+func ValidPhone(phone string) bool {
+	digits, ok := strings.CutPrefix(phone, "+")
+	if !ok || len(digits) < 7 || len(digits) > 15 || digits[0] == '0' {
+		return false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -45,7 +45,7 @@ func (e *Engine) world(ctx context.Context) (*world, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	w = newWorld(e.workspaceID, row.Anchor)
+	w = newWorld(e.workspaceID, row.Anchor, e.net.Phone)
 	e.net.mu.Lock()
 	e.net.worlds[e.workspaceID], e.net.synced[e.workspaceID] = w, row.Synced
 	e.net.mu.Unlock()

@@ -29,6 +29,12 @@ import (
 // Network is the sandbox network: the engines of its workspaces, its memory of
 // the wire ids it carried and the events it will report, kept in the database.
 type Network struct {
+	// Phone is the account's own number (E.164, +digits) in every workspace of
+	// the network (switchboard engine sandbox --phone), so that two simulated
+	// numbers can serve one workspace; empty: a number derived from the
+	// workspace. Set it before use.
+	Phone string
+
 	client *ent.Client
 	delay  time.Duration
 	sink   engine.Sink

@@ -82,8 +82,9 @@ func worldSeed(workspaceID string) uint64 {
 	return h.Sum64()
 }
 
-// newWorld builds the world of a workspace anchored at anchor.
-func newWorld(workspaceID string, anchor time.Time) *world {
+// newWorld builds the world of a workspace anchored at anchor, whose account's
+// own number is own (E.164; empty: one derived from the workspace).
+func newWorld(workspaceID string, anchor time.Time, own string) *world {
 	w := &world{seed: worldSeed(workspaceID), anchor: anchor.UTC(), index: map[string]int{}}
 	rng := rand.New(rand.NewPCG(w.seed, 1))
 	area := 100 + w.seed%900
@@ -92,6 +93,9 @@ func newWorld(workspaceID string, anchor time.Time) *world {
 	}
 	phone := func(i int) string { return fmt.Sprintf("1%03d555%04d@c.us", area, i+1) }
 	w.me = fmt.Sprintf("1%03d5559000@c.us", area)
+	if own != "" {
+		w.me = strings.TrimPrefix(own, "+") + "@c.us"
+	}
 	for i := range WorldContacts + WorldStrangers {
 		c := engine.ContactInfo{ID: phone(i), PushName: firstNames[rng.IntN(len(firstNames))], IsBusiness: rng.IntN(10) == 0}
 		if i < WorldContacts && rng.IntN(3) > 0 {

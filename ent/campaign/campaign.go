@@ -29,6 +29,8 @@ const (
 	FieldMediaURL = "media_url"
 	// FieldMediaCaption holds the string denoting the media_caption field in the database.
 	FieldMediaCaption = "media_caption"
+	// FieldEngineID holds the string denoting the engine_id field in the database.
+	FieldEngineID = "engine_id"
 	// FieldOnMissingVariable holds the string denoting the on_missing_variable field in the database.
 	FieldOnMissingVariable = "on_missing_variable"
 	// FieldMinDelayMs holds the string denoting the min_delay_ms field in the database.
@@ -92,6 +94,7 @@ var Columns = []string{
 	FieldText,
 	FieldMediaURL,
 	FieldMediaCaption,
+	FieldEngineID,
 	FieldOnMissingVariable,
 	FieldMinDelayMs,
 	FieldMaxDelayMs,
@@ -201,6 +204,11 @@ func ByMediaURL(opts ...sql.OrderTermOption) OrderOption {
 // ByMediaCaption orders the results by the media_caption field.
 func ByMediaCaption(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMediaCaption, opts...).ToFunc()
+}
+
+// ByEngineID orders the results by the engine_id field.
+func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
 }
 
 // ByOnMissingVariable orders the results by the on_missing_variable field.

@@ -100,6 +100,11 @@ func MediaCaption(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldMediaCaption, v))
 }
 
+// EngineID applies equality check predicate on the "engine_id" field. It's identical to EngineIDEQ.
+func EngineID(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldEngineID, v))
+}
+
 // OnMissingVariable applies equality check predicate on the "on_missing_variable" field. It's identical to OnMissingVariableEQ.
 func OnMissingVariable(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldOnMissingVariable, v))
@@ -683,6 +688,81 @@ func MediaCaptionEqualFold(v string) predicate.Campaign {
 // MediaCaptionContainsFold applies the ContainsFold predicate on the "media_caption" field.
 func MediaCaptionContainsFold(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldContainsFold(FieldMediaCaption, v))
+}
+
+// EngineIDEQ applies the EQ predicate on the "engine_id" field.
+func EngineIDEQ(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldEngineID, v))
+}
+
+// EngineIDNEQ applies the NEQ predicate on the "engine_id" field.
+func EngineIDNEQ(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldEngineID, v))
+}
+
+// EngineIDIn applies the In predicate on the "engine_id" field.
+func EngineIDIn(vs ...string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldEngineID, vs...))
+}
+
+// EngineIDNotIn applies the NotIn predicate on the "engine_id" field.
+func EngineIDNotIn(vs ...string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldEngineID, vs...))
+}
+
+// EngineIDGT applies the GT predicate on the "engine_id" field.
+func EngineIDGT(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldEngineID, v))
+}
+
+// EngineIDGTE applies the GTE predicate on the "engine_id" field.
+func EngineIDGTE(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldEngineID, v))
+}
+
+// EngineIDLT applies the LT predicate on the "engine_id" field.
+func EngineIDLT(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldEngineID, v))
+}
+
+// EngineIDLTE applies the LTE predicate on the "engine_id" field.
+func EngineIDLTE(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldEngineID, v))
+}
+
+// EngineIDContains applies the Contains predicate on the "engine_id" field.
+func EngineIDContains(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldContains(FieldEngineID, v))
+}
+
+// EngineIDHasPrefix applies the HasPrefix predicate on the "engine_id" field.
+func EngineIDHasPrefix(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldHasPrefix(FieldEngineID, v))
+}
+
+// EngineIDHasSuffix applies the HasSuffix predicate on the "engine_id" field.
+func EngineIDHasSuffix(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldHasSuffix(FieldEngineID, v))
+}
+
+// EngineIDIsNil applies the IsNil predicate on the "engine_id" field.
+func EngineIDIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldEngineID))
+}
+
+// EngineIDNotNil applies the NotNil predicate on the "engine_id" field.
+func EngineIDNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldEngineID))
+}
+
+// EngineIDEqualFold applies the EqualFold predicate on the "engine_id" field.
+func EngineIDEqualFold(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEqualFold(FieldEngineID, v))
+}
+
+// EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
+func EngineIDContainsFold(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldContainsFold(FieldEngineID, v))
 }
 
 // OnMissingVariableEQ applies the EQ predicate on the "on_missing_variable" field.

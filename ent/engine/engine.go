@@ -31,6 +31,8 @@ const (
 	FieldTokenPrefix = "token_prefix"
 	// FieldTokenHash holds the string denoting the token_hash field in the database.
 	FieldTokenHash = "token_hash"
+	// FieldPhone holds the string denoting the phone field in the database.
+	FieldPhone = "phone"
 	// FieldDeviceJid holds the string denoting the device_jid field in the database.
 	FieldDeviceJid = "device_jid"
 	// FieldStream holds the string denoting the stream field in the database.
@@ -41,6 +43,8 @@ const (
 	FieldRestriction = "restriction"
 	// FieldRestrictedUntil holds the string denoting the restricted_until field in the database.
 	FieldRestrictedUntil = "restricted_until"
+	// FieldCampaignNextAt holds the string denoting the campaign_next_at field in the database.
+	FieldCampaignNextAt = "campaign_next_at"
 	// FieldConnectedAt holds the string denoting the connected_at field in the database.
 	FieldConnectedAt = "connected_at"
 	// FieldDisconnectedAt holds the string denoting the disconnected_at field in the database.
@@ -63,11 +67,13 @@ var Columns = []string{
 	FieldType,
 	FieldTokenPrefix,
 	FieldTokenHash,
+	FieldPhone,
 	FieldDeviceJid,
 	FieldStream,
 	FieldHasSynced,
 	FieldRestriction,
 	FieldRestrictedUntil,
+	FieldCampaignNextAt,
 	FieldConnectedAt,
 	FieldDisconnectedAt,
 	FieldCreatedAt,
@@ -100,6 +106,8 @@ var (
 	DefaultState string
 	// DefaultType holds the default value on creation for the "type" field.
 	DefaultType string
+	// DefaultPhone holds the default value on creation for the "phone" field.
+	DefaultPhone string
 	// DefaultDeviceJid holds the default value on creation for the "device_jid" field.
 	DefaultDeviceJid string
 	// DefaultRestriction holds the default value on creation for the "restriction" field.
@@ -181,6 +189,11 @@ func ByTokenHash(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTokenHash, opts...).ToFunc()
 }
 
+// ByPhone orders the results by the phone field.
+func ByPhone(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPhone, opts...).ToFunc()
+}
+
 // ByDeviceJid orders the results by the device_jid field.
 func ByDeviceJid(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDeviceJid, opts...).ToFunc()
@@ -204,6 +217,11 @@ func ByRestriction(opts ...sql.OrderTermOption) OrderOption {
 // ByRestrictedUntil orders the results by the restricted_until field.
 func ByRestrictedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRestrictedUntil, opts...).ToFunc()
+}
+
+// ByCampaignNextAt orders the results by the campaign_next_at field.
+func ByCampaignNextAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCampaignNextAt, opts...).ToFunc()
 }
 
 // ByConnectedAt orders the results by the connected_at field.

@@ -94,6 +94,11 @@ func TokenHash(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldTokenHash, v))
 }
 
+// Phone applies equality check predicate on the "phone" field. It's identical to PhoneEQ.
+func Phone(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldPhone, v))
+}
+
 // DeviceJid applies equality check predicate on the "device_jid" field. It's identical to DeviceJidEQ.
 func DeviceJid(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldDeviceJid, v))
@@ -117,6 +122,11 @@ func Restriction(v string) predicate.Engine {
 // RestrictedUntil applies equality check predicate on the "restricted_until" field. It's identical to RestrictedUntilEQ.
 func RestrictedUntil(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldRestrictedUntil, v))
+}
+
+// CampaignNextAt applies equality check predicate on the "campaign_next_at" field. It's identical to CampaignNextAtEQ.
+func CampaignNextAt(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
 }
 
 // ConnectedAt applies equality check predicate on the "connected_at" field. It's identical to ConnectedAtEQ.
@@ -569,6 +579,71 @@ func TokenHashContainsFold(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldContainsFold(FieldTokenHash, v))
 }
 
+// PhoneEQ applies the EQ predicate on the "phone" field.
+func PhoneEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldPhone, v))
+}
+
+// PhoneNEQ applies the NEQ predicate on the "phone" field.
+func PhoneNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldPhone, v))
+}
+
+// PhoneIn applies the In predicate on the "phone" field.
+func PhoneIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldPhone, vs...))
+}
+
+// PhoneNotIn applies the NotIn predicate on the "phone" field.
+func PhoneNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldPhone, vs...))
+}
+
+// PhoneGT applies the GT predicate on the "phone" field.
+func PhoneGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldPhone, v))
+}
+
+// PhoneGTE applies the GTE predicate on the "phone" field.
+func PhoneGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldPhone, v))
+}
+
+// PhoneLT applies the LT predicate on the "phone" field.
+func PhoneLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldPhone, v))
+}
+
+// PhoneLTE applies the LTE predicate on the "phone" field.
+func PhoneLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldPhone, v))
+}
+
+// PhoneContains applies the Contains predicate on the "phone" field.
+func PhoneContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldPhone, v))
+}
+
+// PhoneHasPrefix applies the HasPrefix predicate on the "phone" field.
+func PhoneHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldPhone, v))
+}
+
+// PhoneHasSuffix applies the HasSuffix predicate on the "phone" field.
+func PhoneHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldPhone, v))
+}
+
+// PhoneEqualFold applies the EqualFold predicate on the "phone" field.
+func PhoneEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldPhone, v))
+}
+
+// PhoneContainsFold applies the ContainsFold predicate on the "phone" field.
+func PhoneContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldPhone, v))
+}
+
 // DeviceJidEQ applies the EQ predicate on the "device_jid" field.
 func DeviceJidEQ(v string) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldDeviceJid, v))
@@ -842,6 +917,56 @@ func RestrictedUntilIsNil() predicate.Engine {
 // RestrictedUntilNotNil applies the NotNil predicate on the "restricted_until" field.
 func RestrictedUntilNotNil() predicate.Engine {
 	return predicate.Engine(sql.FieldNotNull(FieldRestrictedUntil))
+}
+
+// CampaignNextAtEQ applies the EQ predicate on the "campaign_next_at" field.
+func CampaignNextAtEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtNEQ applies the NEQ predicate on the "campaign_next_at" field.
+func CampaignNextAtNEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtIn applies the In predicate on the "campaign_next_at" field.
+func CampaignNextAtIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldCampaignNextAt, vs...))
+}
+
+// CampaignNextAtNotIn applies the NotIn predicate on the "campaign_next_at" field.
+func CampaignNextAtNotIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldCampaignNextAt, vs...))
+}
+
+// CampaignNextAtGT applies the GT predicate on the "campaign_next_at" field.
+func CampaignNextAtGT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtGTE applies the GTE predicate on the "campaign_next_at" field.
+func CampaignNextAtGTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtLT applies the LT predicate on the "campaign_next_at" field.
+func CampaignNextAtLT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtLTE applies the LTE predicate on the "campaign_next_at" field.
+func CampaignNextAtLTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldCampaignNextAt, v))
+}
+
+// CampaignNextAtIsNil applies the IsNil predicate on the "campaign_next_at" field.
+func CampaignNextAtIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldCampaignNextAt))
+}
+
+// CampaignNextAtNotNil applies the NotNil predicate on the "campaign_next_at" field.
+func CampaignNextAtNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldCampaignNextAt))
 }
 
 // ConnectedAtEQ applies the EQ predicate on the "connected_at" field.

@@ -197,6 +197,7 @@ var (
 		{Name: "text", Type: field.TypeString, Nullable: true},
 		{Name: "media_url", Type: field.TypeString, Nullable: true},
 		{Name: "media_caption", Type: field.TypeString, Nullable: true},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "on_missing_variable", Type: field.TypeString, Default: "fail"},
 		{Name: "min_delay_ms", Type: field.TypeInt, Default: 0},
 		{Name: "max_delay_ms", Type: field.TypeInt, Default: 0},
@@ -232,12 +233,12 @@ var (
 			{
 				Name:    "campaign_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[21]},
+				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[22]},
 			},
 			{
 				Name:    "campaign_status_next_step_at",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[4], CampaignsColumns[19]},
+				Columns: []*schema.Column{CampaignsColumns[4], CampaignsColumns[20]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "step_token IS NOT NULL AND step_token <> ''",
 				},
@@ -456,11 +457,13 @@ var (
 		{Name: "type", Type: field.TypeString, Default: ""},
 		{Name: "token_prefix", Type: field.TypeString, Nullable: true},
 		{Name: "token_hash", Type: field.TypeString, Unique: true, Nullable: true},
+		{Name: "phone", Type: field.TypeString, Default: ""},
 		{Name: "device_jid", Type: field.TypeString, Default: ""},
 		{Name: "stream", Type: field.TypeString, Nullable: true},
 		{Name: "has_synced", Type: field.TypeBool, Nullable: true},
 		{Name: "restriction", Type: field.TypeString, Default: ""},
 		{Name: "restricted_until", Type: field.TypeTime, Nullable: true},
+		{Name: "campaign_next_at", Type: field.TypeTime, Nullable: true},
 		{Name: "connected_at", Type: field.TypeTime, Nullable: true},
 		{Name: "disconnected_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
@@ -668,6 +671,7 @@ var (
 		{Name: "from_me", Type: field.TypeBool, Default: true},
 		{Name: "dispatch_attempts", Type: field.TypeInt, Default: 0},
 		{Name: "claim_token", Type: field.TypeString, Nullable: true},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "audience_contact_id", Type: field.TypeString, Nullable: true},
 		{Name: "campaign_id", Type: field.TypeString, Nullable: true},
 	}
@@ -679,7 +683,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[39]},
+				Columns:    []*schema.Column{MessagesColumns[40]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -724,7 +728,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[39]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -732,7 +736,15 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[22]},
+				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[22]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "campaign_id IS NOT NULL",
+				},
+			},
+			{
+				Name:    "message_campaign_engine_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},

@@ -230,35 +230,35 @@ func init() {
 	// campaign.DefaultStatus holds the default value on creation for the status field.
 	campaign.DefaultStatus = campaignDescStatus.Default.(string)
 	// campaignDescOnMissingVariable is the schema descriptor for on_missing_variable field.
-	campaignDescOnMissingVariable := campaignFields[7].Descriptor()
+	campaignDescOnMissingVariable := campaignFields[8].Descriptor()
 	// campaign.DefaultOnMissingVariable holds the default value on creation for the on_missing_variable field.
 	campaign.DefaultOnMissingVariable = campaignDescOnMissingVariable.Default.(string)
 	// campaignDescMinDelayMs is the schema descriptor for min_delay_ms field.
-	campaignDescMinDelayMs := campaignFields[8].Descriptor()
+	campaignDescMinDelayMs := campaignFields[9].Descriptor()
 	// campaign.DefaultMinDelayMs holds the default value on creation for the min_delay_ms field.
 	campaign.DefaultMinDelayMs = campaignDescMinDelayMs.Default.(int)
 	// campaignDescMaxDelayMs is the schema descriptor for max_delay_ms field.
-	campaignDescMaxDelayMs := campaignFields[9].Descriptor()
+	campaignDescMaxDelayMs := campaignFields[10].Descriptor()
 	// campaign.DefaultMaxDelayMs holds the default value on creation for the max_delay_ms field.
 	campaign.DefaultMaxDelayMs = campaignDescMaxDelayMs.Default.(int)
 	// campaignDescDailyCap is the schema descriptor for daily_cap field.
-	campaignDescDailyCap := campaignFields[10].Descriptor()
+	campaignDescDailyCap := campaignFields[11].Descriptor()
 	// campaign.DefaultDailyCap holds the default value on creation for the daily_cap field.
 	campaign.DefaultDailyCap = campaignDescDailyCap.Default.(int)
 	// campaignDescCursor is the schema descriptor for cursor field.
-	campaignDescCursor := campaignFields[14].Descriptor()
+	campaignDescCursor := campaignFields[15].Descriptor()
 	// campaign.DefaultCursor holds the default value on creation for the cursor field.
 	campaign.DefaultCursor = campaignDescCursor.Default.(int64)
 	// campaignDescTotalCount is the schema descriptor for total_count field.
-	campaignDescTotalCount := campaignFields[16].Descriptor()
+	campaignDescTotalCount := campaignFields[17].Descriptor()
 	// campaign.DefaultTotalCount holds the default value on creation for the total_count field.
 	campaign.DefaultTotalCount = campaignDescTotalCount.Default.(int)
 	// campaignDescCreatedAt is the schema descriptor for created_at field.
-	campaignDescCreatedAt := campaignFields[20].Descriptor()
+	campaignDescCreatedAt := campaignFields[21].Descriptor()
 	// campaign.DefaultCreatedAt holds the default value on creation for the created_at field.
 	campaign.DefaultCreatedAt = campaignDescCreatedAt.Default.(func() time.Time)
 	// campaignDescUpdatedAt is the schema descriptor for updated_at field.
-	campaignDescUpdatedAt := campaignFields[21].Descriptor()
+	campaignDescUpdatedAt := campaignFields[22].Descriptor()
 	// campaign.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	campaign.DefaultUpdatedAt = campaignDescUpdatedAt.Default.(func() time.Time)
 	// campaign.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -495,20 +495,24 @@ func init() {
 	engineDescType := engineFields[4].Descriptor()
 	// engine.DefaultType holds the default value on creation for the type field.
 	engine.DefaultType = engineDescType.Default.(string)
+	// engineDescPhone is the schema descriptor for phone field.
+	engineDescPhone := engineFields[7].Descriptor()
+	// engine.DefaultPhone holds the default value on creation for the phone field.
+	engine.DefaultPhone = engineDescPhone.Default.(string)
 	// engineDescDeviceJid is the schema descriptor for device_jid field.
-	engineDescDeviceJid := engineFields[7].Descriptor()
+	engineDescDeviceJid := engineFields[8].Descriptor()
 	// engine.DefaultDeviceJid holds the default value on creation for the device_jid field.
 	engine.DefaultDeviceJid = engineDescDeviceJid.Default.(string)
 	// engineDescRestriction is the schema descriptor for restriction field.
-	engineDescRestriction := engineFields[10].Descriptor()
+	engineDescRestriction := engineFields[11].Descriptor()
 	// engine.DefaultRestriction holds the default value on creation for the restriction field.
 	engine.DefaultRestriction = engineDescRestriction.Default.(string)
 	// engineDescCreatedAt is the schema descriptor for created_at field.
-	engineDescCreatedAt := engineFields[14].Descriptor()
+	engineDescCreatedAt := engineFields[16].Descriptor()
 	// engine.DefaultCreatedAt holds the default value on creation for the created_at field.
 	engine.DefaultCreatedAt = engineDescCreatedAt.Default.(func() time.Time)
 	// engineDescUpdatedAt is the schema descriptor for updated_at field.
-	engineDescUpdatedAt := engineFields[15].Descriptor()
+	engineDescUpdatedAt := engineFields[17].Descriptor()
 	// engine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	engine.DefaultUpdatedAt = engineDescUpdatedAt.Default.(func() time.Time)
 	// engine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -113,6 +113,8 @@ func (Campaign) Fields() []ent.Field {
 		field.String("text").Optional(),
 		field.String("media_url").Optional(),
 		field.String("media_caption").Optional(),
+		field.String("engine_id").Optional().
+			Comment("the engine (number) the campaign sends through; empty: the engine the step picks"),
 		field.String("on_missing_variable").Default("fail").Annotations(entgql.Skip()),
 		field.Int("min_delay_ms").Default(0).Annotations(entgql.Skip()),
 		field.Int("max_delay_ms").Default(0).Annotations(entgql.Skip()),

@@ -67,6 +67,7 @@ func (Message) Fields() []ent.Field {
 		field.String("claim_token").Optional().Annotations(entgql.Skip()).
 			Comment("the token of the dispatch that holds the message while it is sending"),
 		field.String("campaign_id").Optional().Nillable().Immutable().Comment("the campaign that sent the message"),
+		field.String("engine_id").Optional().Comment("the engine (number) that sent or received the message"),
 		field.String("audience_contact_id").Optional().Nillable().Immutable().Annotations(entgql.Skip()).
 			Comment("the audience contact a campaign message was made for"),
 	}
@@ -97,6 +98,9 @@ func (Message) Indexes() []ent.Index {
 		index.Fields("campaign_id", "audience_contact_id").Unique().Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
 		// The campaign's counters: one grouped count over its messages.
 		index.Fields("campaign_id", "status").Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
+		// A campaign engine's daily cap: its campaign messages of the last 24 hours.
+		index.Fields("workspace_id", "engine_id", "created_at").StorageKey("message_campaign_engine_created_at").
+			Annotations(entsql.IndexWhere("campaign_id IS NOT NULL")),
 	}
 }
 

@@ -35,6 +35,15 @@ func (e *Engine) Type() string {
 	return engine.KindGateway
 }
 
+// Phone is the account's own number as the engine reported it in its hello;
+// null when it reported none.
+func (e *Engine) Phone() *string {
+	if e.Row.Phone == "" {
+		return nil
+	}
+	return &e.Row.Phone
+}
+
 // State is CONNECTED while the engine is connected, else the row's state.
 func (e *Engine) State() string {
 	switch {

@@ -198,8 +198,10 @@ type CampaignInput struct {
 	// 1-1024 characters; requires mediaUrl.
 	MediaCaption *string `json:"mediaCaption,omitempty"`
 	// fail (default): refuse a text that uses a variable some contact lacks; skip: send it with the {token} left in place.
-	OnMissingVariable *string              `json:"onMissingVariable,omitempty"`
-	Pacing            *CampaignPacingInput `json:"pacing,omitempty"`
+	OnMissingVariable *string `json:"onMissingVariable,omitempty"`
+	// The engine (number) of the workspace that sends the campaign's messages; without it, the engine each step picks.
+	EngineID *string              `json:"engineId,omitempty"`
+	Pacing   *CampaignPacingInput `json:"pacing,omitempty"`
 }
 
 type CampaignPacing struct {
@@ -214,7 +216,7 @@ type CampaignPacingInput struct {
 	MinDelaySeconds *float64 `json:"minDelaySeconds,omitempty"`
 	// minDelaySeconds-3600; 20 by default (0 with minDelaySeconds 0: no delay, batches of 200).
 	MaxDelaySeconds *float64 `json:"maxDelaySeconds,omitempty"`
-	// 1-100000 campaign messages per connected engine in any 24 hours; 1000 by default.
+	// 1-100000 campaign messages in any 24 hours through the engine that sends them (every campaign on it counts); 1000 by default.
 	DailyCap   *int             `json:"dailyCap,omitempty"`
 	QuietHours *QuietHoursInput `json:"quietHours,omitempty"`
 }
@@ -238,6 +240,8 @@ type CampaignPatch struct {
 	MediaCaption *string `json:"mediaCaption,omitempty"`
 	// fail or skip.
 	OnMissingVariable *string `json:"onMissingVariable,omitempty"`
+	// The engine (number) that sends the campaign's messages from now on; empty: the engine each step picks.
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 // A campaign's progress, counted from its messages. sent includes delivered, which includes read.
