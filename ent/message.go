@@ -96,6 +96,8 @@ type Message struct {
 	ClaimToken string `json:"claim_token,omitempty"`
 	// the campaign that sent the message
 	CampaignID *string `json:"campaign_id,omitempty"`
+	// the engine (number) that sent or received the message
+	EngineID string `json:"engine_id,omitempty"`
 	// the audience contact a campaign message was made for
 	AudienceContactID *string `json:"audience_contact_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -137,7 +139,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldAudienceContactID:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
 		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -405,6 +407,12 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				_m.CampaignID = new(string)
 				*_m.CampaignID = value.String
 			}
+		case message.FieldEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field engine_id", values[i])
+			} else if value.Valid {
+				_m.EngineID = value.String
+			}
 		case message.FieldAudienceContactID:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field audience_contact_id", values[i])
@@ -584,6 +592,9 @@ func (_m *Message) String() string {
 		builder.WriteString("campaign_id=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("engine_id=")
+	builder.WriteString(_m.EngineID)
 	builder.WriteString(", ")
 	if v := _m.AudienceContactID; v != nil {
 		builder.WriteString("audience_contact_id=")

@@ -501,6 +501,20 @@ func (_c *MessageCreate) SetNillableCampaignID(v *string) *MessageCreate {
 	return _c
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_c *MessageCreate) SetEngineID(v string) *MessageCreate {
+	_c.mutation.SetEngineID(v)
+	return _c
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableEngineID(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
 // SetAudienceContactID sets the "audience_contact_id" field.
 func (_c *MessageCreate) SetAudienceContactID(v string) *MessageCreate {
 	_c.mutation.SetAudienceContactID(v)
@@ -839,6 +853,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ClaimToken(); ok {
 		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
 		_node.ClaimToken = value
+	}
+	if value, ok := _c.mutation.EngineID(); ok {
+		_spec.SetField(message.FieldEngineID, field.TypeString, value)
+		_node.EngineID = value
 	}
 	if value, ok := _c.mutation.AudienceContactID(); ok {
 		_spec.SetField(message.FieldAudienceContactID, field.TypeString, value)
@@ -1492,6 +1510,24 @@ func (u *MessageUpsert) UpdateClaimToken() *MessageUpsert {
 // ClearClaimToken clears the value of the "claim_token" field.
 func (u *MessageUpsert) ClearClaimToken() *MessageUpsert {
 	u.SetNull(message.FieldClaimToken)
+	return u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *MessageUpsert) SetEngineID(v string) *MessageUpsert {
+	u.Set(message.FieldEngineID, v)
+	return u
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateEngineID() *MessageUpsert {
+	u.SetExcluded(message.FieldEngineID)
+	return u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *MessageUpsert) ClearEngineID() *MessageUpsert {
+	u.SetNull(message.FieldEngineID)
 	return u
 }
 
@@ -2234,6 +2270,27 @@ func (u *MessageUpsertOne) UpdateClaimToken() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearClaimToken() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearClaimToken()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *MessageUpsertOne) SetEngineID(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateEngineID() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *MessageUpsertOne) ClearEngineID() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearEngineID()
 	})
 }
 
@@ -3143,6 +3200,27 @@ func (u *MessageUpsertBulk) UpdateClaimToken() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearClaimToken() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearClaimToken()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *MessageUpsertBulk) SetEngineID(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateEngineID() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *MessageUpsertBulk) ClearEngineID() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearEngineID()
 	})
 }
 

@@ -662,6 +662,26 @@ func (_u *MessageUpdate) ClearClaimToken() *MessageUpdate {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *MessageUpdate) SetEngineID(v string) *MessageUpdate {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableEngineID(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *MessageUpdate) ClearEngineID() *MessageUpdate {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdate) Mutation() *MessageMutation {
 	return _u.mutation
@@ -940,6 +960,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(message.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(message.FieldEngineID, field.TypeString)
 	}
 	if _u.mutation.AudienceContactIDCleared() {
 		_spec.ClearField(message.FieldAudienceContactID, field.TypeString)
@@ -1597,6 +1623,26 @@ func (_u *MessageUpdateOne) ClearClaimToken() *MessageUpdateOne {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *MessageUpdateOne) SetEngineID(v string) *MessageUpdateOne {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableEngineID(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *MessageUpdateOne) ClearEngineID() *MessageUpdateOne {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // Mutation returns the MessageMutation object of the builder.
 func (_u *MessageUpdateOne) Mutation() *MessageMutation {
 	return _u.mutation
@@ -1905,6 +1951,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(message.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(message.FieldEngineID, field.TypeString)
 	}
 	if _u.mutation.AudienceContactIDCleared() {
 		_spec.ClearField(message.FieldAudienceContactID, field.TypeString)

@@ -1591,6 +1591,29 @@ func (ec *executionContext) fieldContext_Account_timezone(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Account_defaultEngineID(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_defaultEngineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultEngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_defaultEngineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Account_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4501,6 +4524,29 @@ func (ec *executionContext) fieldContext_Chat_historyComplete(_ context.Context,
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Chat_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Chat_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4892,6 +4938,29 @@ func (ec *executionContext) _Contact_saved(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Contact_saved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Contact_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Contact_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
@@ -6652,6 +6721,29 @@ func (ec *executionContext) _Message_campaignID(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_Message_campaignID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Message_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Message_campaign(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
@@ -9492,7 +9584,7 @@ func (ec *executionContext) unmarshalInputAccountWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "userEmail", "userEmailNEQ", "userEmailIn", "userEmailNotIn", "userEmailGT", "userEmailGTE", "userEmailLT", "userEmailLTE", "userEmailContains", "userEmailHasPrefix", "userEmailHasSuffix", "userEmailIsNil", "userEmailNotNil", "userEmailEqualFold", "userEmailContainsFold", "timezone", "timezoneNEQ", "timezoneIn", "timezoneNotIn", "timezoneGT", "timezoneGTE", "timezoneLT", "timezoneLTE", "timezoneContains", "timezoneHasPrefix", "timezoneHasSuffix", "timezoneIsNil", "timezoneNotNil", "timezoneEqualFold", "timezoneContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "userEmail", "userEmailNEQ", "userEmailIn", "userEmailNotIn", "userEmailGT", "userEmailGTE", "userEmailLT", "userEmailLTE", "userEmailContains", "userEmailHasPrefix", "userEmailHasSuffix", "userEmailIsNil", "userEmailNotNil", "userEmailEqualFold", "userEmailContainsFold", "timezone", "timezoneNEQ", "timezoneIn", "timezoneNotIn", "timezoneGT", "timezoneGTE", "timezoneLT", "timezoneLTE", "timezoneContains", "timezoneHasPrefix", "timezoneHasSuffix", "timezoneIsNil", "timezoneNotNil", "timezoneEqualFold", "timezoneContainsFold", "defaultEngineID", "defaultEngineIDNEQ", "defaultEngineIDIn", "defaultEngineIDNotIn", "defaultEngineIDGT", "defaultEngineIDGTE", "defaultEngineIDLT", "defaultEngineIDLTE", "defaultEngineIDContains", "defaultEngineIDHasPrefix", "defaultEngineIDHasSuffix", "defaultEngineIDIsNil", "defaultEngineIDNotNil", "defaultEngineIDEqualFold", "defaultEngineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9891,6 +9983,111 @@ func (ec *executionContext) unmarshalInputAccountWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.TimezoneContainsFold = data
+		case "defaultEngineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineID = data
+		case "defaultEngineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNEQ = data
+		case "defaultEngineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDIn = data
+		case "defaultEngineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNotIn = data
+		case "defaultEngineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDGT = data
+		case "defaultEngineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDGTE = data
+		case "defaultEngineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDLT = data
+		case "defaultEngineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDLTE = data
+		case "defaultEngineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDContains = data
+		case "defaultEngineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDHasPrefix = data
+		case "defaultEngineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDHasSuffix = data
+		case "defaultEngineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDIsNil = data
+		case "defaultEngineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNotNil = data
+		case "defaultEngineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDEqualFold = data
+		case "defaultEngineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -14237,7 +14434,7 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15581,6 +15778,111 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HistoryCompleteNEQ = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -15709,7 +16011,7 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16227,6 +16529,111 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.SavedNEQ = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -18171,7 +18578,7 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "hasCampaign", "hasCampaignWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "hasCampaign", "hasCampaignWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21062,6 +21469,111 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.CampaignIDContainsFold = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "hasCampaign":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hasCampaign"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
@@ -21921,6 +22433,11 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "timezone":
 			out.Values[i] = ec._Account_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "defaultEngineID":
+			out.Values[i] = ec._Account_defaultEngineID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -23517,6 +24034,11 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "engineID":
+			out.Values[i] = ec._Chat_engineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Chat_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23722,6 +24244,11 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		case "saved":
 			out.Values[i] = ec._Contact_saved(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "engineID":
+			out.Values[i] = ec._Contact_engineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createdAt":
@@ -24416,6 +24943,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "campaignID":
 			out.Values[i] = ec._Message_campaignID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "engineID":
+			out.Values[i] = ec._Message_engineID(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

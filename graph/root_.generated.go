@@ -63,11 +63,12 @@ type ComplexityRoot struct {
 	}
 
 	Account struct {
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Name      func(childComplexity int) int
-		Timezone  func(childComplexity int) int
-		UserEmail func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DefaultEngineID func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Timezone        func(childComplexity int) int
+		UserEmail       func(childComplexity int) int
 	}
 
 	Audience struct {
@@ -308,6 +309,7 @@ type ComplexityRoot struct {
 		Archived          func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Description       func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		HistoryComplete   func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Invite            func(childComplexity int) int
@@ -351,6 +353,7 @@ type ComplexityRoot struct {
 
 	Contact struct {
 		CreatedAt   func(childComplexity int) int
+		EngineID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		IsBusiness  func(childComplexity int) int
 		Jid         func(childComplexity int) int
@@ -547,6 +550,7 @@ type ComplexityRoot struct {
 		CampaignID        func(childComplexity int) int
 		ConfirmedAt       func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
 		FailureReason     func(childComplexity int) int
 		From              func(childComplexity int) int
@@ -954,6 +958,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Account.CreatedAt(childComplexity), true
+	case "Account.defaultEngineID":
+		if e.ComplexityRoot.Account.DefaultEngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.DefaultEngineID(childComplexity), true
 	case "Account.id":
 		if e.ComplexityRoot.Account.ID == nil {
 			break
@@ -1923,6 +1933,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.Description(childComplexity), true
+	case "Chat.engineID":
+		if e.ComplexityRoot.Chat.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.EngineID(childComplexity), true
 	case "Chat.historyComplete":
 		if e.ComplexityRoot.Chat.HistoryComplete == nil {
 			break
@@ -2118,6 +2134,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.CreatedAt(childComplexity), true
+	case "Contact.engineID":
+		if e.ComplexityRoot.Contact.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.EngineID(childComplexity), true
 	case "Contact.id":
 		if e.ComplexityRoot.Contact.ID == nil {
 			break
@@ -2886,6 +2908,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.CreatedAt(childComplexity), true
+	case "Message.engineID":
+		if e.ComplexityRoot.Message.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.EngineID(childComplexity), true
 	case "Message.failedAt":
 		if e.ComplexityRoot.Message.FailedAt == nil {
 			break
@@ -4956,6 +4984,8 @@ func (ec *executionContext) childFields_Account(ctx context.Context, field graph
 		return ec.fieldContext_Account_userEmail(ctx, field)
 	case "timezone":
 		return ec.fieldContext_Account_timezone(ctx, field)
+	case "defaultEngineID":
+		return ec.fieldContext_Account_defaultEngineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Account_createdAt(ctx, field)
 	}
@@ -5450,6 +5480,8 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_oldestLoadedAt(ctx, field)
 	case "historyComplete":
 		return ec.fieldContext_Chat_historyComplete(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Chat_engineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Chat_createdAt(ctx, field)
 	case "updatedAt":
@@ -5512,6 +5544,8 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_isBusiness(ctx, field)
 	case "saved":
 		return ec.fieldContext_Contact_saved(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Contact_engineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Contact_createdAt(ctx, field)
 	}
@@ -5954,6 +5988,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_fromMe(ctx, field)
 	case "campaignID":
 		return ec.fieldContext_Message_campaignID(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Message_engineID(ctx, field)
 	case "campaign":
 		return ec.fieldContext_Message_campaign(ctx, field)
 	case "quotedMessage":

@@ -94,6 +94,8 @@ const (
 	FieldClaimToken = "claim_token"
 	// FieldCampaignID holds the string denoting the campaign_id field in the database.
 	FieldCampaignID = "campaign_id"
+	// FieldEngineID holds the string denoting the engine_id field in the database.
+	FieldEngineID = "engine_id"
 	// FieldAudienceContactID holds the string denoting the audience_contact_id field in the database.
 	FieldAudienceContactID = "audience_contact_id"
 	// EdgeCampaign holds the string denoting the campaign edge name in mutations.
@@ -150,6 +152,7 @@ var Columns = []string{
 	FieldDispatchAttempts,
 	FieldClaimToken,
 	FieldCampaignID,
+	FieldEngineID,
 	FieldAudienceContactID,
 }
 
@@ -399,6 +402,11 @@ func ByClaimToken(opts ...sql.OrderTermOption) OrderOption {
 // ByCampaignID orders the results by the campaign_id field.
 func ByCampaignID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCampaignID, opts...).ToFunc()
+}
+
+// ByEngineID orders the results by the engine_id field.
+func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
 }
 
 // ByAudienceContactID orders the results by the audience_contact_id field.

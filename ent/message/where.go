@@ -235,6 +235,11 @@ func CampaignID(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldCampaignID, v))
 }
 
+// EngineID applies equality check predicate on the "engine_id" field. It's identical to EngineIDEQ.
+func EngineID(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldEngineID, v))
+}
+
 // AudienceContactID applies equality check predicate on the "audience_contact_id" field. It's identical to AudienceContactIDEQ.
 func AudienceContactID(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldAudienceContactID, v))
@@ -2398,6 +2403,81 @@ func CampaignIDEqualFold(v string) predicate.Message {
 // CampaignIDContainsFold applies the ContainsFold predicate on the "campaign_id" field.
 func CampaignIDContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldCampaignID, v))
+}
+
+// EngineIDEQ applies the EQ predicate on the "engine_id" field.
+func EngineIDEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldEngineID, v))
+}
+
+// EngineIDNEQ applies the NEQ predicate on the "engine_id" field.
+func EngineIDNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldEngineID, v))
+}
+
+// EngineIDIn applies the In predicate on the "engine_id" field.
+func EngineIDIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldEngineID, vs...))
+}
+
+// EngineIDNotIn applies the NotIn predicate on the "engine_id" field.
+func EngineIDNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldEngineID, vs...))
+}
+
+// EngineIDGT applies the GT predicate on the "engine_id" field.
+func EngineIDGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldEngineID, v))
+}
+
+// EngineIDGTE applies the GTE predicate on the "engine_id" field.
+func EngineIDGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldEngineID, v))
+}
+
+// EngineIDLT applies the LT predicate on the "engine_id" field.
+func EngineIDLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldEngineID, v))
+}
+
+// EngineIDLTE applies the LTE predicate on the "engine_id" field.
+func EngineIDLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldEngineID, v))
+}
+
+// EngineIDContains applies the Contains predicate on the "engine_id" field.
+func EngineIDContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldEngineID, v))
+}
+
+// EngineIDHasPrefix applies the HasPrefix predicate on the "engine_id" field.
+func EngineIDHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldEngineID, v))
+}
+
+// EngineIDHasSuffix applies the HasSuffix predicate on the "engine_id" field.
+func EngineIDHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldEngineID, v))
+}
+
+// EngineIDIsNil applies the IsNil predicate on the "engine_id" field.
+func EngineIDIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldEngineID))
+}
+
+// EngineIDNotNil applies the NotNil predicate on the "engine_id" field.
+func EngineIDNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldEngineID))
+}
+
+// EngineIDEqualFold applies the EqualFold predicate on the "engine_id" field.
+func EngineIDEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldEngineID, v))
+}
+
+// EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
+func EngineIDContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldEngineID, v))
 }
 
 // AudienceContactIDEQ applies the EQ predicate on the "audience_contact_id" field.

@@ -268,6 +268,7 @@ var (
 		{Name: "verification", Type: field.TypeString, Nullable: true},
 		{Name: "oldest_loaded_at", Type: field.TypeTime, Nullable: true},
 		{Name: "history_complete", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -302,6 +303,7 @@ var (
 		{Name: "member_jid", Type: field.TypeString},
 		{Name: "is_admin", Type: field.TypeBool, Default: false},
 		{Name: "is_super_admin", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 	}
 	// ChatMembersTable holds the schema information for the "chat_members" table.
 	ChatMembersTable = &schema.Table{
@@ -330,6 +332,7 @@ var (
 		{Name: "push_name", Type: field.TypeString, Nullable: true},
 		{Name: "is_business", Type: field.TypeBool, Default: false},
 		{Name: "saved", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// ContactsTable holds the schema information for the "contacts" table.
@@ -662,6 +665,7 @@ var (
 		{Name: "from_me", Type: field.TypeBool, Default: true},
 		{Name: "dispatch_attempts", Type: field.TypeInt, Default: 0},
 		{Name: "claim_token", Type: field.TypeString, Nullable: true},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "audience_contact_id", Type: field.TypeString, Nullable: true},
 		{Name: "campaign_id", Type: field.TypeString, Nullable: true},
 	}
@@ -673,7 +677,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[39]},
+				Columns:    []*schema.Column{MessagesColumns[40]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -708,6 +712,11 @@ var (
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[24]},
 			},
 			{
+				Name:    "message_workspace_id_engine_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+			},
+			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
@@ -718,7 +727,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[39]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -726,7 +735,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[39], MessagesColumns[22]},
+				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[22]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -936,6 +945,7 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true},
 		{Name: "user_email", Type: field.TypeString, Nullable: true},
 		{Name: "timezone", Type: field.TypeString, Nullable: true},
+		{Name: "default_engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// WorkspacesTable holds the schema information for the "workspaces" table.

@@ -67,6 +67,7 @@ func (Message) Fields() []ent.Field {
 		field.String("claim_token").Optional().Annotations(entgql.Skip()).
 			Comment("the token of the dispatch that holds the message while it is sending"),
 		field.String("campaign_id").Optional().Nillable().Immutable().Comment("the campaign that sent the message"),
+		field.String("engine_id").Optional().Comment("the engine (number) that sent or received the message"),
 		field.String("audience_contact_id").Optional().Nillable().Immutable().Annotations(entgql.Skip()).
 			Comment("the audience contact a campaign message was made for"),
 	}
@@ -91,6 +92,8 @@ func (Message) Indexes() []ent.Index {
 		// the message store: a chat's messages by time, and the pinned ones.
 		index.Fields("workspace_id", "to", "created_at"),
 		index.Fields("workspace_id", "created_at"),
+		// the messages of one number (engine).
+		index.Fields("workspace_id", "engine_id", "created_at"),
 		index.Fields("workspace_id", "to", "pinned_until").Annotations(entsql.IndexWhere("pinned_until IS NOT NULL")),
 		// A campaign makes one message per audience contact, never two: the row is
 		// made in the transaction that advances the campaign's cursor.
