@@ -75,7 +75,9 @@ func (e engines) Find(_ context.Context, _, id string) (engine.Engine, error) {
 	return e.eng, nil
 }
 
-func (e engines) Provided(context.Context, string) (engine.Engine, error) { return nil, engine.ErrNoEngine }
+func (e engines) Provided(context.Context, string) (engine.Engine, error) {
+	return nil, engine.ErrNoEngine
+}
 
 // queue records the dispatch tasks queued.
 type queue struct {
