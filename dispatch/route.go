@@ -9,7 +9,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent/chat"
 	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/message"
-	"github.com/switchboardhq/switchboard/ent/workspace"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -19,7 +18,7 @@ import (
 //     is not connected the message waits (engine.ErrNoEngine);
 //  2. else the engine its chat last used, while it is connected and is not the
 //     sandbox (the sandbox never shadows a real engine unless named);
-//  3. else the workspace's default engine, while it is connected;
+//  3. else the workspace's default engine (DefaultEngines), while it is connected;
 //  4. else Engines.Pick, the first connected real engine (the sandbox only in a
 //     workspace that owns none).
 //
@@ -47,8 +46,9 @@ type router struct {
 	rows     map[string]*ent.Engine // the engines named above, by id
 }
 
-// newRouter reads, in three queries, the chats' engines, the workspaces'
-// default engines and the rows of every engine they or the messages name.
+// newRouter reads, in a few queries for the whole batch, the chats' engines,
+// the workspaces' default engines and the rows of every engine they or the
+// messages name.
 func (d *Dispatcher) newRouter(ctx context.Context, ms []*ent.Message) (*router, error) {
 	sys := viewer.SystemContext(ctx)
 	rt := &router{engines: d.Engines, chats: map[[2]string]string{}, defaults: map[string]string{}, rows: map[string]*ent.Engine{}}
@@ -72,14 +72,13 @@ func (d *Dispatcher) newRouter(ctx context.Context, ms []*ent.Message) (*router,
 			rt.chats[[2]string{c.WorkspaceID, c.Jid}] = c.EngineID
 			named = append(named, c.EngineID)
 		}
-		wss, err := d.Client.Workspace.Query().Where(workspace.IDIn(workspaces...), workspace.DefaultEngineIDNEQ("")).
-			Select(workspace.FieldDefaultEngineID).All(sys)
+		defaults, err := DefaultEngines(ctx, d.Client, workspaces...)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range wss {
-			rt.defaults[w.ID] = w.DefaultEngineID
-			named = append(named, w.DefaultEngineID)
+		for ws, id := range defaults {
+			rt.defaults[ws] = id
+			named = append(named, id)
 		}
 	}
 	if len(named) == 0 {

@@ -255,6 +255,7 @@ func (r *Resolver) chatList(ctx context.Context, f *model.ChatFilter, limit, ski
 	}
 	cf.Named = f.IncludeWithoutName == nil || !*f.IncludeWithoutName
 	cf.Unarchived = f.IncludeArchive == nil || !*f.IncludeArchive
+	cf.Engine = engineFilter(&p, f.EngineID)
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return nil, err
 	}

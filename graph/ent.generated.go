@@ -78,7 +78,7 @@ type QueryResolver interface {
 	StoredMessages(ctx context.Context, filter *model.StoredMessageFilter, limit *int, skip *int) (*model.MessagePage, error)
 	MessageAck(ctx context.Context, key string, chatID *string) (int, error)
 	MessageAcks(ctx context.Context, keys []string, chatID *string) ([]*model.MessageAck, error)
-	ContactList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ContactPage, error)
+	ContactList(ctx context.Context, searchToken *string, engineID *string, limit *int, skip *int) (*model.ContactPage, error)
 	CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error)
 	ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error)
 	PinnedMessages(ctx context.Context, chatID string) (*model.MessagePage, error)
@@ -824,22 +824,30 @@ func (ec *executionContext) field_Query_contactList_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["searchToken"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg2
+	args["skip"] = arg3
 	return args, nil
 }
 
@@ -8065,7 +8073,7 @@ func (ec *executionContext) _Query_contactList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContactList(ctx, fc.Args["searchToken"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().ContactList(ctx, fc.Args["searchToken"].(*string), fc.Args["engineId"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ContactPage) graphql.Marshaler {

@@ -450,6 +450,7 @@ type ComplexityRoot struct {
 		Connected       func(childComplexity int) int
 		ConnectedAt     func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
+		Default         func(childComplexity int) int
 		DisconnectedAt  func(childComplexity int) int
 		HasSynced       func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -699,6 +700,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
+		SetDefaultEngine         func(childComplexity int, id string) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
@@ -758,7 +760,7 @@ type ComplexityRoot struct {
 		ChatParticipants      func(childComplexity int, chatID string, searchToken *string, limit *int, skip *int) int
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
-		ContactList           func(childComplexity int, searchToken *string, limit *int, skip *int) int
+		ContactList           func(childComplexity int, searchToken *string, engineID *string, limit *int, skip *int) int
 		Engine                func(childComplexity int, id string) int
 		EngineList            func(childComplexity int, limit *int, skip *int) int
 		FindSimilarBoardItems func(childComplexity int, boardID string, candidates []*model.BoardCandidateInput) int
@@ -2512,6 +2514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.CreatedAt(childComplexity), true
+	case "Engine.default":
+		if e.ComplexityRoot.Engine.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Default(childComplexity), true
 	case "Engine.disconnectedAt":
 		if e.ComplexityRoot.Engine.DisconnectedAt == nil {
 			break
@@ -3805,6 +3813,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
+	case "Mutation.setDefaultEngine":
+		if e.ComplexityRoot.Mutation.SetDefaultEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDefaultEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDefaultEngine(childComplexity, args["id"].(string)), true
 	case "Mutation.setGroupPicture":
 		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
 			break
@@ -4219,7 +4238,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.engine":
 		if e.ComplexityRoot.Query.Engine == nil {
 			break
@@ -5730,6 +5749,8 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_type(ctx, field)
 	case "connected":
 		return ec.fieldContext_Engine_connected(ctx, field)
+	case "default":
+		return ec.fieldContext_Engine_default(ctx, field)
 	case "state":
 		return ec.fieldContext_Engine_state(ctx, field)
 	case "stream":

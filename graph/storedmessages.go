@@ -99,6 +99,7 @@ func storedFilter(p *switchboard.Problems, f *model.StoredMessageFilter) inbox.M
 		}
 		mf.WireTypes = f.MessageTypes
 	}
+	mf.Engine = engineFilter(p, f.EngineID)
 	return mf
 }
 

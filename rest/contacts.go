@@ -18,6 +18,9 @@ type contactRecord struct {
 	ChatID     string `json:"chatId"`
 	Name       string `json:"name,omitempty"`
 	IsBusiness bool   `json:"isBusiness"`
+	// EngineID is the engine (number) that last reported the contact (a
+	// Switchboard addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // groupItem is the spec's group list item.
@@ -37,7 +40,7 @@ func newContactRecord(c *ent.Contact) contactRecord {
 	if name == "" {
 		name = c.PushName
 	}
-	return contactRecord{ChatID: c.Jid, Name: name, IsBusiness: c.IsBusiness}
+	return contactRecord{ChatID: c.Jid, Name: name, IsBusiness: c.IsBusiness, EngineID: c.EngineID}
 }
 
 // allContacts is the limit that asks for every contact in one answer.
@@ -55,7 +58,7 @@ func (s *server) listContacts(w http.ResponseWriter, r *http.Request) error {
 	if limit != nil && *limit == allContacts {
 		return s.streamContacts(w, r, skip)
 	}
-	page, err := s.query.ContactList(r.Context(), queryString(r, "searchToken"), limit, skip)
+	page, err := s.query.ContactList(r.Context(), queryString(r, "searchToken"), queryString(r, "engineId"), limit, skip)
 	if err != nil {
 		return err
 	}
@@ -76,7 +79,7 @@ func (s *server) streamContacts(w http.ResponseWriter, r *http.Request, skip *in
 		total int
 		n     int
 	)
-	err := s.core.AllContacts(r.Context(), queryString(r, "searchToken"), skip, func(t int) {
+	err := s.core.AllContacts(r.Context(), queryString(r, "searchToken"), queryString(r, "engineId"), skip, func(t int) {
 		total = t
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
