@@ -106,6 +106,11 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	key := e.NewKey("acme", "*")
 	a, b := runNumber(t, e, key), runNumber(t, e, key)
 	const x, y = "15550012222@c.us", "15550013333@c.us" // x replies to what it gets (the sandbox's rule)
+	rc := newReceiver(t, nil)
+	if r := e.Do("POST", "/v1/webhooks", key, map[string]any{"url": rc.URL + "/hook",
+		"events": []string{"message.delivered", "new_message_received_webhook"}}); r.Status != 201 {
+		t.Fatalf("create webhook = %d %s", r.Status, r.Raw)
+	}
 
 	if got := sendThrough(e, key, "+15550012222", b.id); got != b.id {
 		t.Fatalf("explicit send through b went through %s", got)
@@ -115,6 +120,14 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	reply := e.Do("GET", xOfB+"&limit=1", key, nil).List()[0] // newest first: the reply
 	if reply["fromMe"] != false || reply["engineId"] != b.id {
 		t.Errorf("reply = %v, want x's message with engineId %s", reply, b.id)
+	}
+	e.Eventually(10*time.Second, "the webhooks of b's send and x's reply", func() bool {
+		return len(rc.ofType("message.delivered")) > 0 && len(rc.ofType("new_message_received_webhook")) > 0
+	})
+	for _, typ := range []string{"message.delivered", "new_message_received_webhook"} {
+		if data := rc.ofType(typ)[0].payload["data"].(map[string]any); data["engineId"] != b.id {
+			t.Errorf("%s data = %v, want engineId %s", typ, data, b.id)
+		}
 	}
 	if got := sendThrough(e, key, "+15550012222", ""); got != b.id {
 		t.Errorf("implicit send to x went through %s, want b (the number x wrote to)", got)
@@ -155,6 +168,27 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	if d := cmp.Diff(totals, got); d != "" {
 		t.Errorf("totals (-want +got):\n%s", d)
 	}
+	// GraphQL filters alike, and shows each message's engine.
+	res := gql(e, key, `query($a: String!, $b: String!) {
+		a: storedMessages(filter: {engineId: $a}) { total items { engineID } }
+		b: scheduledMessages(filter: {engineId: $b}) { total }
+		chats: chatList(filter: {engineId: $b, includeWithoutName: true}) { total items { jid engineID } }
+		contacts: contactList(engineId: $a) { total items { jid engineID } }
+	}`, map[string]any{"a": a.id, "b": b.id})
+	if len(res.Errors) > 0 {
+		t.Fatalf("graphql: %+v", res.Errors)
+	}
+	gqlTotals := map[string]any{}
+	for k, v := range res.Data {
+		gqlTotals[k] = v.(map[string]any)["total"]
+	}
+	if d := cmp.Diff(map[string]any{"a": 2.0, "b": 0.0, "chats": 1.0, "contacts": 1.0}, gqlTotals); d != "" {
+		t.Errorf("GraphQL totals (-want +got):\n%s", d)
+	}
+	if item := res.Data["chats"].(map[string]any)["items"].([]any)[0].(map[string]any); item["jid"] != x || item["engineID"] != b.id {
+		t.Errorf("GraphQL chat = %v, want %s of %s", item, x, b.id)
+	}
+
 	chats := map[string]string{}
 	for _, c := range e.Do("GET", "/v1/chats?includeWithoutName=true", key, nil).List() {
 		chats[c["chatId"].(string)], _ = c["engineId"].(string)
