@@ -77,14 +77,7 @@ func pinged(e *apptest.Env, key, id string) bool {
 // Run's result arrives on.
 func runSandbox(t *testing.T, serverURL, token string) (*remote.Client, <-chan error) {
 	t.Helper()
-	url := "sqlite://" + t.TempDir() + "/engine.db"
-	db, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := storage.Migrate(context.Background(), db, url); err != nil {
-		t.Fatal(err)
-	}
+	db := sandboxDB(t)
 	c := &remote.Client{URL: serverURL, Token: token, NoReconnect: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	done, stopped := make(chan error, 1), make(chan struct{})
@@ -96,9 +89,24 @@ func runSandbox(t *testing.T, serverURL, token string) (*remote.Client, <-chan e
 		case <-time.After(5 * time.Second):
 			t.Error("the sandbox client did not stop")
 		}
-		db.Close()
 	})
 	return c, done
+}
+
+// sandboxDB is the memory of an out-of-process sandbox: a new SQLite database,
+// closed when the test ends.
+func sandboxDB(t *testing.T) *ent.Client {
+	t.Helper()
+	url := "sqlite://" + t.TempDir() + "/engine.db"
+	db, err := storage.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.Migrate(context.Background(), db, url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func TestEngineCRUD(t *testing.T) {

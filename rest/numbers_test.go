@@ -13,7 +13,6 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
-	"github.com/switchboardhq/switchboard/storage"
 )
 
 // Several numbers in one workspace (docs/engines.md, "Several numbers"): two
@@ -37,14 +36,7 @@ type number struct {
 func runNumber(t *testing.T, e *apptest.Env, key string) number {
 	t.Helper()
 	rec := createEngine(e, key, "remote")
-	dbURL := "sqlite://" + t.TempDir() + "/engine.db"
-	db, err := storage.Open(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := storage.Migrate(context.Background(), db, dbURL); err != nil {
-		t.Fatal(err)
-	}
+	db := sandboxDB(t)
 	c := &remote.Client{URL: e.Server.URL, Token: rec["token"].(string), NoReconnect: true,
 		Capabilities: remote.Capabilities(sendOnly{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,7 +57,7 @@ func runNumber(t *testing.T, e *apptest.Env, key string) number {
 			t.Error("the sandbox client did not stop")
 		}
 	}
-	t.Cleanup(func() { stop(); db.Close() })
+	t.Cleanup(stop)
 	id := rec["id"].(string)
 	e.Eventually(10*time.Second, "engine "+id+" in ping", func() bool { return pinged(e, key, id) })
 	return number{id: id, client: c, stop: stop}
@@ -340,6 +332,27 @@ func TestEngineIDValidation(t *testing.T) {
 	if n := listTotal(e, key, "/v1/scheduled-messages"); n != 0 {
 		t.Errorf("refused sends stored %d messages", n)
 	}
+	// An edit names, changes or drops the engine of a message not sent yet.
+	ours := createEngine(e, key, "remote")["id"].(string)
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	r := e.Do("POST", "/v1/scheduled-messages/+15550030000", key, map[string]any{"type": "text", "text": "x", "sendAt": later, "engineId": ours})
+	if r.Status != 201 || r.Data()["engineId"] != ours {
+		t.Fatalf("schedule through ours = %d %s", r.Status, r.Raw)
+	}
+	path := "/v1/scheduled-messages/" + r.Data()["id"].(string)
+	if r := e.Do("PATCH", path, key, map[string]any{"engineId": theirs}); r.Status != 404 {
+		t.Errorf("edit to another workspace's engine = %d %s", r.Status, r.Raw)
+	}
+	if r := e.Do("PATCH", path, key, map[string]any{"engineId": ""}); r.Status != 200 || r.Data()["engineId"] != nil {
+		t.Errorf("edit dropping the engine = %d %s", r.Status, r.Raw)
+	}
+	if r := e.Do("PATCH", path, key, map[string]any{"text": "y"}); r.Status != 200 || r.Data()["engineId"] != nil {
+		t.Errorf("edit of the text = %d %s, want no engine still", r.Status, r.Raw)
+	}
+	if r := e.Do("PATCH", path, key, map[string]any{"engineId": ours}); r.Status != 200 || r.Data()["engineId"] != ours {
+		t.Errorf("edit naming the engine = %d %s", r.Status, r.Raw)
+	}
+
 	res := gql(e, key, `mutation($in: MessageInput!) { scheduleMessage(chatId: "+15550030000", input: $in) { message { id } } }`,
 		map[string]any{"in": map[string]any{"type": "text", "text": "x", "engineId": theirs}})
 	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "not_found" {
