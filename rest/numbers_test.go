@@ -3,7 +3,6 @@ package rest_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"testing"
 	"time"
 
@@ -90,20 +89,42 @@ func listTotal(e *apptest.Env, key, path string) int {
 	return int(n)
 }
 
+// twoNumbers is a workspace with two numbers, a and b; x replies to what it
+// gets (the sandbox's rule for numbers ending in 2222), y does not.
+type twoNumbers struct {
+	t    *testing.T
+	e    *apptest.Env
+	key  string
+	a, b number
+}
+
+const x, y = "15550012222@c.us", "15550013333@c.us"
+
 // Sends go through the number named, else back through the number the
 // conversation last used; replies are stored with the number that received
 // them; every list filters by engineId with exact totals.
 func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	e := remoteEnv(t)
 	key := e.NewKey("acme", "*")
-	a, b := runNumber(t, e, key), runNumber(t, e, key)
-	const x, y = "15550012222@c.us", "15550013333@c.us" // x replies to what it gets (the sandbox's rule)
+	n := &twoNumbers{t: t, e: e, key: key, a: runNumber(t, e, key), b: runNumber(t, e, key)}
+	n.replyComesBackOnItsNumber()
+	n.sendsToY()
+	n.listsFilterByEngine()
+	n.graphQLFiltersByEngine()
+	n.conversationMovesToA()
+	n.scheduledNamesItsEngine()
+	n.namedEngineAway()
+}
+
+// replyComesBackOnItsNumber: b writes to x, x's reply is b's (in the store and
+// in webhook data), and the next send to x goes back through b.
+func (n *twoNumbers) replyComesBackOnItsNumber() {
+	t, e, key, b := n.t, n.e, n.key, n.b
 	rc := newReceiver(t, nil)
 	if r := e.Do("POST", "/v1/webhooks", key, map[string]any{"url": rc.URL + "/hook",
 		"events": []string{"message.delivered", "new_message_received_webhook"}}); r.Status != 201 {
 		t.Fatalf("create webhook = %d %s", r.Status, r.Raw)
 	}
-
 	if got := sendThrough(e, key, "+15550012222", b.id); got != b.id {
 		t.Fatalf("explicit send through b went through %s", got)
 	}
@@ -125,7 +146,11 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 		t.Errorf("implicit send to x went through %s, want b (the number x wrote to)", got)
 	}
 	e.Eventually(10*time.Second, "the second reply", func() bool { return listTotal(e, key, xOfB) == 4 })
+}
 
+// sendsToY: a writes to y, named then implied.
+func (n *twoNumbers) sendsToY() {
+	t, e, key, a := n.t, n.e, n.key, n.a
 	if got := sendThrough(e, key, "+15550013333", a.id); got != a.id {
 		t.Fatalf("explicit send through a went through %s", got)
 	}
@@ -135,7 +160,12 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	e.Eventually(10*time.Second, "y's messages delivered", func() bool {
 		return listTotal(e, key, "/v1/contacts?engineId="+a.id) == 1
 	})
+}
 
+// listsFilterByEngine: every REST list's engineId filter, with exact totals,
+// and each chat's engine.
+func (n *twoNumbers) listsFilterByEngine() {
+	t, e, key, a, b := n.t, n.e, n.key, n.a, n.b
 	totals := map[string]int{
 		"/v1/messages?engineId=" + a.id:                                 2,
 		"/v1/messages?engineId=" + b.id:                                 4,
@@ -147,7 +177,7 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 		"/v1/contacts?engineId=" + b.id:                                 1,
 		"/v1/contacts?limit=-1&engineId=" + b.id:                        1,
 		"/v1/scheduled-messages?engineId=" + a.id:                       0,
-		"/v1/messages?engineId=" + url.QueryEscape("eng_not_ours"):      0,
+		"/v1/messages?engineId=eng_not_ours":                            0,
 		"/v1/chats?includeWithoutName=true&engineId=eng_not_ours":       0,
 		"/v1/contacts?engineId=eng_not_ours":                            0,
 		"/v1/scheduled-messages?engineId=eng_not_ours":                  0,
@@ -160,7 +190,18 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	if d := cmp.Diff(totals, got); d != "" {
 		t.Errorf("totals (-want +got):\n%s", d)
 	}
-	// GraphQL filters alike, and shows each message's engine.
+	chats := map[string]string{}
+	for _, c := range e.Do("GET", "/v1/chats?includeWithoutName=true", key, nil).List() {
+		chats[c["chatId"].(string)], _ = c["engineId"].(string)
+	}
+	if d := cmp.Diff(map[string]string{x: b.id, y: a.id}, chats); d != "" {
+		t.Errorf("chats' engines (-want +got):\n%s", d)
+	}
+}
+
+// graphQLFiltersByEngine: GraphQL filters alike, and shows each row's engine.
+func (n *twoNumbers) graphQLFiltersByEngine() {
+	t, e, key, a, b := n.t, n.e, n.key, n.a, n.b
 	res := gql(e, key, `query($a: String!, $b: String!) {
 		a: storedMessages(filter: {engineId: $a}) { total items { engineID } }
 		b: scheduledMessages(filter: {engineId: $b}) { total }
@@ -180,16 +221,12 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	if item := res.Data["chats"].(map[string]any)["items"].([]any)[0].(map[string]any); item["jid"] != x || item["engineID"] != b.id {
 		t.Errorf("GraphQL chat = %v, want %s of %s", item, x, b.id)
 	}
+}
 
-	chats := map[string]string{}
-	for _, c := range e.Do("GET", "/v1/chats?includeWithoutName=true", key, nil).List() {
-		chats[c["chatId"].(string)], _ = c["engineId"].(string)
-	}
-	if d := cmp.Diff(map[string]string{x: b.id, y: a.id}, chats); d != "" {
-		t.Errorf("chats' engines (-want +got):\n%s", d)
-	}
-
-	// x writes to a now: the conversation's number is a from here on.
+// conversationMovesToA: x writes to a; the conversation's number is a from
+// here on, and nothing of b's moves.
+func (n *twoNumbers) conversationMovesToA() {
+	t, e, key, a, b := n.t, n.e, n.key, n.a, n.b
 	err := a.client.HandleEvent(context.Background(), engine.Event{ID: "to-a-1", Type: engine.EventMessage, At: time.Now(),
 		Message: &engine.Incoming{Key: engine.Key{Remote: x, ID: "3EB1TOA"}, From: x, Type: "text", Text: "on a now"}})
 	if err != nil {
@@ -205,8 +242,11 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	if n := listTotal(e, key, "/v1/messages?chatId="+x+"&engineId="+b.id); n != 4 {
 		t.Errorf("x's messages on b = %d after a's, want 4 (nothing moved)", n)
 	}
+}
 
-	// A scheduled message names its engine; webhook-shaped JSON carries it.
+// scheduledNamesItsEngine: a scheduled message to y names b and goes through b.
+func (n *twoNumbers) scheduledNamesItsEngine() {
+	t, e, key, b := n.t, n.e, n.key, n.b
 	r := e.Do("POST", "/v1/scheduled-messages/+15550013333", key, map[string]any{"type": "text", "text": "later", "engineId": b.id})
 	if r.Status != 201 || r.Data()["engineId"] != b.id {
 		t.Fatalf("schedule through b = %d %s", r.Status, r.Raw)
@@ -221,12 +261,15 @@ func TestTwoNumbersRouteAndFilter(t *testing.T) {
 	if n := listTotal(e, key, "/v1/messages?chatId="+y+"&engineId="+b.id); n != 1 {
 		t.Errorf("y's messages of b = %d, want 1 (the scheduled one)", n)
 	}
+}
 
-	// b goes away: a send that names it is refused, a scheduled one waits for
-	// it; the conversation's number is a preference, so y still gets sends.
+// namedEngineAway: b goes away; a send that names it is refused, a scheduled
+// one waits for it (never sent from a).
+func (n *twoNumbers) namedEngineAway() {
+	t, e, key, b := n.t, n.e, n.key, n.b
 	b.stop()
 	e.Eventually(10*time.Second, "b out of ping", func() bool { return !pinged(e, key, b.id) })
-	r = e.Do("POST", "/v1/messages/+15550013333", key, map[string]any{"type": "text", "text": "x", "engineId": b.id, "withTyping": false})
+	r := e.Do("POST", "/v1/messages/+15550013333", key, map[string]any{"type": "text", "text": "x", "engineId": b.id, "withTyping": false})
 	if r.Status != 503 || r.Error()["code"] != "engine_unavailable" {
 		t.Errorf("send through a disconnected engine = %d %s, want 503 engine_unavailable", r.Status, r.Raw)
 	}
