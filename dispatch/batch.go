@@ -80,6 +80,13 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, reqs []*request) {
 	for _, m := range rows {
 		byID[m.ID] = m
 	}
+	rt, err := d.newRouter(ctx, rows)
+	if err != nil {
+		for _, r := range reqs {
+			r.done <- result{err: err}
+		}
+		return
+	}
 	now := time.Now()
 	var batch []claimed
 	waiting := make(map[string]*request, len(reqs))
@@ -96,7 +103,7 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, reqs []*request) {
 			r.done <- result{early: m.SendAt}
 			continue
 		}
-		eng, err := d.Engines.Pick(viewer.WorkspaceContext(ctx, m.WorkspaceID), m.WorkspaceID)
+		eng, err := rt.route(ctx, m)
 		if errors.Is(err, engine.ErrNoEngine) {
 			r.done <- result{err: d.noEngine(ctx, m, now)}
 			continue
@@ -235,7 +242,8 @@ func (d *Dispatcher) outgoing(ctx context.Context, m *ent.Message) engine.Outgoi
 
 // recordSent applies what the engine said of each claimed message, in one
 // transaction: confirmed, failed when the network rejected it, or handed back to
-// pending when the engine failed for now (the resend carries the same wire id). It
+// pending when the engine failed for now (the resend carries the same wire id);
+// a message the network took or refused records the engine it went through. It
 // returns, per message, the error its task returns: the engine's when it failed
 // for now. When the transaction fails, the messages are recorded one by one.
 // What the engine said is recorded even when ctx ends now (a shutdown): a message
@@ -253,6 +261,9 @@ func (d *Dispatcher) recordSent(ctx context.Context, batch []claimed, sent []eng
 		metrics.Dispatches.WithLabelValues(outcome).Inc()
 	}
 	err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) error {
+		if err := recordEngines(ctx, tx, batch, sent); err != nil {
+			return err
+		}
 		// The usual outcome, the network took the message under the key it was
 		// claimed with, is recorded for all of them in one statement.
 		var confirmed []*ent.Message
@@ -269,7 +280,13 @@ func (d *Dispatcher) recordSent(ctx context.Context, batch []claimed, sent []eng
 		return errs
 	}
 	for i, c := range batch {
-		if err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) error { return recordOne(ctx, tx, c.m, sent[i]) }); err != nil {
+		one := func(tx *ent.Tx) error {
+			if err := recordEngines(ctx, tx, batch[i:i+1], sent[i:i+1]); err != nil {
+				return err
+			}
+			return recordOne(ctx, tx, c.m, sent[i])
+		}
+		if err := storage.WithTx(ctx, d.Client, one); err != nil {
 			slog.Error("dispatch: outcome not recorded; the reconciler releases the claim", "message", c.m.ID, "err", err)
 			errs[i] = cmp.Or(errs[i], err)
 		}

@@ -22,10 +22,15 @@ import (
 // ExpireAfter is how long a due message waits for an engine before it expires.
 const ExpireAfter = 24 * time.Hour
 
-// Engines picks the engine that sends a workspace's messages (*engine.Registry).
+// Engines finds the engines that send a workspace's messages (*engine.Registry).
 type Engines interface {
 	// Pick returns an engine of the workspace, or engine.ErrNoEngine.
 	Pick(ctx context.Context, workspaceID string) (engine.Engine, error)
+	// Find returns the engine engineID of the workspace while it is connected,
+	// or engine.ErrDisconnected.
+	Find(ctx context.Context, workspaceID, engineID string) (engine.Engine, error)
+	// Provided returns the workspace's sandbox engine, or engine.ErrNoEngine.
+	Provided(ctx context.Context, workspaceID string) (engine.Engine, error)
 }
 
 // Queue queues the dispatch task of a message (*jobs.Queue).
@@ -49,7 +54,7 @@ type Dispatcher struct {
 }
 
 // Dispatch sends the message messageID of workspaceID through an engine of the
-// workspace: the body of a dispatch task. While Run runs, the message joins the
+// workspace (see Route): the body of a dispatch task. While Run runs, the message joins the
 // batch of every dispatch running at the same moment (see dispatchBatch);
 // otherwise it is a batch of its own. A message that is gone, no longer pending
 // or claimed by another run is left alone (nil); one due later than a second from

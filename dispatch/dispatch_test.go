@@ -68,6 +68,17 @@ func (e engines) Pick(context.Context, string) (engine.Engine, error) {
 	return e.eng, nil
 }
 
+func (e engines) Find(_ context.Context, _, id string) (engine.Engine, error) {
+	if e.eng == nil || e.eng.ID() != id {
+		return nil, engine.ErrDisconnected
+	}
+	return e.eng, nil
+}
+
+func (e engines) Provided(context.Context, string) (engine.Engine, error) {
+	return nil, engine.ErrNoEngine
+}
+
 // queue records the dispatch tasks queued.
 type queue struct {
 	mu     sync.Mutex

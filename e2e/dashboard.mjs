@@ -74,6 +74,13 @@ try {
     await shot("02-engines");
   });
 
+  await step("make the sandbox the default engine", async () => {
+    const row = page.locator("tr[data-engine]", { hasText: "sandbox" });
+    await row.locator("button", { hasText: "Make default" }).click();
+    await row.locator(".badge.default").waitFor();
+    await noErrorBox();
+  });
+
   await step("send a message and watch it reach read", async () => {
     await nav("Messages");
     await page.fill("#send-form input[name=to]", "+15551230001");

@@ -132,6 +132,16 @@ func (r *Registry) Ensure(ctx context.Context, workspaceID string) (Engine, erro
 	if len(list) > 0 {
 		return list[0], nil
 	}
+	return r.Provided(ctx, workspaceID)
+}
+
+// Provided returns the provider's engine of the workspace (the sandbox), made
+// on first use, or ErrNoEngine when the workspace gets none: the engine a send
+// that names the sandbox goes through, whatever other engines it has.
+func (r *Registry) Provided(ctx context.Context, workspaceID string) (Engine, error) {
+	if e := r.providedEngine(workspaceID); e != nil {
+		return e, nil
+	}
 	if r.provide == nil {
 		return nil, ErrNoEngine
 	}
@@ -140,16 +150,36 @@ func (r *Registry) Ensure(ctx context.Context, workspaceID string) (Engine, erro
 		return nil, ErrNoEngine
 	}
 	r.mu.Lock()
-	if cur := r.engines[workspaceID]; len(cur) > 0 { // provided concurrently
+	if _, ok := r.provided[workspaceID]; ok { // provided concurrently
 		r.mu.Unlock()
 		_ = e.Close()
-		return cur[0], nil
+		if cur := r.providedEngine(workspaceID); cur != nil {
+			return cur, nil
+		}
+		return nil, ErrNoEngine
 	}
-	r.engines[workspaceID] = []Engine{e}
+	r.engines[workspaceID] = append(r.engines[workspaceID], e)
 	r.provided[workspaceID] = e.ID()
 	r.mu.Unlock()
 	r.beat(ctx, workspaceID, e)
 	return e, nil
+}
+
+// providedEngine is the provider's engine of the workspace this process holds,
+// or nil.
+func (r *Registry) providedEngine(workspaceID string) Engine {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id, ok := r.provided[workspaceID]
+	if !ok {
+		return nil
+	}
+	for _, e := range r.engines[workspaceID] {
+		if e.ID() == id {
+			return e
+		}
+	}
+	return nil
 }
 
 // Find returns the engine engineID of the workspace wherever its session runs, or

@@ -59,6 +59,8 @@ type Chat struct {
 	OldestLoadedAt *time.Time `json:"oldest_loaded_at,omitempty"`
 	// the phone has no history older than oldest_loaded_at
 	HistoryComplete bool `json:"history_complete,omitempty"`
+	// the engine (number) of the chat's latest message, either direction
+	EngineID string `json:"engine_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -75,7 +77,7 @@ func (*Chat) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case chat.FieldUnreadCount, chat.FieldParticipantCount, chat.FieldSubscribers:
 			values[i] = new(sql.NullInt64)
-		case chat.FieldID, chat.FieldWorkspaceID, chat.FieldJid, chat.FieldKind, chat.FieldName, chat.FieldLastMessageText, chat.FieldOwner, chat.FieldDescription, chat.FieldInvite, chat.FieldVerification:
+		case chat.FieldID, chat.FieldWorkspaceID, chat.FieldJid, chat.FieldKind, chat.FieldName, chat.FieldLastMessageText, chat.FieldOwner, chat.FieldDescription, chat.FieldInvite, chat.FieldVerification, chat.FieldEngineID:
 			values[i] = new(sql.NullString)
 		case chat.FieldLastMessageAt, chat.FieldOldestLoadedAt, chat.FieldCreatedAt, chat.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -228,6 +230,12 @@ func (_m *Chat) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.HistoryComplete = value.Bool
 			}
+		case chat.FieldEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field engine_id", values[i])
+			} else if value.Valid {
+				_m.EngineID = value.String
+			}
 		case chat.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -342,6 +350,9 @@ func (_m *Chat) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("history_complete=")
 	builder.WriteString(fmt.Sprintf("%v", _m.HistoryComplete))
+	builder.WriteString(", ")
+	builder.WriteString("engine_id=")
+	builder.WriteString(_m.EngineID)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

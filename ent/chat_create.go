@@ -293,6 +293,20 @@ func (_c *ChatCreate) SetNillableHistoryComplete(v *bool) *ChatCreate {
 	return _c
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_c *ChatCreate) SetEngineID(v string) *ChatCreate {
+	_c.mutation.SetEngineID(v)
+	return _c
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_c *ChatCreate) SetNillableEngineID(v *string) *ChatCreate {
+	if v != nil {
+		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ChatCreate) SetCreatedAt(v time.Time) *ChatCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -622,6 +636,10 @@ func (_c *ChatCreate) createSpec() (*Chat, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.HistoryComplete(); ok {
 		_spec.SetField(chat.FieldHistoryComplete, field.TypeBool, value)
 		_node.HistoryComplete = value
+	}
+	if value, ok := _c.mutation.EngineID(); ok {
+		_spec.SetField(chat.FieldEngineID, field.TypeString, value)
+		_node.EngineID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(chat.FieldCreatedAt, field.TypeTime, value)
@@ -962,6 +980,24 @@ func (u *ChatUpsert) SetHistoryComplete(v bool) *ChatUpsert {
 // UpdateHistoryComplete sets the "history_complete" field to the value that was provided on create.
 func (u *ChatUpsert) UpdateHistoryComplete() *ChatUpsert {
 	u.SetExcluded(chat.FieldHistoryComplete)
+	return u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatUpsert) SetEngineID(v string) *ChatUpsert {
+	u.Set(chat.FieldEngineID, v)
+	return u
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatUpsert) UpdateEngineID() *ChatUpsert {
+	u.SetExcluded(chat.FieldEngineID)
+	return u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatUpsert) ClearEngineID() *ChatUpsert {
+	u.SetNull(chat.FieldEngineID)
 	return u
 }
 
@@ -1363,6 +1399,27 @@ func (u *ChatUpsertOne) SetHistoryComplete(v bool) *ChatUpsertOne {
 func (u *ChatUpsertOne) UpdateHistoryComplete() *ChatUpsertOne {
 	return u.Update(func(s *ChatUpsert) {
 		s.UpdateHistoryComplete()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatUpsertOne) SetEngineID(v string) *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatUpsertOne) UpdateEngineID() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatUpsertOne) ClearEngineID() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.ClearEngineID()
 	})
 }
 
@@ -1933,6 +1990,27 @@ func (u *ChatUpsertBulk) SetHistoryComplete(v bool) *ChatUpsertBulk {
 func (u *ChatUpsertBulk) UpdateHistoryComplete() *ChatUpsertBulk {
 	return u.Update(func(s *ChatUpsert) {
 		s.UpdateHistoryComplete()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatUpsertBulk) SetEngineID(v string) *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatUpsertBulk) UpdateEngineID() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatUpsertBulk) ClearEngineID() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.ClearEngineID()
 	})
 }
 

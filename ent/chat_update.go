@@ -350,6 +350,26 @@ func (_u *ChatUpdate) SetNillableHistoryComplete(v *bool) *ChatUpdate {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *ChatUpdate) SetEngineID(v string) *ChatUpdate {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ChatUpdate) SetNillableEngineID(v *string) *ChatUpdate {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ChatUpdate) ClearEngineID() *ChatUpdate {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ChatUpdate) SetUpdatedAt(v time.Time) *ChatUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -517,6 +537,12 @@ func (_u *ChatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.HistoryComplete(); ok {
 		_spec.SetField(chat.FieldHistoryComplete, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(chat.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(chat.FieldEngineID, field.TypeString)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(chat.FieldUpdatedAt, field.TypeTime, value)
@@ -864,6 +890,26 @@ func (_u *ChatUpdateOne) SetNillableHistoryComplete(v *bool) *ChatUpdateOne {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *ChatUpdateOne) SetEngineID(v string) *ChatUpdateOne {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ChatUpdateOne) SetNillableEngineID(v *string) *ChatUpdateOne {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ChatUpdateOne) ClearEngineID() *ChatUpdateOne {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ChatUpdateOne) SetUpdatedAt(v time.Time) *ChatUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -1061,6 +1107,12 @@ func (_u *ChatUpdateOne) sqlSave(ctx context.Context) (_node *Chat, err error) {
 	}
 	if value, ok := _u.mutation.HistoryComplete(); ok {
 		_spec.SetField(chat.FieldHistoryComplete, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(chat.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(chat.FieldEngineID, field.TypeString)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(chat.FieldUpdatedAt, field.TypeTime, value)

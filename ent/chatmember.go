@@ -26,6 +26,8 @@ type ChatMember struct {
 	IsAdmin bool `json:"is_admin,omitempty"`
 	// IsSuperAdmin holds the value of the "is_super_admin" field.
 	IsSuperAdmin bool `json:"is_super_admin,omitempty"`
+	// the engine (number) that last reported the member
+	EngineID     string `json:"engine_id,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -36,7 +38,7 @@ func (*ChatMember) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case chatmember.FieldIsAdmin, chatmember.FieldIsSuperAdmin:
 			values[i] = new(sql.NullBool)
-		case chatmember.FieldID, chatmember.FieldWorkspaceID, chatmember.FieldChatJid, chatmember.FieldMemberJid:
+		case chatmember.FieldID, chatmember.FieldWorkspaceID, chatmember.FieldChatJid, chatmember.FieldMemberJid, chatmember.FieldEngineID:
 			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -89,6 +91,12 @@ func (_m *ChatMember) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.IsSuperAdmin = value.Bool
 			}
+		case chatmember.FieldEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field engine_id", values[i])
+			} else if value.Valid {
+				_m.EngineID = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -139,6 +147,9 @@ func (_m *ChatMember) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("is_super_admin=")
 	builder.WriteString(fmt.Sprintf("%v", _m.IsSuperAdmin))
+	builder.WriteString(", ")
+	builder.WriteString("engine_id=")
+	builder.WriteString(_m.EngineID)
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -68,6 +68,20 @@ func (_c *ChatMemberCreate) SetNillableIsSuperAdmin(v *bool) *ChatMemberCreate {
 	return _c
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_c *ChatMemberCreate) SetEngineID(v string) *ChatMemberCreate {
+	_c.mutation.SetEngineID(v)
+	return _c
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_c *ChatMemberCreate) SetNillableEngineID(v *string) *ChatMemberCreate {
+	if v != nil {
+		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *ChatMemberCreate) SetID(v string) *ChatMemberCreate {
 	_c.mutation.SetID(v)
@@ -225,6 +239,10 @@ func (_c *ChatMemberCreate) createSpec() (*ChatMember, *sqlgraph.CreateSpec) {
 		_spec.SetField(chatmember.FieldIsSuperAdmin, field.TypeBool, value)
 		_node.IsSuperAdmin = value
 	}
+	if value, ok := _c.mutation.EngineID(); ok {
+		_spec.SetField(chatmember.FieldEngineID, field.TypeString, value)
+		_node.EngineID = value
+	}
 	return _node, _spec
 }
 
@@ -298,6 +316,24 @@ func (u *ChatMemberUpsert) SetIsSuperAdmin(v bool) *ChatMemberUpsert {
 // UpdateIsSuperAdmin sets the "is_super_admin" field to the value that was provided on create.
 func (u *ChatMemberUpsert) UpdateIsSuperAdmin() *ChatMemberUpsert {
 	u.SetExcluded(chatmember.FieldIsSuperAdmin)
+	return u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatMemberUpsert) SetEngineID(v string) *ChatMemberUpsert {
+	u.Set(chatmember.FieldEngineID, v)
+	return u
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatMemberUpsert) UpdateEngineID() *ChatMemberUpsert {
+	u.SetExcluded(chatmember.FieldEngineID)
+	return u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatMemberUpsert) ClearEngineID() *ChatMemberUpsert {
+	u.SetNull(chatmember.FieldEngineID)
 	return u
 }
 
@@ -383,6 +419,27 @@ func (u *ChatMemberUpsertOne) SetIsSuperAdmin(v bool) *ChatMemberUpsertOne {
 func (u *ChatMemberUpsertOne) UpdateIsSuperAdmin() *ChatMemberUpsertOne {
 	return u.Update(func(s *ChatMemberUpsert) {
 		s.UpdateIsSuperAdmin()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatMemberUpsertOne) SetEngineID(v string) *ChatMemberUpsertOne {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatMemberUpsertOne) UpdateEngineID() *ChatMemberUpsertOne {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatMemberUpsertOne) ClearEngineID() *ChatMemberUpsertOne {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.ClearEngineID()
 	})
 }
 
@@ -635,6 +692,27 @@ func (u *ChatMemberUpsertBulk) SetIsSuperAdmin(v bool) *ChatMemberUpsertBulk {
 func (u *ChatMemberUpsertBulk) UpdateIsSuperAdmin() *ChatMemberUpsertBulk {
 	return u.Update(func(s *ChatMemberUpsert) {
 		s.UpdateIsSuperAdmin()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ChatMemberUpsertBulk) SetEngineID(v string) *ChatMemberUpsertBulk {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ChatMemberUpsertBulk) UpdateEngineID() *ChatMemberUpsertBulk {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ChatMemberUpsertBulk) ClearEngineID() *ChatMemberUpsertBulk {
+	return u.Update(func(s *ChatMemberUpsert) {
+		s.ClearEngineID()
 	})
 }
 

@@ -56,6 +56,26 @@ func (_u *ChatMemberUpdate) SetNillableIsSuperAdmin(v *bool) *ChatMemberUpdate {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *ChatMemberUpdate) SetEngineID(v string) *ChatMemberUpdate {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ChatMemberUpdate) SetNillableEngineID(v *string) *ChatMemberUpdate {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ChatMemberUpdate) ClearEngineID() *ChatMemberUpdate {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // Mutation returns the ChatMemberMutation object of the builder.
 func (_u *ChatMemberUpdate) Mutation() *ChatMemberMutation {
 	return _u.mutation
@@ -109,6 +129,12 @@ func (_u *ChatMemberUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	if value, ok := _u.mutation.IsSuperAdmin(); ok {
 		_spec.SetField(chatmember.FieldIsSuperAdmin, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(chatmember.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(chatmember.FieldEngineID, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -156,6 +182,26 @@ func (_u *ChatMemberUpdateOne) SetNillableIsSuperAdmin(v *bool) *ChatMemberUpdat
 	if v != nil {
 		_u.SetIsSuperAdmin(*v)
 	}
+	return _u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (_u *ChatMemberUpdateOne) SetEngineID(v string) *ChatMemberUpdateOne {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ChatMemberUpdateOne) SetNillableEngineID(v *string) *ChatMemberUpdateOne {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ChatMemberUpdateOne) ClearEngineID() *ChatMemberUpdateOne {
+	_u.mutation.ClearEngineID()
 	return _u
 }
 
@@ -241,6 +287,12 @@ func (_u *ChatMemberUpdateOne) sqlSave(ctx context.Context) (_node *ChatMember, 
 	}
 	if value, ok := _u.mutation.IsSuperAdmin(); ok {
 		_spec.SetField(chatmember.FieldIsSuperAdmin, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(chatmember.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(chatmember.FieldEngineID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &ChatMember{config: _u.config}

@@ -31,6 +31,8 @@ type Contact struct {
 	IsBusiness bool `json:"is_business,omitempty"`
 	// in the phone's address book
 	Saved bool `json:"saved,omitempty"`
+	// the engine (number) that last reported the contact
+	EngineID string `json:"engine_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
 	selectValues sql.SelectValues
@@ -43,7 +45,7 @@ func (*Contact) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case contact.FieldIsBusiness, contact.FieldSaved:
 			values[i] = new(sql.NullBool)
-		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldLid, contact.FieldName, contact.FieldPushName:
+		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldLid, contact.FieldName, contact.FieldPushName, contact.FieldEngineID:
 			values[i] = new(sql.NullString)
 		case contact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -110,6 +112,12 @@ func (_m *Contact) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Saved = value.Bool
 			}
+		case contact.FieldEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field engine_id", values[i])
+			} else if value.Valid {
+				_m.EngineID = value.String
+			}
 		case contact.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -172,6 +180,9 @@ func (_m *Contact) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("saved=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Saved))
+	builder.WriteString(", ")
+	builder.WriteString("engine_id=")
+	builder.WriteString(_m.EngineID)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -105,6 +105,20 @@ func (_c *ContactCreate) SetNillableSaved(v *bool) *ContactCreate {
 	return _c
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_c *ContactCreate) SetEngineID(v string) *ContactCreate {
+	_c.mutation.SetEngineID(v)
+	return _c
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_c *ContactCreate) SetNillableEngineID(v *string) *ContactCreate {
+	if v != nil {
+		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ContactCreate) SetCreatedAt(v time.Time) *ContactCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -286,6 +300,10 @@ func (_c *ContactCreate) createSpec() (*Contact, *sqlgraph.CreateSpec) {
 		_spec.SetField(contact.FieldSaved, field.TypeBool, value)
 		_node.Saved = value
 	}
+	if value, ok := _c.mutation.EngineID(); ok {
+		_spec.SetField(contact.FieldEngineID, field.TypeString, value)
+		_node.EngineID = value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(contact.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -417,6 +435,24 @@ func (u *ContactUpsert) SetSaved(v bool) *ContactUpsert {
 // UpdateSaved sets the "saved" field to the value that was provided on create.
 func (u *ContactUpsert) UpdateSaved() *ContactUpsert {
 	u.SetExcluded(contact.FieldSaved)
+	return u
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ContactUpsert) SetEngineID(v string) *ContactUpsert {
+	u.Set(contact.FieldEngineID, v)
+	return u
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateEngineID() *ContactUpsert {
+	u.SetExcluded(contact.FieldEngineID)
+	return u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ContactUpsert) ClearEngineID() *ContactUpsert {
+	u.SetNull(contact.FieldEngineID)
 	return u
 }
 
@@ -565,6 +601,27 @@ func (u *ContactUpsertOne) SetSaved(v bool) *ContactUpsertOne {
 func (u *ContactUpsertOne) UpdateSaved() *ContactUpsertOne {
 	return u.Update(func(s *ContactUpsert) {
 		s.UpdateSaved()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ContactUpsertOne) SetEngineID(v string) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateEngineID() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ContactUpsertOne) ClearEngineID() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearEngineID()
 	})
 }
 
@@ -880,6 +937,27 @@ func (u *ContactUpsertBulk) SetSaved(v bool) *ContactUpsertBulk {
 func (u *ContactUpsertBulk) UpdateSaved() *ContactUpsertBulk {
 	return u.Update(func(s *ContactUpsert) {
 		s.UpdateSaved()
+	})
+}
+
+// SetEngineID sets the "engine_id" field.
+func (u *ContactUpsertBulk) SetEngineID(v string) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetEngineID(v)
+	})
+}
+
+// UpdateEngineID sets the "engine_id" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateEngineID() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateEngineID()
+	})
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (u *ContactUpsertBulk) ClearEngineID() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearEngineID()
 	})
 }
 

@@ -116,6 +116,26 @@ func (_u *ContactUpdate) SetNillableSaved(v *bool) *ContactUpdate {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *ContactUpdate) SetEngineID(v string) *ContactUpdate {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillableEngineID(v *string) *ContactUpdate {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ContactUpdate) ClearEngineID() *ContactUpdate {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // Mutation returns the ContactMutation object of the builder.
 func (_u *ContactUpdate) Mutation() *ContactMutation {
 	return _u.mutation
@@ -186,6 +206,12 @@ func (_u *ContactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Saved(); ok {
 		_spec.SetField(contact.FieldSaved, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(contact.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(contact.FieldEngineID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -297,6 +323,26 @@ func (_u *ContactUpdateOne) SetNillableSaved(v *bool) *ContactUpdateOne {
 	return _u
 }
 
+// SetEngineID sets the "engine_id" field.
+func (_u *ContactUpdateOne) SetEngineID(v string) *ContactUpdateOne {
+	_u.mutation.SetEngineID(v)
+	return _u
+}
+
+// SetNillableEngineID sets the "engine_id" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillableEngineID(v *string) *ContactUpdateOne {
+	if v != nil {
+		_u.SetEngineID(*v)
+	}
+	return _u
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (_u *ContactUpdateOne) ClearEngineID() *ContactUpdateOne {
+	_u.mutation.ClearEngineID()
+	return _u
+}
+
 // Mutation returns the ContactMutation object of the builder.
 func (_u *ContactUpdateOne) Mutation() *ContactMutation {
 	return _u.mutation
@@ -397,6 +443,12 @@ func (_u *ContactUpdateOne) sqlSave(ctx context.Context) (_node *Contact, err er
 	}
 	if value, ok := _u.mutation.Saved(); ok {
 		_spec.SetField(contact.FieldSaved, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.EngineID(); ok {
+		_spec.SetField(contact.FieldEngineID, field.TypeString, value)
+	}
+	if _u.mutation.EngineIDCleared() {
+		_spec.ClearField(contact.FieldEngineID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Contact{config: _u.config}

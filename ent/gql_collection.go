@@ -1087,6 +1087,11 @@ func (_q *ChatQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, chat.FieldHistoryComplete)
 				fieldSeen[chat.FieldHistoryComplete] = struct{}{}
 			}
+		case "engineID":
+			if _, ok := fieldSeen[chat.FieldEngineID]; !ok {
+				selectedFields = append(selectedFields, chat.FieldEngineID)
+				fieldSeen[chat.FieldEngineID] = struct{}{}
+			}
 		case "createdAt":
 			if _, ok := fieldSeen[chat.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, chat.FieldCreatedAt)
@@ -1215,6 +1220,11 @@ func (_q *ContactQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 			if _, ok := fieldSeen[contact.FieldSaved]; !ok {
 				selectedFields = append(selectedFields, contact.FieldSaved)
 				fieldSeen[contact.FieldSaved] = struct{}{}
+			}
+		case "engineID":
+			if _, ok := fieldSeen[contact.FieldEngineID]; !ok {
+				selectedFields = append(selectedFields, contact.FieldEngineID)
+				fieldSeen[contact.FieldEngineID] = struct{}{}
 			}
 		case "createdAt":
 			if _, ok := fieldSeen[contact.FieldCreatedAt]; !ok {
@@ -2044,6 +2054,11 @@ func (_q *WorkspaceQuery) collectField(ctx context.Context, oneNode bool, opCtx 
 			if _, ok := fieldSeen[workspace.FieldTimezone]; !ok {
 				selectedFields = append(selectedFields, workspace.FieldTimezone)
 				fieldSeen[workspace.FieldTimezone] = struct{}{}
+			}
+		case "defaultEngineID":
+			if _, ok := fieldSeen[workspace.FieldDefaultEngineID]; !ok {
+				selectedFields = append(selectedFields, workspace.FieldDefaultEngineID)
+				fieldSeen[workspace.FieldDefaultEngineID] = struct{}{}
 			}
 		case "createdAt":
 			if _, ok := fieldSeen[workspace.FieldCreatedAt]; !ok {

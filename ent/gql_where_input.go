@@ -3115,6 +3115,23 @@ type ChatWhereInput struct {
 	HistoryComplete    *bool `json:"historyComplete,omitempty"`
 	HistoryCompleteNEQ *bool `json:"historyCompleteNEQ,omitempty"`
 
+	// "engine_id" field predicates.
+	EngineID             *string  `json:"engineID,omitempty"`
+	EngineIDNEQ          *string  `json:"engineIDNEQ,omitempty"`
+	EngineIDIn           []string `json:"engineIDIn,omitempty"`
+	EngineIDNotIn        []string `json:"engineIDNotIn,omitempty"`
+	EngineIDGT           *string  `json:"engineIDGT,omitempty"`
+	EngineIDGTE          *string  `json:"engineIDGTE,omitempty"`
+	EngineIDLT           *string  `json:"engineIDLT,omitempty"`
+	EngineIDLTE          *string  `json:"engineIDLTE,omitempty"`
+	EngineIDContains     *string  `json:"engineIDContains,omitempty"`
+	EngineIDHasPrefix    *string  `json:"engineIDHasPrefix,omitempty"`
+	EngineIDHasSuffix    *string  `json:"engineIDHasSuffix,omitempty"`
+	EngineIDIsNil        bool     `json:"engineIDIsNil,omitempty"`
+	EngineIDNotNil       bool     `json:"engineIDNotNil,omitempty"`
+	EngineIDEqualFold    *string  `json:"engineIDEqualFold,omitempty"`
+	EngineIDContainsFold *string  `json:"engineIDContainsFold,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -3771,6 +3788,51 @@ func (i *ChatWhereInput) P() (predicate.Chat, error) {
 	if i.HistoryCompleteNEQ != nil {
 		predicates = append(predicates, chat.HistoryCompleteNEQ(*i.HistoryCompleteNEQ))
 	}
+	if i.EngineID != nil {
+		predicates = append(predicates, chat.EngineIDEQ(*i.EngineID))
+	}
+	if i.EngineIDNEQ != nil {
+		predicates = append(predicates, chat.EngineIDNEQ(*i.EngineIDNEQ))
+	}
+	if len(i.EngineIDIn) > 0 {
+		predicates = append(predicates, chat.EngineIDIn(i.EngineIDIn...))
+	}
+	if len(i.EngineIDNotIn) > 0 {
+		predicates = append(predicates, chat.EngineIDNotIn(i.EngineIDNotIn...))
+	}
+	if i.EngineIDGT != nil {
+		predicates = append(predicates, chat.EngineIDGT(*i.EngineIDGT))
+	}
+	if i.EngineIDGTE != nil {
+		predicates = append(predicates, chat.EngineIDGTE(*i.EngineIDGTE))
+	}
+	if i.EngineIDLT != nil {
+		predicates = append(predicates, chat.EngineIDLT(*i.EngineIDLT))
+	}
+	if i.EngineIDLTE != nil {
+		predicates = append(predicates, chat.EngineIDLTE(*i.EngineIDLTE))
+	}
+	if i.EngineIDContains != nil {
+		predicates = append(predicates, chat.EngineIDContains(*i.EngineIDContains))
+	}
+	if i.EngineIDHasPrefix != nil {
+		predicates = append(predicates, chat.EngineIDHasPrefix(*i.EngineIDHasPrefix))
+	}
+	if i.EngineIDHasSuffix != nil {
+		predicates = append(predicates, chat.EngineIDHasSuffix(*i.EngineIDHasSuffix))
+	}
+	if i.EngineIDIsNil {
+		predicates = append(predicates, chat.EngineIDIsNil())
+	}
+	if i.EngineIDNotNil {
+		predicates = append(predicates, chat.EngineIDNotNil())
+	}
+	if i.EngineIDEqualFold != nil {
+		predicates = append(predicates, chat.EngineIDEqualFold(*i.EngineIDEqualFold))
+	}
+	if i.EngineIDContainsFold != nil {
+		predicates = append(predicates, chat.EngineIDContainsFold(*i.EngineIDContainsFold))
+	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, chat.CreatedAtEQ(*i.CreatedAt))
 	}
@@ -3937,6 +3999,23 @@ type ContactWhereInput struct {
 	// "saved" field predicates.
 	Saved    *bool `json:"saved,omitempty"`
 	SavedNEQ *bool `json:"savedNEQ,omitempty"`
+
+	// "engine_id" field predicates.
+	EngineID             *string  `json:"engineID,omitempty"`
+	EngineIDNEQ          *string  `json:"engineIDNEQ,omitempty"`
+	EngineIDIn           []string `json:"engineIDIn,omitempty"`
+	EngineIDNotIn        []string `json:"engineIDNotIn,omitempty"`
+	EngineIDGT           *string  `json:"engineIDGT,omitempty"`
+	EngineIDGTE          *string  `json:"engineIDGTE,omitempty"`
+	EngineIDLT           *string  `json:"engineIDLT,omitempty"`
+	EngineIDLTE          *string  `json:"engineIDLTE,omitempty"`
+	EngineIDContains     *string  `json:"engineIDContains,omitempty"`
+	EngineIDHasPrefix    *string  `json:"engineIDHasPrefix,omitempty"`
+	EngineIDHasSuffix    *string  `json:"engineIDHasSuffix,omitempty"`
+	EngineIDIsNil        bool     `json:"engineIDIsNil,omitempty"`
+	EngineIDNotNil       bool     `json:"engineIDNotNil,omitempty"`
+	EngineIDEqualFold    *string  `json:"engineIDEqualFold,omitempty"`
+	EngineIDContainsFold *string  `json:"engineIDContainsFold,omitempty"`
 
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
@@ -4274,6 +4353,51 @@ func (i *ContactWhereInput) P() (predicate.Contact, error) {
 	}
 	if i.SavedNEQ != nil {
 		predicates = append(predicates, contact.SavedNEQ(*i.SavedNEQ))
+	}
+	if i.EngineID != nil {
+		predicates = append(predicates, contact.EngineIDEQ(*i.EngineID))
+	}
+	if i.EngineIDNEQ != nil {
+		predicates = append(predicates, contact.EngineIDNEQ(*i.EngineIDNEQ))
+	}
+	if len(i.EngineIDIn) > 0 {
+		predicates = append(predicates, contact.EngineIDIn(i.EngineIDIn...))
+	}
+	if len(i.EngineIDNotIn) > 0 {
+		predicates = append(predicates, contact.EngineIDNotIn(i.EngineIDNotIn...))
+	}
+	if i.EngineIDGT != nil {
+		predicates = append(predicates, contact.EngineIDGT(*i.EngineIDGT))
+	}
+	if i.EngineIDGTE != nil {
+		predicates = append(predicates, contact.EngineIDGTE(*i.EngineIDGTE))
+	}
+	if i.EngineIDLT != nil {
+		predicates = append(predicates, contact.EngineIDLT(*i.EngineIDLT))
+	}
+	if i.EngineIDLTE != nil {
+		predicates = append(predicates, contact.EngineIDLTE(*i.EngineIDLTE))
+	}
+	if i.EngineIDContains != nil {
+		predicates = append(predicates, contact.EngineIDContains(*i.EngineIDContains))
+	}
+	if i.EngineIDHasPrefix != nil {
+		predicates = append(predicates, contact.EngineIDHasPrefix(*i.EngineIDHasPrefix))
+	}
+	if i.EngineIDHasSuffix != nil {
+		predicates = append(predicates, contact.EngineIDHasSuffix(*i.EngineIDHasSuffix))
+	}
+	if i.EngineIDIsNil {
+		predicates = append(predicates, contact.EngineIDIsNil())
+	}
+	if i.EngineIDNotNil {
+		predicates = append(predicates, contact.EngineIDNotNil())
+	}
+	if i.EngineIDEqualFold != nil {
+		predicates = append(predicates, contact.EngineIDEqualFold(*i.EngineIDEqualFold))
+	}
+	if i.EngineIDContainsFold != nil {
+		predicates = append(predicates, contact.EngineIDContainsFold(*i.EngineIDContainsFold))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, contact.CreatedAtEQ(*i.CreatedAt))
@@ -8032,6 +8156,23 @@ type AccountWhereInput struct {
 	TimezoneEqualFold    *string  `json:"timezoneEqualFold,omitempty"`
 	TimezoneContainsFold *string  `json:"timezoneContainsFold,omitempty"`
 
+	// "default_engine_id" field predicates.
+	DefaultEngineID             *string  `json:"defaultEngineID,omitempty"`
+	DefaultEngineIDNEQ          *string  `json:"defaultEngineIDNEQ,omitempty"`
+	DefaultEngineIDIn           []string `json:"defaultEngineIDIn,omitempty"`
+	DefaultEngineIDNotIn        []string `json:"defaultEngineIDNotIn,omitempty"`
+	DefaultEngineIDGT           *string  `json:"defaultEngineIDGT,omitempty"`
+	DefaultEngineIDGTE          *string  `json:"defaultEngineIDGTE,omitempty"`
+	DefaultEngineIDLT           *string  `json:"defaultEngineIDLT,omitempty"`
+	DefaultEngineIDLTE          *string  `json:"defaultEngineIDLTE,omitempty"`
+	DefaultEngineIDContains     *string  `json:"defaultEngineIDContains,omitempty"`
+	DefaultEngineIDHasPrefix    *string  `json:"defaultEngineIDHasPrefix,omitempty"`
+	DefaultEngineIDHasSuffix    *string  `json:"defaultEngineIDHasSuffix,omitempty"`
+	DefaultEngineIDIsNil        bool     `json:"defaultEngineIDIsNil,omitempty"`
+	DefaultEngineIDNotNil       bool     `json:"defaultEngineIDNotNil,omitempty"`
+	DefaultEngineIDEqualFold    *string  `json:"defaultEngineIDEqualFold,omitempty"`
+	DefaultEngineIDContainsFold *string  `json:"defaultEngineIDContainsFold,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -8272,6 +8413,51 @@ func (i *AccountWhereInput) P() (predicate.Workspace, error) {
 	}
 	if i.TimezoneContainsFold != nil {
 		predicates = append(predicates, workspace.TimezoneContainsFold(*i.TimezoneContainsFold))
+	}
+	if i.DefaultEngineID != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDEQ(*i.DefaultEngineID))
+	}
+	if i.DefaultEngineIDNEQ != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDNEQ(*i.DefaultEngineIDNEQ))
+	}
+	if len(i.DefaultEngineIDIn) > 0 {
+		predicates = append(predicates, workspace.DefaultEngineIDIn(i.DefaultEngineIDIn...))
+	}
+	if len(i.DefaultEngineIDNotIn) > 0 {
+		predicates = append(predicates, workspace.DefaultEngineIDNotIn(i.DefaultEngineIDNotIn...))
+	}
+	if i.DefaultEngineIDGT != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDGT(*i.DefaultEngineIDGT))
+	}
+	if i.DefaultEngineIDGTE != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDGTE(*i.DefaultEngineIDGTE))
+	}
+	if i.DefaultEngineIDLT != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDLT(*i.DefaultEngineIDLT))
+	}
+	if i.DefaultEngineIDLTE != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDLTE(*i.DefaultEngineIDLTE))
+	}
+	if i.DefaultEngineIDContains != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDContains(*i.DefaultEngineIDContains))
+	}
+	if i.DefaultEngineIDHasPrefix != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDHasPrefix(*i.DefaultEngineIDHasPrefix))
+	}
+	if i.DefaultEngineIDHasSuffix != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDHasSuffix(*i.DefaultEngineIDHasSuffix))
+	}
+	if i.DefaultEngineIDIsNil {
+		predicates = append(predicates, workspace.DefaultEngineIDIsNil())
+	}
+	if i.DefaultEngineIDNotNil {
+		predicates = append(predicates, workspace.DefaultEngineIDNotNil())
+	}
+	if i.DefaultEngineIDEqualFold != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDEqualFold(*i.DefaultEngineIDEqualFold))
+	}
+	if i.DefaultEngineIDContainsFold != nil {
+		predicates = append(predicates, workspace.DefaultEngineIDContainsFold(*i.DefaultEngineIDContainsFold))
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, workspace.CreatedAtEQ(*i.CreatedAt))

@@ -7118,6 +7118,7 @@ type ChatMutation struct {
 	verification         *string
 	oldest_loaded_at     *time.Time
 	history_complete     *bool
+	engine_id            *string
 	created_at           *time.Time
 	updated_at           *time.Time
 	clearedFields        map[string]struct{}
@@ -8150,6 +8151,55 @@ func (m *ChatMutation) ResetHistoryComplete() {
 	m.history_complete = nil
 }
 
+// SetEngineID sets the "engine_id" field.
+func (m *ChatMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *ChatMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (m *ChatMutation) ClearEngineID() {
+	m.engine_id = nil
+	m.clearedFields[chat.FieldEngineID] = struct{}{}
+}
+
+// EngineIDCleared returns if the "engine_id" field was cleared in this mutation.
+func (m *ChatMutation) EngineIDCleared() bool {
+	_, ok := m.clearedFields[chat.FieldEngineID]
+	return ok
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *ChatMutation) ResetEngineID() {
+	m.engine_id = nil
+	delete(m.clearedFields, chat.FieldEngineID)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ChatMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -8256,7 +8306,7 @@ func (m *ChatMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ChatMutation) Fields() []string {
-	fields := make([]string, 0, 23)
+	fields := make([]string, 0, 24)
 	if m.workspace_id != nil {
 		fields = append(fields, chat.FieldWorkspaceID)
 	}
@@ -8320,6 +8370,9 @@ func (m *ChatMutation) Fields() []string {
 	if m.history_complete != nil {
 		fields = append(fields, chat.FieldHistoryComplete)
 	}
+	if m.engine_id != nil {
+		fields = append(fields, chat.FieldEngineID)
+	}
 	if m.created_at != nil {
 		fields = append(fields, chat.FieldCreatedAt)
 	}
@@ -8376,6 +8429,8 @@ func (m *ChatMutation) Field(name string) (ent.Value, bool) {
 		return m.OldestLoadedAt()
 	case chat.FieldHistoryComplete:
 		return m.HistoryComplete()
+	case chat.FieldEngineID:
+		return m.EngineID()
 	case chat.FieldCreatedAt:
 		return m.CreatedAt()
 	case chat.FieldUpdatedAt:
@@ -8431,6 +8486,8 @@ func (m *ChatMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldOldestLoadedAt(ctx)
 	case chat.FieldHistoryComplete:
 		return m.OldHistoryComplete(ctx)
+	case chat.FieldEngineID:
+		return m.OldEngineID(ctx)
 	case chat.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case chat.FieldUpdatedAt:
@@ -8591,6 +8648,13 @@ func (m *ChatMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetHistoryComplete(v)
 		return nil
+	case chat.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
 	case chat.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -8698,6 +8762,9 @@ func (m *ChatMutation) ClearedFields() []string {
 	if m.FieldCleared(chat.FieldOldestLoadedAt) {
 		fields = append(fields, chat.FieldOldestLoadedAt)
 	}
+	if m.FieldCleared(chat.FieldEngineID) {
+		fields = append(fields, chat.FieldEngineID)
+	}
 	return fields
 }
 
@@ -8735,6 +8802,9 @@ func (m *ChatMutation) ClearField(name string) error {
 		return nil
 	case chat.FieldOldestLoadedAt:
 		m.ClearOldestLoadedAt()
+		return nil
+	case chat.FieldEngineID:
+		m.ClearEngineID()
 		return nil
 	}
 	return fmt.Errorf("unknown Chat nullable field %s", name)
@@ -8807,6 +8877,9 @@ func (m *ChatMutation) ResetField(name string) error {
 	case chat.FieldHistoryComplete:
 		m.ResetHistoryComplete()
 		return nil
+	case chat.FieldEngineID:
+		m.ResetEngineID()
+		return nil
 	case chat.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
@@ -8876,6 +8949,7 @@ type ChatMemberMutation struct {
 	member_jid     *string
 	is_admin       *bool
 	is_super_admin *bool
+	engine_id      *string
 	clearedFields  map[string]struct{}
 	done           bool
 	oldValue       func(context.Context) (*ChatMember, error)
@@ -9166,6 +9240,55 @@ func (m *ChatMemberMutation) ResetIsSuperAdmin() {
 	m.is_super_admin = nil
 }
 
+// SetEngineID sets the "engine_id" field.
+func (m *ChatMemberMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *ChatMemberMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the ChatMember entity.
+// If the ChatMember object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMemberMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (m *ChatMemberMutation) ClearEngineID() {
+	m.engine_id = nil
+	m.clearedFields[chatmember.FieldEngineID] = struct{}{}
+}
+
+// EngineIDCleared returns if the "engine_id" field was cleared in this mutation.
+func (m *ChatMemberMutation) EngineIDCleared() bool {
+	_, ok := m.clearedFields[chatmember.FieldEngineID]
+	return ok
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *ChatMemberMutation) ResetEngineID() {
+	m.engine_id = nil
+	delete(m.clearedFields, chatmember.FieldEngineID)
+}
+
 // Where appends a list predicates to the ChatMemberMutation builder.
 func (m *ChatMemberMutation) Where(ps ...predicate.ChatMember) {
 	m.predicates = append(m.predicates, ps...)
@@ -9200,7 +9323,7 @@ func (m *ChatMemberMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ChatMemberMutation) Fields() []string {
-	fields := make([]string, 0, 5)
+	fields := make([]string, 0, 6)
 	if m.workspace_id != nil {
 		fields = append(fields, chatmember.FieldWorkspaceID)
 	}
@@ -9215,6 +9338,9 @@ func (m *ChatMemberMutation) Fields() []string {
 	}
 	if m.is_super_admin != nil {
 		fields = append(fields, chatmember.FieldIsSuperAdmin)
+	}
+	if m.engine_id != nil {
+		fields = append(fields, chatmember.FieldEngineID)
 	}
 	return fields
 }
@@ -9234,6 +9360,8 @@ func (m *ChatMemberMutation) Field(name string) (ent.Value, bool) {
 		return m.IsAdmin()
 	case chatmember.FieldIsSuperAdmin:
 		return m.IsSuperAdmin()
+	case chatmember.FieldEngineID:
+		return m.EngineID()
 	}
 	return nil, false
 }
@@ -9253,6 +9381,8 @@ func (m *ChatMemberMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldIsAdmin(ctx)
 	case chatmember.FieldIsSuperAdmin:
 		return m.OldIsSuperAdmin(ctx)
+	case chatmember.FieldEngineID:
+		return m.OldEngineID(ctx)
 	}
 	return nil, fmt.Errorf("unknown ChatMember field %s", name)
 }
@@ -9297,6 +9427,13 @@ func (m *ChatMemberMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetIsSuperAdmin(v)
 		return nil
+	case chatmember.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown ChatMember field %s", name)
 }
@@ -9326,7 +9463,11 @@ func (m *ChatMemberMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *ChatMemberMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(chatmember.FieldEngineID) {
+		fields = append(fields, chatmember.FieldEngineID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -9339,6 +9480,11 @@ func (m *ChatMemberMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *ChatMemberMutation) ClearField(name string) error {
+	switch name {
+	case chatmember.FieldEngineID:
+		m.ClearEngineID()
+		return nil
+	}
 	return fmt.Errorf("unknown ChatMember nullable field %s", name)
 }
 
@@ -9360,6 +9506,9 @@ func (m *ChatMemberMutation) ResetField(name string) error {
 		return nil
 	case chatmember.FieldIsSuperAdmin:
 		m.ResetIsSuperAdmin()
+		return nil
+	case chatmember.FieldEngineID:
+		m.ResetEngineID()
 		return nil
 	}
 	return fmt.Errorf("unknown ChatMember field %s", name)
@@ -9426,6 +9575,7 @@ type ContactMutation struct {
 	push_name     *string
 	is_business   *bool
 	saved         *bool
+	engine_id     *string
 	created_at    *time.Time
 	clearedFields map[string]struct{}
 	done          bool
@@ -9828,6 +9978,55 @@ func (m *ContactMutation) ResetSaved() {
 	m.saved = nil
 }
 
+// SetEngineID sets the "engine_id" field.
+func (m *ContactMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *ContactMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ClearEngineID clears the value of the "engine_id" field.
+func (m *ContactMutation) ClearEngineID() {
+	m.engine_id = nil
+	m.clearedFields[contact.FieldEngineID] = struct{}{}
+}
+
+// EngineIDCleared returns if the "engine_id" field was cleared in this mutation.
+func (m *ContactMutation) EngineIDCleared() bool {
+	_, ok := m.clearedFields[contact.FieldEngineID]
+	return ok
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *ContactMutation) ResetEngineID() {
+	m.engine_id = nil
+	delete(m.clearedFields, contact.FieldEngineID)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ContactMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -9898,7 +10097,7 @@ func (m *ContactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ContactMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.workspace_id != nil {
 		fields = append(fields, contact.FieldWorkspaceID)
 	}
@@ -9919,6 +10118,9 @@ func (m *ContactMutation) Fields() []string {
 	}
 	if m.saved != nil {
 		fields = append(fields, contact.FieldSaved)
+	}
+	if m.engine_id != nil {
+		fields = append(fields, contact.FieldEngineID)
 	}
 	if m.created_at != nil {
 		fields = append(fields, contact.FieldCreatedAt)
@@ -9945,6 +10147,8 @@ func (m *ContactMutation) Field(name string) (ent.Value, bool) {
 		return m.IsBusiness()
 	case contact.FieldSaved:
 		return m.Saved()
+	case contact.FieldEngineID:
+		return m.EngineID()
 	case contact.FieldCreatedAt:
 		return m.CreatedAt()
 	}
@@ -9970,6 +10174,8 @@ func (m *ContactMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldIsBusiness(ctx)
 	case contact.FieldSaved:
 		return m.OldSaved(ctx)
+	case contact.FieldEngineID:
+		return m.OldEngineID(ctx)
 	case contact.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	}
@@ -10030,6 +10236,13 @@ func (m *ContactMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSaved(v)
 		return nil
+	case contact.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
 	case contact.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -10076,6 +10289,9 @@ func (m *ContactMutation) ClearedFields() []string {
 	if m.FieldCleared(contact.FieldPushName) {
 		fields = append(fields, contact.FieldPushName)
 	}
+	if m.FieldCleared(contact.FieldEngineID) {
+		fields = append(fields, contact.FieldEngineID)
+	}
 	return fields
 }
 
@@ -10098,6 +10314,9 @@ func (m *ContactMutation) ClearField(name string) error {
 		return nil
 	case contact.FieldPushName:
 		m.ClearPushName()
+		return nil
+	case contact.FieldEngineID:
+		m.ClearEngineID()
 		return nil
 	}
 	return fmt.Errorf("unknown Contact nullable field %s", name)
@@ -10127,6 +10346,9 @@ func (m *ContactMutation) ResetField(name string) error {
 		return nil
 	case contact.FieldSaved:
 		m.ResetSaved()
+		return nil
+	case contact.FieldEngineID:
+		m.ResetEngineID()
 		return nil
 	case contact.FieldCreatedAt:
 		m.ResetCreatedAt()
@@ -25389,17 +25611,18 @@ func (m *WebhookMutation) ResetEdge(name string) error {
 // WorkspaceMutation represents an operation that mutates the Workspace nodes in the graph.
 type WorkspaceMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	name          *string
-	user_email    *string
-	timezone      *string
-	created_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Workspace, error)
-	predicates    []predicate.Workspace
+	op                Op
+	typ               string
+	id                *string
+	name              *string
+	user_email        *string
+	timezone          *string
+	default_engine_id *string
+	created_at        *time.Time
+	clearedFields     map[string]struct{}
+	done              bool
+	oldValue          func(context.Context) (*Workspace, error)
+	predicates        []predicate.Workspace
 }
 
 var _ ent.Mutation = (*WorkspaceMutation)(nil)
@@ -25640,6 +25863,55 @@ func (m *WorkspaceMutation) ResetTimezone() {
 	delete(m.clearedFields, workspace.FieldTimezone)
 }
 
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (m *WorkspaceMutation) SetDefaultEngineID(s string) {
+	m.default_engine_id = &s
+}
+
+// DefaultEngineID returns the value of the "default_engine_id" field in the mutation.
+func (m *WorkspaceMutation) DefaultEngineID() (r string, exists bool) {
+	v := m.default_engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDefaultEngineID returns the old "default_engine_id" field's value of the Workspace entity.
+// If the Workspace object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WorkspaceMutation) OldDefaultEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDefaultEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDefaultEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDefaultEngineID: %w", err)
+	}
+	return oldValue.DefaultEngineID, nil
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (m *WorkspaceMutation) ClearDefaultEngineID() {
+	m.default_engine_id = nil
+	m.clearedFields[workspace.FieldDefaultEngineID] = struct{}{}
+}
+
+// DefaultEngineIDCleared returns if the "default_engine_id" field was cleared in this mutation.
+func (m *WorkspaceMutation) DefaultEngineIDCleared() bool {
+	_, ok := m.clearedFields[workspace.FieldDefaultEngineID]
+	return ok
+}
+
+// ResetDefaultEngineID resets all changes to the "default_engine_id" field.
+func (m *WorkspaceMutation) ResetDefaultEngineID() {
+	m.default_engine_id = nil
+	delete(m.clearedFields, workspace.FieldDefaultEngineID)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *WorkspaceMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -25710,7 +25982,7 @@ func (m *WorkspaceMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *WorkspaceMutation) Fields() []string {
-	fields := make([]string, 0, 4)
+	fields := make([]string, 0, 5)
 	if m.name != nil {
 		fields = append(fields, workspace.FieldName)
 	}
@@ -25719,6 +25991,9 @@ func (m *WorkspaceMutation) Fields() []string {
 	}
 	if m.timezone != nil {
 		fields = append(fields, workspace.FieldTimezone)
+	}
+	if m.default_engine_id != nil {
+		fields = append(fields, workspace.FieldDefaultEngineID)
 	}
 	if m.created_at != nil {
 		fields = append(fields, workspace.FieldCreatedAt)
@@ -25737,6 +26012,8 @@ func (m *WorkspaceMutation) Field(name string) (ent.Value, bool) {
 		return m.UserEmail()
 	case workspace.FieldTimezone:
 		return m.Timezone()
+	case workspace.FieldDefaultEngineID:
+		return m.DefaultEngineID()
 	case workspace.FieldCreatedAt:
 		return m.CreatedAt()
 	}
@@ -25754,6 +26031,8 @@ func (m *WorkspaceMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldUserEmail(ctx)
 	case workspace.FieldTimezone:
 		return m.OldTimezone(ctx)
+	case workspace.FieldDefaultEngineID:
+		return m.OldDefaultEngineID(ctx)
 	case workspace.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	}
@@ -25785,6 +26064,13 @@ func (m *WorkspaceMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetTimezone(v)
+		return nil
+	case workspace.FieldDefaultEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDefaultEngineID(v)
 		return nil
 	case workspace.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -25829,6 +26115,9 @@ func (m *WorkspaceMutation) ClearedFields() []string {
 	if m.FieldCleared(workspace.FieldTimezone) {
 		fields = append(fields, workspace.FieldTimezone)
 	}
+	if m.FieldCleared(workspace.FieldDefaultEngineID) {
+		fields = append(fields, workspace.FieldDefaultEngineID)
+	}
 	return fields
 }
 
@@ -25849,6 +26138,9 @@ func (m *WorkspaceMutation) ClearField(name string) error {
 	case workspace.FieldTimezone:
 		m.ClearTimezone()
 		return nil
+	case workspace.FieldDefaultEngineID:
+		m.ClearDefaultEngineID()
+		return nil
 	}
 	return fmt.Errorf("unknown Workspace nullable field %s", name)
 }
@@ -25865,6 +26157,9 @@ func (m *WorkspaceMutation) ResetField(name string) error {
 		return nil
 	case workspace.FieldTimezone:
 		m.ResetTimezone()
+		return nil
+	case workspace.FieldDefaultEngineID:
+		m.ResetDefaultEngineID()
 		return nil
 	case workspace.FieldCreatedAt:
 		m.ResetCreatedAt()

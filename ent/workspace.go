@@ -23,6 +23,8 @@ type Workspace struct {
 	UserEmail *string `json:"user_email,omitempty"`
 	// Timezone holds the value of the "timezone" field.
 	Timezone *string `json:"timezone,omitempty"`
+	// the engine that sends when neither the message nor its chat names one; empty: the first paired real engine
+	DefaultEngineID string `json:"default_engine_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
 	selectValues sql.SelectValues
@@ -33,7 +35,7 @@ func (*Workspace) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case workspace.FieldID, workspace.FieldName, workspace.FieldUserEmail, workspace.FieldTimezone:
+		case workspace.FieldID, workspace.FieldName, workspace.FieldUserEmail, workspace.FieldTimezone, workspace.FieldDefaultEngineID:
 			values[i] = new(sql.NullString)
 		case workspace.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -77,6 +79,12 @@ func (_m *Workspace) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Timezone = new(string)
 				*_m.Timezone = value.String
+			}
+		case workspace.FieldDefaultEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field default_engine_id", values[i])
+			} else if value.Valid {
+				_m.DefaultEngineID = value.String
 			}
 		case workspace.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -132,6 +140,9 @@ func (_m *Workspace) String() string {
 		builder.WriteString("timezone=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("default_engine_id=")
+	builder.WriteString(_m.DefaultEngineID)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

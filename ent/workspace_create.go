@@ -57,6 +57,20 @@ func (_c *WorkspaceCreate) SetNillableTimezone(v *string) *WorkspaceCreate {
 	return _c
 }
 
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (_c *WorkspaceCreate) SetDefaultEngineID(v string) *WorkspaceCreate {
+	_c.mutation.SetDefaultEngineID(v)
+	return _c
+}
+
+// SetNillableDefaultEngineID sets the "default_engine_id" field if the given value is not nil.
+func (_c *WorkspaceCreate) SetNillableDefaultEngineID(v *string) *WorkspaceCreate {
+	if v != nil {
+		_c.SetDefaultEngineID(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *WorkspaceCreate) SetCreatedAt(v time.Time) *WorkspaceCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -191,6 +205,10 @@ func (_c *WorkspaceCreate) createSpec() (*Workspace, *sqlgraph.CreateSpec) {
 		_spec.SetField(workspace.FieldTimezone, field.TypeString, value)
 		_node.Timezone = &value
 	}
+	if value, ok := _c.mutation.DefaultEngineID(); ok {
+		_spec.SetField(workspace.FieldDefaultEngineID, field.TypeString, value)
+		_node.DefaultEngineID = value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(workspace.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -292,6 +310,24 @@ func (u *WorkspaceUpsert) UpdateTimezone() *WorkspaceUpsert {
 // ClearTimezone clears the value of the "timezone" field.
 func (u *WorkspaceUpsert) ClearTimezone() *WorkspaceUpsert {
 	u.SetNull(workspace.FieldTimezone)
+	return u
+}
+
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (u *WorkspaceUpsert) SetDefaultEngineID(v string) *WorkspaceUpsert {
+	u.Set(workspace.FieldDefaultEngineID, v)
+	return u
+}
+
+// UpdateDefaultEngineID sets the "default_engine_id" field to the value that was provided on create.
+func (u *WorkspaceUpsert) UpdateDefaultEngineID() *WorkspaceUpsert {
+	u.SetExcluded(workspace.FieldDefaultEngineID)
+	return u
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (u *WorkspaceUpsert) ClearDefaultEngineID() *WorkspaceUpsert {
+	u.SetNull(workspace.FieldDefaultEngineID)
 	return u
 }
 
@@ -399,6 +435,27 @@ func (u *WorkspaceUpsertOne) UpdateTimezone() *WorkspaceUpsertOne {
 func (u *WorkspaceUpsertOne) ClearTimezone() *WorkspaceUpsertOne {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.ClearTimezone()
+	})
+}
+
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (u *WorkspaceUpsertOne) SetDefaultEngineID(v string) *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetDefaultEngineID(v)
+	})
+}
+
+// UpdateDefaultEngineID sets the "default_engine_id" field to the value that was provided on create.
+func (u *WorkspaceUpsertOne) UpdateDefaultEngineID() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateDefaultEngineID()
+	})
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (u *WorkspaceUpsertOne) ClearDefaultEngineID() *WorkspaceUpsertOne {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.ClearDefaultEngineID()
 	})
 }
 
@@ -673,6 +730,27 @@ func (u *WorkspaceUpsertBulk) UpdateTimezone() *WorkspaceUpsertBulk {
 func (u *WorkspaceUpsertBulk) ClearTimezone() *WorkspaceUpsertBulk {
 	return u.Update(func(s *WorkspaceUpsert) {
 		s.ClearTimezone()
+	})
+}
+
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (u *WorkspaceUpsertBulk) SetDefaultEngineID(v string) *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.SetDefaultEngineID(v)
+	})
+}
+
+// UpdateDefaultEngineID sets the "default_engine_id" field to the value that was provided on create.
+func (u *WorkspaceUpsertBulk) UpdateDefaultEngineID() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.UpdateDefaultEngineID()
+	})
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (u *WorkspaceUpsertBulk) ClearDefaultEngineID() *WorkspaceUpsertBulk {
+	return u.Update(func(s *WorkspaceUpsert) {
+		s.ClearDefaultEngineID()
 	})
 }
 

@@ -82,6 +82,26 @@ func (_u *WorkspaceUpdate) ClearTimezone() *WorkspaceUpdate {
 	return _u
 }
 
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (_u *WorkspaceUpdate) SetDefaultEngineID(v string) *WorkspaceUpdate {
+	_u.mutation.SetDefaultEngineID(v)
+	return _u
+}
+
+// SetNillableDefaultEngineID sets the "default_engine_id" field if the given value is not nil.
+func (_u *WorkspaceUpdate) SetNillableDefaultEngineID(v *string) *WorkspaceUpdate {
+	if v != nil {
+		_u.SetDefaultEngineID(*v)
+	}
+	return _u
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (_u *WorkspaceUpdate) ClearDefaultEngineID() *WorkspaceUpdate {
+	_u.mutation.ClearDefaultEngineID()
+	return _u
+}
+
 // Mutation returns the WorkspaceMutation object of the builder.
 func (_u *WorkspaceUpdate) Mutation() *WorkspaceMutation {
 	return _u.mutation
@@ -157,6 +177,12 @@ func (_u *WorkspaceUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.TimezoneCleared() {
 		_spec.ClearField(workspace.FieldTimezone, field.TypeString)
 	}
+	if value, ok := _u.mutation.DefaultEngineID(); ok {
+		_spec.SetField(workspace.FieldDefaultEngineID, field.TypeString, value)
+	}
+	if _u.mutation.DefaultEngineIDCleared() {
+		_spec.ClearField(workspace.FieldDefaultEngineID, field.TypeString)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -230,6 +256,26 @@ func (_u *WorkspaceUpdateOne) SetNillableTimezone(v *string) *WorkspaceUpdateOne
 // ClearTimezone clears the value of the "timezone" field.
 func (_u *WorkspaceUpdateOne) ClearTimezone() *WorkspaceUpdateOne {
 	_u.mutation.ClearTimezone()
+	return _u
+}
+
+// SetDefaultEngineID sets the "default_engine_id" field.
+func (_u *WorkspaceUpdateOne) SetDefaultEngineID(v string) *WorkspaceUpdateOne {
+	_u.mutation.SetDefaultEngineID(v)
+	return _u
+}
+
+// SetNillableDefaultEngineID sets the "default_engine_id" field if the given value is not nil.
+func (_u *WorkspaceUpdateOne) SetNillableDefaultEngineID(v *string) *WorkspaceUpdateOne {
+	if v != nil {
+		_u.SetDefaultEngineID(*v)
+	}
+	return _u
+}
+
+// ClearDefaultEngineID clears the value of the "default_engine_id" field.
+func (_u *WorkspaceUpdateOne) ClearDefaultEngineID() *WorkspaceUpdateOne {
+	_u.mutation.ClearDefaultEngineID()
 	return _u
 }
 
@@ -337,6 +383,12 @@ func (_u *WorkspaceUpdateOne) sqlSave(ctx context.Context) (_node *Workspace, er
 	}
 	if _u.mutation.TimezoneCleared() {
 		_spec.ClearField(workspace.FieldTimezone, field.TypeString)
+	}
+	if value, ok := _u.mutation.DefaultEngineID(); ok {
+		_spec.SetField(workspace.FieldDefaultEngineID, field.TypeString, value)
+	}
+	if _u.mutation.DefaultEngineIDCleared() {
+		_spec.ClearField(workspace.FieldDefaultEngineID, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Workspace{config: _u.config}

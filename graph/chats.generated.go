@@ -1102,7 +1102,7 @@ func (ec *executionContext) unmarshalInputChatFilter(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"searchToken", "filter", "kinds", "since", "includeWithoutName", "includeArchive"}
+	fieldsInOrder := [...]string{"searchToken", "filter", "kinds", "since", "includeWithoutName", "includeArchive", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -1151,6 +1151,13 @@ func (ec *executionContext) unmarshalInputChatFilter(ctx context.Context, obj an
 				return it, err
 			}
 			it.IncludeArchive = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil
@@ -1167,7 +1174,7 @@ func (ec *executionContext) unmarshalInputStoredMessageFilter(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"chatId", "searchToken", "order", "since", "until", "messageTypes", "queryAny", "mime", "filenameContains", "hasMedia", "sender"}
+	fieldsInOrder := [...]string{"chatId", "searchToken", "order", "since", "until", "messageTypes", "queryAny", "mime", "filenameContains", "hasMedia", "sender", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -1251,6 +1258,13 @@ func (ec *executionContext) unmarshalInputStoredMessageFilter(ctx context.Contex
 				return it, err
 			}
 			it.Sender = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil

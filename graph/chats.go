@@ -90,8 +90,26 @@ func (r *Resolver) settle(ctx context.Context, wait time.Duration) error {
 // phone returns the connected engine as the conversation interface T, or
 // engine_unavailable.
 func phone[T any](ctx context.Context, r *Resolver, what string) (T, error) {
-	var zero T
 	eng, err := r.Engines.Pick(ctx, viewerWorkspace(ctx))
+	return phoneAs[T](eng, err, what)
+}
+
+// phoneFor returns the engine that acts in chat as the conversation interface T,
+// or engine_unavailable: engineID when it is not "" (the number that holds a
+// message), else the one a send to the chat goes through (dispatch.Route: the
+// number the conversation last used, else the default).
+func phoneFor[T any](ctx context.Context, r *Resolver, chat, engineID, what string) (T, error) {
+	eng, err := r.Dispatcher.Route(ctx, viewerWorkspace(ctx), chat, engineID)
+	if errors.Is(err, engine.ErrNoEngine) && engineID != "" {
+		var zero T
+		return zero, switchboard.Errorf(switchboard.ENOENGINE, "The engine %s, which holds it, is not connected; %s needs it.", engineID, what)
+	}
+	return phoneAs[T](eng, err, what)
+}
+
+// phoneAs is eng, picked with err, as T, or engine_unavailable.
+func phoneAs[T any](eng engine.Engine, err error, what string) (T, error) {
+	var zero T
 	if errors.Is(err, engine.ErrNoEngine) {
 		return zero, switchboard.Errorf(switchboard.ENOENGINE, "No messaging engine is connected for this account; %s needs the phone.", what)
 	} else if err != nil {
@@ -247,6 +265,7 @@ func (r *Resolver) chatList(ctx context.Context, f *model.ChatFilter, limit, ski
 	}
 	cf.Named = f.IncludeWithoutName == nil || !*f.IncludeWithoutName
 	cf.Unarchived = f.IncludeArchive == nil || !*f.IncludeArchive
+	cf.Engine = engineFilter(&p, f.EngineID)
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return nil, err
 	}
@@ -285,7 +304,7 @@ func (r *Resolver) chatAction(ctx context.Context, chatID string, do func(engine
 	if err != nil {
 		return false, err
 	}
-	actor, err := phone[engine.ChatActor](ctx, r, "acting on a chat")
+	actor, err := phoneFor[engine.ChatActor](ctx, r, c.Jid, "", "acting on a chat")
 	if err != nil {
 		return false, err
 	}

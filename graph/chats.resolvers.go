@@ -111,8 +111,8 @@ func (r *queryResolver) MessageAcks(ctx context.Context, keys []string, chatID *
 }
 
 // ContactList is the resolver for the contactList field.
-func (r *queryResolver) ContactList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ContactPage, error) {
-	return r.contactList(ctx, searchToken, limit, skip)
+func (r *queryResolver) ContactList(ctx context.Context, searchToken *string, engineID *string, limit *int, skip *int) (*model.ContactPage, error) {
+	return r.contactList(ctx, searchToken, engineID, limit, skip)
 }
 
 // Contact is the resolver for the contact field.

@@ -14,7 +14,7 @@ import (
 // Contacts: the address book the engines report, a contact's common groups and a chat's participants.
 
 // contactList is the use case behind contactList.
-func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, skip *int) (*model.ContactPage, error) {
+func (r *Resolver) contactList(ctx context.Context, searchToken, engineID *string, limit, skip *int) (*model.ContactPage, error) {
 	l, s, err := checkPage(limit, skip)
 	if err != nil {
 		return nil, err
@@ -22,7 +22,7 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 	if limit == nil {
 		l = defaultContacts
 	}
-	f, total, err := r.contactFilter(ctx, searchToken)
+	f, total, err := r.contactFilter(ctx, searchToken, engineID)
 	if err != nil {
 		return nil, err
 	}
@@ -33,15 +33,17 @@ func (r *Resolver) contactList(ctx context.Context, searchToken *string, limit, 
 	return &model.ContactPage{Items: items, Limit: l, Skip: s, Total: total}, nil
 }
 
-// contactFilter is the filter of the contacts a searchToken selects, once the
-// store holds the account's history, and how many contacts it selects.
-func (r *Resolver) contactFilter(ctx context.Context, searchToken *string) (inbox.ContactFilter, int, error) {
+// contactFilter is the filter of the contacts a searchToken and an engineId
+// select, once the store holds the account's history, and how many contacts it
+// selects.
+func (r *Resolver) contactFilter(ctx context.Context, searchToken, engineID *string) (inbox.ContactFilter, int, error) {
 	var p switchboard.Problems
 	var f inbox.ContactFilter
 	if t := searchToken; t != nil {
 		checkSearchToken(&p, "searchToken", *t)
 		f.Search = *t
 	}
+	f.Engine = engineFilter(&p, engineID)
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return f, 0, err
 	}
@@ -59,13 +61,13 @@ func (r *Resolver) contactFilter(ctx context.Context, searchToken *string) (inbo
 // match in all (the list's total) before the first chunk; each's error ends the
 // walk. Errors before total is called (searchToken, skip) are the caller's
 // to answer.
-func (r *Resolver) AllContacts(ctx context.Context, searchToken *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
+func (r *Resolver) AllContacts(ctx context.Context, searchToken, engineID *string, skip *int, total func(int), each func([]*ent.Contact) error) error {
 	one := 1
 	_, s, err := checkPage(&one, skip)
 	if err != nil {
 		return err
 	}
-	f, n, err := r.contactFilter(ctx, searchToken)
+	f, n, err := r.contactFilter(ctx, searchToken, engineID)
 	if err != nil {
 		return err
 	}

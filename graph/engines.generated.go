@@ -163,6 +163,29 @@ func (ec *executionContext) fieldContext_Engine_connected(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Engine", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Engine_default(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Default, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Engine_state(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -637,6 +660,11 @@ func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "connected":
 			out.Values[i] = ec._Engine_connected(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "default":
+			out.Values[i] = ec._Engine_default(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

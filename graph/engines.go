@@ -57,9 +57,13 @@ func (r *Resolver) engineList(ctx context.Context, limit, skip *int) (*model.Eng
 	if err != nil {
 		return nil, err
 	}
+	def, err := r.defaultEngine(ctx, v.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
 	page := &model.EnginePage{Items: make([]*model.Engine, len(rows)), Limit: l, Skip: s, Total: total}
 	for i, row := range rows {
-		page.Items[i] = &model.Engine{Row: row, Connected: live[row.ID]}
+		page.Items[i] = &model.Engine{Row: row, Connected: live[row.ID], Default: row.ID == def}
 	}
 	return page, nil
 }
@@ -84,7 +88,11 @@ func (r *Resolver) engineByID(ctx context.Context, id string) (*model.Engine, er
 	if err != nil {
 		return nil, err
 	}
-	return &model.Engine{Row: row, Connected: live[row.ID]}, nil
+	def, err := r.defaultEngine(ctx, v.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Engine{Row: row, Connected: live[row.ID], Default: row.ID == def}, nil
 }
 
 // createEngine is the use case behind createEngine (POST /v1/engines).
@@ -196,7 +204,11 @@ func (r *Resolver) logoutEngine(ctx context.Context, id string) (*model.Engine, 
 	if err := r.endSession(ctx, v.WorkspaceID, row.ID, engine.EndLoggedOut); err != nil {
 		return nil, err
 	}
-	return &model.Engine{Row: row}, nil
+	def, err := r.defaultEngine(ctx, v.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Engine{Row: row, Default: row.ID == def}, nil
 }
 
 // serves reports whether an engine serves a capability of the engine protocol:

@@ -41,6 +41,11 @@ func (r *mutationResolver) EnginePairingCode(ctx context.Context, id string, pho
 	return r.enginePairingCode(ctx, id, phone)
 }
 
+// SetDefaultEngine is the resolver for the setDefaultEngine field.
+func (r *mutationResolver) SetDefaultEngine(ctx context.Context, id string) (*model.Engine, error) {
+	return r.setDefaultEngine(ctx, id)
+}
+
 // EngineList is the resolver for the engineList field.
 func (r *queryResolver) EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error) {
 	return r.engineList(ctx, limit, skip)

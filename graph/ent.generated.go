@@ -78,7 +78,7 @@ type QueryResolver interface {
 	StoredMessages(ctx context.Context, filter *model.StoredMessageFilter, limit *int, skip *int) (*model.MessagePage, error)
 	MessageAck(ctx context.Context, key string, chatID *string) (int, error)
 	MessageAcks(ctx context.Context, keys []string, chatID *string) ([]*model.MessageAck, error)
-	ContactList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ContactPage, error)
+	ContactList(ctx context.Context, searchToken *string, engineID *string, limit *int, skip *int) (*model.ContactPage, error)
 	Contact(ctx context.Context, id string) (*ent.Contact, error)
 	CommonGroups(ctx context.Context, contactID string, limit *int, skip *int) (*model.ChatPage, error)
 	ChatParticipants(ctx context.Context, chatID string, searchToken *string, limit *int, skip *int) (*model.ParticipantPage, error)
@@ -833,22 +833,30 @@ func (ec *executionContext) field_Query_contactList_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["searchToken"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg2
+	args["skip"] = arg3
 	return args, nil
 }
 
@@ -1611,6 +1619,29 @@ func (ec *executionContext) _Account_timezone(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Account_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_defaultEngineID(ctx context.Context, field graphql.CollectedField, obj *ent.Workspace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_defaultEngineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultEngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_defaultEngineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
@@ -4547,6 +4578,29 @@ func (ec *executionContext) fieldContext_Chat_historyComplete(_ context.Context,
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Chat_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Chat_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4961,6 +5015,29 @@ func (ec *executionContext) _Contact_saved(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_Contact_saved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Contact_engineID(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_engineID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EngineID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_engineID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Contact_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
@@ -8065,7 +8142,7 @@ func (ec *executionContext) _Query_contactList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ContactList(ctx, fc.Args["searchToken"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+			return ec.Resolvers.Query().ContactList(ctx, fc.Args["searchToken"].(*string), fc.Args["engineId"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ContactPage) graphql.Marshaler {
@@ -9628,7 +9705,7 @@ func (ec *executionContext) unmarshalInputAccountWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "userEmail", "userEmailNEQ", "userEmailIn", "userEmailNotIn", "userEmailGT", "userEmailGTE", "userEmailLT", "userEmailLTE", "userEmailContains", "userEmailHasPrefix", "userEmailHasSuffix", "userEmailIsNil", "userEmailNotNil", "userEmailEqualFold", "userEmailContainsFold", "timezone", "timezoneNEQ", "timezoneIn", "timezoneNotIn", "timezoneGT", "timezoneGTE", "timezoneLT", "timezoneLTE", "timezoneContains", "timezoneHasPrefix", "timezoneHasSuffix", "timezoneIsNil", "timezoneNotNil", "timezoneEqualFold", "timezoneContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameEqualFold", "nameContainsFold", "userEmail", "userEmailNEQ", "userEmailIn", "userEmailNotIn", "userEmailGT", "userEmailGTE", "userEmailLT", "userEmailLTE", "userEmailContains", "userEmailHasPrefix", "userEmailHasSuffix", "userEmailIsNil", "userEmailNotNil", "userEmailEqualFold", "userEmailContainsFold", "timezone", "timezoneNEQ", "timezoneIn", "timezoneNotIn", "timezoneGT", "timezoneGTE", "timezoneLT", "timezoneLTE", "timezoneContains", "timezoneHasPrefix", "timezoneHasSuffix", "timezoneIsNil", "timezoneNotNil", "timezoneEqualFold", "timezoneContainsFold", "defaultEngineID", "defaultEngineIDNEQ", "defaultEngineIDIn", "defaultEngineIDNotIn", "defaultEngineIDGT", "defaultEngineIDGTE", "defaultEngineIDLT", "defaultEngineIDLTE", "defaultEngineIDContains", "defaultEngineIDHasPrefix", "defaultEngineIDHasSuffix", "defaultEngineIDIsNil", "defaultEngineIDNotNil", "defaultEngineIDEqualFold", "defaultEngineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10027,6 +10104,111 @@ func (ec *executionContext) unmarshalInputAccountWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.TimezoneContainsFold = data
+		case "defaultEngineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineID = data
+		case "defaultEngineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNEQ = data
+		case "defaultEngineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDIn = data
+		case "defaultEngineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNotIn = data
+		case "defaultEngineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDGT = data
+		case "defaultEngineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDGTE = data
+		case "defaultEngineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDLT = data
+		case "defaultEngineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDLTE = data
+		case "defaultEngineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDContains = data
+		case "defaultEngineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDHasPrefix = data
+		case "defaultEngineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDHasSuffix = data
+		case "defaultEngineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDIsNil = data
+		case "defaultEngineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDNotNil = data
+		case "defaultEngineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDEqualFold = data
+		case "defaultEngineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultEngineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultEngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -14478,7 +14660,7 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -15822,6 +16004,111 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.HistoryCompleteNEQ = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -15950,7 +16237,7 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "lid", "lidNEQ", "lidIn", "lidNotIn", "lidGT", "lidGTE", "lidLT", "lidLTE", "lidContains", "lidHasPrefix", "lidHasSuffix", "lidIsNil", "lidNotNil", "lidEqualFold", "lidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "lid", "lidNEQ", "lidIn", "lidNotIn", "lidGT", "lidGTE", "lidLT", "lidLTE", "lidContains", "lidHasPrefix", "lidHasSuffix", "lidIsNil", "lidNotNil", "lidEqualFold", "lidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16573,6 +16860,111 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.SavedNEQ = data
+		case "engineID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
+		case "engineIDNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNEQ = data
+		case "engineIDIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIn = data
+		case "engineIDNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotIn = data
+		case "engineIDGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGT = data
+		case "engineIDGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDGTE = data
+		case "engineIDLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLT = data
+		case "engineIDLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDLTE = data
+		case "engineIDContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContains = data
+		case "engineIDHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasPrefix = data
+		case "engineIDHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDHasSuffix = data
+		case "engineIDIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDIsNil = data
+		case "engineIDNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDNotNil = data
+		case "engineIDEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDEqualFold = data
+		case "engineIDContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineIDContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineIDContainsFold = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -22375,6 +22767,11 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "defaultEngineID":
+			out.Values[i] = ec._Account_defaultEngineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "createdAt":
 			out.Values[i] = ec._Account_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -23973,6 +24370,11 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "engineID":
+			out.Values[i] = ec._Chat_engineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "createdAt":
 			out.Values[i] = ec._Chat_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -24183,6 +24585,11 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 		case "saved":
 			out.Values[i] = ec._Contact_saved(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "engineID":
+			out.Values[i] = ec._Contact_engineID(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createdAt":

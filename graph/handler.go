@@ -182,7 +182,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.StoredMessages = func(child int, _ *model.StoredMessageFilter, limit, _ *int) int {
 		return pageCost(child, limit, nil)
 	}
-	c.Query.ContactList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.ContactList = func(child int, _, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.NewsletterList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.CommonGroups = func(child int, _ string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.ChatParticipants = func(child int, _ string, _ *string, limit, _ *int) int {

@@ -29,9 +29,14 @@ import (
 )
 
 // newMessage builds, on client, the message a validated draft describes, of
-// origin and with the given id (media bytes already replaced by their URL).
+// origin and with the given id (media bytes already replaced by their URL),
+// pinned to the engine the draft names, if any.
 func (r *Resolver) newMessage(client *ent.Client, d *draft, origin message.Origin, id string) *ent.MessageCreate {
-	return messaging.NewMessage(client, &d.Draft, origin, id, r.now())
+	c := messaging.NewMessage(client, &d.Draft, origin, id, r.now())
+	if d.EngineID != "" {
+		c.SetEngineID(d.EngineID)
+	}
+	return c
 }
 
 // create stores a validated draft as a pending message of origin and records
@@ -100,6 +105,9 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	}
 	d, err := buildDraft(to, in, r.now(), sendAtAllowed, r.mediaURLRule(ctx, false))
 	if err != nil {
+		return nil, err
+	}
+	if d.EngineID, err = r.sendingEngine(ctx, in.EngineID); err != nil {
 		return nil, err
 	}
 	id := switchboard.NewID("msg")
@@ -235,9 +243,14 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	if err != nil {
 		return nil, err
 	}
+	if d.EngineID, err = r.sendingEngine(ctx, in.EngineID); err != nil {
+		return nil, err
+	}
 	ws := viewerWorkspace(ctx)
-	eng, err := r.Engines.Pick(ctx, ws)
-	if errors.Is(err, engine.ErrNoEngine) {
+	eng, err := r.Dispatcher.Route(ctx, ws, to, d.EngineID)
+	if errors.Is(err, engine.ErrNoEngine) && d.EngineID != "" {
+		return nil, switchboard.Errorf(switchboard.ENOENGINE, "The engine %s is not connected; send through another, or queue the message with POST /v1/scheduled-messages (it waits for the engine).", d.EngineID)
+	} else if errors.Is(err, engine.ErrNoEngine) {
 		return nil, switchboard.Errorf(switchboard.ENOENGINE, "No messaging engine is connected for this account; connect one, or queue the message with POST /v1/scheduled-messages.")
 	} else if err != nil {
 		return nil, err
@@ -254,6 +267,7 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 		if m, err = dispatch.Claim(ctx, tx, m); err != nil {
 			return err
 		}
+		m.EngineID = eng.ID() // the chat's engine from now on; recorded on the message once sent
 		return inbox.WroteTo(ctx, tx, m)
 	})
 	if err != nil {
@@ -293,6 +307,12 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 	if err != nil {
 		return nil, err
 	}
+	d.EngineID = m.EngineID
+	if patch.EngineID != nil {
+		if d.EngineID, err = r.sendingEngine(ctx, patch.EngineID); err != nil {
+			return nil, err
+		}
+	}
 	if patch.SendAt == nil {
 		d.SendAt = m.SendAt // an unchanged sendAt may have come close or passed
 	}
@@ -309,6 +329,11 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 			SetMentions(d.Mentions).SetPollOptions(d.PollOptions).ClearLinkPreview()
 		if d.PollAllowMultiple == nil {
 			u.ClearPollAllowMultiple()
+		}
+		if d.EngineID == "" {
+			u.ClearEngineID()
+		} else {
+			u.SetEngineID(d.EngineID)
 		}
 		if d.SendAt != nil {
 			u.SetSendAt(*d.SendAt)

@@ -63,11 +63,12 @@ type ComplexityRoot struct {
 	}
 
 	Account struct {
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Name      func(childComplexity int) int
-		Timezone  func(childComplexity int) int
-		UserEmail func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		DefaultEngineID func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Timezone        func(childComplexity int) int
+		UserEmail       func(childComplexity int) int
 	}
 
 	Audience struct {
@@ -309,6 +310,7 @@ type ComplexityRoot struct {
 		Archived          func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		Description       func(childComplexity int) int
+		EngineID          func(childComplexity int) int
 		HistoryComplete   func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Invite            func(childComplexity int) int
@@ -352,6 +354,7 @@ type ComplexityRoot struct {
 
 	Contact struct {
 		CreatedAt   func(childComplexity int) int
+		EngineID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		IsBusiness  func(childComplexity int) int
 		Jid         func(childComplexity int) int
@@ -449,6 +452,7 @@ type ComplexityRoot struct {
 		Connected       func(childComplexity int) int
 		ConnectedAt     func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
+		Default         func(childComplexity int) int
 		DisconnectedAt  func(childComplexity int) int
 		HasSynced       func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -699,6 +703,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
+		SetDefaultEngine         func(childComplexity int, id string) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
@@ -759,7 +764,7 @@ type ComplexityRoot struct {
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
 		Contact               func(childComplexity int, id string) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
-		ContactList           func(childComplexity int, searchToken *string, limit *int, skip *int) int
+		ContactList           func(childComplexity int, searchToken *string, engineID *string, limit *int, skip *int) int
 		Engine                func(childComplexity int, id string) int
 		EngineList            func(childComplexity int, limit *int, skip *int) int
 		FindSimilarBoardItems func(childComplexity int, boardID string, candidates []*model.BoardCandidateInput) int
@@ -959,6 +964,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Account.CreatedAt(childComplexity), true
+	case "Account.defaultEngineID":
+		if e.ComplexityRoot.Account.DefaultEngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.DefaultEngineID(childComplexity), true
 	case "Account.id":
 		if e.ComplexityRoot.Account.ID == nil {
 			break
@@ -1934,6 +1945,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.Description(childComplexity), true
+	case "Chat.engineID":
+		if e.ComplexityRoot.Chat.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.EngineID(childComplexity), true
 	case "Chat.historyComplete":
 		if e.ComplexityRoot.Chat.HistoryComplete == nil {
 			break
@@ -2129,6 +2146,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.CreatedAt(childComplexity), true
+	case "Contact.engineID":
+		if e.ComplexityRoot.Contact.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.EngineID(childComplexity), true
 	case "Contact.id":
 		if e.ComplexityRoot.Contact.ID == nil {
 			break
@@ -2507,6 +2530,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.CreatedAt(childComplexity), true
+	case "Engine.default":
+		if e.ComplexityRoot.Engine.Default == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.Default(childComplexity), true
 	case "Engine.disconnectedAt":
 		if e.ComplexityRoot.Engine.DisconnectedAt == nil {
 			break
@@ -3806,6 +3835,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
+	case "Mutation.setDefaultEngine":
+		if e.ComplexityRoot.Mutation.SetDefaultEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDefaultEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDefaultEngine(childComplexity, args["id"].(string)), true
 	case "Mutation.setGroupPicture":
 		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
 			break
@@ -4231,7 +4271,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.engine":
 		if e.ComplexityRoot.Query.Engine == nil {
 			break
@@ -4996,6 +5036,8 @@ func (ec *executionContext) childFields_Account(ctx context.Context, field graph
 		return ec.fieldContext_Account_userEmail(ctx, field)
 	case "timezone":
 		return ec.fieldContext_Account_timezone(ctx, field)
+	case "defaultEngineID":
+		return ec.fieldContext_Account_defaultEngineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Account_createdAt(ctx, field)
 	}
@@ -5492,6 +5534,8 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_oldestLoadedAt(ctx, field)
 	case "historyComplete":
 		return ec.fieldContext_Chat_historyComplete(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Chat_engineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Chat_createdAt(ctx, field)
 	case "updatedAt":
@@ -5556,6 +5600,8 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_isBusiness(ctx, field)
 	case "saved":
 		return ec.fieldContext_Contact_saved(ctx, field)
+	case "engineID":
+		return ec.fieldContext_Contact_engineID(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Contact_createdAt(ctx, field)
 	}
@@ -5742,6 +5788,8 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_phone(ctx, field)
 	case "connected":
 		return ec.fieldContext_Engine_connected(ctx, field)
+	case "default":
+		return ec.fieldContext_Engine_default(ctx, field)
 	case "state":
 		return ec.fieldContext_Engine_state(ctx, field)
 	case "stream":

@@ -49,6 +49,7 @@ type MutationResolver interface {
 	EnginePairingQR(ctx context.Context, id string) (string, error)
 	EnginePairingQRImage(ctx context.Context, id string) (string, error)
 	EnginePairingCode(ctx context.Context, id string, phone string) (string, error)
+	SetDefaultEngine(ctx context.Context, id string) (*model.Engine, error)
 	CreateGroup(ctx context.Context, name string, participants []string) (*model.GroupResult, error)
 	UpdateGroup(ctx context.Context, id string, input model.GroupUpdateInput) (*model.Group, error)
 	AddGroupParticipants(ctx context.Context, id string, participants []string) (*model.GroupResult, error)
@@ -790,6 +791,20 @@ func (ec *executionContext) field_Mutation_sendMessage_args(ctx context.Context,
 		return nil, err
 	}
 	args["typingSeconds"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setDefaultEngine_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -2880,6 +2895,50 @@ func (ec *executionContext) fieldContext_Mutation_enginePairingCode(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setDefaultEngine(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setDefaultEngine(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetDefaultEngine(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Engine) graphql.Marshaler {
+			return ec.marshalNEngine2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐEngine(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setDefaultEngine(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Engine(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setDefaultEngine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4224,7 +4283,7 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret"}
+	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4322,6 +4381,13 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Secret = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil
@@ -4338,7 +4404,7 @@ func (ec *executionContext) unmarshalInputMessagePatch(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret"}
+	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4436,6 +4502,13 @@ func (ec *executionContext) unmarshalInputMessagePatch(ctx context.Context, obj 
 				return it, err
 			}
 			it.Secret = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil
@@ -4452,7 +4525,7 @@ func (ec *executionContext) unmarshalInputScheduledMessageFilter(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"chatId", "searchToken", "status", "order"}
+	fieldsInOrder := [...]string{"chatId", "searchToken", "status", "order", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4487,6 +4560,13 @@ func (ec *executionContext) unmarshalInputScheduledMessageFilter(ctx context.Con
 				return it, err
 			}
 			it.Order = data
+		case "engineId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("engineId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EngineID = data
 		}
 	}
 	return it, nil
@@ -5158,6 +5238,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "enginePairingCode":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_enginePairingCode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setDefaultEngine":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setDefaultEngine(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++

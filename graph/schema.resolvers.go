@@ -161,6 +161,9 @@ func (r *queryResolver) ScheduledMessages(ctx context.Context, filter *model.Sch
 				p.Add("order", "invalid_enum_value", "order must be asc or desc")
 			}
 		}
+		if id := engineFilter(&p, filter.EngineID); id != "" {
+			q.Where(message.EngineID(id))
+		}
 		if err := p.Err(switchboard.EINVALID); err != nil {
 			return nil, err
 		}

@@ -99,6 +99,7 @@ func storedFilter(p *switchboard.Problems, f *model.StoredMessageFilter) inbox.M
 		}
 		mf.WireTypes = f.MessageTypes
 	}
+	mf.Engine = engineFilter(p, f.EngineID)
 	return mf
 }
 
@@ -188,7 +189,7 @@ func (r *Resolver) messageAction(ctx context.Context, key string, chatID *string
 	if err != nil {
 		return false, err
 	}
-	actor, err := phone[engine.ChatActor](ctx, r, "acting on a message")
+	actor, err := phoneFor[engine.ChatActor](ctx, r, m.To, m.EngineID, "acting on a message")
 	if err != nil {
 		return false, err
 	}
@@ -258,7 +259,7 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 	if err != nil {
 		return nil, err
 	}
-	f, err := phone[engine.MediaFetcher](ctx, r, "downloading media")
+	f, err := phoneFor[engine.MediaFetcher](ctx, r, m.To, m.EngineID, "downloading media")
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +397,7 @@ func (r *Resolver) loadOlder(ctx context.Context, chatID string, pages *int, unt
 	if err != nil {
 		return nil, err
 	}
-	loader, err := phone[engine.HistoryLoader](ctx, r, "loading older messages")
+	loader, err := phoneFor[engine.HistoryLoader](ctx, r, c.Jid, "", "loading older messages")
 	if err != nil {
 		return nil, err
 	}

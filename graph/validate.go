@@ -72,6 +72,9 @@ type draft struct {
 	messaging.Draft
 	MediaBytes  []byte `json:"-"`
 	MediaDigest string `json:"mediaDigest,omitempty"`
+	// EngineID is the engine the message must go through; "" lets dispatch
+	// choose (dispatch.Route).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // sendAtRule says whether sendAt may be given.

@@ -35,6 +35,9 @@ type ChatFilter struct {
 	Since *time.Time
 	// Named leaves out the chats without a name, Unarchived the archived ones.
 	Named, Unarchived bool
+	// Engine selects the chats whose latest message is of this engine
+	// (number); "" all.
+	Engine string
 }
 
 // Chat returns the stored chat jid; an ent not-found error when there is none.
@@ -83,6 +86,9 @@ func (s Store) Chats(ctx context.Context, f ChatFilter, limit, skip int) ([]*ent
 	}
 	if f.Unarchived {
 		q.Where(chat.Archived(false))
+	}
+	if f.Engine != "" {
+		q.Where(chat.EngineID(f.Engine))
 	}
 	return chatPage(ctx, q, limit, skip)
 }

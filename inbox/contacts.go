@@ -14,12 +14,17 @@ type ContactFilter struct {
 	// Search selects the contacts whose name or push name contains it
 	// (case-folded), or whose id contains it; "" all.
 	Search string
+	// Engine selects the contacts the engine (number) last reported; "" all.
+	Engine string
 }
 
 func (s Store) contacts(f ContactFilter) *ent.ContactQuery {
 	q := s.Client.Contact.Query()
 	if t := f.Search; t != "" {
 		q.Where(contact.Or(contact.NameContainsFold(t), contact.PushNameContainsFold(t), contact.JidContains(t)))
+	}
+	if f.Engine != "" {
+		q.Where(contact.EngineID(f.Engine))
 	}
 	return q
 }

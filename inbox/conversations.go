@@ -38,12 +38,12 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 			return err
 		}
 		c.ID = id
-		if err := upsertChat(ctx, tx, c, true); err != nil {
+		if err := upsertChat(ctx, tx, c, true, ev.EngineID); err != nil {
 			return err
 		}
 	}
 	for _, c := range h.Contacts {
-		if err := upsertContact(ctx, tx, c); err != nil {
+		if err := upsertContact(ctx, tx, c, ev.EngineID); err != nil {
 			return err
 		}
 		if c.LID != "" {
@@ -60,6 +60,9 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		if err != nil {
 			return err
 		}
+		for _, c := range creates {
+			c.SetEngineID(ev.EngineID)
+		}
 		if len(creates) == 0 {
 			continue
 		}
@@ -70,7 +73,7 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		}
 	}
 	for jid := range touched {
-		if err := ensureChat(ctx, tx, jid); err != nil {
+		if err := ensureChat(ctx, tx, jid, ev.EngineID); err != nil {
 			return err
 		}
 		if err := summarize(ctx, tx, jid); err != nil {
@@ -167,10 +170,11 @@ func historyRow(tx *ent.Tx, m engine.HistoryMessage, to, from string) *ent.Messa
 	return c
 }
 
-// upsertChat stores what an engine says of a chat. A chat the store does not hold
+// upsertChat stores what engineID says of a chat. A chat the store does not hold
 // is created; of one it holds, the identity fields are refreshed and the state
-// fields are set only when the engine set them and onlyNew is false.
-func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew bool) error {
+// fields are set only when the engine set them and onlyNew is false. The
+// members it lists are stored as engineID's.
+func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew bool, engineID string) error {
 	create := newChat(tx, c)
 	if err := create.OnConflictColumns(chat.FieldWorkspaceID, chat.FieldJid).DoNothing().Exec(ctx); err != nil && !isNoRows(err) {
 		return err
@@ -207,7 +211,7 @@ func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew boo
 	creates := make([]*ent.ChatMemberCreate, len(c.Participants))
 	for i, p := range c.Participants {
 		creates[i] = tx.ChatMember.Create().SetChatJid(c.ID).SetMemberJid(p.ID).SetIsAdmin(p.IsAdmin || p.IsSuperAdmin).
-			SetIsSuperAdmin(p.IsSuperAdmin)
+			SetIsSuperAdmin(p.IsSuperAdmin).SetEngineID(engineID)
 	}
 	return tx.ChatMember.CreateBulk(creates...).Exec(ctx)
 }
@@ -236,13 +240,14 @@ func newChat(tx *ent.Tx, c engine.ChatState) *ent.ChatCreate {
 }
 
 // ensureChat creates the chat a message belongs to when the store does not hold it.
-func ensureChat(ctx context.Context, tx *ent.Tx, jid string) error {
-	return upsertChat(ctx, tx, engine.ChatState{ID: jid}, true)
+func ensureChat(ctx context.Context, tx *ent.Tx, jid, engineID string) error {
+	return upsertChat(ctx, tx, engine.ChatState{ID: jid}, true, engineID)
 }
 
-// upsertContact stores an address-book entry; a known contact gets the names
-// the engine knows now.
-func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error {
+// upsertContact stores an address-book entry engineID reported; a known contact
+// gets the names the engine knows now, and engineID as the engine that last
+// reported it.
+func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo, engineID string) error {
 	if c.ID == "" {
 		return nil
 	}
@@ -252,11 +257,14 @@ func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error 
 	}
 	c.ID = id
 	err = tx.Contact.Create().SetJid(c.ID).SetName(c.Name).SetPushName(c.PushName).SetIsBusiness(c.IsBusiness).
-		SetSaved(c.Saved).OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
+		SetSaved(c.Saved).SetEngineID(engineID).OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
 	if err != nil && !isNoRows(err) {
 		return err
 	}
 	u := tx.Contact.Update().Where(contact.Jid(c.ID))
+	if engineID != "" {
+		u.SetEngineID(engineID)
+	}
 	if c.Name != "" {
 		u.SetName(c.Name).SetSaved(true)
 	}
@@ -272,12 +280,12 @@ func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo) error 
 
 // knowContact makes the recipient of a direct chat a contact (the reference's
 // contact book is everyone the account messaged), without names when the store
-// has none; a contact the store holds is left as it is.
-func knowContact(ctx context.Context, tx *ent.Tx, jid string) error {
+// has none, reported by engineID; a contact the store holds is left as it is.
+func knowContact(ctx context.Context, tx *ent.Tx, jid, engineID string) error {
 	if engine.ChatKind(jid) != engine.ChatContact {
 		return nil
 	}
-	err := tx.Contact.Create().SetJid(jid).
+	err := tx.Contact.Create().SetJid(jid).SetEngineID(engineID).
 		OnConflictColumns(contact.FieldWorkspaceID, contact.FieldJid).DoNothing().Exec(ctx)
 	if err != nil && !isNoRows(err) {
 		return err
@@ -285,7 +293,8 @@ func knowContact(ctx context.Context, tx *ent.Tx, jid string) error {
 	return nil
 }
 
-// summarize sets a chat's last-message summary from its newest stored message.
+// summarize sets a chat's last-message summary from its newest stored message,
+// and the chat's engine from that message's, when it has one.
 func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
 	last, err := tx.Message.Query().Where(message.To(jid), messaging.InStore()).
 		Order(ent.Desc(message.FieldCreatedAt)).First(ctx)
@@ -298,14 +307,19 @@ func summarize(ctx context.Context, tx *ent.Tx, jid string) error {
 	if text == "" {
 		text = last.PollQuestion
 	}
-	_, err = tx.Chat.Update().Where(chat.Jid(jid)).SetLastMessageAt(last.CreatedAt).
-		SetLastMessageText(text).SetLastMessageFromMe(last.FromMe).Save(ctx)
+	u := tx.Chat.Update().Where(chat.Jid(jid)).SetLastMessageAt(last.CreatedAt).
+		SetLastMessageText(text).SetLastMessageFromMe(last.FromMe)
+	if last.EngineID != "" {
+		u.SetEngineID(last.EngineID)
+	}
+	_, err = u.Save(ctx)
 	return err
 }
 
 // touchChat puts m in its chat's summary, in one statement: the chat is made
 // when the store does not hold it, counts one more unread message when unread is
-// set, and takes m as its last message unless it holds a newer one. The upsert
+// set, and takes m as its last message (and m's engine as its own, when m has
+// one: the number the conversation last used) unless it holds a newer one. The upsert
 // finds an existing chat through its unique (workspace_id, jid) index whatever
 // the plan: as an update by jid, the generic plan PostgreSQL cached while the
 // table was nearly empty read every chat of the workspace through another index
@@ -315,6 +329,11 @@ func touchChat(ctx context.Context, tx *ent.Tx, m *ent.Message, unread bool) err
 		SetLastMessageText(cmp.Or(m.Text, m.PollQuestion)).SetLastMessageFromMe(m.FromMe)
 	if unread {
 		create.SetUnreadCount(1)
+	}
+	latest := []string{chat.FieldLastMessageAt, chat.FieldLastMessageText, chat.FieldLastMessageFromMe}
+	if m.EngineID != "" {
+		create.SetEngineID(m.EngineID)
+		latest = append(latest, chat.FieldEngineID)
 	}
 	// col is a column of the stored chat, new of the one proposed.
 	col := func(b *entsql.Builder, c string) string { return b.Quote(chat.Table) + "." + b.Quote(c) }
@@ -329,7 +348,7 @@ func touchChat(ctx context.Context, tx *ent.Tx, m *ent.Message, unread bool) err
 			u.Set(chat.FieldUnreadCount, entsql.ExprFunc(func(b *entsql.Builder) {
 				b.WriteString(col(b, chat.FieldUnreadCount) + " + " + proposed(b, chat.FieldUnreadCount))
 			}))
-			for _, f := range []string{chat.FieldLastMessageAt, chat.FieldLastMessageText, chat.FieldLastMessageFromMe} {
+			for _, f := range latest {
 				u.Set(f, entsql.ExprFunc(func(b *entsql.Builder) {
 					b.WriteString("CASE WHEN ")
 					newer(b)
@@ -370,7 +389,7 @@ func applyChat(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		return err
 	}
 	c.ID = id
-	return upsertChat(ctx, tx, c, false)
+	return upsertChat(ctx, tx, c, false, ev.EngineID)
 }
 
 // applyPin pins or unpins a stored message.

@@ -89,6 +89,11 @@ func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessage
 	if to == messaging.StatusFailed {
 		changes = append(changes, messaging.WithReason(ev.Reason))
 	}
+	if m.EngineID == "" && ev.EngineID != "" {
+		// An ack applied before the dispatch recorded its engine: the engine that
+		// acks the message is the one that sent it.
+		changes = append(changes, withEngine(ev.EngineID))
+	}
 	next, moved, err := messaging.MoveLatest(ctx, tx, m, to, ev.At, changes...)
 	if err == nil && sent != nil {
 		sent[sentKey(ev.WorkspaceID, key)] = next // a later ack of the batch starts from here
@@ -99,10 +104,18 @@ func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessage
 	// The first ack that proves delivery puts the message in its chat, and its
 	// recipient among the contacts (someone the account messaged); later acks
 	// (read, played) change nothing there.
-	if err := knowContact(ctx, tx, m.To); err != nil {
+	if err := knowContact(ctx, tx, m.To, next.EngineID); err != nil {
 		return err
 	}
 	return touchChat(ctx, tx, next, false)
+}
+
+// withEngine records the engine that sent a message.
+func withEngine(engineID string) messaging.Change {
+	return func(u *ent.MessageUpdate, next *ent.Message) {
+		u.SetEngineID(engineID)
+		next.EngineID = engineID
+	}
 }
 
 // sentMessages are the account's messages that a batch of events acks, by
@@ -137,9 +150,11 @@ func readAcked(ctx context.Context, tx *ent.Tx, evs []engine.Event) (sentMessage
 	return out, nil
 }
 
-// applyIncoming stores a message someone sent the account. One row per network
-// message: the same message reported twice (under another event id) finds its row
-// and changes nothing.
+// applyIncoming stores a message someone sent the account, as the engine's that
+// reported it. One row per network message: the same message reported twice
+// (under another event id, or by a second engine: a group message both numbers
+// of a workspace receive) finds its row and changes nothing, so it stays the
+// first engine's.
 func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	in := ev.Message
 	if in == nil {
@@ -168,11 +183,11 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		SetReplyTo(in.QuotedKey).SetStatus(string(messaging.StatusReceived)).SetFromMe(false).
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
 		SetWireType(engine.WireType(in.Type, "")).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
-		Save(ctx)
+		SetEngineID(ev.EngineID).Save(ctx)
 	if err != nil {
 		return err
 	}
-	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: from, PushName: in.SenderName}); err != nil {
+	if err := upsertContact(ctx, tx, engine.ContactInfo{ID: from, PushName: in.SenderName}, ev.EngineID); err != nil {
 		return err
 	}
 	if err := touchChat(ctx, tx, m, true); err != nil {
@@ -283,7 +298,7 @@ func applyGroupChange(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if g == nil {
 		return nil
 	}
-	if err := storeGroupChange(ctx, tx, g, ev.At); err != nil {
+	if err := storeGroupChange(ctx, tx, g, ev.At, ev.EngineID); err != nil {
 		return err
 	}
 	typ, ok := GroupEvents[g.Action]

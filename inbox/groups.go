@@ -20,13 +20,13 @@ const groupPin = 7 * 24 * time.Hour
 // members (all of them go when the account itself leaves or is removed: it no
 // longer sees the group's members); admin changes, a new subject, description
 // or settings and a pinned message change what the store holds. A change of a
-// group the store does not hold changes nothing.
-func storeGroupChange(ctx context.Context, tx *ent.Tx, g *engine.GroupChange, at time.Time) error {
+// group the store does not hold changes nothing. Members it adds are engineID's.
+func storeGroupChange(ctx context.Context, tx *ent.Tx, g *engine.GroupChange, at time.Time, engineID string) error {
 	if g.Action == engine.GroupCreated {
 		if g.Chat == nil {
 			return nil
 		}
-		return upsertChat(ctx, tx, *g.Chat, false)
+		return upsertChat(ctx, tx, *g.Chat, false, engineID)
 	}
 	held, err := tx.Chat.Query().Where(chat.Jid(g.GroupID), chat.KindEQ(chat.KindGroup)).Exist(ctx)
 	if err != nil || !held {
@@ -38,7 +38,7 @@ func storeGroupChange(ctx context.Context, tx *ent.Tx, g *engine.GroupChange, at
 	case "added", "joined_via_link":
 		creates := make([]*ent.ChatMemberCreate, len(g.Participants))
 		for i, p := range g.Participants {
-			creates[i] = tx.ChatMember.Create().SetChatJid(g.GroupID).SetMemberJid(p)
+			creates[i] = tx.ChatMember.Create().SetChatJid(g.GroupID).SetMemberJid(p).SetEngineID(engineID)
 		}
 		err := tx.ChatMember.CreateBulk(creates...).
 			OnConflictColumns(chatmember.FieldWorkspaceID, chatmember.FieldChatJid, chatmember.FieldMemberJid).DoNothing().Exec(ctx)

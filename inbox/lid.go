@@ -215,7 +215,11 @@ func mergeChat(ctx context.Context, tx *ent.Tx, lid, pn string, at time.Time) er
 		return err
 	}
 	fresh = !fresh
-	if err := ensureChat(ctx, tx, pn); err != nil {
+	var engineID string // the number the LID chat was talking on, for a phone chat new here
+	if from != nil {
+		engineID = from.EngineID
+	}
+	if err := ensureChat(ctx, tx, pn, engineID); err != nil {
 		return err
 	}
 	if from != nil {

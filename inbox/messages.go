@@ -41,6 +41,8 @@ type MessageFilter struct {
 	// Sender selects the messages the account sent ("me"), or those whose
 	// sender is it or whose sender's name contains it; nil all.
 	Sender *string
+	// Engine selects the messages of one engine (number); "" all.
+	Engine string
 	// Ascending orders the page oldest first; newest first otherwise.
 	Ascending bool
 }
@@ -51,6 +53,9 @@ func (f MessageFilter) predicates() []predicate.Message {
 	add := func(p ...predicate.Message) { ps = append(ps, p...) }
 	if f.Chat != "" {
 		add(message.To(f.Chat))
+	}
+	if f.Engine != "" {
+		add(message.EngineID(f.Engine))
 	}
 	if t := f.Search; t != "" {
 		add(message.Or(message.TextContainsFold(t), message.PollQuestionContainsFold(t), message.MediaFilenameContainsFold(t)))

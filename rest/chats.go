@@ -27,12 +27,15 @@ type chatRecord struct {
 	LastMessageText   *string             `json:"lastMessageText,omitempty"`
 	LastMessageFromMe *bool               `json:"lastMessageFromMe,omitempty"`
 	Messages          *[]view.ChatMessage `json:"messages,omitempty"` // [] when latest-chats asks for none
+	// EngineID is the engine (number) of the chat's latest message (a
+	// Switchboard addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // newChatRecord renders c; the last message's text and side only withLast.
 func newChatRecord(c *ent.Chat, withLast bool) chatRecord {
 	rec := chatRecord{ChatID: c.Jid, Name: c.Name, ChatType: string(c.Kind), Pinned: c.Pinned, Archived: c.Archived,
-		UnreadCount: c.UnreadCount, MarkedUnread: c.MarkedUnread}
+		UnreadCount: c.UnreadCount, MarkedUnread: c.MarkedUnread, EngineID: c.EngineID}
 	if c.LastMessageAt != nil {
 		at := c.LastMessageAt.UTC()
 		rec.LastMessageAt = &at
@@ -114,7 +117,8 @@ func (s *server) listChats(w http.ResponseWriter, r *http.Request) error {
 	_ = queryBool(r, "includeExtendedInfo", &p) // the chat shape has no extended fields
 	f := &model.ChatFilter{SearchToken: queryString(r, "searchToken"), Filter: queryString(r, "filter"),
 		Kinds: queryList(r, "kinds"), Since: queryString(r, "since"),
-		IncludeWithoutName: queryBool(r, "includeWithoutName", &p), IncludeArchive: queryBool(r, "includeArchive", &p)}
+		IncludeWithoutName: queryBool(r, "includeWithoutName", &p), IncludeArchive: queryBool(r, "includeArchive", &p),
+		EngineID: queryString(r, "engineId")}
 	if err := p.Err(switchboard.EINVALID); err != nil {
 		return err
 	}

@@ -454,7 +454,12 @@ func TestNumbersMessagedBecomeContacts(t *testing.T) {
 	waitStatus(e, sent["id"].(string), "read")
 	waitStatus(e, failed["id"].(string), "failed")
 	got := e.Do("GET", "/v1/contacts?searchToken=1555044", e.Key, nil)
-	if diff := cmp.Diff([]map[string]any{{"chatId": "15550442233@c.us", "isBusiness": false}}, got.List()); diff != "" {
+	// The number that sent it, and so made the contact: the sandbox.
+	sandbox := e.Do("GET", "/v1/scheduled-messages/"+sent["id"].(string), e.Key, nil).Data()["engineId"]
+	if s, _ := sandbox.(string); !strings.HasPrefix(s, "eng_sandbox_") {
+		t.Errorf("the message's engine = %v, want the sandbox", sandbox)
+	}
+	if diff := cmp.Diff([]map[string]any{{"chatId": "15550442233@c.us", "isBusiness": false, "engineId": sandbox}}, got.List()); diff != "" {
 		t.Errorf("contacts matching 1555044 (-want +got):\n%s", diff)
 	}
 	if n := total(t, e.Do("GET", "/v1/contacts?limit=1", e.Key, nil)); n != before+1 {

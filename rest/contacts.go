@@ -21,6 +21,9 @@ type contactRecord struct {
 	LID        string `json:"lid,omitempty"`
 	Name       string `json:"name,omitempty"`
 	IsBusiness bool   `json:"isBusiness"`
+	// EngineID is the engine (number) that last reported the contact (a
+	// Switchboard addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // groupItem is the spec's group list item.
@@ -44,7 +47,7 @@ func newContactRecord(c *ent.Contact) contactRecord {
 	if lid == "" && engine.IsLID(c.Jid) {
 		lid = c.Jid
 	}
-	return contactRecord{ChatID: c.Jid, LID: lid, Name: name, IsBusiness: c.IsBusiness}
+	return contactRecord{ChatID: c.Jid, LID: lid, Name: name, IsBusiness: c.IsBusiness, EngineID: c.EngineID}
 }
 
 // getContact serves GET /v1/contacts/{id}: a contact by its chat id (or E.164
@@ -72,7 +75,7 @@ func (s *server) listContacts(w http.ResponseWriter, r *http.Request) error {
 	if limit != nil && *limit == allContacts {
 		return s.streamContacts(w, r, skip)
 	}
-	page, err := s.query.ContactList(r.Context(), queryString(r, "searchToken"), limit, skip)
+	page, err := s.query.ContactList(r.Context(), queryString(r, "searchToken"), queryString(r, "engineId"), limit, skip)
 	if err != nil {
 		return err
 	}
@@ -93,7 +96,7 @@ func (s *server) streamContacts(w http.ResponseWriter, r *http.Request, skip *in
 		total int
 		n     int
 	)
-	err := s.core.AllContacts(r.Context(), queryString(r, "searchToken"), skip, func(t int) {
+	err := s.core.AllContacts(r.Context(), queryString(r, "searchToken"), queryString(r, "engineId"), skip, func(t int) {
 		total = t
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")

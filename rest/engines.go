@@ -15,9 +15,11 @@ import (
 // engineRecord is an engine as /v1/engines shows it: the reference's fields (id,
 // type, connected, state, stream, hasSynced) and Switchboard's own.
 type engineRecord struct {
-	ID        string  `json:"id"`
-	Type      string  `json:"type"`
-	Connected bool    `json:"connected"`
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Connected bool   `json:"connected"`
+	// Default says the engine is the workspace's default (a Switchboard addition).
+	Default   bool    `json:"default"`
 	State     string  `json:"state"`
 	Stream    *string `json:"stream"`
 	HasSynced *bool   `json:"hasSynced"`
@@ -48,7 +50,7 @@ func utc(t *time.Time) *time.Time {
 }
 
 func newEngineRecord(e *model.Engine) engineRecord {
-	return engineRecord{ID: e.ID(), Type: e.Type(), Connected: e.Connected, State: e.State(), Stream: e.Stream(),
+	return engineRecord{ID: e.ID(), Type: e.Type(), Connected: e.Connected, Default: e.Default, State: e.State(), Stream: e.Stream(),
 		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), Phone: e.Phone(), TokenPrefix: e.TokenPrefix(),
 		Restriction: e.Restriction(), RestrictedUntil: utc(e.RestrictedUntil()),
 		ConnectedAt: utc(e.ConnectedAt()), DisconnectedAt: utc(e.DisconnectedAt()),
@@ -115,6 +117,15 @@ func (s *server) deleteEngine(w http.ResponseWriter, r *http.Request) error {
 // logoutEngine serves POST /v1/engines/{id}/logout.
 func (s *server) logoutEngine(w http.ResponseWriter, r *http.Request) error {
 	e, err := s.mutation.LogoutEngine(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, newEngineRecord(e))
+}
+
+// setDefaultEngine serves POST /v1/engines/{id}/default.
+func (s *server) setDefaultEngine(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.mutation.SetDefaultEngine(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}

@@ -84,14 +84,7 @@ func runSandbox(t *testing.T, serverURL, token string) (*remote.Client, <-chan e
 // engine sandbox --phone; "" for the one derived from the workspace).
 func runSandboxAs(t *testing.T, serverURL, token, phone string) (*remote.Client, <-chan error) {
 	t.Helper()
-	url := "sqlite://" + t.TempDir() + "/engine.db"
-	db, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := storage.Migrate(context.Background(), db, url); err != nil {
-		t.Fatal(err)
-	}
+	db := sandboxDB(t)
 	c := &remote.Client{URL: serverURL, Token: token, Phone: phone, NoReconnect: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	done, stopped := make(chan error, 1), make(chan struct{})
@@ -103,9 +96,24 @@ func runSandboxAs(t *testing.T, serverURL, token, phone string) (*remote.Client,
 		case <-time.After(5 * time.Second):
 			t.Error("the sandbox client did not stop")
 		}
-		db.Close()
 	})
 	return c, done
+}
+
+// sandboxDB is the memory of an out-of-process sandbox: a new SQLite database,
+// closed when the test ends.
+func sandboxDB(t *testing.T) *ent.Client {
+	t.Helper()
+	url := "sqlite://" + t.TempDir() + "/engine.db"
+	db, err := storage.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.Migrate(context.Background(), db, url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 func TestEngineCRUD(t *testing.T) {

@@ -32,6 +32,7 @@ type messageBody struct {
 	SendAt            *string  `json:"sendAt"`
 	ReplyTo           *string  `json:"replyTo"`
 	Secret            *string  `json:"secret"`
+	EngineID          *string  `json:"engineId"`
 	mediaFile         *graphql.Upload
 }
 
@@ -94,7 +95,7 @@ func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typi
 	}
 	b.Type, b.Text, b.MediaURL, b.MediaBase64 = str("type"), str("text"), str("mediaUrl"), str("mediaBase64")
 	b.MediaKind, b.MediaFilename, b.PollQuestion = str("mediaKind"), str("mediaFilename"), str("pollQuestion")
-	b.SendAt, b.ReplyTo, b.Secret = str("sendAt"), str("replyTo"), str("secret")
+	b.SendAt, b.ReplyTo, b.Secret, b.EngineID = str("sendAt"), str("replyTo"), str("secret"), str("engineId")
 	b.PollOptions = append(r.MultipartForm.Value["pollOptions"], r.MultipartForm.Value["pollOptions[]"]...)
 	if v := str("pollAllowMultiple"); v != nil {
 		allow, err := strconv.ParseBool(*v)
@@ -152,7 +153,7 @@ func (b *messageBody) input() (model.MessageInput, error) {
 		Type: *b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
 		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
 		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
-		ReplyTo: b.ReplyTo, Secret: b.Secret,
+		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID,
 	}, nil
 }
 
@@ -161,7 +162,7 @@ func (b *messageBody) patch() model.MessagePatch {
 		Type: b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
 		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
 		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
-		ReplyTo: b.ReplyTo, Secret: b.Secret,
+		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID,
 	}
 }
 
@@ -218,7 +219,7 @@ func (s *server) listScheduledMessages(w http.ResponseWriter, r *http.Request) e
 	}
 	filter := &model.ScheduledMessageFilter{
 		ChatID: queryString(r, "chatId"), SearchToken: queryString(r, "searchToken"),
-		Status: queryString(r, "status"), Order: queryString(r, "order"),
+		Status: queryString(r, "status"), Order: queryString(r, "order"), EngineID: queryString(r, "engineId"),
 	}
 	page, err := s.query.ScheduledMessages(r.Context(), filter, limit, skip)
 	if err != nil {
@@ -284,7 +285,7 @@ func (s *server) listStoredMessages(w http.ResponseWriter, r *http.Request) erro
 		Order: queryString(r, "order"), Since: queryString(r, "since"), Until: queryString(r, "until"),
 		MessageTypes: queryList(r, "messageTypes"), Mime: queryString(r, "mime"),
 		FilenameContains: queryString(r, "filenameContains"), HasMedia: queryBool(r, "hasMedia", &p),
-		Sender: queryString(r, "sender")}
+		Sender: queryString(r, "sender"), EngineID: queryString(r, "engineId")}
 	if q, ok := r.URL.Query()["queryAny"]; ok {
 		f.QueryAny = q
 	}

@@ -151,6 +151,7 @@ var apiSchemas = map[string]any{
 		"secret":            typ("string", "description", "The caller's correlation tag, as given; it does not prevent duplicate sends."),
 		"linkPreview":       dataOf(switchboard.LinkPreview{}),
 		"campaignId":        str,
+		"engineId":          typ("string", "description", "The engine (number) the message goes or went through."),
 	}),
 	"Webhook": obj([]string{"id", "url", "events", "description", "status", "createdAt"}, map[string]any{
 		"id": str, "url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str,
@@ -164,9 +165,10 @@ var apiSchemas = map[string]any{
 			"number": integer, "at": dateTime, "statusCode": integer, "error": str,
 		})),
 	}),
-	"Engine": obj([]string{"id", "type", "connected", "state", "stream", "hasSynced", "kind", "name", "connectedAt", "disconnectedAt", "createdAt", "updatedAt"}, map[string]any{
+	"Engine": obj([]string{"id", "type", "connected", "default", "state", "stream", "hasSynced", "kind", "name", "connectedAt", "disconnectedAt", "createdAt", "updatedAt"}, map[string]any{
 		"id": str, "type": str, "connected": boolean, "state": str,
-		"stream": nullable("string"), "hasSynced": nullable("boolean"),
+		"default": typ("boolean", "description", "The workspace's default engine: the one set, else the first paired real engine."),
+		"stream":  nullable("string"), "hasSynced": nullable("boolean"),
 		"kind":            typ("string", "enum", []string{"sandbox", "gateway", "remote"}),
 		"name":            str,
 		"tokenPrefix":     str,
@@ -182,6 +184,7 @@ var apiSchemas = map[string]any{
 		"chatId": str, "name": str, "chatType": str, "pinned": boolean, "archived": boolean,
 		"lastMessageAt": dateTime, "unreadCount": integer, "markedUnread": boolean,
 		"lastMessageText": str, "lastMessageFromMe": boolean, "messages": arrayOf(ref("ChatMessage")),
+		"engineId": typ("string", "description", "The engine (number) of the chat's latest message."),
 	}),
 }
 

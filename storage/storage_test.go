@@ -131,7 +131,7 @@ func TestMigrateDropsRetiredIndexes(t *testing.T) {
 				oids = `SELECT string_agg(indexrelid::text, ',' ORDER BY indexrelid) FROM pg_index
 					JOIN pg_class c ON c.oid = indrelid WHERE c.relnamespace = 'public'::regnamespace`
 			}
-			want := "message_workspace_id_created_at,message_workspace_id_origin_created_at," +
+			want := "message_workspace_id_created_at,message_workspace_id_engine_id_created_at,message_workspace_id_origin_created_at," +
 				"message_workspace_id_to_created_at,message_workspace_id_to_pinned_until,message_workspace_id_wa_serialized"
 			if got := one(names); got != want {
 				t.Errorf("indexes after migrating:\n got %s\nwant %s", got, want)

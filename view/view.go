@@ -46,6 +46,10 @@ type Message struct {
 	LinkPreview       *switchboard.LinkPreview `json:"linkPreview,omitempty"`
 	// CampaignID names the campaign that sent the message (a Switchboard addition).
 	CampaignID string `json:"campaignId,omitempty"`
+	// EngineID names the engine (number) the message goes or went through: the
+	// one it names before it is sent, the one that sent it after (a Switchboard
+	// addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // PublicID is the id clients use for m: the queue id of a queued or scheduled
@@ -78,7 +82,7 @@ func NewMessage(m *ent.Message) Message {
 		PollAllowMultiple: m.PollAllowMultiple, Status: m.Status, SendAt: utc(m.SendAt),
 		CreatedAt: m.CreatedAt.UTC(), ConfirmedAt: utc(m.ConfirmedAt), ReceivedAt: utc(m.ReceivedAt),
 		ReadAt: utc(m.ReadAt), PlayedAt: utc(m.PlayedAt), FailedAt: utc(m.FailedAt),
-		FailureReason: m.FailureReason, Secret: m.Secret, LinkPreview: m.LinkPreview,
+		FailureReason: m.FailureReason, Secret: m.Secret, LinkPreview: m.LinkPreview, EngineID: m.EngineID,
 	}
 	if m.CampaignID != nil {
 		v.CampaignID = *m.CampaignID
@@ -105,6 +109,9 @@ type ChatMessage struct {
 	Filename      string                   `json:"filename,omitempty"`
 	LinkPreview   *switchboard.LinkPreview `json:"linkPreview,omitempty"`
 	QuotedMessage *QuotedMessage           `json:"quotedMessage,omitempty"`
+	// EngineID names the engine (number) that sent or received the message (a
+	// Switchboard addition).
+	EngineID string `json:"engineId,omitempty"`
 }
 
 // QuotedMessage is the message a chat message replies to.
@@ -142,7 +149,7 @@ var ChatMessageFields = []string{
 	message.FieldConfirmedAt, message.FieldText, message.FieldType, message.FieldFromMe,
 	message.FieldStatus, message.FieldMediaURL, message.FieldMediaFilename,
 	message.FieldLinkPreview, message.FieldWaSerialized, message.FieldWaParticipant,
-	message.FieldReplyTo,
+	message.FieldReplyTo, message.FieldEngineID,
 }
 
 // NewChatMessage renders m as the spec's chat message. ack is the network ack.
@@ -150,7 +157,7 @@ func NewChatMessage(m *ent.Message, ack int) ChatMessage {
 	v := ChatMessage{
 		ChatID: m.To, From: m.From, SenderName: m.SenderName, Timestamp: m.CreatedAt.UTC(),
 		Text: m.Text, Type: m.Type, FromMe: m.FromMe, Ack: ack, MediaURL: m.MediaURL,
-		Filename: m.MediaFilename, LinkPreview: m.LinkPreview,
+		Filename: m.MediaFilename, LinkPreview: m.LinkPreview, EngineID: m.EngineID,
 	}
 	if k := MessageKey(m); k != nil {
 		v.WaMessageKey = *k

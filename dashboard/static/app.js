@@ -255,7 +255,7 @@
     });
   }
 
-  var engineFields = "id name kind type state connected stream hasSynced restriction tokenPrefix connectedAt createdAt";
+  var engineFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix connectedAt createdAt";
 
   function enginesPage(main) {
     append(main, el("h1", {}, "Engines"));
@@ -276,13 +276,15 @@
     var refresh = load(main, "{ engineList(limit: 100) { total items { " + engineFields + " } } }", {}, function (body, d) {
       append(body, table(["Engine", "Kind", "State", "Connected", "Since", ""], d.engineList.items.map(function (e) {
         return el("tr", { "data-engine": e.id },
-          el("td", {}, el("strong", {}, e.name || e.id), el("div", { class: "mono muted" }, e.id), e.restriction ? el("div", { class: "error" }, e.restriction) : null),
+          el("td", {}, el("strong", {}, e.name || e.id), e.default ? el("span", { class: "badge default" }, "default") : null,
+            el("div", { class: "mono muted" }, e.id), e.restriction ? el("div", { class: "error" }, e.restriction) : null),
           el("td", {}, e.kind, e.tokenPrefix ? el("div", { class: "mono muted" }, e.tokenPrefix + "…") : null),
           el("td", {}, badge(e.state), e.stream ? el("div", { class: "muted" }, "stream " + e.stream) : null),
           el("td", {}, e.connected ? el("span", { class: "badge live" }, "live") : el("span", { class: "badge" }, "no")),
           el("td", {}, when(e.connectedAt)),
           el("td", { class: "row-actions" }, can("engines:write") ? [
             e.kind === "gateway" && e.state !== "CONNECTED" ? el("button", { onclick: function () { showQR(qr, e.id); } }, "Pair (QR)") : null,
+            e.default ? null : action("Make default", "mutation($id: String!) { setDefaultEngine(id: $id) { id } }", { id: e.id }, refresh),
             action("Log out", "mutation($id: String!) { logoutEngine(id: $id) { id } }", { id: e.id }, refresh),
             action("Delete", "mutation($id: String!) { deleteEngine(id: $id) }", { id: e.id }, refresh, "danger")
           ] : null));

@@ -59,6 +59,8 @@ const (
 	FieldOldestLoadedAt = "oldest_loaded_at"
 	// FieldHistoryComplete holds the string denoting the history_complete field in the database.
 	FieldHistoryComplete = "history_complete"
+	// FieldEngineID holds the string denoting the engine_id field in the database.
+	FieldEngineID = "engine_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -91,6 +93,7 @@ var Columns = []string{
 	FieldVerification,
 	FieldOldestLoadedAt,
 	FieldHistoryComplete,
+	FieldEngineID,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -284,6 +287,11 @@ func ByOldestLoadedAt(opts ...sql.OrderTermOption) OrderOption {
 // ByHistoryComplete orders the results by the history_complete field.
 func ByHistoryComplete(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldHistoryComplete, opts...).ToFunc()
+}
+
+// ByEngineID orders the results by the engine_id field.
+func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -164,6 +164,11 @@ func HistoryComplete(v bool) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldHistoryComplete, v))
 }
 
+// EngineID applies equality check predicate on the "engine_id" field. It's identical to EngineIDEQ.
+func EngineID(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldEngineID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldCreatedAt, v))
@@ -1062,6 +1067,81 @@ func HistoryCompleteEQ(v bool) predicate.Chat {
 // HistoryCompleteNEQ applies the NEQ predicate on the "history_complete" field.
 func HistoryCompleteNEQ(v bool) predicate.Chat {
 	return predicate.Chat(sql.FieldNEQ(FieldHistoryComplete, v))
+}
+
+// EngineIDEQ applies the EQ predicate on the "engine_id" field.
+func EngineIDEQ(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldEngineID, v))
+}
+
+// EngineIDNEQ applies the NEQ predicate on the "engine_id" field.
+func EngineIDNEQ(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldNEQ(FieldEngineID, v))
+}
+
+// EngineIDIn applies the In predicate on the "engine_id" field.
+func EngineIDIn(vs ...string) predicate.Chat {
+	return predicate.Chat(sql.FieldIn(FieldEngineID, vs...))
+}
+
+// EngineIDNotIn applies the NotIn predicate on the "engine_id" field.
+func EngineIDNotIn(vs ...string) predicate.Chat {
+	return predicate.Chat(sql.FieldNotIn(FieldEngineID, vs...))
+}
+
+// EngineIDGT applies the GT predicate on the "engine_id" field.
+func EngineIDGT(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldGT(FieldEngineID, v))
+}
+
+// EngineIDGTE applies the GTE predicate on the "engine_id" field.
+func EngineIDGTE(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldGTE(FieldEngineID, v))
+}
+
+// EngineIDLT applies the LT predicate on the "engine_id" field.
+func EngineIDLT(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldLT(FieldEngineID, v))
+}
+
+// EngineIDLTE applies the LTE predicate on the "engine_id" field.
+func EngineIDLTE(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldLTE(FieldEngineID, v))
+}
+
+// EngineIDContains applies the Contains predicate on the "engine_id" field.
+func EngineIDContains(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldContains(FieldEngineID, v))
+}
+
+// EngineIDHasPrefix applies the HasPrefix predicate on the "engine_id" field.
+func EngineIDHasPrefix(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldHasPrefix(FieldEngineID, v))
+}
+
+// EngineIDHasSuffix applies the HasSuffix predicate on the "engine_id" field.
+func EngineIDHasSuffix(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldHasSuffix(FieldEngineID, v))
+}
+
+// EngineIDIsNil applies the IsNil predicate on the "engine_id" field.
+func EngineIDIsNil() predicate.Chat {
+	return predicate.Chat(sql.FieldIsNull(FieldEngineID))
+}
+
+// EngineIDNotNil applies the NotNil predicate on the "engine_id" field.
+func EngineIDNotNil() predicate.Chat {
+	return predicate.Chat(sql.FieldNotNull(FieldEngineID))
+}
+
+// EngineIDEqualFold applies the EqualFold predicate on the "engine_id" field.
+func EngineIDEqualFold(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEqualFold(FieldEngineID, v))
+}
+
+// EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
+func EngineIDContainsFold(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldContainsFold(FieldEngineID, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -22,6 +22,8 @@ const (
 	FieldIsAdmin = "is_admin"
 	// FieldIsSuperAdmin holds the string denoting the is_super_admin field in the database.
 	FieldIsSuperAdmin = "is_super_admin"
+	// FieldEngineID holds the string denoting the engine_id field in the database.
+	FieldEngineID = "engine_id"
 	// Table holds the table name of the chatmember in the database.
 	Table = "chat_members"
 )
@@ -34,6 +36,7 @@ var Columns = []string{
 	FieldMemberJid,
 	FieldIsAdmin,
 	FieldIsSuperAdmin,
+	FieldEngineID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -99,4 +102,9 @@ func ByIsAdmin(opts ...sql.OrderTermOption) OrderOption {
 // ByIsSuperAdmin orders the results by the is_super_admin field.
 func ByIsSuperAdmin(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldIsSuperAdmin, opts...).ToFunc()
+}
+
+// ByEngineID orders the results by the engine_id field.
+func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
 }

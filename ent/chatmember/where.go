@@ -87,6 +87,11 @@ func IsSuperAdmin(v bool) predicate.ChatMember {
 	return predicate.ChatMember(sql.FieldEQ(FieldIsSuperAdmin, v))
 }
 
+// EngineID applies equality check predicate on the "engine_id" field. It's identical to EngineIDEQ.
+func EngineID(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldEQ(FieldEngineID, v))
+}
+
 // WorkspaceIDEQ applies the EQ predicate on the "workspace_id" field.
 func WorkspaceIDEQ(v string) predicate.ChatMember {
 	return predicate.ChatMember(sql.FieldEQ(FieldWorkspaceID, v))
@@ -300,6 +305,81 @@ func IsSuperAdminEQ(v bool) predicate.ChatMember {
 // IsSuperAdminNEQ applies the NEQ predicate on the "is_super_admin" field.
 func IsSuperAdminNEQ(v bool) predicate.ChatMember {
 	return predicate.ChatMember(sql.FieldNEQ(FieldIsSuperAdmin, v))
+}
+
+// EngineIDEQ applies the EQ predicate on the "engine_id" field.
+func EngineIDEQ(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldEQ(FieldEngineID, v))
+}
+
+// EngineIDNEQ applies the NEQ predicate on the "engine_id" field.
+func EngineIDNEQ(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldNEQ(FieldEngineID, v))
+}
+
+// EngineIDIn applies the In predicate on the "engine_id" field.
+func EngineIDIn(vs ...string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldIn(FieldEngineID, vs...))
+}
+
+// EngineIDNotIn applies the NotIn predicate on the "engine_id" field.
+func EngineIDNotIn(vs ...string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldNotIn(FieldEngineID, vs...))
+}
+
+// EngineIDGT applies the GT predicate on the "engine_id" field.
+func EngineIDGT(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldGT(FieldEngineID, v))
+}
+
+// EngineIDGTE applies the GTE predicate on the "engine_id" field.
+func EngineIDGTE(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldGTE(FieldEngineID, v))
+}
+
+// EngineIDLT applies the LT predicate on the "engine_id" field.
+func EngineIDLT(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldLT(FieldEngineID, v))
+}
+
+// EngineIDLTE applies the LTE predicate on the "engine_id" field.
+func EngineIDLTE(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldLTE(FieldEngineID, v))
+}
+
+// EngineIDContains applies the Contains predicate on the "engine_id" field.
+func EngineIDContains(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldContains(FieldEngineID, v))
+}
+
+// EngineIDHasPrefix applies the HasPrefix predicate on the "engine_id" field.
+func EngineIDHasPrefix(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldHasPrefix(FieldEngineID, v))
+}
+
+// EngineIDHasSuffix applies the HasSuffix predicate on the "engine_id" field.
+func EngineIDHasSuffix(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldHasSuffix(FieldEngineID, v))
+}
+
+// EngineIDIsNil applies the IsNil predicate on the "engine_id" field.
+func EngineIDIsNil() predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldIsNull(FieldEngineID))
+}
+
+// EngineIDNotNil applies the NotNil predicate on the "engine_id" field.
+func EngineIDNotNil() predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldNotNull(FieldEngineID))
+}
+
+// EngineIDEqualFold applies the EqualFold predicate on the "engine_id" field.
+func EngineIDEqualFold(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldEqualFold(FieldEngineID, v))
+}
+
+// EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
+func EngineIDContainsFold(v string) predicate.ChatMember {
+	return predicate.ChatMember(sql.FieldContainsFold(FieldEngineID, v))
 }
 
 // And groups predicates with the AND operator between them.

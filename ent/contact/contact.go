@@ -28,6 +28,8 @@ const (
 	FieldIsBusiness = "is_business"
 	// FieldSaved holds the string denoting the saved field in the database.
 	FieldSaved = "saved"
+	// FieldEngineID holds the string denoting the engine_id field in the database.
+	FieldEngineID = "engine_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// Table holds the table name of the contact in the database.
@@ -44,6 +46,7 @@ var Columns = []string{
 	FieldPushName,
 	FieldIsBusiness,
 	FieldSaved,
+	FieldEngineID,
 	FieldCreatedAt,
 }
 
@@ -120,6 +123,11 @@ func ByIsBusiness(opts ...sql.OrderTermOption) OrderOption {
 // BySaved orders the results by the saved field.
 func BySaved(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSaved, opts...).ToFunc()
+}
+
+// ByEngineID orders the results by the engine_id field.
+func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

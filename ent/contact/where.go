@@ -99,6 +99,11 @@ func Saved(v bool) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldSaved, v))
 }
 
+// EngineID applies equality check predicate on the "engine_id" field. It's identical to EngineIDEQ.
+func EngineID(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldEngineID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldCreatedAt, v))
@@ -477,6 +482,81 @@ func SavedEQ(v bool) predicate.Contact {
 // SavedNEQ applies the NEQ predicate on the "saved" field.
 func SavedNEQ(v bool) predicate.Contact {
 	return predicate.Contact(sql.FieldNEQ(FieldSaved, v))
+}
+
+// EngineIDEQ applies the EQ predicate on the "engine_id" field.
+func EngineIDEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldEngineID, v))
+}
+
+// EngineIDNEQ applies the NEQ predicate on the "engine_id" field.
+func EngineIDNEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldEngineID, v))
+}
+
+// EngineIDIn applies the In predicate on the "engine_id" field.
+func EngineIDIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldEngineID, vs...))
+}
+
+// EngineIDNotIn applies the NotIn predicate on the "engine_id" field.
+func EngineIDNotIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldEngineID, vs...))
+}
+
+// EngineIDGT applies the GT predicate on the "engine_id" field.
+func EngineIDGT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldEngineID, v))
+}
+
+// EngineIDGTE applies the GTE predicate on the "engine_id" field.
+func EngineIDGTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldEngineID, v))
+}
+
+// EngineIDLT applies the LT predicate on the "engine_id" field.
+func EngineIDLT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldEngineID, v))
+}
+
+// EngineIDLTE applies the LTE predicate on the "engine_id" field.
+func EngineIDLTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldEngineID, v))
+}
+
+// EngineIDContains applies the Contains predicate on the "engine_id" field.
+func EngineIDContains(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContains(FieldEngineID, v))
+}
+
+// EngineIDHasPrefix applies the HasPrefix predicate on the "engine_id" field.
+func EngineIDHasPrefix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasPrefix(FieldEngineID, v))
+}
+
+// EngineIDHasSuffix applies the HasSuffix predicate on the "engine_id" field.
+func EngineIDHasSuffix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasSuffix(FieldEngineID, v))
+}
+
+// EngineIDIsNil applies the IsNil predicate on the "engine_id" field.
+func EngineIDIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldEngineID))
+}
+
+// EngineIDNotNil applies the NotNil predicate on the "engine_id" field.
+func EngineIDNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldEngineID))
+}
+
+// EngineIDEqualFold applies the EqualFold predicate on the "engine_id" field.
+func EngineIDEqualFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEqualFold(FieldEngineID, v))
+}
+
+// EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
+func EngineIDContainsFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContainsFold(FieldEngineID, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

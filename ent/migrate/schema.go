@@ -269,6 +269,7 @@ var (
 		{Name: "verification", Type: field.TypeString, Nullable: true},
 		{Name: "oldest_loaded_at", Type: field.TypeTime, Nullable: true},
 		{Name: "history_complete", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 	}
@@ -303,6 +304,7 @@ var (
 		{Name: "member_jid", Type: field.TypeString},
 		{Name: "is_admin", Type: field.TypeBool, Default: false},
 		{Name: "is_super_admin", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 	}
 	// ChatMembersTable holds the schema information for the "chat_members" table.
 	ChatMembersTable = &schema.Table{
@@ -332,6 +334,7 @@ var (
 		{Name: "push_name", Type: field.TypeString, Nullable: true},
 		{Name: "is_business", Type: field.TypeBool, Default: false},
 		{Name: "saved", Type: field.TypeBool, Default: false},
+		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// ContactsTable holds the schema information for the "contacts" table.
@@ -718,6 +721,11 @@ var (
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[24]},
 			},
 			{
+				Name:    "message_workspace_id_engine_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+			},
+			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
@@ -954,6 +962,7 @@ var (
 		{Name: "name", Type: field.TypeString, Unique: true},
 		{Name: "user_email", Type: field.TypeString, Nullable: true},
 		{Name: "timezone", Type: field.TypeString, Nullable: true},
+		{Name: "default_engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// WorkspacesTable holds the schema information for the "workspaces" table.

@@ -327,11 +327,11 @@ func init() {
 	// chat.DefaultHistoryComplete holds the default value on creation for the history_complete field.
 	chat.DefaultHistoryComplete = chatDescHistoryComplete.Default.(bool)
 	// chatDescCreatedAt is the schema descriptor for created_at field.
-	chatDescCreatedAt := chatFields[21].Descriptor()
+	chatDescCreatedAt := chatFields[22].Descriptor()
 	// chat.DefaultCreatedAt holds the default value on creation for the created_at field.
 	chat.DefaultCreatedAt = chatDescCreatedAt.Default.(func() time.Time)
 	// chatDescUpdatedAt is the schema descriptor for updated_at field.
-	chatDescUpdatedAt := chatFields[22].Descriptor()
+	chatDescUpdatedAt := chatFields[23].Descriptor()
 	// chat.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	chat.DefaultUpdatedAt = chatDescUpdatedAt.Default.(func() time.Time)
 	// chat.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -399,7 +399,7 @@ func init() {
 	// contact.DefaultSaved holds the default value on creation for the saved field.
 	contact.DefaultSaved = contactDescSaved.Default.(bool)
 	// contactDescCreatedAt is the schema descriptor for created_at field.
-	contactDescCreatedAt := contactFields[7].Descriptor()
+	contactDescCreatedAt := contactFields[8].Descriptor()
 	// contact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	contact.DefaultCreatedAt = contactDescCreatedAt.Default.(func() time.Time)
 	// contactDescID is the schema descriptor for id field.
@@ -870,7 +870,7 @@ func init() {
 	// workspace.NameValidator is a validator for the "name" field. It is called by the builders before save.
 	workspace.NameValidator = workspaceDescName.Validators[0].(func(string) error)
 	// workspaceDescCreatedAt is the schema descriptor for created_at field.
-	workspaceDescCreatedAt := workspaceFields[4].Descriptor()
+	workspaceDescCreatedAt := workspaceFields[5].Descriptor()
 	// workspace.DefaultCreatedAt holds the default value on creation for the created_at field.
 	workspace.DefaultCreatedAt = workspaceDescCreatedAt.Default.(func() time.Time)
 	// workspaceDescID is the schema descriptor for id field.

@@ -48,6 +48,7 @@ func (Chat) Fields() []ent.Field {
 			Comment("the time of the oldest message of the chat the store holds from the phone"),
 		field.Bool("history_complete").Default(false).
 			Comment("the phone has no history older than oldest_loaded_at"),
+		field.String("engine_id").Optional().Comment("the engine (number) of the chat's latest message, either direction"),
 		field.Time("created_at").Immutable().Default(time.Now),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 	}
@@ -88,6 +89,7 @@ func (Contact) Fields() []ent.Field {
 		field.String("push_name").Optional().Comment("the name the contact gave themselves"),
 		field.Bool("is_business").Default(false),
 		field.Bool("saved").Default(false).Comment("in the phone's address book"),
+		field.String("engine_id").Optional().Comment("the engine (number) that last reported the contact"),
 		field.Time("created_at").Immutable().Default(time.Now),
 	}
 }
@@ -122,6 +124,7 @@ func (ChatMember) Fields() []ent.Field {
 		field.String("member_jid").Immutable().NotEmpty(),
 		field.Bool("is_admin").Default(false),
 		field.Bool("is_super_admin").Default(false),
+		field.String("engine_id").Optional().Comment("the engine (number) that last reported the member"),
 	}
 }
 

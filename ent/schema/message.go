@@ -92,6 +92,8 @@ func (Message) Indexes() []ent.Index {
 		// the message store: a chat's messages by time, and the pinned ones.
 		index.Fields("workspace_id", "to", "created_at"),
 		index.Fields("workspace_id", "created_at"),
+		// the messages of one number (engine).
+		index.Fields("workspace_id", "engine_id", "created_at"),
 		index.Fields("workspace_id", "to", "pinned_until").Annotations(entsql.IndexWhere("pinned_until IS NOT NULL")),
 		// A campaign makes one message per audience contact, never two: the row is
 		// made in the transaction that advances the campaign's cursor.

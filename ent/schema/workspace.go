@@ -21,6 +21,8 @@ func (Workspace) Fields() []ent.Field {
 		field.String("name").NotEmpty().Unique(),
 		field.String("user_email").Optional().Nillable(),
 		field.String("timezone").Optional().Nillable(),
+		field.String("default_engine_id").Optional().
+			Comment("the engine that sends when neither the message nor its chat names one; empty: the first paired real engine"),
 		field.Time("created_at").Immutable().Default(time.Now),
 	}
 }

@@ -79,6 +79,11 @@ func Timezone(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldTimezone, v))
 }
 
+// DefaultEngineID applies equality check predicate on the "default_engine_id" field. It's identical to DefaultEngineIDEQ.
+func DefaultEngineID(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldDefaultEngineID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Workspace {
 	return predicate.Workspace(sql.FieldEQ(FieldCreatedAt, v))
@@ -297,6 +302,81 @@ func TimezoneEqualFold(v string) predicate.Workspace {
 // TimezoneContainsFold applies the ContainsFold predicate on the "timezone" field.
 func TimezoneContainsFold(v string) predicate.Workspace {
 	return predicate.Workspace(sql.FieldContainsFold(FieldTimezone, v))
+}
+
+// DefaultEngineIDEQ applies the EQ predicate on the "default_engine_id" field.
+func DefaultEngineIDEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEQ(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDNEQ applies the NEQ predicate on the "default_engine_id" field.
+func DefaultEngineIDNEQ(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNEQ(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDIn applies the In predicate on the "default_engine_id" field.
+func DefaultEngineIDIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldIn(FieldDefaultEngineID, vs...))
+}
+
+// DefaultEngineIDNotIn applies the NotIn predicate on the "default_engine_id" field.
+func DefaultEngineIDNotIn(vs ...string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotIn(FieldDefaultEngineID, vs...))
+}
+
+// DefaultEngineIDGT applies the GT predicate on the "default_engine_id" field.
+func DefaultEngineIDGT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGT(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDGTE applies the GTE predicate on the "default_engine_id" field.
+func DefaultEngineIDGTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldGTE(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDLT applies the LT predicate on the "default_engine_id" field.
+func DefaultEngineIDLT(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLT(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDLTE applies the LTE predicate on the "default_engine_id" field.
+func DefaultEngineIDLTE(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldLTE(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDContains applies the Contains predicate on the "default_engine_id" field.
+func DefaultEngineIDContains(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContains(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDHasPrefix applies the HasPrefix predicate on the "default_engine_id" field.
+func DefaultEngineIDHasPrefix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasPrefix(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDHasSuffix applies the HasSuffix predicate on the "default_engine_id" field.
+func DefaultEngineIDHasSuffix(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldHasSuffix(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDIsNil applies the IsNil predicate on the "default_engine_id" field.
+func DefaultEngineIDIsNil() predicate.Workspace {
+	return predicate.Workspace(sql.FieldIsNull(FieldDefaultEngineID))
+}
+
+// DefaultEngineIDNotNil applies the NotNil predicate on the "default_engine_id" field.
+func DefaultEngineIDNotNil() predicate.Workspace {
+	return predicate.Workspace(sql.FieldNotNull(FieldDefaultEngineID))
+}
+
+// DefaultEngineIDEqualFold applies the EqualFold predicate on the "default_engine_id" field.
+func DefaultEngineIDEqualFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldEqualFold(FieldDefaultEngineID, v))
+}
+
+// DefaultEngineIDContainsFold applies the ContainsFold predicate on the "default_engine_id" field.
+func DefaultEngineIDContainsFold(v string) predicate.Workspace {
+	return predicate.Workspace(sql.FieldContainsFold(FieldDefaultEngineID, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

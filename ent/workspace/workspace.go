@@ -19,6 +19,8 @@ const (
 	FieldUserEmail = "user_email"
 	// FieldTimezone holds the string denoting the timezone field in the database.
 	FieldTimezone = "timezone"
+	// FieldDefaultEngineID holds the string denoting the default_engine_id field in the database.
+	FieldDefaultEngineID = "default_engine_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// Table holds the table name of the workspace in the database.
@@ -31,6 +33,7 @@ var Columns = []string{
 	FieldName,
 	FieldUserEmail,
 	FieldTimezone,
+	FieldDefaultEngineID,
 	FieldCreatedAt,
 }
 
@@ -74,6 +77,11 @@ func ByUserEmail(opts ...sql.OrderTermOption) OrderOption {
 // ByTimezone orders the results by the timezone field.
 func ByTimezone(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldTimezone, opts...).ToFunc()
+}
+
+// ByDefaultEngineID orders the results by the default_engine_id field.
+func ByDefaultEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDefaultEngineID, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -12,6 +12,8 @@ import (
 type Engine struct {
 	Row       *ent.Engine
 	Connected bool
+	// Default says the engine is its workspace's default (dispatch.DefaultEngines).
+	Default bool
 }
 
 // ID is the engine's id.

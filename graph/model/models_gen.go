@@ -272,6 +272,8 @@ type ChatFilter struct {
 	Since              *string `json:"since,omitempty"`
 	IncludeWithoutName *bool   `json:"includeWithoutName,omitempty"`
 	IncludeArchive     *bool   `json:"includeArchive,omitempty"`
+	// Only chats whose latest message went through this engine (number).
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 type ChatPage struct {
@@ -433,6 +435,8 @@ type MessageInput struct {
 	SendAt  *string `json:"sendAt,omitempty"`
 	ReplyTo *string `json:"replyTo,omitempty"`
 	Secret  *string `json:"secret,omitempty"`
+	// The engine (number) to send through, and only it (a sandbox only when named here); without it the chat's last engine, else the workspace's default (docs/engines.md).
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 // The media of a message (the reference's shape): url, or mediaUnavailable.
@@ -469,6 +473,8 @@ type MessagePatch struct {
 	SendAt            *string         `json:"sendAt,omitempty"`
 	ReplyTo           *string         `json:"replyTo,omitempty"`
 	Secret            *string         `json:"secret,omitempty"`
+	// The engine to send through; "" sends through the chat's or the default engine again.
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 type MusicClipPage struct {
@@ -555,6 +561,8 @@ type ScheduledMessageFilter struct {
 	Status      *string `json:"status,omitempty"`
 	// asc or desc by creation time; desc when omitted.
 	Order *string `json:"order,omitempty"`
+	// Only messages of this engine (number).
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 type SimilarItem struct {
@@ -614,6 +622,8 @@ type StoredMessageFilter struct {
 	FilenameContains *string  `json:"filenameContains,omitempty"`
 	HasMedia         *bool    `json:"hasMedia,omitempty"`
 	Sender           *string  `json:"sender,omitempty"`
+	// Only messages of this engine (number).
+	EngineID *string `json:"engineId,omitempty"`
 }
 
 type WebhookInput struct {
