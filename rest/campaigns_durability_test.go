@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
+	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -136,6 +137,10 @@ func TestCampaignPausesOnRestriction(t *testing.T) {
 	eng := &restrictedEngine{Engine: e.App.Sandbox.Engine(ws)}
 	why := "rate limited by the network"
 	eng.why.Store(&why)
+	// Every engine of a workspace has its row (a campaign's messages are routed
+	// to the engine that made them by its row).
+	e.App.Client.Engine.Create().SetID(eng.ID()).SetWorkspaceID(ws).SetKind(entengine.KindRemote).SetName("restricted").
+		SaveX(viewer.WorkspaceContext(context.Background(), ws))
 	e.App.Engines.Attach(viewer.WorkspaceContext(context.Background(), ws), ws, eng)
 
 	rc := newReceiver(t, nil)
