@@ -150,7 +150,7 @@ func Outgoing(m *ent.Message) engine.Outgoing {
 		WireID: engine.WireID(m.ID), To: m.To, Type: m.Type, Text: m.Text,
 		MediaURL: m.MediaURL, MediaKind: m.MediaKind, MediaFilename: m.MediaFilename,
 		PollQuestion: m.PollQuestion, PollOptions: m.PollOptions, ReplyTo: m.ReplyTo,
-		Mentions: m.Mentions, LinkPreview: m.LinkPreview, Secret: m.Secret,
+		Mentions: m.Mentions, LinkPreview: m.LinkPreview, Secret: m.Secret, Forwarded: m.ForwardedFrom != "",
 	}
 	if m.PollAllowMultiple != nil {
 		out.PollAllowMultiple = *m.PollAllowMultiple

@@ -71,6 +71,9 @@ type Outgoing struct {
 	Mentions          []string
 	LinkPreview       *switchboard.LinkPreview
 	Secret            string
+	// Forwarded marks a message forwarded from another chat: the network shows
+	// it as forwarded.
+	Forwarded bool `json:",omitempty"`
 }
 
 // Key identifies a message on the network.

@@ -1665,6 +1665,11 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, message.FieldReplyTo)
 				fieldSeen[message.FieldReplyTo] = struct{}{}
 			}
+		case "forwardedFrom":
+			if _, ok := fieldSeen[message.FieldForwardedFrom]; !ok {
+				selectedFields = append(selectedFields, message.FieldForwardedFrom)
+				fieldSeen[message.FieldForwardedFrom] = struct{}{}
+			}
 		case "reaction":
 			if _, ok := fieldSeen[message.FieldReaction]; !ok {
 				selectedFields = append(selectedFields, message.FieldReaction)

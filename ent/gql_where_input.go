@@ -5938,6 +5938,23 @@ type MessageWhereInput struct {
 	ReplyToEqualFold    *string  `json:"replyToEqualFold,omitempty"`
 	ReplyToContainsFold *string  `json:"replyToContainsFold,omitempty"`
 
+	// "forwarded_from" field predicates.
+	ForwardedFrom             *string  `json:"forwardedFrom,omitempty"`
+	ForwardedFromNEQ          *string  `json:"forwardedFromNEQ,omitempty"`
+	ForwardedFromIn           []string `json:"forwardedFromIn,omitempty"`
+	ForwardedFromNotIn        []string `json:"forwardedFromNotIn,omitempty"`
+	ForwardedFromGT           *string  `json:"forwardedFromGT,omitempty"`
+	ForwardedFromGTE          *string  `json:"forwardedFromGTE,omitempty"`
+	ForwardedFromLT           *string  `json:"forwardedFromLT,omitempty"`
+	ForwardedFromLTE          *string  `json:"forwardedFromLTE,omitempty"`
+	ForwardedFromContains     *string  `json:"forwardedFromContains,omitempty"`
+	ForwardedFromHasPrefix    *string  `json:"forwardedFromHasPrefix,omitempty"`
+	ForwardedFromHasSuffix    *string  `json:"forwardedFromHasSuffix,omitempty"`
+	ForwardedFromIsNil        bool     `json:"forwardedFromIsNil,omitempty"`
+	ForwardedFromNotNil       bool     `json:"forwardedFromNotNil,omitempty"`
+	ForwardedFromEqualFold    *string  `json:"forwardedFromEqualFold,omitempty"`
+	ForwardedFromContainsFold *string  `json:"forwardedFromContainsFold,omitempty"`
+
 	// "reaction" field predicates.
 	Reaction             *string  `json:"reaction,omitempty"`
 	ReactionNEQ          *string  `json:"reactionNEQ,omitempty"`
@@ -6881,6 +6898,51 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	}
 	if i.ReplyToContainsFold != nil {
 		predicates = append(predicates, message.ReplyToContainsFold(*i.ReplyToContainsFold))
+	}
+	if i.ForwardedFrom != nil {
+		predicates = append(predicates, message.ForwardedFromEQ(*i.ForwardedFrom))
+	}
+	if i.ForwardedFromNEQ != nil {
+		predicates = append(predicates, message.ForwardedFromNEQ(*i.ForwardedFromNEQ))
+	}
+	if len(i.ForwardedFromIn) > 0 {
+		predicates = append(predicates, message.ForwardedFromIn(i.ForwardedFromIn...))
+	}
+	if len(i.ForwardedFromNotIn) > 0 {
+		predicates = append(predicates, message.ForwardedFromNotIn(i.ForwardedFromNotIn...))
+	}
+	if i.ForwardedFromGT != nil {
+		predicates = append(predicates, message.ForwardedFromGT(*i.ForwardedFromGT))
+	}
+	if i.ForwardedFromGTE != nil {
+		predicates = append(predicates, message.ForwardedFromGTE(*i.ForwardedFromGTE))
+	}
+	if i.ForwardedFromLT != nil {
+		predicates = append(predicates, message.ForwardedFromLT(*i.ForwardedFromLT))
+	}
+	if i.ForwardedFromLTE != nil {
+		predicates = append(predicates, message.ForwardedFromLTE(*i.ForwardedFromLTE))
+	}
+	if i.ForwardedFromContains != nil {
+		predicates = append(predicates, message.ForwardedFromContains(*i.ForwardedFromContains))
+	}
+	if i.ForwardedFromHasPrefix != nil {
+		predicates = append(predicates, message.ForwardedFromHasPrefix(*i.ForwardedFromHasPrefix))
+	}
+	if i.ForwardedFromHasSuffix != nil {
+		predicates = append(predicates, message.ForwardedFromHasSuffix(*i.ForwardedFromHasSuffix))
+	}
+	if i.ForwardedFromIsNil {
+		predicates = append(predicates, message.ForwardedFromIsNil())
+	}
+	if i.ForwardedFromNotNil {
+		predicates = append(predicates, message.ForwardedFromNotNil())
+	}
+	if i.ForwardedFromEqualFold != nil {
+		predicates = append(predicates, message.ForwardedFromEqualFold(*i.ForwardedFromEqualFold))
+	}
+	if i.ForwardedFromContainsFold != nil {
+		predicates = append(predicates, message.ForwardedFromContainsFold(*i.ForwardedFromContainsFold))
 	}
 	if i.Reaction != nil {
 		predicates = append(predicates, message.ReactionEQ(*i.Reaction))

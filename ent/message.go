@@ -54,6 +54,8 @@ type Message struct {
 	Mentions []string `json:"mentions,omitempty"`
 	// ReplyTo holds the value of the "reply_to" field.
 	ReplyTo string `json:"reply_to,omitempty"`
+	// the key of the stored message this one forwards
+	ForwardedFrom string `json:"forwarded_from,omitempty"`
 	// the account's own reaction to the message
 	Reaction string `json:"reaction,omitempty"`
 	// set while the message is pinned in its chat
@@ -139,7 +141,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
 		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -270,6 +272,12 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field reply_to", values[i])
 			} else if value.Valid {
 				_m.ReplyTo = value.String
+			}
+		case message.FieldForwardedFrom:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field forwarded_from", values[i])
+			} else if value.Valid {
+				_m.ForwardedFrom = value.String
 			}
 		case message.FieldReaction:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -513,6 +521,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("reply_to=")
 	builder.WriteString(_m.ReplyTo)
+	builder.WriteString(", ")
+	builder.WriteString("forwarded_from=")
+	builder.WriteString(_m.ForwardedFrom)
 	builder.WriteString(", ")
 	builder.WriteString("reaction=")
 	builder.WriteString(_m.Reaction)

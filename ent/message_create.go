@@ -215,6 +215,20 @@ func (_c *MessageCreate) SetNillableReplyTo(v *string) *MessageCreate {
 	return _c
 }
 
+// SetForwardedFrom sets the "forwarded_from" field.
+func (_c *MessageCreate) SetForwardedFrom(v string) *MessageCreate {
+	_c.mutation.SetForwardedFrom(v)
+	return _c
+}
+
+// SetNillableForwardedFrom sets the "forwarded_from" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableForwardedFrom(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetForwardedFrom(*v)
+	}
+	return _c
+}
+
 // SetReaction sets the "reaction" field.
 func (_c *MessageCreate) SetReaction(v string) *MessageCreate {
 	_c.mutation.SetReaction(v)
@@ -774,6 +788,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_spec.SetField(message.FieldReplyTo, field.TypeString, value)
 		_node.ReplyTo = value
 	}
+	if value, ok := _c.mutation.ForwardedFrom(); ok {
+		_spec.SetField(message.FieldForwardedFrom, field.TypeString, value)
+		_node.ForwardedFrom = value
+	}
 	if value, ok := _c.mutation.Reaction(); ok {
 		_spec.SetField(message.FieldReaction, field.TypeString, value)
 		_node.Reaction = value
@@ -1186,6 +1204,24 @@ func (u *MessageUpsert) UpdateReplyTo() *MessageUpsert {
 // ClearReplyTo clears the value of the "reply_to" field.
 func (u *MessageUpsert) ClearReplyTo() *MessageUpsert {
 	u.SetNull(message.FieldReplyTo)
+	return u
+}
+
+// SetForwardedFrom sets the "forwarded_from" field.
+func (u *MessageUpsert) SetForwardedFrom(v string) *MessageUpsert {
+	u.Set(message.FieldForwardedFrom, v)
+	return u
+}
+
+// UpdateForwardedFrom sets the "forwarded_from" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateForwardedFrom() *MessageUpsert {
+	u.SetExcluded(message.FieldForwardedFrom)
+	return u
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (u *MessageUpsert) ClearForwardedFrom() *MessageUpsert {
+	u.SetNull(message.FieldForwardedFrom)
 	return u
 }
 
@@ -1892,6 +1928,27 @@ func (u *MessageUpsertOne) UpdateReplyTo() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearReplyTo() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReplyTo()
+	})
+}
+
+// SetForwardedFrom sets the "forwarded_from" field.
+func (u *MessageUpsertOne) SetForwardedFrom(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetForwardedFrom(v)
+	})
+}
+
+// UpdateForwardedFrom sets the "forwarded_from" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateForwardedFrom() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateForwardedFrom()
+	})
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (u *MessageUpsertOne) ClearForwardedFrom() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearForwardedFrom()
 	})
 }
 
@@ -2822,6 +2879,27 @@ func (u *MessageUpsertBulk) UpdateReplyTo() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearReplyTo() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearReplyTo()
+	})
+}
+
+// SetForwardedFrom sets the "forwarded_from" field.
+func (u *MessageUpsertBulk) SetForwardedFrom(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetForwardedFrom(v)
+	})
+}
+
+// UpdateForwardedFrom sets the "forwarded_from" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateForwardedFrom() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateForwardedFrom()
+	})
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (u *MessageUpsertBulk) ClearForwardedFrom() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearForwardedFrom()
 	})
 }
 

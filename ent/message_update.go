@@ -315,6 +315,26 @@ func (_u *MessageUpdate) ClearReplyTo() *MessageUpdate {
 	return _u
 }
 
+// SetForwardedFrom sets the "forwarded_from" field.
+func (_u *MessageUpdate) SetForwardedFrom(v string) *MessageUpdate {
+	_u.mutation.SetForwardedFrom(v)
+	return _u
+}
+
+// SetNillableForwardedFrom sets the "forwarded_from" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableForwardedFrom(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetForwardedFrom(*v)
+	}
+	return _u
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (_u *MessageUpdate) ClearForwardedFrom() *MessageUpdate {
+	_u.mutation.ClearForwardedFrom()
+	return _u
+}
+
 // SetReaction sets the "reaction" field.
 func (_u *MessageUpdate) SetReaction(v string) *MessageUpdate {
 	_u.mutation.SetReaction(v)
@@ -856,6 +876,12 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
 	}
+	if value, ok := _u.mutation.ForwardedFrom(); ok {
+		_spec.SetField(message.FieldForwardedFrom, field.TypeString, value)
+	}
+	if _u.mutation.ForwardedFromCleared() {
+		_spec.ClearField(message.FieldForwardedFrom, field.TypeString)
+	}
 	if value, ok := _u.mutation.Reaction(); ok {
 		_spec.SetField(message.FieldReaction, field.TypeString, value)
 	}
@@ -1273,6 +1299,26 @@ func (_u *MessageUpdateOne) SetNillableReplyTo(v *string) *MessageUpdateOne {
 // ClearReplyTo clears the value of the "reply_to" field.
 func (_u *MessageUpdateOne) ClearReplyTo() *MessageUpdateOne {
 	_u.mutation.ClearReplyTo()
+	return _u
+}
+
+// SetForwardedFrom sets the "forwarded_from" field.
+func (_u *MessageUpdateOne) SetForwardedFrom(v string) *MessageUpdateOne {
+	_u.mutation.SetForwardedFrom(v)
+	return _u
+}
+
+// SetNillableForwardedFrom sets the "forwarded_from" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableForwardedFrom(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetForwardedFrom(*v)
+	}
+	return _u
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (_u *MessageUpdateOne) ClearForwardedFrom() *MessageUpdateOne {
+	_u.mutation.ClearForwardedFrom()
 	return _u
 }
 
@@ -1846,6 +1892,12 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ReplyToCleared() {
 		_spec.ClearField(message.FieldReplyTo, field.TypeString)
+	}
+	if value, ok := _u.mutation.ForwardedFrom(); ok {
+		_spec.SetField(message.FieldForwardedFrom, field.TypeString, value)
+	}
+	if _u.mutation.ForwardedFromCleared() {
+		_spec.ClearField(message.FieldForwardedFrom, field.TypeString)
 	}
 	if value, ok := _u.mutation.Reaction(); ok {
 		_spec.SetField(message.FieldReaction, field.TypeString, value)

@@ -17044,6 +17044,7 @@ type MessageMutation struct {
 	mentions             *[]string
 	appendmentions       []string
 	reply_to             *string
+	forwarded_from       *string
 	reaction             *string
 	pinned_until         *time.Time
 	secret               *string
@@ -17990,6 +17991,55 @@ func (m *MessageMutation) ReplyToCleared() bool {
 func (m *MessageMutation) ResetReplyTo() {
 	m.reply_to = nil
 	delete(m.clearedFields, message.FieldReplyTo)
+}
+
+// SetForwardedFrom sets the "forwarded_from" field.
+func (m *MessageMutation) SetForwardedFrom(s string) {
+	m.forwarded_from = &s
+}
+
+// ForwardedFrom returns the value of the "forwarded_from" field in the mutation.
+func (m *MessageMutation) ForwardedFrom() (r string, exists bool) {
+	v := m.forwarded_from
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldForwardedFrom returns the old "forwarded_from" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldForwardedFrom(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldForwardedFrom is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldForwardedFrom requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldForwardedFrom: %w", err)
+	}
+	return oldValue.ForwardedFrom, nil
+}
+
+// ClearForwardedFrom clears the value of the "forwarded_from" field.
+func (m *MessageMutation) ClearForwardedFrom() {
+	m.forwarded_from = nil
+	m.clearedFields[message.FieldForwardedFrom] = struct{}{}
+}
+
+// ForwardedFromCleared returns if the "forwarded_from" field was cleared in this mutation.
+func (m *MessageMutation) ForwardedFromCleared() bool {
+	_, ok := m.clearedFields[message.FieldForwardedFrom]
+	return ok
+}
+
+// ResetForwardedFrom resets all changes to the "forwarded_from" field.
+func (m *MessageMutation) ResetForwardedFrom() {
+	m.forwarded_from = nil
+	delete(m.clearedFields, message.FieldForwardedFrom)
 }
 
 // SetReaction sets the "reaction" field.
@@ -19135,7 +19185,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 40)
+	fields := make([]string, 0, 41)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -19186,6 +19236,9 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.reply_to != nil {
 		fields = append(fields, message.FieldReplyTo)
+	}
+	if m.forwarded_from != nil {
+		fields = append(fields, message.FieldForwardedFrom)
 	}
 	if m.reaction != nil {
 		fields = append(fields, message.FieldReaction)
@@ -19298,6 +19351,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.Mentions()
 	case message.FieldReplyTo:
 		return m.ReplyTo()
+	case message.FieldForwardedFrom:
+		return m.ForwardedFrom()
 	case message.FieldReaction:
 		return m.Reaction()
 	case message.FieldPinnedUntil:
@@ -19387,6 +19442,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMentions(ctx)
 	case message.FieldReplyTo:
 		return m.OldReplyTo(ctx)
+	case message.FieldForwardedFrom:
+		return m.OldForwardedFrom(ctx)
 	case message.FieldReaction:
 		return m.OldReaction(ctx)
 	case message.FieldPinnedUntil:
@@ -19560,6 +19617,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetReplyTo(v)
+		return nil
+	case message.FieldForwardedFrom:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetForwardedFrom(v)
 		return nil
 	case message.FieldReaction:
 		v, ok := value.(string)
@@ -19806,6 +19870,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldReplyTo) {
 		fields = append(fields, message.FieldReplyTo)
 	}
+	if m.FieldCleared(message.FieldForwardedFrom) {
+		fields = append(fields, message.FieldForwardedFrom)
+	}
 	if m.FieldCleared(message.FieldReaction) {
 		fields = append(fields, message.FieldReaction)
 	}
@@ -19912,6 +19979,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldReplyTo:
 		m.ClearReplyTo()
+		return nil
+	case message.FieldForwardedFrom:
+		m.ClearForwardedFrom()
 		return nil
 	case message.FieldReaction:
 		m.ClearReaction()
@@ -20025,6 +20095,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldReplyTo:
 		m.ResetReplyTo()
+		return nil
+	case message.FieldForwardedFrom:
+		m.ResetForwardedFrom()
 		return nil
 	case message.FieldReaction:
 		m.ResetReaction()

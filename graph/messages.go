@@ -36,6 +36,9 @@ func (r *Resolver) newMessage(client *ent.Client, d *draft, origin message.Origi
 	if d.EngineID != "" {
 		c.SetEngineID(d.EngineID)
 	}
+	if d.ForwardedFrom != "" {
+		c.SetForwardedFrom(d.ForwardedFrom)
+	}
 	return c
 }
 
@@ -246,6 +249,13 @@ func (r *Resolver) sendNow(ctx context.Context, chatID string, in model.MessageI
 	if d.EngineID, err = r.sendingEngine(ctx, in.EngineID); err != nil {
 		return nil, err
 	}
+	return r.sendDraft(ctx, to, d, typing)
+}
+
+// sendDraft stores a validated draft to chat to as a direct message, claimed,
+// and hands it to the engine that routes it (after typing for that long, when
+// typing > 0); a failed send stays queued for a retry.
+func (r *Resolver) sendDraft(ctx context.Context, to string, d *draft, typing time.Duration) (*ent.Message, error) {
 	ws := viewerWorkspace(ctx)
 	eng, err := r.Dispatcher.Route(ctx, ws, to, d.EngineID)
 	if errors.Is(err, engine.ErrNoEngine) && d.EngineID != "" {

@@ -557,6 +557,7 @@ type ComplexityRoot struct {
 		EngineID          func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
 		FailureReason     func(childComplexity int) int
+		ForwardedFrom     func(childComplexity int) int
 		From              func(childComplexity int) int
 		FromMe            func(childComplexity int) int
 		ID                func(childComplexity int) int
@@ -682,9 +683,11 @@ type ComplexityRoot struct {
 		DeleteEngine             func(childComplexity int, id string) int
 		DeleteWebhook            func(childComplexity int, id string) int
 		DemoteGroupParticipant   func(childComplexity int, id string, participant string) int
+		EditMessage              func(childComplexity int, key string, text string, chatID *string) int
 		EnginePairingCode        func(childComplexity int, id string, phone string) int
 		EnginePairingQR          func(childComplexity int, id string) int
 		EnginePairingQRImage     func(childComplexity int, id string) int
+		ForwardMessage           func(childComplexity int, key string, toChatID string, chatID *string, engineID *string) int
 		GenerateSong             func(childComplexity int, input model.SongInput) int
 		LeaveGroup               func(childComplexity int, id string) int
 		LoadOlderMessages        func(childComplexity int, chatID string, pages *int, untilDate *string) int
@@ -700,9 +703,11 @@ type ComplexityRoot struct {
 		RemoveGroupParticipant   func(childComplexity int, id string, participant string) int
 		ResumeCampaign           func(childComplexity int, id string) int
 		RevokeAPIKey             func(childComplexity int, id string) int
+		RevokeMessage            func(childComplexity int, key string, chatID *string) int
 		RotateWebhookSecret      func(childComplexity int, id string) int
 		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
+		SetChatPresence          func(childComplexity int, chatID string, state string) int
 		SetDefaultEngine         func(childComplexity int, id string) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
@@ -2956,6 +2961,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.FailureReason(childComplexity), true
+	case "Message.forwardedFrom":
+		if e.ComplexityRoot.Message.ForwardedFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.ForwardedFrom(childComplexity), true
 	case "Message.from":
 		if e.ComplexityRoot.Message.From == nil {
 			break
@@ -3604,6 +3615,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DemoteGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
+	case "Mutation.editMessage":
+		if e.ComplexityRoot.Mutation.EditMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_editMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.EditMessage(childComplexity, args["key"].(string), args["text"].(string), args["chatId"].(*string)), true
 	case "Mutation.enginePairingCode":
 		if e.ComplexityRoot.Mutation.EnginePairingCode == nil {
 			break
@@ -3637,6 +3659,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EnginePairingQRImage(childComplexity, args["id"].(string)), true
+	case "Mutation.forwardMessage":
+		if e.ComplexityRoot.Mutation.ForwardMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_forwardMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ForwardMessage(childComplexity, args["key"].(string), args["toChatId"].(string), args["chatId"].(*string), args["engineId"].(*string)), true
 	case "Mutation.generateSong":
 		if e.ComplexityRoot.Mutation.GenerateSong == nil {
 			break
@@ -3802,6 +3835,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeAPIKey(childComplexity, args["id"].(string)), true
+	case "Mutation.revokeMessage":
+		if e.ComplexityRoot.Mutation.RevokeMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeMessage(childComplexity, args["key"].(string), args["chatId"].(*string)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -3835,6 +3879,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SendMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
+	case "Mutation.setChatPresence":
+		if e.ComplexityRoot.Mutation.SetChatPresence == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setChatPresence_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetChatPresence(childComplexity, args["chatId"].(string), args["state"].(string)), true
 	case "Mutation.setDefaultEngine":
 		if e.ComplexityRoot.Mutation.SetDefaultEngine == nil {
 			break
@@ -4955,7 +5010,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "audiences.graphql" "boards.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -4967,6 +5022,7 @@ func sourceData(filename string) string {
 }
 
 var sources = []*ast.Source{
+	{Name: "actions.graphql", Input: sourceData("actions.graphql"), BuiltIn: false},
 	{Name: "audiences.graphql", Input: sourceData("audiences.graphql"), BuiltIn: false},
 	{Name: "boards.graphql", Input: sourceData("boards.graphql"), BuiltIn: false},
 	{Name: "campaigns.graphql", Input: sourceData("campaigns.graphql"), BuiltIn: false},
@@ -6012,6 +6068,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_mentions(ctx, field)
 	case "replyTo":
 		return ec.fieldContext_Message_replyTo(ctx, field)
+	case "forwardedFrom":
+		return ec.fieldContext_Message_forwardedFrom(ctx, field)
 	case "reaction":
 		return ec.fieldContext_Message_reaction(ctx, field)
 	case "pinnedUntil":

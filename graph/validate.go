@@ -75,6 +75,8 @@ type draft struct {
 	// EngineID is the engine the message must go through; "" lets dispatch
 	// choose (dispatch.Route).
 	EngineID string `json:"engineId,omitempty"`
+	// ForwardedFrom is the key of the stored message a forward copies.
+	ForwardedFrom string `json:"-"`
 }
 
 // sendAtRule says whether sendAt may be given.

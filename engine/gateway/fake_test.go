@@ -38,7 +38,7 @@ type fakeClient struct {
 	reads    []fakeRead
 	vote     *waE2E.PollVoteMessage
 	download []byte
-	presence []string // "<chat> <state>" of each SendChatPresence
+	presence []string // "<chat> <state>[ <media>]" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -185,6 +185,16 @@ func (f *fakeClient) BuildPollCreation(name string, options []string, selectable
 
 func (f *fakeClient) BuildReaction(chat, sender types.JID, id types.MessageID, reaction string) *waE2E.Message {
 	return (&whatsmeow.Client{}).BuildReaction(chat, sender, id, reaction)
+}
+
+func (f *fakeClient) BuildEdit(chat types.JID, id types.MessageID, content *waE2E.Message) *waE2E.Message {
+	return (&whatsmeow.Client{}).BuildEdit(chat, id, content)
+}
+
+// BuildRevoke is whatsmeow's, for a client that knows no own JID (a nil one):
+// a sender given is someone else.
+func (f *fakeClient) BuildRevoke(chat, sender types.JID, id types.MessageID) *waE2E.Message {
+	return (*whatsmeow.Client)(nil).BuildRevoke(chat, sender, id)
 }
 
 func (f *fakeClient) BuildHistorySyncRequest(info *types.MessageInfo, count int) *waE2E.Message {
@@ -337,10 +347,14 @@ func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsl
 	return md, nil
 }
 
-func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, _ types.ChatPresenceMedia) error {
+func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.presence = append(f.presence, jid.String()+" "+string(state))
+	p := jid.String() + " " + string(state)
+	if media != "" {
+		p += " " + string(media)
+	}
+	f.presence = append(f.presence, p)
 	return nil
 }
 

@@ -199,10 +199,23 @@ func (e *Engine) contextInfo(cl client, to types.JID, replyTo string, mentioned 
 	return &ci
 }
 
+// forwarded marks ci (nil: a new one) as the context of a forwarded message
+// when it is one; WhatsApp then shows "Forwarded".
+func forwarded(ci *waE2E.ContextInfo, is bool) *waE2E.ContextInfo {
+	if !is {
+		return ci
+	}
+	if ci == nil {
+		ci = &waE2E.ContextInfo{}
+	}
+	ci.IsForwarded, ci.ForwardingScore = proto.Bool(true), proto.Uint32(1)
+	return ci
+}
+
 // build turns an outgoing message into its WhatsApp message.
 func (e *Engine) build(ctx context.Context, cl client, to types.JID, m engine.Outgoing) (*waE2E.Message, error) {
 	text, mentioned := mentions(m.Text, m.Mentions)
-	ci := e.contextInfo(cl, to, m.ReplyTo, mentioned)
+	ci := forwarded(e.contextInfo(cl, to, m.ReplyTo, mentioned), m.Forwarded)
 	switch m.Type {
 	case "text", "":
 		if ci == nil && m.LinkPreview == nil {

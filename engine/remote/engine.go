@@ -32,6 +32,9 @@ var (
 	_ engine.ChatActor         = (*Engine)(nil)
 	_ engine.MediaFetcher      = (*Engine)(nil)
 	_ engine.Typist            = (*Engine)(nil)
+	_ engine.ChatPresencer     = (*Engine)(nil)
+	_ engine.Editor            = (*Engine)(nil)
+	_ engine.Revoker           = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.Pairer            = (*Engine)(nil)
@@ -158,6 +161,21 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media
 // nanoseconds). The engine answers once the typing is over.
 func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
 	return e.invoke(ctx, "ShowTyping", nil, chat, d)
+}
+
+// SetChatPresence implements engine.ChatPresencer (capability presence).
+func (e *Engine) SetChatPresence(ctx context.Context, chat string, state engine.ChatPresence) error {
+	return e.invoke(ctx, "SetChatPresence", nil, chat, state)
+}
+
+// Edit implements engine.Editor (capability edit).
+func (e *Engine) Edit(ctx context.Context, key engine.Key, text, mediaKind string) error {
+	return e.invoke(ctx, "Edit", nil, key, text, mediaKind)
+}
+
+// Revoke implements engine.Revoker (capability revoke).
+func (e *Engine) Revoke(ctx context.Context, key engine.Key) error {
+	return e.invoke(ctx, "Revoke", nil, key)
 }
 
 // CreateNewsletter implements engine.NewsletterCreator. The description is

@@ -144,13 +144,7 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 // times the ack delay over a second: 1 s of typing takes 50 ms under a 50 ms ack
 // delay), so that tests and demos keep the sandbox's pace.
 func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
-	e.net.mu.Lock()
-	log := append(e.net.typing[e.workspaceID], Typing{Chat: chat, For: d, At: time.Now()})
-	if len(log) > maxTyping {
-		log = log[len(log)-maxTyping:]
-	}
-	e.net.typing[e.workspaceID] = log
-	e.net.mu.Unlock()
+	e.net.note(e.workspaceID, Typing{Chat: chat, State: engine.PresenceTyping, For: d, At: time.Now()})
 	wait := time.Duration(float64(d) * float64(e.net.delay) / float64(time.Second))
 	select {
 	case <-ctx.Done():
@@ -160,18 +154,33 @@ func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) e
 	}
 }
 
-// Typing is one "typing…" the account showed through the sandbox.
+// Typing is one "typing…" (or another chat presence) the account showed
+// through the sandbox: for a while (ShowTyping, For), or until it says
+// otherwise (SetChatPresence, For 0).
 type Typing struct {
-	Chat string
-	For  time.Duration
-	At   time.Time
+	Chat  string
+	State engine.ChatPresence
+	For   time.Duration
+	At    time.Time
+}
+
+// note remembers a presence the account showed in a workspace, the latest
+// maxTyping.
+func (n *Network) note(workspaceID string, t Typing) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	log := append(n.typing[workspaceID], t)
+	if len(log) > maxTyping {
+		log = log[len(log)-maxTyping:]
+	}
+	n.typing[workspaceID] = log
 }
 
 // maxTyping bounds the typing the network remembers per workspace.
 const maxTyping = 100
 
-// Typing returns what the account typed through the network in a workspace, the
-// latest maxTyping, oldest first.
+// Typing returns the presences the account showed through the network in a
+// workspace (typing, recording, paused), the latest maxTyping, oldest first.
 func (n *Network) Typing(workspaceID string) []Typing {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -24,35 +24,42 @@ import (
 // engine.ErrRejected when the group's rules refuse it, nil when they allow it
 // or the network does not know the group.
 func (e *Engine) mayPost(ctx context.Context, jid string) error {
+	g, me, err := e.groupOf(ctx, jid)
+	switch {
+	case err != nil || g == nil:
+		return err
+	case g.find(me) < 0:
+		return fmt.Errorf("%w: the account is not a participant of %s", engine.ErrRejected, jid)
+	case g.Announce && !g.isAdmin(me):
+		return fmt.Errorf("%w: only admins may send to %s", engine.ErrRejected, jid)
+	}
+	return nil
+}
+
+// groupOf is the state of the group jid as the network knows it (nil when it
+// does not), and the account's own chat id.
+func (e *Engine) groupOf(ctx context.Context, jid string) (*groupState, string, error) {
 	ctx = viewer.WorkspaceContext(ctx, e.workspaceID)
 	w, _, err := e.world(ctx)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	var g *groupState
 	row, err := e.net.client.SandboxGroup.Get(ctx, groupRowID(e.workspaceID, jid))
 	switch {
 	case ent.IsNotFound(err):
 		i, ok := w.index[jid]
 		if !ok || w.chats[i].state.Kind != engine.ChatGroup {
-			return nil
+			return nil, w.me, nil
 		}
-		g = w.groupState(i)
+		return w.groupState(i), w.me, nil
 	case err != nil:
-		return err
-	default:
-		g = new(groupState)
-		if err := json.Unmarshal(row.State, g); err != nil {
-			return fmt.Errorf("sandbox: group %s: %w", jid, err)
-		}
+		return nil, "", err
 	}
-	switch {
-	case g.find(w.me) < 0:
-		return fmt.Errorf("%w: the account is not a participant of %s", engine.ErrRejected, jid)
-	case g.Announce && !g.isAdmin(w.me):
-		return fmt.Errorf("%w: only admins may send to %s", engine.ErrRejected, jid)
+	g := new(groupState)
+	if err := json.Unmarshal(row.State, g); err != nil {
+		return nil, "", fmt.Errorf("sandbox: group %s: %w", jid, err)
 	}
-	return nil
+	return g, w.me, nil
 }
 
 // mustAdmin checks that the account is in the group, and an admin when admin.

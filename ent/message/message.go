@@ -52,6 +52,8 @@ const (
 	FieldMentions = "mentions"
 	// FieldReplyTo holds the string denoting the reply_to field in the database.
 	FieldReplyTo = "reply_to"
+	// FieldForwardedFrom holds the string denoting the forwarded_from field in the database.
+	FieldForwardedFrom = "forwarded_from"
 	// FieldReaction holds the string denoting the reaction field in the database.
 	FieldReaction = "reaction"
 	// FieldPinnedUntil holds the string denoting the pinned_until field in the database.
@@ -131,6 +133,7 @@ var Columns = []string{
 	FieldPollAllowMultiple,
 	FieldMentions,
 	FieldReplyTo,
+	FieldForwardedFrom,
 	FieldReaction,
 	FieldPinnedUntil,
 	FieldSecret,
@@ -302,6 +305,11 @@ func ByPollAllowMultiple(opts ...sql.OrderTermOption) OrderOption {
 // ByReplyTo orders the results by the reply_to field.
 func ByReplyTo(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReplyTo, opts...).ToFunc()
+}
+
+// ByForwardedFrom orders the results by the forwarded_from field.
+func ByForwardedFrom(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldForwardedFrom, opts...).ToFunc()
 }
 
 // ByReaction orders the results by the reaction field.

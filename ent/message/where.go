@@ -135,6 +135,11 @@ func ReplyTo(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldReplyTo, v))
 }
 
+// ForwardedFrom applies equality check predicate on the "forwarded_from" field. It's identical to ForwardedFromEQ.
+func ForwardedFrom(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldForwardedFrom, v))
+}
+
 // Reaction applies equality check predicate on the "reaction" field. It's identical to ReactionEQ.
 func Reaction(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldReaction, v))
@@ -1248,6 +1253,81 @@ func ReplyToEqualFold(v string) predicate.Message {
 // ReplyToContainsFold applies the ContainsFold predicate on the "reply_to" field.
 func ReplyToContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldReplyTo, v))
+}
+
+// ForwardedFromEQ applies the EQ predicate on the "forwarded_from" field.
+func ForwardedFromEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldForwardedFrom, v))
+}
+
+// ForwardedFromNEQ applies the NEQ predicate on the "forwarded_from" field.
+func ForwardedFromNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldForwardedFrom, v))
+}
+
+// ForwardedFromIn applies the In predicate on the "forwarded_from" field.
+func ForwardedFromIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldForwardedFrom, vs...))
+}
+
+// ForwardedFromNotIn applies the NotIn predicate on the "forwarded_from" field.
+func ForwardedFromNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldForwardedFrom, vs...))
+}
+
+// ForwardedFromGT applies the GT predicate on the "forwarded_from" field.
+func ForwardedFromGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldForwardedFrom, v))
+}
+
+// ForwardedFromGTE applies the GTE predicate on the "forwarded_from" field.
+func ForwardedFromGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldForwardedFrom, v))
+}
+
+// ForwardedFromLT applies the LT predicate on the "forwarded_from" field.
+func ForwardedFromLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldForwardedFrom, v))
+}
+
+// ForwardedFromLTE applies the LTE predicate on the "forwarded_from" field.
+func ForwardedFromLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldForwardedFrom, v))
+}
+
+// ForwardedFromContains applies the Contains predicate on the "forwarded_from" field.
+func ForwardedFromContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldForwardedFrom, v))
+}
+
+// ForwardedFromHasPrefix applies the HasPrefix predicate on the "forwarded_from" field.
+func ForwardedFromHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldForwardedFrom, v))
+}
+
+// ForwardedFromHasSuffix applies the HasSuffix predicate on the "forwarded_from" field.
+func ForwardedFromHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldForwardedFrom, v))
+}
+
+// ForwardedFromIsNil applies the IsNil predicate on the "forwarded_from" field.
+func ForwardedFromIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldForwardedFrom))
+}
+
+// ForwardedFromNotNil applies the NotNil predicate on the "forwarded_from" field.
+func ForwardedFromNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldForwardedFrom))
+}
+
+// ForwardedFromEqualFold applies the EqualFold predicate on the "forwarded_from" field.
+func ForwardedFromEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldForwardedFrom, v))
+}
+
+// ForwardedFromContainsFold applies the ContainsFold predicate on the "forwarded_from" field.
+func ForwardedFromContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldForwardedFrom, v))
 }
 
 // ReactionEQ applies the EQ predicate on the "reaction" field.

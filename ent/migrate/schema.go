@@ -654,6 +654,7 @@ var (
 		{Name: "poll_allow_multiple", Type: field.TypeBool, Nullable: true},
 		{Name: "mentions", Type: field.TypeJSON, Nullable: true},
 		{Name: "reply_to", Type: field.TypeString, Nullable: true},
+		{Name: "forwarded_from", Type: field.TypeString, Nullable: true},
 		{Name: "reaction", Type: field.TypeString, Nullable: true},
 		{Name: "pinned_until", Type: field.TypeTime, Nullable: true},
 		{Name: "secret", Type: field.TypeString, Nullable: true},
@@ -686,7 +687,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[40]},
+				Columns:    []*schema.Column{MessagesColumns[41]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -695,17 +696,17 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[34]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[35]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[25]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[22], MessagesColumns[23]},
+				Columns: []*schema.Column{MessagesColumns[23], MessagesColumns[24]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
@@ -713,22 +714,22 @@ var (
 			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[25]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[25]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[39], MessagesColumns[25]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[20]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "pinned_until IS NOT NULL",
 				},
@@ -736,7 +737,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[39]},
+				Columns: []*schema.Column{MessagesColumns[41], MessagesColumns[40]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -744,7 +745,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[22]},
+				Columns: []*schema.Column{MessagesColumns[41], MessagesColumns[23]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -752,7 +753,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[39], MessagesColumns[25]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},

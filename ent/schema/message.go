@@ -43,6 +43,7 @@ func (Message) Fields() []ent.Field {
 		field.Bool("poll_allow_multiple").Optional().Nillable(),
 		field.Strings("mentions").Optional(),
 		field.String("reply_to").Optional(),
+		field.String("forwarded_from").Optional().Comment("the key of the stored message this one forwards"),
 		field.String("reaction").Optional().Comment("the account's own reaction to the message"),
 		field.Time("pinned_until").Optional().Nillable().Comment("set while the message is pinned in its chat"),
 		field.String("secret").Optional(),
