@@ -128,6 +128,12 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/messages/pin/{waMessageKey}", handle: on((*server).pinMessage), id: "pinMessage", tag: tagMessages, summary: "Pin a message in its chat", field: "pinMessage", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
 		body: closed(nil, map[string]any{"duration": typ("integer", "description", "How long to pin, in seconds.")}), bodyOptional: true, data: okData, errs: eng},
 	{method: "POST", path: "/v1/messages/unpin/{waMessageKey}", handle: on((*server).unpinMessage), id: "unpinMessage", tag: tagMessages, summary: "Unpin a message", field: "unpinMessage", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: okData, errs: eng},
+	{method: "POST", path: "/v1/messages/edit/{waMessageKey}", handle: on((*server).editMessage), id: "editMessage", tag: tagMessages, summary: "Edit the text (or caption) of a message the account sent, within 15 minutes of sending", field: "editMessage", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
+		body: closed([]string{"text"}, map[string]any{"text": typ("string", "minLength", 1, "maxLength", 4096, "description", "The new text, or the new caption of a media message.")}), data: ref("ChatMessage"), errs: []int{404, 409, 422, 503, 504}},
+	{method: "POST", path: "/v1/messages/revoke/{waMessageKey}", handle: on((*server).revokeMessage), id: "revokeMessage", tag: tagMessages, summary: "Delete a message for everyone (the account's own, or a participant's in a group the account is an admin of)", field: "revokeMessage", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)},
+		data: ref("ChatMessage"), errs: eng},
+	{method: "POST", path: "/v1/messages/forward/{waMessageKey}", handle: on((*server).forwardMessage), id: "forwardMessage", tag: tagMessages, summary: "Forward a stored message to another chat: a new message, sent at once and shown as forwarded", field: "forwardMessage", query: []apiParam{q("chatId", "The chat of the forwarded message, when the key alone does not name it.", str)},
+		body: closed([]string{"chatId"}, map[string]any{"chatId": typ("string", "description", "The chat to forward to (a chat id or an E.164 phone number)."), "engineId": typ("string", "description", "The engine (number) to send through.")}), status: 201, data: ref("Message"), errs: []int{404, 409, 422, 503, 504}},
 	{method: "GET", path: "/v1/messages/pinned/{chatId}", handle: on((*server).listPinnedMessages), id: "listPinnedMessages", tag: tagMessages, summary: "The pinned messages of a chat", field: "pinnedMessages",
 		data: rec("PinnedMessage", pinnedMessage{}), list: true, errs: notFnd},
 
@@ -144,6 +150,8 @@ var apiOperations = []apiOp{
 		query: []apiParam{pageParams[1], q("limit", "How many participants to return.", typ("integer", "minimum", 1, "maximum", 500)), q("searchToken", "Text a participant's name or number holds.", str)},
 		data:  dataOf(model.Participant{}), list: true, errs: eng},
 	{method: "POST", path: "/v1/chats/{chatId}/mark_read", handle: on((*server).markChatRead), id: "markChatRead", tag: tagChats, summary: "Mark a chat read", field: "markChatRead", data: okData, errs: eng},
+	{method: "POST", path: "/v1/chats/{chatId}/presence", handle: on((*server).setChatPresence), id: "setChatPresence", tag: tagChats, summary: "Show the account typing, recording or neither (paused) in a chat", field: "setChatPresence",
+		body: closed([]string{"state"}, map[string]any{"state": typ("string", "enum", []string{"typing", "recording", "paused"})}), data: okData, errs: []int{422, 503, 504}},
 	{method: "POST", path: "/v1/chats/{chatId}/archive", handle: func(s *server) http.Handler { return s.archiveChat(true) }, id: "archiveChat", tag: tagChats, summary: "Archive a chat", field: "archiveChat", data: okData, errs: eng},
 	{method: "POST", path: "/v1/chats/{chatId}/unarchive", handle: func(s *server) http.Handler { return s.archiveChat(false) }, id: "unarchiveChat", tag: tagChats, summary: "Move a chat out of the archive", field: "archiveChat", data: okData, errs: eng},
 
