@@ -50,6 +50,9 @@ type Message struct {
 	// one it names before it is sent, the one that sent it after (a Switchboard
 	// addition).
 	EngineID string `json:"engineId,omitempty"`
+	// ForwardedFrom is the key of the stored message this one forwards (a
+	// Switchboard addition).
+	ForwardedFrom string `json:"forwardedFrom,omitempty"`
 }
 
 // PublicID is the id clients use for m: the queue id of a queued or scheduled
@@ -83,6 +86,7 @@ func NewMessage(m *ent.Message) Message {
 		CreatedAt: m.CreatedAt.UTC(), ConfirmedAt: utc(m.ConfirmedAt), ReceivedAt: utc(m.ReceivedAt),
 		ReadAt: utc(m.ReadAt), PlayedAt: utc(m.PlayedAt), FailedAt: utc(m.FailedAt),
 		FailureReason: m.FailureReason, Secret: m.Secret, LinkPreview: m.LinkPreview, EngineID: m.EngineID,
+		ForwardedFrom: m.ForwardedFrom,
 	}
 	if m.CampaignID != nil {
 		v.CampaignID = *m.CampaignID
