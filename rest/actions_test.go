@@ -204,3 +204,28 @@ func TestChatPresence(t *testing.T) {
 		t.Errorf("unknown state: %d %s", r.Status, r.Raw)
 	}
 }
+
+// GraphQL takes the same actions through the same core.
+func TestGraphQLMessageActions(t *testing.T) {
+	e := newEnv(t)
+	key := sendDirect(e, "+15550555555", "draft")
+	d := gqlData(t, e, `mutation($k: String!) {
+		editMessage(key: $k, text: "final") { text }
+		setChatPresence(chatId: "+15550555555", state: "typing")
+		forwardMessage(key: $k, toChatId: "+15550556666") { to text forwardedFrom status }
+	}`, map[string]any{"k": key})
+	if d["editMessage"].(map[string]any)["text"] != "final" || d["setChatPresence"] != true {
+		t.Errorf("edit, presence: %v", d)
+	}
+	if f := d["forwardMessage"].(map[string]any); f["to"] != "15550556666@c.us" || f["text"] != "final" || f["forwardedFrom"] != key {
+		t.Errorf("forward: %v", f)
+	}
+	d = gqlData(t, e, `mutation($k: String!) { revokeMessage(key: $k) { text wireType } }`, map[string]any{"k": key})
+	if r := d["revokeMessage"].(map[string]any); r["wireType"] != "revoked" || r["text"] != nil && r["text"] != "" {
+		t.Errorf("revoke: %v", r)
+	}
+	res := gql(e, e.Key, `mutation($k: String!) { editMessage(key: $k, text: "again") { text } }`, map[string]any{"k": key})
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "conflict" {
+		t.Errorf("edit of a revoked message: %+v", res.Errors)
+	}
+}
