@@ -215,19 +215,11 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 	return engine.Media{Data: data, MimeType: mime, Filename: name}, nil
 }
 
-// ShowTyping implements engine.Typist: the composing presence in chat for d,
-// then paused (the message that follows would clear it too).
+// ShowTyping implements engine.Typist: the typing presence in chat for d, then
+// paused (the message that follows would clear it too).
 func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
-	cl, err := e.ready()
-	if err != nil {
+	if err := e.SetChatPresence(ctx, chat, engine.PresenceTyping); err != nil {
 		return err
-	}
-	jid, err := parseChat(chat)
-	if err != nil {
-		return err
-	}
-	if err := cl.SendChatPresence(ctx, jid, types.ChatPresenceComposing, types.ChatPresenceMediaText); err != nil {
-		return fmt.Errorf("gateway: typing: %w", err)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -235,8 +227,8 @@ func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) e
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	if err := cl.SendChatPresence(context.WithoutCancel(ctx), jid, types.ChatPresencePaused, types.ChatPresenceMediaText); err != nil {
-		return fmt.Errorf("gateway: typing: %w", err)
+	if err := e.SetChatPresence(context.WithoutCancel(ctx), chat, engine.PresencePaused); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
