@@ -83,11 +83,33 @@ func (e *Engine) Revoke(ctx context.Context, key engine.Key) error {
 	if !key.FromMe && (chat.Server != types.GroupServer || sender.IsEmpty()) {
 		return fmt.Errorf("%w: only the sender, or a group admin, can delete a message for everyone", engine.ErrRejected)
 	}
+	if !key.FromMe {
+		if err := e.mustBeAdmin(ctx, cl, chat); err != nil {
+			return err
+		}
+	}
 	if _, err := cl.SendMessage(ctx, chat, cl.BuildRevoke(chat, sender, types.MessageID(key.ID))); err != nil {
 		return classifySend(err)
 	}
 	in := &engine.Incoming{Key: key, From: chatID(cl.OwnID())}
 	return e.reportNow(ctx, engine.Event{ID: "wa_ownrevoke_" + switchboard.RandomToken(8), Type: engine.EventRevoked, At: time.Now(), Key: key, Message: in})
+}
+
+// mustBeAdmin checks that the account is an admin of group (engine.ErrRejected
+// when not): the network drops an other's revoke of a participant's message
+// without a word, so it is not sent.
+func (e *Engine) mustBeAdmin(ctx context.Context, cl client, group types.JID) error {
+	info, err := cl.GetGroupInfo(ctx, group)
+	if err != nil {
+		return groupErr(err)
+	}
+	me := chatID(cl.OwnID())
+	for _, p := range e.groupState(ctx, cl, info).Participants {
+		if p.ID == me && p.IsAdmin {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: only an admin of %s can delete a participant's message", engine.ErrRejected, chatID(group))
 }
 
 // SetChatPresence implements engine.ChatPresencer: composing (with audio media

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/types"
 
 	"github.com/switchboardhq/switchboard/engine"
 )
@@ -97,10 +98,16 @@ func TestRevokeSendsTheRevoke(t *testing.T) {
 		{"participant's as admin", engine.Key{Remote: "1203630001@g.us", ID: "THEIRS", Participant: "15552223333@c.us"},
 			sentKey{Remote: "1203630001@g.us", ID: "THEIRS", Participant: "15552223333@s.whatsapp.net"}, false},
 		{"contact's in a direct chat", engine.Key{Remote: "15552223333@c.us", ID: "THEIRS"}, sentKey{}, true},
+		{"participant's, not as admin", engine.Key{Remote: "1203630002@g.us", ID: "THEIRS", Participant: "15552223333@c.us"}, sentKey{}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, true)
+			me := types.NewJID("15550001111", types.DefaultUserServer)
+			for g, admin := range map[string]bool{"1203630001": true, "1203630002": false} {
+				j := types.NewJID(g, types.GroupServer)
+				h.f.groups[j] = &types.GroupInfo{JID: j, Participants: []types.GroupParticipant{{JID: me, IsAdmin: admin}}}
+			}
 			err := h.e.Revoke(context.Background(), tt.key)
 			if tt.wantErr {
 				if !errors.Is(err, engine.ErrRejected) || len(h.f.sent) != 0 {
