@@ -336,7 +336,7 @@ func TestIncomingEventsOfEveryKind(t *testing.T) {
 				Message: &engine.Incoming{Key: inKey, From: "15552223333@c.us", SenderName: "Ann", Type: "text", Text: "yes", QuotedKey: "true_15552223333@c.us_3EB0MINE"}}}},
 		{"image in a group", &events.Message{Info: msgInfo(group, member, "G1", false), Message: &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Caption: proto.String("pic"), Mimetype: proto.String("image/jpeg")}}},
 			nil, []engine.Event{{ID: "wa_msg_false_120363000000000042@g.us_G1_15554445555@c.us", Type: engine.EventMessage, At: at,
-				Key:     key(false, "120363000000000042@g.us", "G1", "15554445555@c.us"),
+				Key: key(false, "120363000000000042@g.us", "G1", "15554445555@c.us"),
 				Message: &engine.Incoming{Key: key(false, "120363000000000042@g.us", "G1", "15554445555@c.us"), From: "15554445555@c.us", SenderName: "Ann", Type: "media", Text: "pic",
 					Media: &engine.MediaInfo{Kind: "image", MimeType: "image/jpeg", Caption: "pic"}}}}},
 		{"poll", &events.Message{Info: msgInfo(contact, contact, "IN1", false), Message: &waE2E.Message{PollCreationMessageV3: &waE2E.PollCreationMessage{Name: proto.String("Q?"),
