@@ -648,6 +648,18 @@ var (
 		{Name: "media_kind", Type: field.TypeString, Nullable: true},
 		{Name: "media_filename", Type: field.TypeString, Nullable: true},
 		{Name: "media_mime", Type: field.TypeString, Nullable: true},
+		{Name: "media_size", Type: field.TypeInt64, Nullable: true},
+		{Name: "media_sha256", Type: field.TypeString, Nullable: true},
+		{Name: "media_width", Type: field.TypeInt, Nullable: true},
+		{Name: "media_height", Type: field.TypeInt, Nullable: true},
+		{Name: "media_seconds", Type: field.TypeInt, Nullable: true},
+		{Name: "latitude", Type: field.TypeFloat64, Nullable: true},
+		{Name: "longitude", Type: field.TypeFloat64, Nullable: true},
+		{Name: "location_name", Type: field.TypeString, Nullable: true},
+		{Name: "location_address", Type: field.TypeString, Nullable: true},
+		{Name: "vcards", Type: field.TypeJSON, Nullable: true},
+		{Name: "vcard_names", Type: field.TypeJSON, Nullable: true},
+		{Name: "raw_type", Type: field.TypeString, Nullable: true},
 		{Name: "wire_type", Type: field.TypeString, Nullable: true},
 		{Name: "poll_question", Type: field.TypeString, Nullable: true},
 		{Name: "poll_options", Type: field.TypeJSON, Nullable: true},
@@ -686,7 +698,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[40]},
+				Columns:    []*schema.Column{MessagesColumns[52]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -695,17 +707,17 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[34]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[46]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[36]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[22], MessagesColumns[23]},
+				Columns: []*schema.Column{MessagesColumns[34], MessagesColumns[35]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
@@ -713,22 +725,22 @@ var (
 			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[36]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[36]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[50], MessagesColumns[36]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[19]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[31]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "pinned_until IS NOT NULL",
 				},
@@ -736,7 +748,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[39]},
+				Columns: []*schema.Column{MessagesColumns[52], MessagesColumns[51]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -744,7 +756,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[40], MessagesColumns[22]},
+				Columns: []*schema.Column{MessagesColumns[52], MessagesColumns[34]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -752,7 +764,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[50], MessagesColumns[36]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
