@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -17,11 +16,7 @@ func TestValidateContent(t *testing.T) {
 		return Event{Type: EventMessage, Message: &in}
 	}
 	sum := strings.Repeat("ab", 32)
-	tests := []struct {
-		name string
-		ev   Event
-		want string // "" for a valid event
-	}{
+	tests := []validateCase{
 		{"image", msg(Incoming{Type: "media", Media: &MediaInfo{Kind: "image", MimeType: "image/jpeg", Size: 10, SHA256: sum, Caption: "pic", Width: 640, Height: 480}}), ""},
 		{"media without details (an older engine)", msg(Incoming{Type: "media"}), ""},
 		{"video note", msg(Incoming{Type: "media", Media: &MediaInfo{Kind: "ptv", Seconds: 12}}), ""},
@@ -45,20 +40,7 @@ func TestValidateContent(t *testing.T) {
 		{"history location out of range", Event{Type: EventHistory, History: &History{Messages: []HistoryMessage{{Incoming: Incoming{Key: key, Type: TypeLocation, Location: &Location{Latitude: -100}}}}}},
 			"history.messages.0.location.latitude must be between -90 and 90"},
 	}
-	got, want := map[string]string{}, map[string]string{}
-	for _, tt := range tests {
-		err := tt.ev.Validate()
-		if err != nil && !errors.Is(err, ErrInvalidEvent) {
-			t.Errorf("%s: %v does not wrap ErrInvalidEvent", tt.name, err)
-		}
-		got[tt.name], want[tt.name] = "", tt.want
-		if err != nil {
-			got[tt.name] = strings.TrimPrefix(err.Error(), ErrInvalidEvent.Error()+": ")
-		}
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("reasons (-want +got):\n%s", diff)
-	}
+	checkReasons(t, tests)
 }
 
 // Every message type has its wire type.
