@@ -230,8 +230,9 @@ func ChatKind(jid string) string {
 }
 
 // WireType is the network's type of a message of Switchboard's type (text, media,
-// poll) and media kind: chat, image, video, document, audio, ptt, sticker, gif or
-// poll_creation.
+// poll, location, vcard, unknown) and media kind: chat, image, video, document,
+// audio, ptt, sticker, gif, ptv, poll_creation, location, vcard or unknown (a
+// message of several cards is multi_vcard: Incoming.WireType).
 func WireType(typ, mediaKind string) string {
 	switch typ {
 	case "text":
@@ -242,7 +243,7 @@ func WireType(typ, mediaKind string) string {
 		switch mediaKind {
 		case "voice":
 			return "ptt"
-		case "image", "video", "audio", "document", "sticker", "gif":
+		case "image", "video", "audio", "document", "sticker", "gif", "ptv":
 			return mediaKind
 		}
 		return "document"
@@ -252,4 +253,4 @@ func WireType(typ, mediaKind string) string {
 
 // WireTypes lists every wire type a message can have.
 var WireTypes = []string{"chat", "image", "video", "document", "audio", "ptt", "sticker", "gif", "ptv",
-	"poll_creation", "location", "vcard", "revoked"}
+	"poll_creation", "location", "vcard", "multi_vcard", "unknown", "revoked"}

@@ -177,9 +177,19 @@ type Incoming struct {
 	Chat       string `json:"chat,omitempty"`
 	From       string `json:"from"`
 	SenderName string `json:"senderName,omitempty"`
-	Type       string `json:"type"`
-	Text       string `json:"text,omitempty"`
-	QuotedKey  string `json:"quotedKey,omitempty"`
+	// Type is text, media, poll, location, vcard or unknown (see the Type*
+	// constants).
+	Type      string `json:"type"`
+	Text      string `json:"text,omitempty"`
+	QuotedKey string `json:"quotedKey,omitempty"`
+	// Media is what the network tells of a media message's attachment.
+	Media *MediaInfo `json:"media,omitempty"`
+	// Location is the place a location message shares.
+	Location *Location `json:"location,omitempty"`
+	// Contacts are the contact cards of a vcard message.
+	Contacts []ContactCard `json:"vCards,omitempty"`
+	// RawType names the network's kind of an unknown message.
+	RawType string `json:"rawType,omitempty"`
 }
 
 // GroupChange is a change in a group the account is part of. Action is one of

@@ -86,6 +86,9 @@ func validateMessage(ev Event) error {
 	if err := validateChatOf("message", *m); err != nil {
 		return err
 	}
+	if err := validateContent("message", *m); err != nil {
+		return err
+	}
 	return validateID("message.from", m.From, false)
 }
 
@@ -198,6 +201,9 @@ func validateHistory(ev Event) error {
 			return err
 		}
 		if err := validateChatOf("history.messages."+strconv.Itoa(i), m.Incoming); err != nil {
+			return err
+		}
+		if err := validateContent("history.messages."+strconv.Itoa(i), m.Incoming); err != nil {
 			return err
 		}
 	}

@@ -15,11 +15,7 @@ func TestValidateEvent(t *testing.T) {
 	in := &Incoming{Key: key, From: "15551234567@c.us", Type: "text", Text: "hi"}
 	long := strings.Repeat("9", MaxIDLen+1)
 	unread := -1
-	tests := []struct {
-		name string
-		ev   Event
-		want string // "" for a valid event
-	}{
+	tests := []validateCase{
 		{"ack", Event{Type: EventAck, Key: key, Ack: AckRead}, ""},
 		{"incoming message", Event{Type: EventMessage, Message: in}, ""},
 		{"reaction of the account", Event{Type: EventReaction, Key: key, Reaction: "👍"}, ""},
@@ -66,6 +62,21 @@ func TestValidateEvent(t *testing.T) {
 		{"message by LID in a group", Event{Type: EventMessage, Message: &Incoming{Key: Key{Remote: "88@lid", ID: "X"}, Chat: "1-2@g.us", Type: "text"}}, "message.chat must be <digits>@c.us"},
 		{"history message by LID in another LID", Event{Type: EventHistory, History: &History{Messages: []HistoryMessage{{Incoming: Incoming{Key: Key{Remote: "88@lid", ID: "X"}, Chat: "99@lid"}}}}}, "history.messages.0.chat must be <digits>@c.us"},
 	}
+	checkReasons(t, tests)
+}
+
+// validateCase is an event and the reason Validate gives for it ("" for a
+// valid event).
+type validateCase struct {
+	name string
+	ev   Event
+	want string
+}
+
+// checkReasons compares the reasons Validate gives for each case with the
+// wanted ones; every refusal wraps ErrInvalidEvent.
+func checkReasons(t *testing.T, tests []validateCase) {
+	t.Helper()
 	got, want := map[string]string{}, map[string]string{}
 	for _, tt := range tests {
 		err := tt.ev.Validate()

@@ -1635,6 +1635,66 @@ func (_q *MessageQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, message.FieldMediaMime)
 				fieldSeen[message.FieldMediaMime] = struct{}{}
 			}
+		case "mediaSize":
+			if _, ok := fieldSeen[message.FieldMediaSize]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaSize)
+				fieldSeen[message.FieldMediaSize] = struct{}{}
+			}
+		case "mediaSha256":
+			if _, ok := fieldSeen[message.FieldMediaSha256]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaSha256)
+				fieldSeen[message.FieldMediaSha256] = struct{}{}
+			}
+		case "mediaWidth":
+			if _, ok := fieldSeen[message.FieldMediaWidth]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaWidth)
+				fieldSeen[message.FieldMediaWidth] = struct{}{}
+			}
+		case "mediaHeight":
+			if _, ok := fieldSeen[message.FieldMediaHeight]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaHeight)
+				fieldSeen[message.FieldMediaHeight] = struct{}{}
+			}
+		case "mediaSeconds":
+			if _, ok := fieldSeen[message.FieldMediaSeconds]; !ok {
+				selectedFields = append(selectedFields, message.FieldMediaSeconds)
+				fieldSeen[message.FieldMediaSeconds] = struct{}{}
+			}
+		case "latitude":
+			if _, ok := fieldSeen[message.FieldLatitude]; !ok {
+				selectedFields = append(selectedFields, message.FieldLatitude)
+				fieldSeen[message.FieldLatitude] = struct{}{}
+			}
+		case "longitude":
+			if _, ok := fieldSeen[message.FieldLongitude]; !ok {
+				selectedFields = append(selectedFields, message.FieldLongitude)
+				fieldSeen[message.FieldLongitude] = struct{}{}
+			}
+		case "locationName":
+			if _, ok := fieldSeen[message.FieldLocationName]; !ok {
+				selectedFields = append(selectedFields, message.FieldLocationName)
+				fieldSeen[message.FieldLocationName] = struct{}{}
+			}
+		case "locationAddress":
+			if _, ok := fieldSeen[message.FieldLocationAddress]; !ok {
+				selectedFields = append(selectedFields, message.FieldLocationAddress)
+				fieldSeen[message.FieldLocationAddress] = struct{}{}
+			}
+		case "vcards":
+			if _, ok := fieldSeen[message.FieldVcards]; !ok {
+				selectedFields = append(selectedFields, message.FieldVcards)
+				fieldSeen[message.FieldVcards] = struct{}{}
+			}
+		case "vcardNames":
+			if _, ok := fieldSeen[message.FieldVcardNames]; !ok {
+				selectedFields = append(selectedFields, message.FieldVcardNames)
+				fieldSeen[message.FieldVcardNames] = struct{}{}
+			}
+		case "rawType":
+			if _, ok := fieldSeen[message.FieldRawType]; !ok {
+				selectedFields = append(selectedFields, message.FieldRawType)
+				fieldSeen[message.FieldRawType] = struct{}{}
+			}
 		case "wireType":
 			if _, ok := fieldSeen[message.FieldWireType]; !ok {
 				selectedFields = append(selectedFields, message.FieldWireType)

@@ -5881,6 +5881,146 @@ type MessageWhereInput struct {
 	MediaMimeEqualFold    *string  `json:"mediaMimeEqualFold,omitempty"`
 	MediaMimeContainsFold *string  `json:"mediaMimeContainsFold,omitempty"`
 
+	// "media_size" field predicates.
+	MediaSize       *int64  `json:"mediaSize,omitempty"`
+	MediaSizeNEQ    *int64  `json:"mediaSizeNEQ,omitempty"`
+	MediaSizeIn     []int64 `json:"mediaSizeIn,omitempty"`
+	MediaSizeNotIn  []int64 `json:"mediaSizeNotIn,omitempty"`
+	MediaSizeGT     *int64  `json:"mediaSizeGT,omitempty"`
+	MediaSizeGTE    *int64  `json:"mediaSizeGTE,omitempty"`
+	MediaSizeLT     *int64  `json:"mediaSizeLT,omitempty"`
+	MediaSizeLTE    *int64  `json:"mediaSizeLTE,omitempty"`
+	MediaSizeIsNil  bool    `json:"mediaSizeIsNil,omitempty"`
+	MediaSizeNotNil bool    `json:"mediaSizeNotNil,omitempty"`
+
+	// "media_sha256" field predicates.
+	MediaSha256             *string  `json:"mediaSha256,omitempty"`
+	MediaSha256NEQ          *string  `json:"mediaSha256NEQ,omitempty"`
+	MediaSha256In           []string `json:"mediaSha256In,omitempty"`
+	MediaSha256NotIn        []string `json:"mediaSha256NotIn,omitempty"`
+	MediaSha256GT           *string  `json:"mediaSha256GT,omitempty"`
+	MediaSha256GTE          *string  `json:"mediaSha256GTE,omitempty"`
+	MediaSha256LT           *string  `json:"mediaSha256LT,omitempty"`
+	MediaSha256LTE          *string  `json:"mediaSha256LTE,omitempty"`
+	MediaSha256Contains     *string  `json:"mediaSha256Contains,omitempty"`
+	MediaSha256HasPrefix    *string  `json:"mediaSha256HasPrefix,omitempty"`
+	MediaSha256HasSuffix    *string  `json:"mediaSha256HasSuffix,omitempty"`
+	MediaSha256IsNil        bool     `json:"mediaSha256IsNil,omitempty"`
+	MediaSha256NotNil       bool     `json:"mediaSha256NotNil,omitempty"`
+	MediaSha256EqualFold    *string  `json:"mediaSha256EqualFold,omitempty"`
+	MediaSha256ContainsFold *string  `json:"mediaSha256ContainsFold,omitempty"`
+
+	// "media_width" field predicates.
+	MediaWidth       *int  `json:"mediaWidth,omitempty"`
+	MediaWidthNEQ    *int  `json:"mediaWidthNEQ,omitempty"`
+	MediaWidthIn     []int `json:"mediaWidthIn,omitempty"`
+	MediaWidthNotIn  []int `json:"mediaWidthNotIn,omitempty"`
+	MediaWidthGT     *int  `json:"mediaWidthGT,omitempty"`
+	MediaWidthGTE    *int  `json:"mediaWidthGTE,omitempty"`
+	MediaWidthLT     *int  `json:"mediaWidthLT,omitempty"`
+	MediaWidthLTE    *int  `json:"mediaWidthLTE,omitempty"`
+	MediaWidthIsNil  bool  `json:"mediaWidthIsNil,omitempty"`
+	MediaWidthNotNil bool  `json:"mediaWidthNotNil,omitempty"`
+
+	// "media_height" field predicates.
+	MediaHeight       *int  `json:"mediaHeight,omitempty"`
+	MediaHeightNEQ    *int  `json:"mediaHeightNEQ,omitempty"`
+	MediaHeightIn     []int `json:"mediaHeightIn,omitempty"`
+	MediaHeightNotIn  []int `json:"mediaHeightNotIn,omitempty"`
+	MediaHeightGT     *int  `json:"mediaHeightGT,omitempty"`
+	MediaHeightGTE    *int  `json:"mediaHeightGTE,omitempty"`
+	MediaHeightLT     *int  `json:"mediaHeightLT,omitempty"`
+	MediaHeightLTE    *int  `json:"mediaHeightLTE,omitempty"`
+	MediaHeightIsNil  bool  `json:"mediaHeightIsNil,omitempty"`
+	MediaHeightNotNil bool  `json:"mediaHeightNotNil,omitempty"`
+
+	// "media_seconds" field predicates.
+	MediaSeconds       *int  `json:"mediaSeconds,omitempty"`
+	MediaSecondsNEQ    *int  `json:"mediaSecondsNEQ,omitempty"`
+	MediaSecondsIn     []int `json:"mediaSecondsIn,omitempty"`
+	MediaSecondsNotIn  []int `json:"mediaSecondsNotIn,omitempty"`
+	MediaSecondsGT     *int  `json:"mediaSecondsGT,omitempty"`
+	MediaSecondsGTE    *int  `json:"mediaSecondsGTE,omitempty"`
+	MediaSecondsLT     *int  `json:"mediaSecondsLT,omitempty"`
+	MediaSecondsLTE    *int  `json:"mediaSecondsLTE,omitempty"`
+	MediaSecondsIsNil  bool  `json:"mediaSecondsIsNil,omitempty"`
+	MediaSecondsNotNil bool  `json:"mediaSecondsNotNil,omitempty"`
+
+	// "latitude" field predicates.
+	Latitude       *float64  `json:"latitude,omitempty"`
+	LatitudeNEQ    *float64  `json:"latitudeNEQ,omitempty"`
+	LatitudeIn     []float64 `json:"latitudeIn,omitempty"`
+	LatitudeNotIn  []float64 `json:"latitudeNotIn,omitempty"`
+	LatitudeGT     *float64  `json:"latitudeGT,omitempty"`
+	LatitudeGTE    *float64  `json:"latitudeGTE,omitempty"`
+	LatitudeLT     *float64  `json:"latitudeLT,omitempty"`
+	LatitudeLTE    *float64  `json:"latitudeLTE,omitempty"`
+	LatitudeIsNil  bool      `json:"latitudeIsNil,omitempty"`
+	LatitudeNotNil bool      `json:"latitudeNotNil,omitempty"`
+
+	// "longitude" field predicates.
+	Longitude       *float64  `json:"longitude,omitempty"`
+	LongitudeNEQ    *float64  `json:"longitudeNEQ,omitempty"`
+	LongitudeIn     []float64 `json:"longitudeIn,omitempty"`
+	LongitudeNotIn  []float64 `json:"longitudeNotIn,omitempty"`
+	LongitudeGT     *float64  `json:"longitudeGT,omitempty"`
+	LongitudeGTE    *float64  `json:"longitudeGTE,omitempty"`
+	LongitudeLT     *float64  `json:"longitudeLT,omitempty"`
+	LongitudeLTE    *float64  `json:"longitudeLTE,omitempty"`
+	LongitudeIsNil  bool      `json:"longitudeIsNil,omitempty"`
+	LongitudeNotNil bool      `json:"longitudeNotNil,omitempty"`
+
+	// "location_name" field predicates.
+	LocationName             *string  `json:"locationName,omitempty"`
+	LocationNameNEQ          *string  `json:"locationNameNEQ,omitempty"`
+	LocationNameIn           []string `json:"locationNameIn,omitempty"`
+	LocationNameNotIn        []string `json:"locationNameNotIn,omitempty"`
+	LocationNameGT           *string  `json:"locationNameGT,omitempty"`
+	LocationNameGTE          *string  `json:"locationNameGTE,omitempty"`
+	LocationNameLT           *string  `json:"locationNameLT,omitempty"`
+	LocationNameLTE          *string  `json:"locationNameLTE,omitempty"`
+	LocationNameContains     *string  `json:"locationNameContains,omitempty"`
+	LocationNameHasPrefix    *string  `json:"locationNameHasPrefix,omitempty"`
+	LocationNameHasSuffix    *string  `json:"locationNameHasSuffix,omitempty"`
+	LocationNameIsNil        bool     `json:"locationNameIsNil,omitempty"`
+	LocationNameNotNil       bool     `json:"locationNameNotNil,omitempty"`
+	LocationNameEqualFold    *string  `json:"locationNameEqualFold,omitempty"`
+	LocationNameContainsFold *string  `json:"locationNameContainsFold,omitempty"`
+
+	// "location_address" field predicates.
+	LocationAddress             *string  `json:"locationAddress,omitempty"`
+	LocationAddressNEQ          *string  `json:"locationAddressNEQ,omitempty"`
+	LocationAddressIn           []string `json:"locationAddressIn,omitempty"`
+	LocationAddressNotIn        []string `json:"locationAddressNotIn,omitempty"`
+	LocationAddressGT           *string  `json:"locationAddressGT,omitempty"`
+	LocationAddressGTE          *string  `json:"locationAddressGTE,omitempty"`
+	LocationAddressLT           *string  `json:"locationAddressLT,omitempty"`
+	LocationAddressLTE          *string  `json:"locationAddressLTE,omitempty"`
+	LocationAddressContains     *string  `json:"locationAddressContains,omitempty"`
+	LocationAddressHasPrefix    *string  `json:"locationAddressHasPrefix,omitempty"`
+	LocationAddressHasSuffix    *string  `json:"locationAddressHasSuffix,omitempty"`
+	LocationAddressIsNil        bool     `json:"locationAddressIsNil,omitempty"`
+	LocationAddressNotNil       bool     `json:"locationAddressNotNil,omitempty"`
+	LocationAddressEqualFold    *string  `json:"locationAddressEqualFold,omitempty"`
+	LocationAddressContainsFold *string  `json:"locationAddressContainsFold,omitempty"`
+
+	// "raw_type" field predicates.
+	RawType             *string  `json:"rawType,omitempty"`
+	RawTypeNEQ          *string  `json:"rawTypeNEQ,omitempty"`
+	RawTypeIn           []string `json:"rawTypeIn,omitempty"`
+	RawTypeNotIn        []string `json:"rawTypeNotIn,omitempty"`
+	RawTypeGT           *string  `json:"rawTypeGT,omitempty"`
+	RawTypeGTE          *string  `json:"rawTypeGTE,omitempty"`
+	RawTypeLT           *string  `json:"rawTypeLT,omitempty"`
+	RawTypeLTE          *string  `json:"rawTypeLTE,omitempty"`
+	RawTypeContains     *string  `json:"rawTypeContains,omitempty"`
+	RawTypeHasPrefix    *string  `json:"rawTypeHasPrefix,omitempty"`
+	RawTypeHasSuffix    *string  `json:"rawTypeHasSuffix,omitempty"`
+	RawTypeIsNil        bool     `json:"rawTypeIsNil,omitempty"`
+	RawTypeNotNil       bool     `json:"rawTypeNotNil,omitempty"`
+	RawTypeEqualFold    *string  `json:"rawTypeEqualFold,omitempty"`
+	RawTypeContainsFold *string  `json:"rawTypeContainsFold,omitempty"`
+
 	// "wire_type" field predicates.
 	WireType             *string  `json:"wireType,omitempty"`
 	WireTypeNEQ          *string  `json:"wireTypeNEQ,omitempty"`
@@ -6751,6 +6891,366 @@ func (i *MessageWhereInput) P() (predicate.Message, error) {
 	}
 	if i.MediaMimeContainsFold != nil {
 		predicates = append(predicates, message.MediaMimeContainsFold(*i.MediaMimeContainsFold))
+	}
+	if i.MediaSize != nil {
+		predicates = append(predicates, message.MediaSizeEQ(*i.MediaSize))
+	}
+	if i.MediaSizeNEQ != nil {
+		predicates = append(predicates, message.MediaSizeNEQ(*i.MediaSizeNEQ))
+	}
+	if len(i.MediaSizeIn) > 0 {
+		predicates = append(predicates, message.MediaSizeIn(i.MediaSizeIn...))
+	}
+	if len(i.MediaSizeNotIn) > 0 {
+		predicates = append(predicates, message.MediaSizeNotIn(i.MediaSizeNotIn...))
+	}
+	if i.MediaSizeGT != nil {
+		predicates = append(predicates, message.MediaSizeGT(*i.MediaSizeGT))
+	}
+	if i.MediaSizeGTE != nil {
+		predicates = append(predicates, message.MediaSizeGTE(*i.MediaSizeGTE))
+	}
+	if i.MediaSizeLT != nil {
+		predicates = append(predicates, message.MediaSizeLT(*i.MediaSizeLT))
+	}
+	if i.MediaSizeLTE != nil {
+		predicates = append(predicates, message.MediaSizeLTE(*i.MediaSizeLTE))
+	}
+	if i.MediaSizeIsNil {
+		predicates = append(predicates, message.MediaSizeIsNil())
+	}
+	if i.MediaSizeNotNil {
+		predicates = append(predicates, message.MediaSizeNotNil())
+	}
+	if i.MediaSha256 != nil {
+		predicates = append(predicates, message.MediaSha256EQ(*i.MediaSha256))
+	}
+	if i.MediaSha256NEQ != nil {
+		predicates = append(predicates, message.MediaSha256NEQ(*i.MediaSha256NEQ))
+	}
+	if len(i.MediaSha256In) > 0 {
+		predicates = append(predicates, message.MediaSha256In(i.MediaSha256In...))
+	}
+	if len(i.MediaSha256NotIn) > 0 {
+		predicates = append(predicates, message.MediaSha256NotIn(i.MediaSha256NotIn...))
+	}
+	if i.MediaSha256GT != nil {
+		predicates = append(predicates, message.MediaSha256GT(*i.MediaSha256GT))
+	}
+	if i.MediaSha256GTE != nil {
+		predicates = append(predicates, message.MediaSha256GTE(*i.MediaSha256GTE))
+	}
+	if i.MediaSha256LT != nil {
+		predicates = append(predicates, message.MediaSha256LT(*i.MediaSha256LT))
+	}
+	if i.MediaSha256LTE != nil {
+		predicates = append(predicates, message.MediaSha256LTE(*i.MediaSha256LTE))
+	}
+	if i.MediaSha256Contains != nil {
+		predicates = append(predicates, message.MediaSha256Contains(*i.MediaSha256Contains))
+	}
+	if i.MediaSha256HasPrefix != nil {
+		predicates = append(predicates, message.MediaSha256HasPrefix(*i.MediaSha256HasPrefix))
+	}
+	if i.MediaSha256HasSuffix != nil {
+		predicates = append(predicates, message.MediaSha256HasSuffix(*i.MediaSha256HasSuffix))
+	}
+	if i.MediaSha256IsNil {
+		predicates = append(predicates, message.MediaSha256IsNil())
+	}
+	if i.MediaSha256NotNil {
+		predicates = append(predicates, message.MediaSha256NotNil())
+	}
+	if i.MediaSha256EqualFold != nil {
+		predicates = append(predicates, message.MediaSha256EqualFold(*i.MediaSha256EqualFold))
+	}
+	if i.MediaSha256ContainsFold != nil {
+		predicates = append(predicates, message.MediaSha256ContainsFold(*i.MediaSha256ContainsFold))
+	}
+	if i.MediaWidth != nil {
+		predicates = append(predicates, message.MediaWidthEQ(*i.MediaWidth))
+	}
+	if i.MediaWidthNEQ != nil {
+		predicates = append(predicates, message.MediaWidthNEQ(*i.MediaWidthNEQ))
+	}
+	if len(i.MediaWidthIn) > 0 {
+		predicates = append(predicates, message.MediaWidthIn(i.MediaWidthIn...))
+	}
+	if len(i.MediaWidthNotIn) > 0 {
+		predicates = append(predicates, message.MediaWidthNotIn(i.MediaWidthNotIn...))
+	}
+	if i.MediaWidthGT != nil {
+		predicates = append(predicates, message.MediaWidthGT(*i.MediaWidthGT))
+	}
+	if i.MediaWidthGTE != nil {
+		predicates = append(predicates, message.MediaWidthGTE(*i.MediaWidthGTE))
+	}
+	if i.MediaWidthLT != nil {
+		predicates = append(predicates, message.MediaWidthLT(*i.MediaWidthLT))
+	}
+	if i.MediaWidthLTE != nil {
+		predicates = append(predicates, message.MediaWidthLTE(*i.MediaWidthLTE))
+	}
+	if i.MediaWidthIsNil {
+		predicates = append(predicates, message.MediaWidthIsNil())
+	}
+	if i.MediaWidthNotNil {
+		predicates = append(predicates, message.MediaWidthNotNil())
+	}
+	if i.MediaHeight != nil {
+		predicates = append(predicates, message.MediaHeightEQ(*i.MediaHeight))
+	}
+	if i.MediaHeightNEQ != nil {
+		predicates = append(predicates, message.MediaHeightNEQ(*i.MediaHeightNEQ))
+	}
+	if len(i.MediaHeightIn) > 0 {
+		predicates = append(predicates, message.MediaHeightIn(i.MediaHeightIn...))
+	}
+	if len(i.MediaHeightNotIn) > 0 {
+		predicates = append(predicates, message.MediaHeightNotIn(i.MediaHeightNotIn...))
+	}
+	if i.MediaHeightGT != nil {
+		predicates = append(predicates, message.MediaHeightGT(*i.MediaHeightGT))
+	}
+	if i.MediaHeightGTE != nil {
+		predicates = append(predicates, message.MediaHeightGTE(*i.MediaHeightGTE))
+	}
+	if i.MediaHeightLT != nil {
+		predicates = append(predicates, message.MediaHeightLT(*i.MediaHeightLT))
+	}
+	if i.MediaHeightLTE != nil {
+		predicates = append(predicates, message.MediaHeightLTE(*i.MediaHeightLTE))
+	}
+	if i.MediaHeightIsNil {
+		predicates = append(predicates, message.MediaHeightIsNil())
+	}
+	if i.MediaHeightNotNil {
+		predicates = append(predicates, message.MediaHeightNotNil())
+	}
+	if i.MediaSeconds != nil {
+		predicates = append(predicates, message.MediaSecondsEQ(*i.MediaSeconds))
+	}
+	if i.MediaSecondsNEQ != nil {
+		predicates = append(predicates, message.MediaSecondsNEQ(*i.MediaSecondsNEQ))
+	}
+	if len(i.MediaSecondsIn) > 0 {
+		predicates = append(predicates, message.MediaSecondsIn(i.MediaSecondsIn...))
+	}
+	if len(i.MediaSecondsNotIn) > 0 {
+		predicates = append(predicates, message.MediaSecondsNotIn(i.MediaSecondsNotIn...))
+	}
+	if i.MediaSecondsGT != nil {
+		predicates = append(predicates, message.MediaSecondsGT(*i.MediaSecondsGT))
+	}
+	if i.MediaSecondsGTE != nil {
+		predicates = append(predicates, message.MediaSecondsGTE(*i.MediaSecondsGTE))
+	}
+	if i.MediaSecondsLT != nil {
+		predicates = append(predicates, message.MediaSecondsLT(*i.MediaSecondsLT))
+	}
+	if i.MediaSecondsLTE != nil {
+		predicates = append(predicates, message.MediaSecondsLTE(*i.MediaSecondsLTE))
+	}
+	if i.MediaSecondsIsNil {
+		predicates = append(predicates, message.MediaSecondsIsNil())
+	}
+	if i.MediaSecondsNotNil {
+		predicates = append(predicates, message.MediaSecondsNotNil())
+	}
+	if i.Latitude != nil {
+		predicates = append(predicates, message.LatitudeEQ(*i.Latitude))
+	}
+	if i.LatitudeNEQ != nil {
+		predicates = append(predicates, message.LatitudeNEQ(*i.LatitudeNEQ))
+	}
+	if len(i.LatitudeIn) > 0 {
+		predicates = append(predicates, message.LatitudeIn(i.LatitudeIn...))
+	}
+	if len(i.LatitudeNotIn) > 0 {
+		predicates = append(predicates, message.LatitudeNotIn(i.LatitudeNotIn...))
+	}
+	if i.LatitudeGT != nil {
+		predicates = append(predicates, message.LatitudeGT(*i.LatitudeGT))
+	}
+	if i.LatitudeGTE != nil {
+		predicates = append(predicates, message.LatitudeGTE(*i.LatitudeGTE))
+	}
+	if i.LatitudeLT != nil {
+		predicates = append(predicates, message.LatitudeLT(*i.LatitudeLT))
+	}
+	if i.LatitudeLTE != nil {
+		predicates = append(predicates, message.LatitudeLTE(*i.LatitudeLTE))
+	}
+	if i.LatitudeIsNil {
+		predicates = append(predicates, message.LatitudeIsNil())
+	}
+	if i.LatitudeNotNil {
+		predicates = append(predicates, message.LatitudeNotNil())
+	}
+	if i.Longitude != nil {
+		predicates = append(predicates, message.LongitudeEQ(*i.Longitude))
+	}
+	if i.LongitudeNEQ != nil {
+		predicates = append(predicates, message.LongitudeNEQ(*i.LongitudeNEQ))
+	}
+	if len(i.LongitudeIn) > 0 {
+		predicates = append(predicates, message.LongitudeIn(i.LongitudeIn...))
+	}
+	if len(i.LongitudeNotIn) > 0 {
+		predicates = append(predicates, message.LongitudeNotIn(i.LongitudeNotIn...))
+	}
+	if i.LongitudeGT != nil {
+		predicates = append(predicates, message.LongitudeGT(*i.LongitudeGT))
+	}
+	if i.LongitudeGTE != nil {
+		predicates = append(predicates, message.LongitudeGTE(*i.LongitudeGTE))
+	}
+	if i.LongitudeLT != nil {
+		predicates = append(predicates, message.LongitudeLT(*i.LongitudeLT))
+	}
+	if i.LongitudeLTE != nil {
+		predicates = append(predicates, message.LongitudeLTE(*i.LongitudeLTE))
+	}
+	if i.LongitudeIsNil {
+		predicates = append(predicates, message.LongitudeIsNil())
+	}
+	if i.LongitudeNotNil {
+		predicates = append(predicates, message.LongitudeNotNil())
+	}
+	if i.LocationName != nil {
+		predicates = append(predicates, message.LocationNameEQ(*i.LocationName))
+	}
+	if i.LocationNameNEQ != nil {
+		predicates = append(predicates, message.LocationNameNEQ(*i.LocationNameNEQ))
+	}
+	if len(i.LocationNameIn) > 0 {
+		predicates = append(predicates, message.LocationNameIn(i.LocationNameIn...))
+	}
+	if len(i.LocationNameNotIn) > 0 {
+		predicates = append(predicates, message.LocationNameNotIn(i.LocationNameNotIn...))
+	}
+	if i.LocationNameGT != nil {
+		predicates = append(predicates, message.LocationNameGT(*i.LocationNameGT))
+	}
+	if i.LocationNameGTE != nil {
+		predicates = append(predicates, message.LocationNameGTE(*i.LocationNameGTE))
+	}
+	if i.LocationNameLT != nil {
+		predicates = append(predicates, message.LocationNameLT(*i.LocationNameLT))
+	}
+	if i.LocationNameLTE != nil {
+		predicates = append(predicates, message.LocationNameLTE(*i.LocationNameLTE))
+	}
+	if i.LocationNameContains != nil {
+		predicates = append(predicates, message.LocationNameContains(*i.LocationNameContains))
+	}
+	if i.LocationNameHasPrefix != nil {
+		predicates = append(predicates, message.LocationNameHasPrefix(*i.LocationNameHasPrefix))
+	}
+	if i.LocationNameHasSuffix != nil {
+		predicates = append(predicates, message.LocationNameHasSuffix(*i.LocationNameHasSuffix))
+	}
+	if i.LocationNameIsNil {
+		predicates = append(predicates, message.LocationNameIsNil())
+	}
+	if i.LocationNameNotNil {
+		predicates = append(predicates, message.LocationNameNotNil())
+	}
+	if i.LocationNameEqualFold != nil {
+		predicates = append(predicates, message.LocationNameEqualFold(*i.LocationNameEqualFold))
+	}
+	if i.LocationNameContainsFold != nil {
+		predicates = append(predicates, message.LocationNameContainsFold(*i.LocationNameContainsFold))
+	}
+	if i.LocationAddress != nil {
+		predicates = append(predicates, message.LocationAddressEQ(*i.LocationAddress))
+	}
+	if i.LocationAddressNEQ != nil {
+		predicates = append(predicates, message.LocationAddressNEQ(*i.LocationAddressNEQ))
+	}
+	if len(i.LocationAddressIn) > 0 {
+		predicates = append(predicates, message.LocationAddressIn(i.LocationAddressIn...))
+	}
+	if len(i.LocationAddressNotIn) > 0 {
+		predicates = append(predicates, message.LocationAddressNotIn(i.LocationAddressNotIn...))
+	}
+	if i.LocationAddressGT != nil {
+		predicates = append(predicates, message.LocationAddressGT(*i.LocationAddressGT))
+	}
+	if i.LocationAddressGTE != nil {
+		predicates = append(predicates, message.LocationAddressGTE(*i.LocationAddressGTE))
+	}
+	if i.LocationAddressLT != nil {
+		predicates = append(predicates, message.LocationAddressLT(*i.LocationAddressLT))
+	}
+	if i.LocationAddressLTE != nil {
+		predicates = append(predicates, message.LocationAddressLTE(*i.LocationAddressLTE))
+	}
+	if i.LocationAddressContains != nil {
+		predicates = append(predicates, message.LocationAddressContains(*i.LocationAddressContains))
+	}
+	if i.LocationAddressHasPrefix != nil {
+		predicates = append(predicates, message.LocationAddressHasPrefix(*i.LocationAddressHasPrefix))
+	}
+	if i.LocationAddressHasSuffix != nil {
+		predicates = append(predicates, message.LocationAddressHasSuffix(*i.LocationAddressHasSuffix))
+	}
+	if i.LocationAddressIsNil {
+		predicates = append(predicates, message.LocationAddressIsNil())
+	}
+	if i.LocationAddressNotNil {
+		predicates = append(predicates, message.LocationAddressNotNil())
+	}
+	if i.LocationAddressEqualFold != nil {
+		predicates = append(predicates, message.LocationAddressEqualFold(*i.LocationAddressEqualFold))
+	}
+	if i.LocationAddressContainsFold != nil {
+		predicates = append(predicates, message.LocationAddressContainsFold(*i.LocationAddressContainsFold))
+	}
+	if i.RawType != nil {
+		predicates = append(predicates, message.RawTypeEQ(*i.RawType))
+	}
+	if i.RawTypeNEQ != nil {
+		predicates = append(predicates, message.RawTypeNEQ(*i.RawTypeNEQ))
+	}
+	if len(i.RawTypeIn) > 0 {
+		predicates = append(predicates, message.RawTypeIn(i.RawTypeIn...))
+	}
+	if len(i.RawTypeNotIn) > 0 {
+		predicates = append(predicates, message.RawTypeNotIn(i.RawTypeNotIn...))
+	}
+	if i.RawTypeGT != nil {
+		predicates = append(predicates, message.RawTypeGT(*i.RawTypeGT))
+	}
+	if i.RawTypeGTE != nil {
+		predicates = append(predicates, message.RawTypeGTE(*i.RawTypeGTE))
+	}
+	if i.RawTypeLT != nil {
+		predicates = append(predicates, message.RawTypeLT(*i.RawTypeLT))
+	}
+	if i.RawTypeLTE != nil {
+		predicates = append(predicates, message.RawTypeLTE(*i.RawTypeLTE))
+	}
+	if i.RawTypeContains != nil {
+		predicates = append(predicates, message.RawTypeContains(*i.RawTypeContains))
+	}
+	if i.RawTypeHasPrefix != nil {
+		predicates = append(predicates, message.RawTypeHasPrefix(*i.RawTypeHasPrefix))
+	}
+	if i.RawTypeHasSuffix != nil {
+		predicates = append(predicates, message.RawTypeHasSuffix(*i.RawTypeHasSuffix))
+	}
+	if i.RawTypeIsNil {
+		predicates = append(predicates, message.RawTypeIsNil())
+	}
+	if i.RawTypeNotNil {
+		predicates = append(predicates, message.RawTypeNotNil())
+	}
+	if i.RawTypeEqualFold != nil {
+		predicates = append(predicates, message.RawTypeEqualFold(*i.RawTypeEqualFold))
+	}
+	if i.RawTypeContainsFold != nil {
+		predicates = append(predicates, message.RawTypeContainsFold(*i.RawTypeContainsFold))
 	}
 	if i.WireType != nil {
 		predicates = append(predicates, message.WireTypeEQ(*i.WireType))

@@ -30,7 +30,7 @@ type Message struct {
 	From string `json:"from,omitempty"`
 	// SenderName holds the value of the "sender_name" field.
 	SenderName string `json:"sender_name,omitempty"`
-	// text, media or poll
+	// text, media, poll, location, vcard or unknown
 	Type string `json:"type,omitempty"`
 	// Text holds the value of the "text" field.
 	Text string `json:"text,omitempty"`
@@ -42,7 +42,31 @@ type Message struct {
 	MediaFilename string `json:"media_filename,omitempty"`
 	// the content type of the media on the network
 	MediaMime string `json:"media_mime,omitempty"`
-	// the network's message type: chat, image, video, document, audio, ptt, sticker, gif, ptv, poll_creation, location, vcard, revoked
+	// the attachment's size in bytes, as the network tells it
+	MediaSize int64 `json:"media_size,omitempty"`
+	// the hex SHA-256 of the attachment, as the network tells it
+	MediaSha256 string `json:"media_sha256,omitempty"`
+	// MediaWidth holds the value of the "media_width" field.
+	MediaWidth int `json:"media_width,omitempty"`
+	// MediaHeight holds the value of the "media_height" field.
+	MediaHeight int `json:"media_height,omitempty"`
+	// the duration of audio and video
+	MediaSeconds int `json:"media_seconds,omitempty"`
+	// the place a location message shares
+	Latitude *float64 `json:"latitude,omitempty"`
+	// Longitude holds the value of the "longitude" field.
+	Longitude *float64 `json:"longitude,omitempty"`
+	// LocationName holds the value of the "location_name" field.
+	LocationName string `json:"location_name,omitempty"`
+	// LocationAddress holds the value of the "location_address" field.
+	LocationAddress string `json:"location_address,omitempty"`
+	// the contact cards of a vcard message
+	Vcards []string `json:"vcards,omitempty"`
+	// the shown names of the contact cards, in the order of vcards
+	VcardNames []string `json:"vcard_names,omitempty"`
+	// the network's kind of a message of type unknown
+	RawType string `json:"raw_type,omitempty"`
+	// the network's message type: chat, image, video, document, audio, ptt, sticker, gif, ptv, poll_creation, location, vcard, multi_vcard, unknown, revoked
 	WireType string `json:"wire_type,omitempty"`
 	// PollQuestion holds the value of the "poll_question" field.
 	PollQuestion string `json:"poll_question,omitempty"`
@@ -135,13 +159,15 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case message.FieldPollOptions, message.FieldMentions, message.FieldLinkPreview:
+		case message.FieldVcards, message.FieldVcardNames, message.FieldPollOptions, message.FieldMentions, message.FieldLinkPreview:
 			values[i] = new([]byte)
 		case message.FieldPollAllowMultiple, message.FieldFromMe:
 			values[i] = new(sql.NullBool)
-		case message.FieldDispatchAttempts:
+		case message.FieldLatitude, message.FieldLongitude:
+			values[i] = new(sql.NullFloat64)
+		case message.FieldMediaSize, message.FieldMediaWidth, message.FieldMediaHeight, message.FieldMediaSeconds, message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldMediaSha256, message.FieldLocationName, message.FieldLocationAddress, message.FieldRawType, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
 		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -231,6 +257,84 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field media_mime", values[i])
 			} else if value.Valid {
 				_m.MediaMime = value.String
+			}
+		case message.FieldMediaSize:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field media_size", values[i])
+			} else if value.Valid {
+				_m.MediaSize = value.Int64
+			}
+		case message.FieldMediaSha256:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field media_sha256", values[i])
+			} else if value.Valid {
+				_m.MediaSha256 = value.String
+			}
+		case message.FieldMediaWidth:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field media_width", values[i])
+			} else if value.Valid {
+				_m.MediaWidth = int(value.Int64)
+			}
+		case message.FieldMediaHeight:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field media_height", values[i])
+			} else if value.Valid {
+				_m.MediaHeight = int(value.Int64)
+			}
+		case message.FieldMediaSeconds:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field media_seconds", values[i])
+			} else if value.Valid {
+				_m.MediaSeconds = int(value.Int64)
+			}
+		case message.FieldLatitude:
+			if value, ok := values[i].(*sql.NullFloat64); !ok {
+				return fmt.Errorf("unexpected type %T for field latitude", values[i])
+			} else if value.Valid {
+				_m.Latitude = new(float64)
+				*_m.Latitude = value.Float64
+			}
+		case message.FieldLongitude:
+			if value, ok := values[i].(*sql.NullFloat64); !ok {
+				return fmt.Errorf("unexpected type %T for field longitude", values[i])
+			} else if value.Valid {
+				_m.Longitude = new(float64)
+				*_m.Longitude = value.Float64
+			}
+		case message.FieldLocationName:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field location_name", values[i])
+			} else if value.Valid {
+				_m.LocationName = value.String
+			}
+		case message.FieldLocationAddress:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field location_address", values[i])
+			} else if value.Valid {
+				_m.LocationAddress = value.String
+			}
+		case message.FieldVcards:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field vcards", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Vcards); err != nil {
+					return fmt.Errorf("unmarshal field vcards: %w", err)
+				}
+			}
+		case message.FieldVcardNames:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field vcard_names", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.VcardNames); err != nil {
+					return fmt.Errorf("unmarshal field vcard_names: %w", err)
+				}
+			}
+		case message.FieldRawType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field raw_type", values[i])
+			} else if value.Valid {
+				_m.RawType = value.String
 			}
 		case message.FieldWireType:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -501,6 +605,46 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("media_mime=")
 	builder.WriteString(_m.MediaMime)
+	builder.WriteString(", ")
+	builder.WriteString("media_size=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaSize))
+	builder.WriteString(", ")
+	builder.WriteString("media_sha256=")
+	builder.WriteString(_m.MediaSha256)
+	builder.WriteString(", ")
+	builder.WriteString("media_width=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaWidth))
+	builder.WriteString(", ")
+	builder.WriteString("media_height=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaHeight))
+	builder.WriteString(", ")
+	builder.WriteString("media_seconds=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaSeconds))
+	builder.WriteString(", ")
+	if v := _m.Latitude; v != nil {
+		builder.WriteString("latitude=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.Longitude; v != nil {
+		builder.WriteString("longitude=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("location_name=")
+	builder.WriteString(_m.LocationName)
+	builder.WriteString(", ")
+	builder.WriteString("location_address=")
+	builder.WriteString(_m.LocationAddress)
+	builder.WriteString(", ")
+	builder.WriteString("vcards=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Vcards))
+	builder.WriteString(", ")
+	builder.WriteString("vcard_names=")
+	builder.WriteString(fmt.Sprintf("%v", _m.VcardNames))
+	builder.WriteString(", ")
+	builder.WriteString("raw_type=")
+	builder.WriteString(_m.RawType)
 	builder.WriteString(", ")
 	builder.WriteString("wire_type=")
 	builder.WriteString(_m.WireType)

@@ -147,6 +147,158 @@ func (_c *MessageCreate) SetNillableMediaMime(v *string) *MessageCreate {
 	return _c
 }
 
+// SetMediaSize sets the "media_size" field.
+func (_c *MessageCreate) SetMediaSize(v int64) *MessageCreate {
+	_c.mutation.SetMediaSize(v)
+	return _c
+}
+
+// SetNillableMediaSize sets the "media_size" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaSize(v *int64) *MessageCreate {
+	if v != nil {
+		_c.SetMediaSize(*v)
+	}
+	return _c
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (_c *MessageCreate) SetMediaSha256(v string) *MessageCreate {
+	_c.mutation.SetMediaSha256(v)
+	return _c
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaSha256(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetMediaSha256(*v)
+	}
+	return _c
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (_c *MessageCreate) SetMediaWidth(v int) *MessageCreate {
+	_c.mutation.SetMediaWidth(v)
+	return _c
+}
+
+// SetNillableMediaWidth sets the "media_width" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaWidth(v *int) *MessageCreate {
+	if v != nil {
+		_c.SetMediaWidth(*v)
+	}
+	return _c
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (_c *MessageCreate) SetMediaHeight(v int) *MessageCreate {
+	_c.mutation.SetMediaHeight(v)
+	return _c
+}
+
+// SetNillableMediaHeight sets the "media_height" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaHeight(v *int) *MessageCreate {
+	if v != nil {
+		_c.SetMediaHeight(*v)
+	}
+	return _c
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (_c *MessageCreate) SetMediaSeconds(v int) *MessageCreate {
+	_c.mutation.SetMediaSeconds(v)
+	return _c
+}
+
+// SetNillableMediaSeconds sets the "media_seconds" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaSeconds(v *int) *MessageCreate {
+	if v != nil {
+		_c.SetMediaSeconds(*v)
+	}
+	return _c
+}
+
+// SetLatitude sets the "latitude" field.
+func (_c *MessageCreate) SetLatitude(v float64) *MessageCreate {
+	_c.mutation.SetLatitude(v)
+	return _c
+}
+
+// SetNillableLatitude sets the "latitude" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableLatitude(v *float64) *MessageCreate {
+	if v != nil {
+		_c.SetLatitude(*v)
+	}
+	return _c
+}
+
+// SetLongitude sets the "longitude" field.
+func (_c *MessageCreate) SetLongitude(v float64) *MessageCreate {
+	_c.mutation.SetLongitude(v)
+	return _c
+}
+
+// SetNillableLongitude sets the "longitude" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableLongitude(v *float64) *MessageCreate {
+	if v != nil {
+		_c.SetLongitude(*v)
+	}
+	return _c
+}
+
+// SetLocationName sets the "location_name" field.
+func (_c *MessageCreate) SetLocationName(v string) *MessageCreate {
+	_c.mutation.SetLocationName(v)
+	return _c
+}
+
+// SetNillableLocationName sets the "location_name" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableLocationName(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetLocationName(*v)
+	}
+	return _c
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (_c *MessageCreate) SetLocationAddress(v string) *MessageCreate {
+	_c.mutation.SetLocationAddress(v)
+	return _c
+}
+
+// SetNillableLocationAddress sets the "location_address" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableLocationAddress(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetLocationAddress(*v)
+	}
+	return _c
+}
+
+// SetVcards sets the "vcards" field.
+func (_c *MessageCreate) SetVcards(v []string) *MessageCreate {
+	_c.mutation.SetVcards(v)
+	return _c
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (_c *MessageCreate) SetVcardNames(v []string) *MessageCreate {
+	_c.mutation.SetVcardNames(v)
+	return _c
+}
+
+// SetRawType sets the "raw_type" field.
+func (_c *MessageCreate) SetRawType(v string) *MessageCreate {
+	_c.mutation.SetRawType(v)
+	return _c
+}
+
+// SetNillableRawType sets the "raw_type" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableRawType(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetRawType(*v)
+	}
+	return _c
+}
+
 // SetWireType sets the "wire_type" field.
 func (_c *MessageCreate) SetWireType(v string) *MessageCreate {
 	_c.mutation.SetWireType(v)
@@ -764,6 +916,54 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_spec.SetField(message.FieldMediaMime, field.TypeString, value)
 		_node.MediaMime = value
 	}
+	if value, ok := _c.mutation.MediaSize(); ok {
+		_spec.SetField(message.FieldMediaSize, field.TypeInt64, value)
+		_node.MediaSize = value
+	}
+	if value, ok := _c.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+		_node.MediaSha256 = value
+	}
+	if value, ok := _c.mutation.MediaWidth(); ok {
+		_spec.SetField(message.FieldMediaWidth, field.TypeInt, value)
+		_node.MediaWidth = value
+	}
+	if value, ok := _c.mutation.MediaHeight(); ok {
+		_spec.SetField(message.FieldMediaHeight, field.TypeInt, value)
+		_node.MediaHeight = value
+	}
+	if value, ok := _c.mutation.MediaSeconds(); ok {
+		_spec.SetField(message.FieldMediaSeconds, field.TypeInt, value)
+		_node.MediaSeconds = value
+	}
+	if value, ok := _c.mutation.Latitude(); ok {
+		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)
+		_node.Latitude = &value
+	}
+	if value, ok := _c.mutation.Longitude(); ok {
+		_spec.SetField(message.FieldLongitude, field.TypeFloat64, value)
+		_node.Longitude = &value
+	}
+	if value, ok := _c.mutation.LocationName(); ok {
+		_spec.SetField(message.FieldLocationName, field.TypeString, value)
+		_node.LocationName = value
+	}
+	if value, ok := _c.mutation.LocationAddress(); ok {
+		_spec.SetField(message.FieldLocationAddress, field.TypeString, value)
+		_node.LocationAddress = value
+	}
+	if value, ok := _c.mutation.Vcards(); ok {
+		_spec.SetField(message.FieldVcards, field.TypeJSON, value)
+		_node.Vcards = value
+	}
+	if value, ok := _c.mutation.VcardNames(); ok {
+		_spec.SetField(message.FieldVcardNames, field.TypeJSON, value)
+		_node.VcardNames = value
+	}
+	if value, ok := _c.mutation.RawType(); ok {
+		_spec.SetField(message.FieldRawType, field.TypeString, value)
+		_node.RawType = value
+	}
 	if value, ok := _c.mutation.WireType(); ok {
 		_spec.SetField(message.FieldWireType, field.TypeString, value)
 		_node.WireType = value
@@ -1096,6 +1296,258 @@ func (u *MessageUpsert) UpdateMediaMime() *MessageUpsert {
 // ClearMediaMime clears the value of the "media_mime" field.
 func (u *MessageUpsert) ClearMediaMime() *MessageUpsert {
 	u.SetNull(message.FieldMediaMime)
+	return u
+}
+
+// SetMediaSize sets the "media_size" field.
+func (u *MessageUpsert) SetMediaSize(v int64) *MessageUpsert {
+	u.Set(message.FieldMediaSize, v)
+	return u
+}
+
+// UpdateMediaSize sets the "media_size" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaSize() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaSize)
+	return u
+}
+
+// AddMediaSize adds v to the "media_size" field.
+func (u *MessageUpsert) AddMediaSize(v int64) *MessageUpsert {
+	u.Add(message.FieldMediaSize, v)
+	return u
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (u *MessageUpsert) ClearMediaSize() *MessageUpsert {
+	u.SetNull(message.FieldMediaSize)
+	return u
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsert) SetMediaSha256(v string) *MessageUpsert {
+	u.Set(message.FieldMediaSha256, v)
+	return u
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaSha256() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaSha256)
+	return u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsert) ClearMediaSha256() *MessageUpsert {
+	u.SetNull(message.FieldMediaSha256)
+	return u
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (u *MessageUpsert) SetMediaWidth(v int) *MessageUpsert {
+	u.Set(message.FieldMediaWidth, v)
+	return u
+}
+
+// UpdateMediaWidth sets the "media_width" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaWidth() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaWidth)
+	return u
+}
+
+// AddMediaWidth adds v to the "media_width" field.
+func (u *MessageUpsert) AddMediaWidth(v int) *MessageUpsert {
+	u.Add(message.FieldMediaWidth, v)
+	return u
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (u *MessageUpsert) ClearMediaWidth() *MessageUpsert {
+	u.SetNull(message.FieldMediaWidth)
+	return u
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (u *MessageUpsert) SetMediaHeight(v int) *MessageUpsert {
+	u.Set(message.FieldMediaHeight, v)
+	return u
+}
+
+// UpdateMediaHeight sets the "media_height" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaHeight() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaHeight)
+	return u
+}
+
+// AddMediaHeight adds v to the "media_height" field.
+func (u *MessageUpsert) AddMediaHeight(v int) *MessageUpsert {
+	u.Add(message.FieldMediaHeight, v)
+	return u
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (u *MessageUpsert) ClearMediaHeight() *MessageUpsert {
+	u.SetNull(message.FieldMediaHeight)
+	return u
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (u *MessageUpsert) SetMediaSeconds(v int) *MessageUpsert {
+	u.Set(message.FieldMediaSeconds, v)
+	return u
+}
+
+// UpdateMediaSeconds sets the "media_seconds" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaSeconds() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaSeconds)
+	return u
+}
+
+// AddMediaSeconds adds v to the "media_seconds" field.
+func (u *MessageUpsert) AddMediaSeconds(v int) *MessageUpsert {
+	u.Add(message.FieldMediaSeconds, v)
+	return u
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (u *MessageUpsert) ClearMediaSeconds() *MessageUpsert {
+	u.SetNull(message.FieldMediaSeconds)
+	return u
+}
+
+// SetLatitude sets the "latitude" field.
+func (u *MessageUpsert) SetLatitude(v float64) *MessageUpsert {
+	u.Set(message.FieldLatitude, v)
+	return u
+}
+
+// UpdateLatitude sets the "latitude" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateLatitude() *MessageUpsert {
+	u.SetExcluded(message.FieldLatitude)
+	return u
+}
+
+// AddLatitude adds v to the "latitude" field.
+func (u *MessageUpsert) AddLatitude(v float64) *MessageUpsert {
+	u.Add(message.FieldLatitude, v)
+	return u
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (u *MessageUpsert) ClearLatitude() *MessageUpsert {
+	u.SetNull(message.FieldLatitude)
+	return u
+}
+
+// SetLongitude sets the "longitude" field.
+func (u *MessageUpsert) SetLongitude(v float64) *MessageUpsert {
+	u.Set(message.FieldLongitude, v)
+	return u
+}
+
+// UpdateLongitude sets the "longitude" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateLongitude() *MessageUpsert {
+	u.SetExcluded(message.FieldLongitude)
+	return u
+}
+
+// AddLongitude adds v to the "longitude" field.
+func (u *MessageUpsert) AddLongitude(v float64) *MessageUpsert {
+	u.Add(message.FieldLongitude, v)
+	return u
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (u *MessageUpsert) ClearLongitude() *MessageUpsert {
+	u.SetNull(message.FieldLongitude)
+	return u
+}
+
+// SetLocationName sets the "location_name" field.
+func (u *MessageUpsert) SetLocationName(v string) *MessageUpsert {
+	u.Set(message.FieldLocationName, v)
+	return u
+}
+
+// UpdateLocationName sets the "location_name" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateLocationName() *MessageUpsert {
+	u.SetExcluded(message.FieldLocationName)
+	return u
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (u *MessageUpsert) ClearLocationName() *MessageUpsert {
+	u.SetNull(message.FieldLocationName)
+	return u
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (u *MessageUpsert) SetLocationAddress(v string) *MessageUpsert {
+	u.Set(message.FieldLocationAddress, v)
+	return u
+}
+
+// UpdateLocationAddress sets the "location_address" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateLocationAddress() *MessageUpsert {
+	u.SetExcluded(message.FieldLocationAddress)
+	return u
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (u *MessageUpsert) ClearLocationAddress() *MessageUpsert {
+	u.SetNull(message.FieldLocationAddress)
+	return u
+}
+
+// SetVcards sets the "vcards" field.
+func (u *MessageUpsert) SetVcards(v []string) *MessageUpsert {
+	u.Set(message.FieldVcards, v)
+	return u
+}
+
+// UpdateVcards sets the "vcards" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateVcards() *MessageUpsert {
+	u.SetExcluded(message.FieldVcards)
+	return u
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (u *MessageUpsert) ClearVcards() *MessageUpsert {
+	u.SetNull(message.FieldVcards)
+	return u
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (u *MessageUpsert) SetVcardNames(v []string) *MessageUpsert {
+	u.Set(message.FieldVcardNames, v)
+	return u
+}
+
+// UpdateVcardNames sets the "vcard_names" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateVcardNames() *MessageUpsert {
+	u.SetExcluded(message.FieldVcardNames)
+	return u
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (u *MessageUpsert) ClearVcardNames() *MessageUpsert {
+	u.SetNull(message.FieldVcardNames)
+	return u
+}
+
+// SetRawType sets the "raw_type" field.
+func (u *MessageUpsert) SetRawType(v string) *MessageUpsert {
+	u.Set(message.FieldRawType, v)
+	return u
+}
+
+// UpdateRawType sets the "raw_type" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateRawType() *MessageUpsert {
+	u.SetExcluded(message.FieldRawType)
+	return u
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (u *MessageUpsert) ClearRawType() *MessageUpsert {
+	u.SetNull(message.FieldRawType)
 	return u
 }
 
@@ -1802,6 +2254,300 @@ func (u *MessageUpsertOne) UpdateMediaMime() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearMediaMime() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMediaMime()
+	})
+}
+
+// SetMediaSize sets the "media_size" field.
+func (u *MessageUpsertOne) SetMediaSize(v int64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSize(v)
+	})
+}
+
+// AddMediaSize adds v to the "media_size" field.
+func (u *MessageUpsertOne) AddMediaSize(v int64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaSize(v)
+	})
+}
+
+// UpdateMediaSize sets the "media_size" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaSize() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSize()
+	})
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (u *MessageUpsertOne) ClearMediaSize() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSize()
+	})
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsertOne) SetMediaSha256(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSha256(v)
+	})
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaSha256() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSha256()
+	})
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsertOne) ClearMediaSha256() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSha256()
+	})
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (u *MessageUpsertOne) SetMediaWidth(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaWidth(v)
+	})
+}
+
+// AddMediaWidth adds v to the "media_width" field.
+func (u *MessageUpsertOne) AddMediaWidth(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaWidth(v)
+	})
+}
+
+// UpdateMediaWidth sets the "media_width" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaWidth() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaWidth()
+	})
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (u *MessageUpsertOne) ClearMediaWidth() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaWidth()
+	})
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (u *MessageUpsertOne) SetMediaHeight(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaHeight(v)
+	})
+}
+
+// AddMediaHeight adds v to the "media_height" field.
+func (u *MessageUpsertOne) AddMediaHeight(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaHeight(v)
+	})
+}
+
+// UpdateMediaHeight sets the "media_height" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaHeight() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaHeight()
+	})
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (u *MessageUpsertOne) ClearMediaHeight() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaHeight()
+	})
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (u *MessageUpsertOne) SetMediaSeconds(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSeconds(v)
+	})
+}
+
+// AddMediaSeconds adds v to the "media_seconds" field.
+func (u *MessageUpsertOne) AddMediaSeconds(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaSeconds(v)
+	})
+}
+
+// UpdateMediaSeconds sets the "media_seconds" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaSeconds() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSeconds()
+	})
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (u *MessageUpsertOne) ClearMediaSeconds() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSeconds()
+	})
+}
+
+// SetLatitude sets the "latitude" field.
+func (u *MessageUpsertOne) SetLatitude(v float64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLatitude(v)
+	})
+}
+
+// AddLatitude adds v to the "latitude" field.
+func (u *MessageUpsertOne) AddLatitude(v float64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddLatitude(v)
+	})
+}
+
+// UpdateLatitude sets the "latitude" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateLatitude() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLatitude()
+	})
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (u *MessageUpsertOne) ClearLatitude() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLatitude()
+	})
+}
+
+// SetLongitude sets the "longitude" field.
+func (u *MessageUpsertOne) SetLongitude(v float64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLongitude(v)
+	})
+}
+
+// AddLongitude adds v to the "longitude" field.
+func (u *MessageUpsertOne) AddLongitude(v float64) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddLongitude(v)
+	})
+}
+
+// UpdateLongitude sets the "longitude" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateLongitude() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLongitude()
+	})
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (u *MessageUpsertOne) ClearLongitude() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLongitude()
+	})
+}
+
+// SetLocationName sets the "location_name" field.
+func (u *MessageUpsertOne) SetLocationName(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLocationName(v)
+	})
+}
+
+// UpdateLocationName sets the "location_name" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateLocationName() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLocationName()
+	})
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (u *MessageUpsertOne) ClearLocationName() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLocationName()
+	})
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (u *MessageUpsertOne) SetLocationAddress(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLocationAddress(v)
+	})
+}
+
+// UpdateLocationAddress sets the "location_address" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateLocationAddress() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLocationAddress()
+	})
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (u *MessageUpsertOne) ClearLocationAddress() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLocationAddress()
+	})
+}
+
+// SetVcards sets the "vcards" field.
+func (u *MessageUpsertOne) SetVcards(v []string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetVcards(v)
+	})
+}
+
+// UpdateVcards sets the "vcards" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateVcards() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateVcards()
+	})
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (u *MessageUpsertOne) ClearVcards() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearVcards()
+	})
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (u *MessageUpsertOne) SetVcardNames(v []string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetVcardNames(v)
+	})
+}
+
+// UpdateVcardNames sets the "vcard_names" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateVcardNames() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateVcardNames()
+	})
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (u *MessageUpsertOne) ClearVcardNames() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearVcardNames()
+	})
+}
+
+// SetRawType sets the "raw_type" field.
+func (u *MessageUpsertOne) SetRawType(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetRawType(v)
+	})
+}
+
+// UpdateRawType sets the "raw_type" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateRawType() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateRawType()
+	})
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (u *MessageUpsertOne) ClearRawType() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearRawType()
 	})
 }
 
@@ -2753,6 +3499,300 @@ func (u *MessageUpsertBulk) UpdateMediaMime() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearMediaMime() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMediaMime()
+	})
+}
+
+// SetMediaSize sets the "media_size" field.
+func (u *MessageUpsertBulk) SetMediaSize(v int64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSize(v)
+	})
+}
+
+// AddMediaSize adds v to the "media_size" field.
+func (u *MessageUpsertBulk) AddMediaSize(v int64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaSize(v)
+	})
+}
+
+// UpdateMediaSize sets the "media_size" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaSize() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSize()
+	})
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (u *MessageUpsertBulk) ClearMediaSize() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSize()
+	})
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (u *MessageUpsertBulk) SetMediaSha256(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSha256(v)
+	})
+}
+
+// UpdateMediaSha256 sets the "media_sha256" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaSha256() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSha256()
+	})
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (u *MessageUpsertBulk) ClearMediaSha256() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSha256()
+	})
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (u *MessageUpsertBulk) SetMediaWidth(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaWidth(v)
+	})
+}
+
+// AddMediaWidth adds v to the "media_width" field.
+func (u *MessageUpsertBulk) AddMediaWidth(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaWidth(v)
+	})
+}
+
+// UpdateMediaWidth sets the "media_width" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaWidth() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaWidth()
+	})
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (u *MessageUpsertBulk) ClearMediaWidth() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaWidth()
+	})
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (u *MessageUpsertBulk) SetMediaHeight(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaHeight(v)
+	})
+}
+
+// AddMediaHeight adds v to the "media_height" field.
+func (u *MessageUpsertBulk) AddMediaHeight(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaHeight(v)
+	})
+}
+
+// UpdateMediaHeight sets the "media_height" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaHeight() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaHeight()
+	})
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (u *MessageUpsertBulk) ClearMediaHeight() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaHeight()
+	})
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (u *MessageUpsertBulk) SetMediaSeconds(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaSeconds(v)
+	})
+}
+
+// AddMediaSeconds adds v to the "media_seconds" field.
+func (u *MessageUpsertBulk) AddMediaSeconds(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddMediaSeconds(v)
+	})
+}
+
+// UpdateMediaSeconds sets the "media_seconds" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaSeconds() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaSeconds()
+	})
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (u *MessageUpsertBulk) ClearMediaSeconds() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaSeconds()
+	})
+}
+
+// SetLatitude sets the "latitude" field.
+func (u *MessageUpsertBulk) SetLatitude(v float64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLatitude(v)
+	})
+}
+
+// AddLatitude adds v to the "latitude" field.
+func (u *MessageUpsertBulk) AddLatitude(v float64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddLatitude(v)
+	})
+}
+
+// UpdateLatitude sets the "latitude" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateLatitude() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLatitude()
+	})
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (u *MessageUpsertBulk) ClearLatitude() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLatitude()
+	})
+}
+
+// SetLongitude sets the "longitude" field.
+func (u *MessageUpsertBulk) SetLongitude(v float64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLongitude(v)
+	})
+}
+
+// AddLongitude adds v to the "longitude" field.
+func (u *MessageUpsertBulk) AddLongitude(v float64) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddLongitude(v)
+	})
+}
+
+// UpdateLongitude sets the "longitude" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateLongitude() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLongitude()
+	})
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (u *MessageUpsertBulk) ClearLongitude() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLongitude()
+	})
+}
+
+// SetLocationName sets the "location_name" field.
+func (u *MessageUpsertBulk) SetLocationName(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLocationName(v)
+	})
+}
+
+// UpdateLocationName sets the "location_name" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateLocationName() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLocationName()
+	})
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (u *MessageUpsertBulk) ClearLocationName() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLocationName()
+	})
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (u *MessageUpsertBulk) SetLocationAddress(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetLocationAddress(v)
+	})
+}
+
+// UpdateLocationAddress sets the "location_address" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateLocationAddress() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateLocationAddress()
+	})
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (u *MessageUpsertBulk) ClearLocationAddress() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearLocationAddress()
+	})
+}
+
+// SetVcards sets the "vcards" field.
+func (u *MessageUpsertBulk) SetVcards(v []string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetVcards(v)
+	})
+}
+
+// UpdateVcards sets the "vcards" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateVcards() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateVcards()
+	})
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (u *MessageUpsertBulk) ClearVcards() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearVcards()
+	})
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (u *MessageUpsertBulk) SetVcardNames(v []string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetVcardNames(v)
+	})
+}
+
+// UpdateVcardNames sets the "vcard_names" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateVcardNames() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateVcardNames()
+	})
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (u *MessageUpsertBulk) ClearVcardNames() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearVcardNames()
+	})
+}
+
+// SetRawType sets the "raw_type" field.
+func (u *MessageUpsertBulk) SetRawType(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetRawType(v)
+	})
+}
+
+// UpdateRawType sets the "raw_type" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateRawType() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateRawType()
+	})
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (u *MessageUpsertBulk) ClearRawType() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearRawType()
 	})
 }
 

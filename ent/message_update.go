@@ -199,6 +199,284 @@ func (_u *MessageUpdate) ClearMediaMime() *MessageUpdate {
 	return _u
 }
 
+// SetMediaSize sets the "media_size" field.
+func (_u *MessageUpdate) SetMediaSize(v int64) *MessageUpdate {
+	_u.mutation.ResetMediaSize()
+	_u.mutation.SetMediaSize(v)
+	return _u
+}
+
+// SetNillableMediaSize sets the "media_size" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaSize(v *int64) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaSize(*v)
+	}
+	return _u
+}
+
+// AddMediaSize adds value to the "media_size" field.
+func (_u *MessageUpdate) AddMediaSize(v int64) *MessageUpdate {
+	_u.mutation.AddMediaSize(v)
+	return _u
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (_u *MessageUpdate) ClearMediaSize() *MessageUpdate {
+	_u.mutation.ClearMediaSize()
+	return _u
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (_u *MessageUpdate) SetMediaSha256(v string) *MessageUpdate {
+	_u.mutation.SetMediaSha256(v)
+	return _u
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaSha256(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaSha256(*v)
+	}
+	return _u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (_u *MessageUpdate) ClearMediaSha256() *MessageUpdate {
+	_u.mutation.ClearMediaSha256()
+	return _u
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (_u *MessageUpdate) SetMediaWidth(v int) *MessageUpdate {
+	_u.mutation.ResetMediaWidth()
+	_u.mutation.SetMediaWidth(v)
+	return _u
+}
+
+// SetNillableMediaWidth sets the "media_width" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaWidth(v *int) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaWidth(*v)
+	}
+	return _u
+}
+
+// AddMediaWidth adds value to the "media_width" field.
+func (_u *MessageUpdate) AddMediaWidth(v int) *MessageUpdate {
+	_u.mutation.AddMediaWidth(v)
+	return _u
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (_u *MessageUpdate) ClearMediaWidth() *MessageUpdate {
+	_u.mutation.ClearMediaWidth()
+	return _u
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (_u *MessageUpdate) SetMediaHeight(v int) *MessageUpdate {
+	_u.mutation.ResetMediaHeight()
+	_u.mutation.SetMediaHeight(v)
+	return _u
+}
+
+// SetNillableMediaHeight sets the "media_height" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaHeight(v *int) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaHeight(*v)
+	}
+	return _u
+}
+
+// AddMediaHeight adds value to the "media_height" field.
+func (_u *MessageUpdate) AddMediaHeight(v int) *MessageUpdate {
+	_u.mutation.AddMediaHeight(v)
+	return _u
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (_u *MessageUpdate) ClearMediaHeight() *MessageUpdate {
+	_u.mutation.ClearMediaHeight()
+	return _u
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (_u *MessageUpdate) SetMediaSeconds(v int) *MessageUpdate {
+	_u.mutation.ResetMediaSeconds()
+	_u.mutation.SetMediaSeconds(v)
+	return _u
+}
+
+// SetNillableMediaSeconds sets the "media_seconds" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaSeconds(v *int) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaSeconds(*v)
+	}
+	return _u
+}
+
+// AddMediaSeconds adds value to the "media_seconds" field.
+func (_u *MessageUpdate) AddMediaSeconds(v int) *MessageUpdate {
+	_u.mutation.AddMediaSeconds(v)
+	return _u
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (_u *MessageUpdate) ClearMediaSeconds() *MessageUpdate {
+	_u.mutation.ClearMediaSeconds()
+	return _u
+}
+
+// SetLatitude sets the "latitude" field.
+func (_u *MessageUpdate) SetLatitude(v float64) *MessageUpdate {
+	_u.mutation.ResetLatitude()
+	_u.mutation.SetLatitude(v)
+	return _u
+}
+
+// SetNillableLatitude sets the "latitude" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableLatitude(v *float64) *MessageUpdate {
+	if v != nil {
+		_u.SetLatitude(*v)
+	}
+	return _u
+}
+
+// AddLatitude adds value to the "latitude" field.
+func (_u *MessageUpdate) AddLatitude(v float64) *MessageUpdate {
+	_u.mutation.AddLatitude(v)
+	return _u
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (_u *MessageUpdate) ClearLatitude() *MessageUpdate {
+	_u.mutation.ClearLatitude()
+	return _u
+}
+
+// SetLongitude sets the "longitude" field.
+func (_u *MessageUpdate) SetLongitude(v float64) *MessageUpdate {
+	_u.mutation.ResetLongitude()
+	_u.mutation.SetLongitude(v)
+	return _u
+}
+
+// SetNillableLongitude sets the "longitude" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableLongitude(v *float64) *MessageUpdate {
+	if v != nil {
+		_u.SetLongitude(*v)
+	}
+	return _u
+}
+
+// AddLongitude adds value to the "longitude" field.
+func (_u *MessageUpdate) AddLongitude(v float64) *MessageUpdate {
+	_u.mutation.AddLongitude(v)
+	return _u
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (_u *MessageUpdate) ClearLongitude() *MessageUpdate {
+	_u.mutation.ClearLongitude()
+	return _u
+}
+
+// SetLocationName sets the "location_name" field.
+func (_u *MessageUpdate) SetLocationName(v string) *MessageUpdate {
+	_u.mutation.SetLocationName(v)
+	return _u
+}
+
+// SetNillableLocationName sets the "location_name" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableLocationName(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetLocationName(*v)
+	}
+	return _u
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (_u *MessageUpdate) ClearLocationName() *MessageUpdate {
+	_u.mutation.ClearLocationName()
+	return _u
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (_u *MessageUpdate) SetLocationAddress(v string) *MessageUpdate {
+	_u.mutation.SetLocationAddress(v)
+	return _u
+}
+
+// SetNillableLocationAddress sets the "location_address" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableLocationAddress(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetLocationAddress(*v)
+	}
+	return _u
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (_u *MessageUpdate) ClearLocationAddress() *MessageUpdate {
+	_u.mutation.ClearLocationAddress()
+	return _u
+}
+
+// SetVcards sets the "vcards" field.
+func (_u *MessageUpdate) SetVcards(v []string) *MessageUpdate {
+	_u.mutation.SetVcards(v)
+	return _u
+}
+
+// AppendVcards appends value to the "vcards" field.
+func (_u *MessageUpdate) AppendVcards(v []string) *MessageUpdate {
+	_u.mutation.AppendVcards(v)
+	return _u
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (_u *MessageUpdate) ClearVcards() *MessageUpdate {
+	_u.mutation.ClearVcards()
+	return _u
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (_u *MessageUpdate) SetVcardNames(v []string) *MessageUpdate {
+	_u.mutation.SetVcardNames(v)
+	return _u
+}
+
+// AppendVcardNames appends value to the "vcard_names" field.
+func (_u *MessageUpdate) AppendVcardNames(v []string) *MessageUpdate {
+	_u.mutation.AppendVcardNames(v)
+	return _u
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (_u *MessageUpdate) ClearVcardNames() *MessageUpdate {
+	_u.mutation.ClearVcardNames()
+	return _u
+}
+
+// SetRawType sets the "raw_type" field.
+func (_u *MessageUpdate) SetRawType(v string) *MessageUpdate {
+	_u.mutation.SetRawType(v)
+	return _u
+}
+
+// SetNillableRawType sets the "raw_type" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableRawType(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetRawType(*v)
+	}
+	return _u
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (_u *MessageUpdate) ClearRawType() *MessageUpdate {
+	_u.mutation.ClearRawType()
+	return _u
+}
+
 // SetWireType sets the "wire_type" field.
 func (_u *MessageUpdate) SetWireType(v string) *MessageUpdate {
 	_u.mutation.SetWireType(v)
@@ -830,6 +1108,106 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.MediaMimeCleared() {
 		_spec.ClearField(message.FieldMediaMime, field.TypeString)
 	}
+	if value, ok := _u.mutation.MediaSize(); ok {
+		_spec.SetField(message.FieldMediaSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedMediaSize(); ok {
+		_spec.AddField(message.FieldMediaSize, field.TypeInt64, value)
+	}
+	if _u.mutation.MediaSizeCleared() {
+		_spec.ClearField(message.FieldMediaSize, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+	}
+	if _u.mutation.MediaSha256Cleared() {
+		_spec.ClearField(message.FieldMediaSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaWidth(); ok {
+		_spec.SetField(message.FieldMediaWidth, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaWidth(); ok {
+		_spec.AddField(message.FieldMediaWidth, field.TypeInt, value)
+	}
+	if _u.mutation.MediaWidthCleared() {
+		_spec.ClearField(message.FieldMediaWidth, field.TypeInt)
+	}
+	if value, ok := _u.mutation.MediaHeight(); ok {
+		_spec.SetField(message.FieldMediaHeight, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaHeight(); ok {
+		_spec.AddField(message.FieldMediaHeight, field.TypeInt, value)
+	}
+	if _u.mutation.MediaHeightCleared() {
+		_spec.ClearField(message.FieldMediaHeight, field.TypeInt)
+	}
+	if value, ok := _u.mutation.MediaSeconds(); ok {
+		_spec.SetField(message.FieldMediaSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaSeconds(); ok {
+		_spec.AddField(message.FieldMediaSeconds, field.TypeInt, value)
+	}
+	if _u.mutation.MediaSecondsCleared() {
+		_spec.ClearField(message.FieldMediaSeconds, field.TypeInt)
+	}
+	if value, ok := _u.mutation.Latitude(); ok {
+		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedLatitude(); ok {
+		_spec.AddField(message.FieldLatitude, field.TypeFloat64, value)
+	}
+	if _u.mutation.LatitudeCleared() {
+		_spec.ClearField(message.FieldLatitude, field.TypeFloat64)
+	}
+	if value, ok := _u.mutation.Longitude(); ok {
+		_spec.SetField(message.FieldLongitude, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedLongitude(); ok {
+		_spec.AddField(message.FieldLongitude, field.TypeFloat64, value)
+	}
+	if _u.mutation.LongitudeCleared() {
+		_spec.ClearField(message.FieldLongitude, field.TypeFloat64)
+	}
+	if value, ok := _u.mutation.LocationName(); ok {
+		_spec.SetField(message.FieldLocationName, field.TypeString, value)
+	}
+	if _u.mutation.LocationNameCleared() {
+		_spec.ClearField(message.FieldLocationName, field.TypeString)
+	}
+	if value, ok := _u.mutation.LocationAddress(); ok {
+		_spec.SetField(message.FieldLocationAddress, field.TypeString, value)
+	}
+	if _u.mutation.LocationAddressCleared() {
+		_spec.ClearField(message.FieldLocationAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.Vcards(); ok {
+		_spec.SetField(message.FieldVcards, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedVcards(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldVcards, value)
+		})
+	}
+	if _u.mutation.VcardsCleared() {
+		_spec.ClearField(message.FieldVcards, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.VcardNames(); ok {
+		_spec.SetField(message.FieldVcardNames, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedVcardNames(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldVcardNames, value)
+		})
+	}
+	if _u.mutation.VcardNamesCleared() {
+		_spec.ClearField(message.FieldVcardNames, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.RawType(); ok {
+		_spec.SetField(message.FieldRawType, field.TypeString, value)
+	}
+	if _u.mutation.RawTypeCleared() {
+		_spec.ClearField(message.FieldRawType, field.TypeString)
+	}
 	if value, ok := _u.mutation.WireType(); ok {
 		_spec.SetField(message.FieldWireType, field.TypeString, value)
 	}
@@ -1183,6 +1561,284 @@ func (_u *MessageUpdateOne) SetNillableMediaMime(v *string) *MessageUpdateOne {
 // ClearMediaMime clears the value of the "media_mime" field.
 func (_u *MessageUpdateOne) ClearMediaMime() *MessageUpdateOne {
 	_u.mutation.ClearMediaMime()
+	return _u
+}
+
+// SetMediaSize sets the "media_size" field.
+func (_u *MessageUpdateOne) SetMediaSize(v int64) *MessageUpdateOne {
+	_u.mutation.ResetMediaSize()
+	_u.mutation.SetMediaSize(v)
+	return _u
+}
+
+// SetNillableMediaSize sets the "media_size" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaSize(v *int64) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaSize(*v)
+	}
+	return _u
+}
+
+// AddMediaSize adds value to the "media_size" field.
+func (_u *MessageUpdateOne) AddMediaSize(v int64) *MessageUpdateOne {
+	_u.mutation.AddMediaSize(v)
+	return _u
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (_u *MessageUpdateOne) ClearMediaSize() *MessageUpdateOne {
+	_u.mutation.ClearMediaSize()
+	return _u
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (_u *MessageUpdateOne) SetMediaSha256(v string) *MessageUpdateOne {
+	_u.mutation.SetMediaSha256(v)
+	return _u
+}
+
+// SetNillableMediaSha256 sets the "media_sha256" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaSha256(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaSha256(*v)
+	}
+	return _u
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (_u *MessageUpdateOne) ClearMediaSha256() *MessageUpdateOne {
+	_u.mutation.ClearMediaSha256()
+	return _u
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (_u *MessageUpdateOne) SetMediaWidth(v int) *MessageUpdateOne {
+	_u.mutation.ResetMediaWidth()
+	_u.mutation.SetMediaWidth(v)
+	return _u
+}
+
+// SetNillableMediaWidth sets the "media_width" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaWidth(v *int) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaWidth(*v)
+	}
+	return _u
+}
+
+// AddMediaWidth adds value to the "media_width" field.
+func (_u *MessageUpdateOne) AddMediaWidth(v int) *MessageUpdateOne {
+	_u.mutation.AddMediaWidth(v)
+	return _u
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (_u *MessageUpdateOne) ClearMediaWidth() *MessageUpdateOne {
+	_u.mutation.ClearMediaWidth()
+	return _u
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (_u *MessageUpdateOne) SetMediaHeight(v int) *MessageUpdateOne {
+	_u.mutation.ResetMediaHeight()
+	_u.mutation.SetMediaHeight(v)
+	return _u
+}
+
+// SetNillableMediaHeight sets the "media_height" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaHeight(v *int) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaHeight(*v)
+	}
+	return _u
+}
+
+// AddMediaHeight adds value to the "media_height" field.
+func (_u *MessageUpdateOne) AddMediaHeight(v int) *MessageUpdateOne {
+	_u.mutation.AddMediaHeight(v)
+	return _u
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (_u *MessageUpdateOne) ClearMediaHeight() *MessageUpdateOne {
+	_u.mutation.ClearMediaHeight()
+	return _u
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (_u *MessageUpdateOne) SetMediaSeconds(v int) *MessageUpdateOne {
+	_u.mutation.ResetMediaSeconds()
+	_u.mutation.SetMediaSeconds(v)
+	return _u
+}
+
+// SetNillableMediaSeconds sets the "media_seconds" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaSeconds(v *int) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaSeconds(*v)
+	}
+	return _u
+}
+
+// AddMediaSeconds adds value to the "media_seconds" field.
+func (_u *MessageUpdateOne) AddMediaSeconds(v int) *MessageUpdateOne {
+	_u.mutation.AddMediaSeconds(v)
+	return _u
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (_u *MessageUpdateOne) ClearMediaSeconds() *MessageUpdateOne {
+	_u.mutation.ClearMediaSeconds()
+	return _u
+}
+
+// SetLatitude sets the "latitude" field.
+func (_u *MessageUpdateOne) SetLatitude(v float64) *MessageUpdateOne {
+	_u.mutation.ResetLatitude()
+	_u.mutation.SetLatitude(v)
+	return _u
+}
+
+// SetNillableLatitude sets the "latitude" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableLatitude(v *float64) *MessageUpdateOne {
+	if v != nil {
+		_u.SetLatitude(*v)
+	}
+	return _u
+}
+
+// AddLatitude adds value to the "latitude" field.
+func (_u *MessageUpdateOne) AddLatitude(v float64) *MessageUpdateOne {
+	_u.mutation.AddLatitude(v)
+	return _u
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (_u *MessageUpdateOne) ClearLatitude() *MessageUpdateOne {
+	_u.mutation.ClearLatitude()
+	return _u
+}
+
+// SetLongitude sets the "longitude" field.
+func (_u *MessageUpdateOne) SetLongitude(v float64) *MessageUpdateOne {
+	_u.mutation.ResetLongitude()
+	_u.mutation.SetLongitude(v)
+	return _u
+}
+
+// SetNillableLongitude sets the "longitude" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableLongitude(v *float64) *MessageUpdateOne {
+	if v != nil {
+		_u.SetLongitude(*v)
+	}
+	return _u
+}
+
+// AddLongitude adds value to the "longitude" field.
+func (_u *MessageUpdateOne) AddLongitude(v float64) *MessageUpdateOne {
+	_u.mutation.AddLongitude(v)
+	return _u
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (_u *MessageUpdateOne) ClearLongitude() *MessageUpdateOne {
+	_u.mutation.ClearLongitude()
+	return _u
+}
+
+// SetLocationName sets the "location_name" field.
+func (_u *MessageUpdateOne) SetLocationName(v string) *MessageUpdateOne {
+	_u.mutation.SetLocationName(v)
+	return _u
+}
+
+// SetNillableLocationName sets the "location_name" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableLocationName(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetLocationName(*v)
+	}
+	return _u
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (_u *MessageUpdateOne) ClearLocationName() *MessageUpdateOne {
+	_u.mutation.ClearLocationName()
+	return _u
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (_u *MessageUpdateOne) SetLocationAddress(v string) *MessageUpdateOne {
+	_u.mutation.SetLocationAddress(v)
+	return _u
+}
+
+// SetNillableLocationAddress sets the "location_address" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableLocationAddress(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetLocationAddress(*v)
+	}
+	return _u
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (_u *MessageUpdateOne) ClearLocationAddress() *MessageUpdateOne {
+	_u.mutation.ClearLocationAddress()
+	return _u
+}
+
+// SetVcards sets the "vcards" field.
+func (_u *MessageUpdateOne) SetVcards(v []string) *MessageUpdateOne {
+	_u.mutation.SetVcards(v)
+	return _u
+}
+
+// AppendVcards appends value to the "vcards" field.
+func (_u *MessageUpdateOne) AppendVcards(v []string) *MessageUpdateOne {
+	_u.mutation.AppendVcards(v)
+	return _u
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (_u *MessageUpdateOne) ClearVcards() *MessageUpdateOne {
+	_u.mutation.ClearVcards()
+	return _u
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (_u *MessageUpdateOne) SetVcardNames(v []string) *MessageUpdateOne {
+	_u.mutation.SetVcardNames(v)
+	return _u
+}
+
+// AppendVcardNames appends value to the "vcard_names" field.
+func (_u *MessageUpdateOne) AppendVcardNames(v []string) *MessageUpdateOne {
+	_u.mutation.AppendVcardNames(v)
+	return _u
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (_u *MessageUpdateOne) ClearVcardNames() *MessageUpdateOne {
+	_u.mutation.ClearVcardNames()
+	return _u
+}
+
+// SetRawType sets the "raw_type" field.
+func (_u *MessageUpdateOne) SetRawType(v string) *MessageUpdateOne {
+	_u.mutation.SetRawType(v)
+	return _u
+}
+
+// SetNillableRawType sets the "raw_type" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableRawType(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetRawType(*v)
+	}
+	return _u
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (_u *MessageUpdateOne) ClearRawType() *MessageUpdateOne {
+	_u.mutation.ClearRawType()
 	return _u
 }
 
@@ -1846,6 +2502,106 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.MediaMimeCleared() {
 		_spec.ClearField(message.FieldMediaMime, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaSize(); ok {
+		_spec.SetField(message.FieldMediaSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedMediaSize(); ok {
+		_spec.AddField(message.FieldMediaSize, field.TypeInt64, value)
+	}
+	if _u.mutation.MediaSizeCleared() {
+		_spec.ClearField(message.FieldMediaSize, field.TypeInt64)
+	}
+	if value, ok := _u.mutation.MediaSha256(); ok {
+		_spec.SetField(message.FieldMediaSha256, field.TypeString, value)
+	}
+	if _u.mutation.MediaSha256Cleared() {
+		_spec.ClearField(message.FieldMediaSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaWidth(); ok {
+		_spec.SetField(message.FieldMediaWidth, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaWidth(); ok {
+		_spec.AddField(message.FieldMediaWidth, field.TypeInt, value)
+	}
+	if _u.mutation.MediaWidthCleared() {
+		_spec.ClearField(message.FieldMediaWidth, field.TypeInt)
+	}
+	if value, ok := _u.mutation.MediaHeight(); ok {
+		_spec.SetField(message.FieldMediaHeight, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaHeight(); ok {
+		_spec.AddField(message.FieldMediaHeight, field.TypeInt, value)
+	}
+	if _u.mutation.MediaHeightCleared() {
+		_spec.ClearField(message.FieldMediaHeight, field.TypeInt)
+	}
+	if value, ok := _u.mutation.MediaSeconds(); ok {
+		_spec.SetField(message.FieldMediaSeconds, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedMediaSeconds(); ok {
+		_spec.AddField(message.FieldMediaSeconds, field.TypeInt, value)
+	}
+	if _u.mutation.MediaSecondsCleared() {
+		_spec.ClearField(message.FieldMediaSeconds, field.TypeInt)
+	}
+	if value, ok := _u.mutation.Latitude(); ok {
+		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedLatitude(); ok {
+		_spec.AddField(message.FieldLatitude, field.TypeFloat64, value)
+	}
+	if _u.mutation.LatitudeCleared() {
+		_spec.ClearField(message.FieldLatitude, field.TypeFloat64)
+	}
+	if value, ok := _u.mutation.Longitude(); ok {
+		_spec.SetField(message.FieldLongitude, field.TypeFloat64, value)
+	}
+	if value, ok := _u.mutation.AddedLongitude(); ok {
+		_spec.AddField(message.FieldLongitude, field.TypeFloat64, value)
+	}
+	if _u.mutation.LongitudeCleared() {
+		_spec.ClearField(message.FieldLongitude, field.TypeFloat64)
+	}
+	if value, ok := _u.mutation.LocationName(); ok {
+		_spec.SetField(message.FieldLocationName, field.TypeString, value)
+	}
+	if _u.mutation.LocationNameCleared() {
+		_spec.ClearField(message.FieldLocationName, field.TypeString)
+	}
+	if value, ok := _u.mutation.LocationAddress(); ok {
+		_spec.SetField(message.FieldLocationAddress, field.TypeString, value)
+	}
+	if _u.mutation.LocationAddressCleared() {
+		_spec.ClearField(message.FieldLocationAddress, field.TypeString)
+	}
+	if value, ok := _u.mutation.Vcards(); ok {
+		_spec.SetField(message.FieldVcards, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedVcards(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldVcards, value)
+		})
+	}
+	if _u.mutation.VcardsCleared() {
+		_spec.ClearField(message.FieldVcards, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.VcardNames(); ok {
+		_spec.SetField(message.FieldVcardNames, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedVcardNames(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, message.FieldVcardNames, value)
+		})
+	}
+	if _u.mutation.VcardNamesCleared() {
+		_spec.ClearField(message.FieldVcardNames, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.RawType(); ok {
+		_spec.SetField(message.FieldRawType, field.TypeString, value)
+	}
+	if _u.mutation.RawTypeCleared() {
+		_spec.ClearField(message.FieldRawType, field.TypeString)
 	}
 	if value, ok := _u.mutation.WireType(); ok {
 		_spec.SetField(message.FieldWireType, field.TypeString, value)

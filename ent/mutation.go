@@ -17036,6 +17036,26 @@ type MessageMutation struct {
 	media_kind           *string
 	media_filename       *string
 	media_mime           *string
+	media_size           *int64
+	addmedia_size        *int64
+	media_sha256         *string
+	media_width          *int
+	addmedia_width       *int
+	media_height         *int
+	addmedia_height      *int
+	media_seconds        *int
+	addmedia_seconds     *int
+	latitude             *float64
+	addlatitude          *float64
+	longitude            *float64
+	addlongitude         *float64
+	location_name        *string
+	location_address     *string
+	vcards               *[]string
+	appendvcards         []string
+	vcard_names          *[]string
+	appendvcard_names    []string
+	raw_type             *string
 	wire_type            *string
 	poll_question        *string
 	poll_options         *[]string
@@ -17665,6 +17685,752 @@ func (m *MessageMutation) MediaMimeCleared() bool {
 func (m *MessageMutation) ResetMediaMime() {
 	m.media_mime = nil
 	delete(m.clearedFields, message.FieldMediaMime)
+}
+
+// SetMediaSize sets the "media_size" field.
+func (m *MessageMutation) SetMediaSize(i int64) {
+	m.media_size = &i
+	m.addmedia_size = nil
+}
+
+// MediaSize returns the value of the "media_size" field in the mutation.
+func (m *MessageMutation) MediaSize() (r int64, exists bool) {
+	v := m.media_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaSize returns the old "media_size" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaSize(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaSize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaSize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaSize: %w", err)
+	}
+	return oldValue.MediaSize, nil
+}
+
+// AddMediaSize adds i to the "media_size" field.
+func (m *MessageMutation) AddMediaSize(i int64) {
+	if m.addmedia_size != nil {
+		*m.addmedia_size += i
+	} else {
+		m.addmedia_size = &i
+	}
+}
+
+// AddedMediaSize returns the value that was added to the "media_size" field in this mutation.
+func (m *MessageMutation) AddedMediaSize() (r int64, exists bool) {
+	v := m.addmedia_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMediaSize clears the value of the "media_size" field.
+func (m *MessageMutation) ClearMediaSize() {
+	m.media_size = nil
+	m.addmedia_size = nil
+	m.clearedFields[message.FieldMediaSize] = struct{}{}
+}
+
+// MediaSizeCleared returns if the "media_size" field was cleared in this mutation.
+func (m *MessageMutation) MediaSizeCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaSize]
+	return ok
+}
+
+// ResetMediaSize resets all changes to the "media_size" field.
+func (m *MessageMutation) ResetMediaSize() {
+	m.media_size = nil
+	m.addmedia_size = nil
+	delete(m.clearedFields, message.FieldMediaSize)
+}
+
+// SetMediaSha256 sets the "media_sha256" field.
+func (m *MessageMutation) SetMediaSha256(s string) {
+	m.media_sha256 = &s
+}
+
+// MediaSha256 returns the value of the "media_sha256" field in the mutation.
+func (m *MessageMutation) MediaSha256() (r string, exists bool) {
+	v := m.media_sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaSha256 returns the old "media_sha256" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaSha256(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaSha256: %w", err)
+	}
+	return oldValue.MediaSha256, nil
+}
+
+// ClearMediaSha256 clears the value of the "media_sha256" field.
+func (m *MessageMutation) ClearMediaSha256() {
+	m.media_sha256 = nil
+	m.clearedFields[message.FieldMediaSha256] = struct{}{}
+}
+
+// MediaSha256Cleared returns if the "media_sha256" field was cleared in this mutation.
+func (m *MessageMutation) MediaSha256Cleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaSha256]
+	return ok
+}
+
+// ResetMediaSha256 resets all changes to the "media_sha256" field.
+func (m *MessageMutation) ResetMediaSha256() {
+	m.media_sha256 = nil
+	delete(m.clearedFields, message.FieldMediaSha256)
+}
+
+// SetMediaWidth sets the "media_width" field.
+func (m *MessageMutation) SetMediaWidth(i int) {
+	m.media_width = &i
+	m.addmedia_width = nil
+}
+
+// MediaWidth returns the value of the "media_width" field in the mutation.
+func (m *MessageMutation) MediaWidth() (r int, exists bool) {
+	v := m.media_width
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaWidth returns the old "media_width" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaWidth(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaWidth is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaWidth requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaWidth: %w", err)
+	}
+	return oldValue.MediaWidth, nil
+}
+
+// AddMediaWidth adds i to the "media_width" field.
+func (m *MessageMutation) AddMediaWidth(i int) {
+	if m.addmedia_width != nil {
+		*m.addmedia_width += i
+	} else {
+		m.addmedia_width = &i
+	}
+}
+
+// AddedMediaWidth returns the value that was added to the "media_width" field in this mutation.
+func (m *MessageMutation) AddedMediaWidth() (r int, exists bool) {
+	v := m.addmedia_width
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMediaWidth clears the value of the "media_width" field.
+func (m *MessageMutation) ClearMediaWidth() {
+	m.media_width = nil
+	m.addmedia_width = nil
+	m.clearedFields[message.FieldMediaWidth] = struct{}{}
+}
+
+// MediaWidthCleared returns if the "media_width" field was cleared in this mutation.
+func (m *MessageMutation) MediaWidthCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaWidth]
+	return ok
+}
+
+// ResetMediaWidth resets all changes to the "media_width" field.
+func (m *MessageMutation) ResetMediaWidth() {
+	m.media_width = nil
+	m.addmedia_width = nil
+	delete(m.clearedFields, message.FieldMediaWidth)
+}
+
+// SetMediaHeight sets the "media_height" field.
+func (m *MessageMutation) SetMediaHeight(i int) {
+	m.media_height = &i
+	m.addmedia_height = nil
+}
+
+// MediaHeight returns the value of the "media_height" field in the mutation.
+func (m *MessageMutation) MediaHeight() (r int, exists bool) {
+	v := m.media_height
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaHeight returns the old "media_height" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaHeight(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaHeight is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaHeight requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaHeight: %w", err)
+	}
+	return oldValue.MediaHeight, nil
+}
+
+// AddMediaHeight adds i to the "media_height" field.
+func (m *MessageMutation) AddMediaHeight(i int) {
+	if m.addmedia_height != nil {
+		*m.addmedia_height += i
+	} else {
+		m.addmedia_height = &i
+	}
+}
+
+// AddedMediaHeight returns the value that was added to the "media_height" field in this mutation.
+func (m *MessageMutation) AddedMediaHeight() (r int, exists bool) {
+	v := m.addmedia_height
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMediaHeight clears the value of the "media_height" field.
+func (m *MessageMutation) ClearMediaHeight() {
+	m.media_height = nil
+	m.addmedia_height = nil
+	m.clearedFields[message.FieldMediaHeight] = struct{}{}
+}
+
+// MediaHeightCleared returns if the "media_height" field was cleared in this mutation.
+func (m *MessageMutation) MediaHeightCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaHeight]
+	return ok
+}
+
+// ResetMediaHeight resets all changes to the "media_height" field.
+func (m *MessageMutation) ResetMediaHeight() {
+	m.media_height = nil
+	m.addmedia_height = nil
+	delete(m.clearedFields, message.FieldMediaHeight)
+}
+
+// SetMediaSeconds sets the "media_seconds" field.
+func (m *MessageMutation) SetMediaSeconds(i int) {
+	m.media_seconds = &i
+	m.addmedia_seconds = nil
+}
+
+// MediaSeconds returns the value of the "media_seconds" field in the mutation.
+func (m *MessageMutation) MediaSeconds() (r int, exists bool) {
+	v := m.media_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaSeconds returns the old "media_seconds" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaSeconds(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaSeconds is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaSeconds requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaSeconds: %w", err)
+	}
+	return oldValue.MediaSeconds, nil
+}
+
+// AddMediaSeconds adds i to the "media_seconds" field.
+func (m *MessageMutation) AddMediaSeconds(i int) {
+	if m.addmedia_seconds != nil {
+		*m.addmedia_seconds += i
+	} else {
+		m.addmedia_seconds = &i
+	}
+}
+
+// AddedMediaSeconds returns the value that was added to the "media_seconds" field in this mutation.
+func (m *MessageMutation) AddedMediaSeconds() (r int, exists bool) {
+	v := m.addmedia_seconds
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearMediaSeconds clears the value of the "media_seconds" field.
+func (m *MessageMutation) ClearMediaSeconds() {
+	m.media_seconds = nil
+	m.addmedia_seconds = nil
+	m.clearedFields[message.FieldMediaSeconds] = struct{}{}
+}
+
+// MediaSecondsCleared returns if the "media_seconds" field was cleared in this mutation.
+func (m *MessageMutation) MediaSecondsCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaSeconds]
+	return ok
+}
+
+// ResetMediaSeconds resets all changes to the "media_seconds" field.
+func (m *MessageMutation) ResetMediaSeconds() {
+	m.media_seconds = nil
+	m.addmedia_seconds = nil
+	delete(m.clearedFields, message.FieldMediaSeconds)
+}
+
+// SetLatitude sets the "latitude" field.
+func (m *MessageMutation) SetLatitude(f float64) {
+	m.latitude = &f
+	m.addlatitude = nil
+}
+
+// Latitude returns the value of the "latitude" field in the mutation.
+func (m *MessageMutation) Latitude() (r float64, exists bool) {
+	v := m.latitude
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLatitude returns the old "latitude" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldLatitude(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLatitude is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLatitude requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLatitude: %w", err)
+	}
+	return oldValue.Latitude, nil
+}
+
+// AddLatitude adds f to the "latitude" field.
+func (m *MessageMutation) AddLatitude(f float64) {
+	if m.addlatitude != nil {
+		*m.addlatitude += f
+	} else {
+		m.addlatitude = &f
+	}
+}
+
+// AddedLatitude returns the value that was added to the "latitude" field in this mutation.
+func (m *MessageMutation) AddedLatitude() (r float64, exists bool) {
+	v := m.addlatitude
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearLatitude clears the value of the "latitude" field.
+func (m *MessageMutation) ClearLatitude() {
+	m.latitude = nil
+	m.addlatitude = nil
+	m.clearedFields[message.FieldLatitude] = struct{}{}
+}
+
+// LatitudeCleared returns if the "latitude" field was cleared in this mutation.
+func (m *MessageMutation) LatitudeCleared() bool {
+	_, ok := m.clearedFields[message.FieldLatitude]
+	return ok
+}
+
+// ResetLatitude resets all changes to the "latitude" field.
+func (m *MessageMutation) ResetLatitude() {
+	m.latitude = nil
+	m.addlatitude = nil
+	delete(m.clearedFields, message.FieldLatitude)
+}
+
+// SetLongitude sets the "longitude" field.
+func (m *MessageMutation) SetLongitude(f float64) {
+	m.longitude = &f
+	m.addlongitude = nil
+}
+
+// Longitude returns the value of the "longitude" field in the mutation.
+func (m *MessageMutation) Longitude() (r float64, exists bool) {
+	v := m.longitude
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLongitude returns the old "longitude" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldLongitude(ctx context.Context) (v *float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLongitude is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLongitude requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLongitude: %w", err)
+	}
+	return oldValue.Longitude, nil
+}
+
+// AddLongitude adds f to the "longitude" field.
+func (m *MessageMutation) AddLongitude(f float64) {
+	if m.addlongitude != nil {
+		*m.addlongitude += f
+	} else {
+		m.addlongitude = &f
+	}
+}
+
+// AddedLongitude returns the value that was added to the "longitude" field in this mutation.
+func (m *MessageMutation) AddedLongitude() (r float64, exists bool) {
+	v := m.addlongitude
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearLongitude clears the value of the "longitude" field.
+func (m *MessageMutation) ClearLongitude() {
+	m.longitude = nil
+	m.addlongitude = nil
+	m.clearedFields[message.FieldLongitude] = struct{}{}
+}
+
+// LongitudeCleared returns if the "longitude" field was cleared in this mutation.
+func (m *MessageMutation) LongitudeCleared() bool {
+	_, ok := m.clearedFields[message.FieldLongitude]
+	return ok
+}
+
+// ResetLongitude resets all changes to the "longitude" field.
+func (m *MessageMutation) ResetLongitude() {
+	m.longitude = nil
+	m.addlongitude = nil
+	delete(m.clearedFields, message.FieldLongitude)
+}
+
+// SetLocationName sets the "location_name" field.
+func (m *MessageMutation) SetLocationName(s string) {
+	m.location_name = &s
+}
+
+// LocationName returns the value of the "location_name" field in the mutation.
+func (m *MessageMutation) LocationName() (r string, exists bool) {
+	v := m.location_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLocationName returns the old "location_name" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldLocationName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLocationName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLocationName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLocationName: %w", err)
+	}
+	return oldValue.LocationName, nil
+}
+
+// ClearLocationName clears the value of the "location_name" field.
+func (m *MessageMutation) ClearLocationName() {
+	m.location_name = nil
+	m.clearedFields[message.FieldLocationName] = struct{}{}
+}
+
+// LocationNameCleared returns if the "location_name" field was cleared in this mutation.
+func (m *MessageMutation) LocationNameCleared() bool {
+	_, ok := m.clearedFields[message.FieldLocationName]
+	return ok
+}
+
+// ResetLocationName resets all changes to the "location_name" field.
+func (m *MessageMutation) ResetLocationName() {
+	m.location_name = nil
+	delete(m.clearedFields, message.FieldLocationName)
+}
+
+// SetLocationAddress sets the "location_address" field.
+func (m *MessageMutation) SetLocationAddress(s string) {
+	m.location_address = &s
+}
+
+// LocationAddress returns the value of the "location_address" field in the mutation.
+func (m *MessageMutation) LocationAddress() (r string, exists bool) {
+	v := m.location_address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLocationAddress returns the old "location_address" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldLocationAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLocationAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLocationAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLocationAddress: %w", err)
+	}
+	return oldValue.LocationAddress, nil
+}
+
+// ClearLocationAddress clears the value of the "location_address" field.
+func (m *MessageMutation) ClearLocationAddress() {
+	m.location_address = nil
+	m.clearedFields[message.FieldLocationAddress] = struct{}{}
+}
+
+// LocationAddressCleared returns if the "location_address" field was cleared in this mutation.
+func (m *MessageMutation) LocationAddressCleared() bool {
+	_, ok := m.clearedFields[message.FieldLocationAddress]
+	return ok
+}
+
+// ResetLocationAddress resets all changes to the "location_address" field.
+func (m *MessageMutation) ResetLocationAddress() {
+	m.location_address = nil
+	delete(m.clearedFields, message.FieldLocationAddress)
+}
+
+// SetVcards sets the "vcards" field.
+func (m *MessageMutation) SetVcards(s []string) {
+	m.vcards = &s
+	m.appendvcards = nil
+}
+
+// Vcards returns the value of the "vcards" field in the mutation.
+func (m *MessageMutation) Vcards() (r []string, exists bool) {
+	v := m.vcards
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVcards returns the old "vcards" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldVcards(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVcards is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVcards requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVcards: %w", err)
+	}
+	return oldValue.Vcards, nil
+}
+
+// AppendVcards adds s to the "vcards" field.
+func (m *MessageMutation) AppendVcards(s []string) {
+	m.appendvcards = append(m.appendvcards, s...)
+}
+
+// AppendedVcards returns the list of values that were appended to the "vcards" field in this mutation.
+func (m *MessageMutation) AppendedVcards() ([]string, bool) {
+	if len(m.appendvcards) == 0 {
+		return nil, false
+	}
+	return m.appendvcards, true
+}
+
+// ClearVcards clears the value of the "vcards" field.
+func (m *MessageMutation) ClearVcards() {
+	m.vcards = nil
+	m.appendvcards = nil
+	m.clearedFields[message.FieldVcards] = struct{}{}
+}
+
+// VcardsCleared returns if the "vcards" field was cleared in this mutation.
+func (m *MessageMutation) VcardsCleared() bool {
+	_, ok := m.clearedFields[message.FieldVcards]
+	return ok
+}
+
+// ResetVcards resets all changes to the "vcards" field.
+func (m *MessageMutation) ResetVcards() {
+	m.vcards = nil
+	m.appendvcards = nil
+	delete(m.clearedFields, message.FieldVcards)
+}
+
+// SetVcardNames sets the "vcard_names" field.
+func (m *MessageMutation) SetVcardNames(s []string) {
+	m.vcard_names = &s
+	m.appendvcard_names = nil
+}
+
+// VcardNames returns the value of the "vcard_names" field in the mutation.
+func (m *MessageMutation) VcardNames() (r []string, exists bool) {
+	v := m.vcard_names
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldVcardNames returns the old "vcard_names" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldVcardNames(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldVcardNames is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldVcardNames requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldVcardNames: %w", err)
+	}
+	return oldValue.VcardNames, nil
+}
+
+// AppendVcardNames adds s to the "vcard_names" field.
+func (m *MessageMutation) AppendVcardNames(s []string) {
+	m.appendvcard_names = append(m.appendvcard_names, s...)
+}
+
+// AppendedVcardNames returns the list of values that were appended to the "vcard_names" field in this mutation.
+func (m *MessageMutation) AppendedVcardNames() ([]string, bool) {
+	if len(m.appendvcard_names) == 0 {
+		return nil, false
+	}
+	return m.appendvcard_names, true
+}
+
+// ClearVcardNames clears the value of the "vcard_names" field.
+func (m *MessageMutation) ClearVcardNames() {
+	m.vcard_names = nil
+	m.appendvcard_names = nil
+	m.clearedFields[message.FieldVcardNames] = struct{}{}
+}
+
+// VcardNamesCleared returns if the "vcard_names" field was cleared in this mutation.
+func (m *MessageMutation) VcardNamesCleared() bool {
+	_, ok := m.clearedFields[message.FieldVcardNames]
+	return ok
+}
+
+// ResetVcardNames resets all changes to the "vcard_names" field.
+func (m *MessageMutation) ResetVcardNames() {
+	m.vcard_names = nil
+	m.appendvcard_names = nil
+	delete(m.clearedFields, message.FieldVcardNames)
+}
+
+// SetRawType sets the "raw_type" field.
+func (m *MessageMutation) SetRawType(s string) {
+	m.raw_type = &s
+}
+
+// RawType returns the value of the "raw_type" field in the mutation.
+func (m *MessageMutation) RawType() (r string, exists bool) {
+	v := m.raw_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRawType returns the old "raw_type" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldRawType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRawType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRawType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRawType: %w", err)
+	}
+	return oldValue.RawType, nil
+}
+
+// ClearRawType clears the value of the "raw_type" field.
+func (m *MessageMutation) ClearRawType() {
+	m.raw_type = nil
+	m.clearedFields[message.FieldRawType] = struct{}{}
+}
+
+// RawTypeCleared returns if the "raw_type" field was cleared in this mutation.
+func (m *MessageMutation) RawTypeCleared() bool {
+	_, ok := m.clearedFields[message.FieldRawType]
+	return ok
+}
+
+// ResetRawType resets all changes to the "raw_type" field.
+func (m *MessageMutation) ResetRawType() {
+	m.raw_type = nil
+	delete(m.clearedFields, message.FieldRawType)
 }
 
 // SetWireType sets the "wire_type" field.
@@ -19185,7 +19951,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 41)
+	fields := make([]string, 0, 53)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -19218,6 +19984,42 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.media_mime != nil {
 		fields = append(fields, message.FieldMediaMime)
+	}
+	if m.media_size != nil {
+		fields = append(fields, message.FieldMediaSize)
+	}
+	if m.media_sha256 != nil {
+		fields = append(fields, message.FieldMediaSha256)
+	}
+	if m.media_width != nil {
+		fields = append(fields, message.FieldMediaWidth)
+	}
+	if m.media_height != nil {
+		fields = append(fields, message.FieldMediaHeight)
+	}
+	if m.media_seconds != nil {
+		fields = append(fields, message.FieldMediaSeconds)
+	}
+	if m.latitude != nil {
+		fields = append(fields, message.FieldLatitude)
+	}
+	if m.longitude != nil {
+		fields = append(fields, message.FieldLongitude)
+	}
+	if m.location_name != nil {
+		fields = append(fields, message.FieldLocationName)
+	}
+	if m.location_address != nil {
+		fields = append(fields, message.FieldLocationAddress)
+	}
+	if m.vcards != nil {
+		fields = append(fields, message.FieldVcards)
+	}
+	if m.vcard_names != nil {
+		fields = append(fields, message.FieldVcardNames)
+	}
+	if m.raw_type != nil {
+		fields = append(fields, message.FieldRawType)
 	}
 	if m.wire_type != nil {
 		fields = append(fields, message.FieldWireType)
@@ -19339,6 +20141,30 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.MediaFilename()
 	case message.FieldMediaMime:
 		return m.MediaMime()
+	case message.FieldMediaSize:
+		return m.MediaSize()
+	case message.FieldMediaSha256:
+		return m.MediaSha256()
+	case message.FieldMediaWidth:
+		return m.MediaWidth()
+	case message.FieldMediaHeight:
+		return m.MediaHeight()
+	case message.FieldMediaSeconds:
+		return m.MediaSeconds()
+	case message.FieldLatitude:
+		return m.Latitude()
+	case message.FieldLongitude:
+		return m.Longitude()
+	case message.FieldLocationName:
+		return m.LocationName()
+	case message.FieldLocationAddress:
+		return m.LocationAddress()
+	case message.FieldVcards:
+		return m.Vcards()
+	case message.FieldVcardNames:
+		return m.VcardNames()
+	case message.FieldRawType:
+		return m.RawType()
 	case message.FieldWireType:
 		return m.WireType()
 	case message.FieldPollQuestion:
@@ -19430,6 +20256,30 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMediaFilename(ctx)
 	case message.FieldMediaMime:
 		return m.OldMediaMime(ctx)
+	case message.FieldMediaSize:
+		return m.OldMediaSize(ctx)
+	case message.FieldMediaSha256:
+		return m.OldMediaSha256(ctx)
+	case message.FieldMediaWidth:
+		return m.OldMediaWidth(ctx)
+	case message.FieldMediaHeight:
+		return m.OldMediaHeight(ctx)
+	case message.FieldMediaSeconds:
+		return m.OldMediaSeconds(ctx)
+	case message.FieldLatitude:
+		return m.OldLatitude(ctx)
+	case message.FieldLongitude:
+		return m.OldLongitude(ctx)
+	case message.FieldLocationName:
+		return m.OldLocationName(ctx)
+	case message.FieldLocationAddress:
+		return m.OldLocationAddress(ctx)
+	case message.FieldVcards:
+		return m.OldVcards(ctx)
+	case message.FieldVcardNames:
+		return m.OldVcardNames(ctx)
+	case message.FieldRawType:
+		return m.OldRawType(ctx)
 	case message.FieldWireType:
 		return m.OldWireType(ctx)
 	case message.FieldPollQuestion:
@@ -19575,6 +20425,90 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMediaMime(v)
+		return nil
+	case message.FieldMediaSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaSize(v)
+		return nil
+	case message.FieldMediaSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaSha256(v)
+		return nil
+	case message.FieldMediaWidth:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaWidth(v)
+		return nil
+	case message.FieldMediaHeight:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaHeight(v)
+		return nil
+	case message.FieldMediaSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaSeconds(v)
+		return nil
+	case message.FieldLatitude:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLatitude(v)
+		return nil
+	case message.FieldLongitude:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLongitude(v)
+		return nil
+	case message.FieldLocationName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLocationName(v)
+		return nil
+	case message.FieldLocationAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLocationAddress(v)
+		return nil
+	case message.FieldVcards:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVcards(v)
+		return nil
+	case message.FieldVcardNames:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetVcardNames(v)
+		return nil
+	case message.FieldRawType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRawType(v)
 		return nil
 	case message.FieldWireType:
 		v, ok := value.(string)
@@ -19794,6 +20728,24 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 // this mutation.
 func (m *MessageMutation) AddedFields() []string {
 	var fields []string
+	if m.addmedia_size != nil {
+		fields = append(fields, message.FieldMediaSize)
+	}
+	if m.addmedia_width != nil {
+		fields = append(fields, message.FieldMediaWidth)
+	}
+	if m.addmedia_height != nil {
+		fields = append(fields, message.FieldMediaHeight)
+	}
+	if m.addmedia_seconds != nil {
+		fields = append(fields, message.FieldMediaSeconds)
+	}
+	if m.addlatitude != nil {
+		fields = append(fields, message.FieldLatitude)
+	}
+	if m.addlongitude != nil {
+		fields = append(fields, message.FieldLongitude)
+	}
 	if m.adddispatch_attempts != nil {
 		fields = append(fields, message.FieldDispatchAttempts)
 	}
@@ -19805,6 +20757,18 @@ func (m *MessageMutation) AddedFields() []string {
 // was not set, or was not defined in the schema.
 func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
+	case message.FieldMediaSize:
+		return m.AddedMediaSize()
+	case message.FieldMediaWidth:
+		return m.AddedMediaWidth()
+	case message.FieldMediaHeight:
+		return m.AddedMediaHeight()
+	case message.FieldMediaSeconds:
+		return m.AddedMediaSeconds()
+	case message.FieldLatitude:
+		return m.AddedLatitude()
+	case message.FieldLongitude:
+		return m.AddedLongitude()
 	case message.FieldDispatchAttempts:
 		return m.AddedDispatchAttempts()
 	}
@@ -19816,6 +20780,48 @@ func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
 // type.
 func (m *MessageMutation) AddField(name string, value ent.Value) error {
 	switch name {
+	case message.FieldMediaSize:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMediaSize(v)
+		return nil
+	case message.FieldMediaWidth:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMediaWidth(v)
+		return nil
+	case message.FieldMediaHeight:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMediaHeight(v)
+		return nil
+	case message.FieldMediaSeconds:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMediaSeconds(v)
+		return nil
+	case message.FieldLatitude:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLatitude(v)
+		return nil
+	case message.FieldLongitude:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddLongitude(v)
+		return nil
 	case message.FieldDispatchAttempts:
 		v, ok := value.(int)
 		if !ok {
@@ -19851,6 +20857,42 @@ func (m *MessageMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(message.FieldMediaMime) {
 		fields = append(fields, message.FieldMediaMime)
+	}
+	if m.FieldCleared(message.FieldMediaSize) {
+		fields = append(fields, message.FieldMediaSize)
+	}
+	if m.FieldCleared(message.FieldMediaSha256) {
+		fields = append(fields, message.FieldMediaSha256)
+	}
+	if m.FieldCleared(message.FieldMediaWidth) {
+		fields = append(fields, message.FieldMediaWidth)
+	}
+	if m.FieldCleared(message.FieldMediaHeight) {
+		fields = append(fields, message.FieldMediaHeight)
+	}
+	if m.FieldCleared(message.FieldMediaSeconds) {
+		fields = append(fields, message.FieldMediaSeconds)
+	}
+	if m.FieldCleared(message.FieldLatitude) {
+		fields = append(fields, message.FieldLatitude)
+	}
+	if m.FieldCleared(message.FieldLongitude) {
+		fields = append(fields, message.FieldLongitude)
+	}
+	if m.FieldCleared(message.FieldLocationName) {
+		fields = append(fields, message.FieldLocationName)
+	}
+	if m.FieldCleared(message.FieldLocationAddress) {
+		fields = append(fields, message.FieldLocationAddress)
+	}
+	if m.FieldCleared(message.FieldVcards) {
+		fields = append(fields, message.FieldVcards)
+	}
+	if m.FieldCleared(message.FieldVcardNames) {
+		fields = append(fields, message.FieldVcardNames)
+	}
+	if m.FieldCleared(message.FieldRawType) {
+		fields = append(fields, message.FieldRawType)
 	}
 	if m.FieldCleared(message.FieldWireType) {
 		fields = append(fields, message.FieldWireType)
@@ -19961,6 +21003,42 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldMediaMime:
 		m.ClearMediaMime()
+		return nil
+	case message.FieldMediaSize:
+		m.ClearMediaSize()
+		return nil
+	case message.FieldMediaSha256:
+		m.ClearMediaSha256()
+		return nil
+	case message.FieldMediaWidth:
+		m.ClearMediaWidth()
+		return nil
+	case message.FieldMediaHeight:
+		m.ClearMediaHeight()
+		return nil
+	case message.FieldMediaSeconds:
+		m.ClearMediaSeconds()
+		return nil
+	case message.FieldLatitude:
+		m.ClearLatitude()
+		return nil
+	case message.FieldLongitude:
+		m.ClearLongitude()
+		return nil
+	case message.FieldLocationName:
+		m.ClearLocationName()
+		return nil
+	case message.FieldLocationAddress:
+		m.ClearLocationAddress()
+		return nil
+	case message.FieldVcards:
+		m.ClearVcards()
+		return nil
+	case message.FieldVcardNames:
+		m.ClearVcardNames()
+		return nil
+	case message.FieldRawType:
+		m.ClearRawType()
 		return nil
 	case message.FieldWireType:
 		m.ClearWireType()
@@ -20077,6 +21155,42 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldMediaMime:
 		m.ResetMediaMime()
+		return nil
+	case message.FieldMediaSize:
+		m.ResetMediaSize()
+		return nil
+	case message.FieldMediaSha256:
+		m.ResetMediaSha256()
+		return nil
+	case message.FieldMediaWidth:
+		m.ResetMediaWidth()
+		return nil
+	case message.FieldMediaHeight:
+		m.ResetMediaHeight()
+		return nil
+	case message.FieldMediaSeconds:
+		m.ResetMediaSeconds()
+		return nil
+	case message.FieldLatitude:
+		m.ResetLatitude()
+		return nil
+	case message.FieldLongitude:
+		m.ResetLongitude()
+		return nil
+	case message.FieldLocationName:
+		m.ResetLocationName()
+		return nil
+	case message.FieldLocationAddress:
+		m.ResetLocationAddress()
+		return nil
+	case message.FieldVcards:
+		m.ResetVcards()
+		return nil
+	case message.FieldVcardNames:
+		m.ResetVcardNames()
+		return nil
+	case message.FieldRawType:
+		m.ResetRawType()
 		return nil
 	case message.FieldWireType:
 		m.ResetWireType()

@@ -6248,6 +6248,282 @@ func (ec *executionContext) fieldContext_Message_mediaMime(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Message_mediaSize(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalOInt2int64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Message_mediaSha256(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaSha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaSha256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaSha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Message_mediaWidth(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaWidth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaWidth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaWidth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Message_mediaHeight(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaHeight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaHeight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaHeight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Message_mediaSeconds(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_mediaSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MediaSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_mediaSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Message_latitude(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_latitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Latitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_latitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Message_longitude(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_longitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Longitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_longitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Message_locationName(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_locationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_locationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Message_locationAddress(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_locationAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocationAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_locationAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Message_vcards(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_vcards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Vcards, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_vcards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Message_vcardNames(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_vcardNames(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VcardNames, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_vcardNames(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Message_rawType(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_rawType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RawType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_rawType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Message_wireType(ctx context.Context, field graphql.CollectedField, obj *ent.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18932,7 +19208,7 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "forwardedFrom", "forwardedFromNEQ", "forwardedFromIn", "forwardedFromNotIn", "forwardedFromGT", "forwardedFromGTE", "forwardedFromLT", "forwardedFromLTE", "forwardedFromContains", "forwardedFromHasPrefix", "forwardedFromHasSuffix", "forwardedFromIsNil", "forwardedFromNotNil", "forwardedFromEqualFold", "forwardedFromContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "hasCampaign", "hasCampaignWith"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "to", "toNEQ", "toIn", "toNotIn", "toGT", "toGTE", "toLT", "toLTE", "toContains", "toHasPrefix", "toHasSuffix", "toEqualFold", "toContainsFold", "from", "fromNEQ", "fromIn", "fromNotIn", "fromGT", "fromGTE", "fromLT", "fromLTE", "fromContains", "fromHasPrefix", "fromHasSuffix", "fromIsNil", "fromNotNil", "fromEqualFold", "fromContainsFold", "senderName", "senderNameNEQ", "senderNameIn", "senderNameNotIn", "senderNameGT", "senderNameGTE", "senderNameLT", "senderNameLTE", "senderNameContains", "senderNameHasPrefix", "senderNameHasSuffix", "senderNameIsNil", "senderNameNotNil", "senderNameEqualFold", "senderNameContainsFold", "type", "typeNEQ", "typeIn", "typeNotIn", "typeGT", "typeGTE", "typeLT", "typeLTE", "typeContains", "typeHasPrefix", "typeHasSuffix", "typeEqualFold", "typeContainsFold", "text", "textNEQ", "textIn", "textNotIn", "textGT", "textGTE", "textLT", "textLTE", "textContains", "textHasPrefix", "textHasSuffix", "textIsNil", "textNotNil", "textEqualFold", "textContainsFold", "mediaURL", "mediaURLNEQ", "mediaURLIn", "mediaURLNotIn", "mediaURLGT", "mediaURLGTE", "mediaURLLT", "mediaURLLTE", "mediaURLContains", "mediaURLHasPrefix", "mediaURLHasSuffix", "mediaURLIsNil", "mediaURLNotNil", "mediaURLEqualFold", "mediaURLContainsFold", "mediaKind", "mediaKindNEQ", "mediaKindIn", "mediaKindNotIn", "mediaKindGT", "mediaKindGTE", "mediaKindLT", "mediaKindLTE", "mediaKindContains", "mediaKindHasPrefix", "mediaKindHasSuffix", "mediaKindIsNil", "mediaKindNotNil", "mediaKindEqualFold", "mediaKindContainsFold", "mediaFilename", "mediaFilenameNEQ", "mediaFilenameIn", "mediaFilenameNotIn", "mediaFilenameGT", "mediaFilenameGTE", "mediaFilenameLT", "mediaFilenameLTE", "mediaFilenameContains", "mediaFilenameHasPrefix", "mediaFilenameHasSuffix", "mediaFilenameIsNil", "mediaFilenameNotNil", "mediaFilenameEqualFold", "mediaFilenameContainsFold", "mediaMime", "mediaMimeNEQ", "mediaMimeIn", "mediaMimeNotIn", "mediaMimeGT", "mediaMimeGTE", "mediaMimeLT", "mediaMimeLTE", "mediaMimeContains", "mediaMimeHasPrefix", "mediaMimeHasSuffix", "mediaMimeIsNil", "mediaMimeNotNil", "mediaMimeEqualFold", "mediaMimeContainsFold", "mediaSize", "mediaSizeNEQ", "mediaSizeIn", "mediaSizeNotIn", "mediaSizeGT", "mediaSizeGTE", "mediaSizeLT", "mediaSizeLTE", "mediaSizeIsNil", "mediaSizeNotNil", "mediaSha256", "mediaSha256NEQ", "mediaSha256In", "mediaSha256NotIn", "mediaSha256GT", "mediaSha256GTE", "mediaSha256LT", "mediaSha256LTE", "mediaSha256Contains", "mediaSha256HasPrefix", "mediaSha256HasSuffix", "mediaSha256IsNil", "mediaSha256NotNil", "mediaSha256EqualFold", "mediaSha256ContainsFold", "mediaWidth", "mediaWidthNEQ", "mediaWidthIn", "mediaWidthNotIn", "mediaWidthGT", "mediaWidthGTE", "mediaWidthLT", "mediaWidthLTE", "mediaWidthIsNil", "mediaWidthNotNil", "mediaHeight", "mediaHeightNEQ", "mediaHeightIn", "mediaHeightNotIn", "mediaHeightGT", "mediaHeightGTE", "mediaHeightLT", "mediaHeightLTE", "mediaHeightIsNil", "mediaHeightNotNil", "mediaSeconds", "mediaSecondsNEQ", "mediaSecondsIn", "mediaSecondsNotIn", "mediaSecondsGT", "mediaSecondsGTE", "mediaSecondsLT", "mediaSecondsLTE", "mediaSecondsIsNil", "mediaSecondsNotNil", "latitude", "latitudeNEQ", "latitudeIn", "latitudeNotIn", "latitudeGT", "latitudeGTE", "latitudeLT", "latitudeLTE", "latitudeIsNil", "latitudeNotNil", "longitude", "longitudeNEQ", "longitudeIn", "longitudeNotIn", "longitudeGT", "longitudeGTE", "longitudeLT", "longitudeLTE", "longitudeIsNil", "longitudeNotNil", "locationName", "locationNameNEQ", "locationNameIn", "locationNameNotIn", "locationNameGT", "locationNameGTE", "locationNameLT", "locationNameLTE", "locationNameContains", "locationNameHasPrefix", "locationNameHasSuffix", "locationNameIsNil", "locationNameNotNil", "locationNameEqualFold", "locationNameContainsFold", "locationAddress", "locationAddressNEQ", "locationAddressIn", "locationAddressNotIn", "locationAddressGT", "locationAddressGTE", "locationAddressLT", "locationAddressLTE", "locationAddressContains", "locationAddressHasPrefix", "locationAddressHasSuffix", "locationAddressIsNil", "locationAddressNotNil", "locationAddressEqualFold", "locationAddressContainsFold", "rawType", "rawTypeNEQ", "rawTypeIn", "rawTypeNotIn", "rawTypeGT", "rawTypeGTE", "rawTypeLT", "rawTypeLTE", "rawTypeContains", "rawTypeHasPrefix", "rawTypeHasSuffix", "rawTypeIsNil", "rawTypeNotNil", "rawTypeEqualFold", "rawTypeContainsFold", "wireType", "wireTypeNEQ", "wireTypeIn", "wireTypeNotIn", "wireTypeGT", "wireTypeGTE", "wireTypeLT", "wireTypeLTE", "wireTypeContains", "wireTypeHasPrefix", "wireTypeHasSuffix", "wireTypeIsNil", "wireTypeNotNil", "wireTypeEqualFold", "wireTypeContainsFold", "pollQuestion", "pollQuestionNEQ", "pollQuestionIn", "pollQuestionNotIn", "pollQuestionGT", "pollQuestionGTE", "pollQuestionLT", "pollQuestionLTE", "pollQuestionContains", "pollQuestionHasPrefix", "pollQuestionHasSuffix", "pollQuestionIsNil", "pollQuestionNotNil", "pollQuestionEqualFold", "pollQuestionContainsFold", "pollAllowMultiple", "pollAllowMultipleNEQ", "pollAllowMultipleIsNil", "pollAllowMultipleNotNil", "replyTo", "replyToNEQ", "replyToIn", "replyToNotIn", "replyToGT", "replyToGTE", "replyToLT", "replyToLTE", "replyToContains", "replyToHasPrefix", "replyToHasSuffix", "replyToIsNil", "replyToNotNil", "replyToEqualFold", "replyToContainsFold", "forwardedFrom", "forwardedFromNEQ", "forwardedFromIn", "forwardedFromNotIn", "forwardedFromGT", "forwardedFromGTE", "forwardedFromLT", "forwardedFromLTE", "forwardedFromContains", "forwardedFromHasPrefix", "forwardedFromHasSuffix", "forwardedFromIsNil", "forwardedFromNotNil", "forwardedFromEqualFold", "forwardedFromContainsFold", "reaction", "reactionNEQ", "reactionIn", "reactionNotIn", "reactionGT", "reactionGTE", "reactionLT", "reactionLTE", "reactionContains", "reactionHasPrefix", "reactionHasSuffix", "reactionIsNil", "reactionNotNil", "reactionEqualFold", "reactionContainsFold", "pinnedUntil", "pinnedUntilNEQ", "pinnedUntilIn", "pinnedUntilNotIn", "pinnedUntilGT", "pinnedUntilGTE", "pinnedUntilLT", "pinnedUntilLTE", "pinnedUntilIsNil", "pinnedUntilNotNil", "secret", "secretNEQ", "secretIn", "secretNotIn", "secretGT", "secretGTE", "secretLT", "secretLTE", "secretContains", "secretHasPrefix", "secretHasSuffix", "secretIsNil", "secretNotNil", "secretEqualFold", "secretContainsFold", "status", "statusNEQ", "statusIn", "statusNotIn", "statusGT", "statusGTE", "statusLT", "statusLTE", "statusContains", "statusHasPrefix", "statusHasSuffix", "statusEqualFold", "statusContainsFold", "sendAt", "sendAtNEQ", "sendAtIn", "sendAtNotIn", "sendAtGT", "sendAtGTE", "sendAtLT", "sendAtLTE", "sendAtIsNil", "sendAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE", "confirmedAt", "confirmedAtNEQ", "confirmedAtIn", "confirmedAtNotIn", "confirmedAtGT", "confirmedAtGTE", "confirmedAtLT", "confirmedAtLTE", "confirmedAtIsNil", "confirmedAtNotNil", "receivedAt", "receivedAtNEQ", "receivedAtIn", "receivedAtNotIn", "receivedAtGT", "receivedAtGTE", "receivedAtLT", "receivedAtLTE", "receivedAtIsNil", "receivedAtNotNil", "readAt", "readAtNEQ", "readAtIn", "readAtNotIn", "readAtGT", "readAtGTE", "readAtLT", "readAtLTE", "readAtIsNil", "readAtNotNil", "playedAt", "playedAtNEQ", "playedAtIn", "playedAtNotIn", "playedAtGT", "playedAtGTE", "playedAtLT", "playedAtLTE", "playedAtIsNil", "playedAtNotNil", "failedAt", "failedAtNEQ", "failedAtIn", "failedAtNotIn", "failedAtGT", "failedAtGTE", "failedAtLT", "failedAtLTE", "failedAtIsNil", "failedAtNotNil", "failureReason", "failureReasonNEQ", "failureReasonIn", "failureReasonNotIn", "failureReasonGT", "failureReasonGTE", "failureReasonLT", "failureReasonLTE", "failureReasonContains", "failureReasonHasPrefix", "failureReasonHasSuffix", "failureReasonIsNil", "failureReasonNotNil", "failureReasonEqualFold", "failureReasonContainsFold", "waID", "waIDNEQ", "waIDIn", "waIDNotIn", "waIDGT", "waIDGTE", "waIDLT", "waIDLTE", "waIDContains", "waIDHasPrefix", "waIDHasSuffix", "waIDIsNil", "waIDNotNil", "waIDEqualFold", "waIDContainsFold", "waParticipant", "waParticipantNEQ", "waParticipantIn", "waParticipantNotIn", "waParticipantGT", "waParticipantGTE", "waParticipantLT", "waParticipantLTE", "waParticipantContains", "waParticipantHasPrefix", "waParticipantHasSuffix", "waParticipantIsNil", "waParticipantNotNil", "waParticipantEqualFold", "waParticipantContainsFold", "waSerialized", "waSerializedNEQ", "waSerializedIn", "waSerializedNotIn", "waSerializedGT", "waSerializedGTE", "waSerializedLT", "waSerializedLTE", "waSerializedContains", "waSerializedHasPrefix", "waSerializedHasSuffix", "waSerializedIsNil", "waSerializedNotNil", "waSerializedEqualFold", "waSerializedContainsFold", "fromMe", "fromMeNEQ", "campaignID", "campaignIDNEQ", "campaignIDIn", "campaignIDNotIn", "campaignIDGT", "campaignIDGTE", "campaignIDLT", "campaignIDLTE", "campaignIDContains", "campaignIDHasPrefix", "campaignIDHasSuffix", "campaignIDIsNil", "campaignIDNotNil", "campaignIDEqualFold", "campaignIDContainsFold", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "hasCampaign", "hasCampaignWith"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -20038,6 +20314,846 @@ func (ec *executionContext) unmarshalInputMessageWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.MediaMimeContainsFold = data
+		case "mediaSize":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSize"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSize = data
+		case "mediaSizeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeNEQ = data
+		case "mediaSizeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeIn = data
+		case "mediaSizeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeNotIn"))
+			data, err := ec.unmarshalOInt2ᚕint64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeNotIn = data
+		case "mediaSizeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeGT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeGT = data
+		case "mediaSizeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeGTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeGTE = data
+		case "mediaSizeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeLT"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeLT = data
+		case "mediaSizeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeLTE"))
+			data, err := ec.unmarshalOInt2ᚖint64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeLTE = data
+		case "mediaSizeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeIsNil = data
+		case "mediaSizeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSizeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSizeNotNil = data
+		case "mediaSha256":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256 = data
+		case "mediaSha256NEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256NEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256NEQ = data
+		case "mediaSha256In":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256In"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256In = data
+		case "mediaSha256NotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256NotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256NotIn = data
+		case "mediaSha256GT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256GT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256GT = data
+		case "mediaSha256GTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256GTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256GTE = data
+		case "mediaSha256LT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256LT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256LT = data
+		case "mediaSha256LTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256LTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256LTE = data
+		case "mediaSha256Contains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256Contains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256Contains = data
+		case "mediaSha256HasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256HasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256HasPrefix = data
+		case "mediaSha256HasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256HasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256HasSuffix = data
+		case "mediaSha256IsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256IsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256IsNil = data
+		case "mediaSha256NotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256NotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256NotNil = data
+		case "mediaSha256EqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256EqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256EqualFold = data
+		case "mediaSha256ContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSha256ContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSha256ContainsFold = data
+		case "mediaWidth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidth"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidth = data
+		case "mediaWidthNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthNEQ = data
+		case "mediaWidthIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthIn = data
+		case "mediaWidthNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthNotIn = data
+		case "mediaWidthGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthGT = data
+		case "mediaWidthGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthGTE = data
+		case "mediaWidthLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthLT = data
+		case "mediaWidthLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthLTE = data
+		case "mediaWidthIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthIsNil = data
+		case "mediaWidthNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaWidthNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaWidthNotNil = data
+		case "mediaHeight":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeight"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeight = data
+		case "mediaHeightNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightNEQ = data
+		case "mediaHeightIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightIn = data
+		case "mediaHeightNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightNotIn = data
+		case "mediaHeightGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightGT = data
+		case "mediaHeightGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightGTE = data
+		case "mediaHeightLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightLT = data
+		case "mediaHeightLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightLTE = data
+		case "mediaHeightIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightIsNil = data
+		case "mediaHeightNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaHeightNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaHeightNotNil = data
+		case "mediaSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSeconds"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSeconds = data
+		case "mediaSecondsNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsNEQ"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsNEQ = data
+		case "mediaSecondsIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsIn = data
+		case "mediaSecondsNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsNotIn"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsNotIn = data
+		case "mediaSecondsGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsGT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsGT = data
+		case "mediaSecondsGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsGTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsGTE = data
+		case "mediaSecondsLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsLT"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsLT = data
+		case "mediaSecondsLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsLTE"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsLTE = data
+		case "mediaSecondsIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsIsNil = data
+		case "mediaSecondsNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mediaSecondsNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MediaSecondsNotNil = data
+		case "latitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitude"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Latitude = data
+		case "latitudeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeNEQ"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeNEQ = data
+		case "latitudeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeIn = data
+		case "latitudeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeNotIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeNotIn = data
+		case "latitudeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeGT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeGT = data
+		case "latitudeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeGTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeGTE = data
+		case "latitudeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeLT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeLT = data
+		case "latitudeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeLTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeLTE = data
+		case "latitudeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeIsNil = data
+		case "latitudeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitudeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LatitudeNotNil = data
+		case "longitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitude"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Longitude = data
+		case "longitudeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeNEQ"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeNEQ = data
+		case "longitudeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeIn = data
+		case "longitudeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeNotIn"))
+			data, err := ec.unmarshalOFloat2ᚕfloat64ᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeNotIn = data
+		case "longitudeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeGT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeGT = data
+		case "longitudeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeGTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeGTE = data
+		case "longitudeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeLT"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeLT = data
+		case "longitudeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeLTE"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeLTE = data
+		case "longitudeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeIsNil = data
+		case "longitudeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitudeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LongitudeNotNil = data
+		case "locationName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationName = data
+		case "locationNameNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameNEQ = data
+		case "locationNameIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameIn = data
+		case "locationNameNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameNotIn = data
+		case "locationNameGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameGT = data
+		case "locationNameGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameGTE = data
+		case "locationNameLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameLT = data
+		case "locationNameLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameLTE = data
+		case "locationNameContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameContains = data
+		case "locationNameHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameHasPrefix = data
+		case "locationNameHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameHasSuffix = data
+		case "locationNameIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameIsNil = data
+		case "locationNameNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameNotNil = data
+		case "locationNameEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameEqualFold = data
+		case "locationNameContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationNameContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationNameContainsFold = data
+		case "locationAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddress"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddress = data
+		case "locationAddressNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressNEQ = data
+		case "locationAddressIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressIn = data
+		case "locationAddressNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressNotIn = data
+		case "locationAddressGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressGT = data
+		case "locationAddressGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressGTE = data
+		case "locationAddressLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressLT = data
+		case "locationAddressLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressLTE = data
+		case "locationAddressContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressContains = data
+		case "locationAddressHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressHasPrefix = data
+		case "locationAddressHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressHasSuffix = data
+		case "locationAddressIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressIsNil = data
+		case "locationAddressNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressNotNil = data
+		case "locationAddressEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressEqualFold = data
+		case "locationAddressContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locationAddressContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LocationAddressContainsFold = data
+		case "rawType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawType"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawType = data
+		case "rawTypeNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeNEQ = data
+		case "rawTypeIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeIn = data
+		case "rawTypeNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeNotIn = data
+		case "rawTypeGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeGT = data
+		case "rawTypeGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeGTE = data
+		case "rawTypeLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeLT = data
+		case "rawTypeLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeLTE = data
+		case "rawTypeContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeContains = data
+		case "rawTypeHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeHasPrefix = data
+		case "rawTypeHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeHasSuffix = data
+		case "rawTypeIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeIsNil = data
+		case "rawTypeNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeNotNil = data
+		case "rawTypeEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeEqualFold = data
+		case "rawTypeContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("rawTypeContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RawTypeContainsFold = data
 		case "wireType":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("wireType"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -25292,6 +26408,66 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "mediaMime":
 			out.Values[i] = ec._Message_mediaMime(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaSize":
+			out.Values[i] = ec._Message_mediaSize(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaSha256":
+			out.Values[i] = ec._Message_mediaSha256(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaWidth":
+			out.Values[i] = ec._Message_mediaWidth(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaHeight":
+			out.Values[i] = ec._Message_mediaHeight(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mediaSeconds":
+			out.Values[i] = ec._Message_mediaSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "latitude":
+			out.Values[i] = ec._Message_latitude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "longitude":
+			out.Values[i] = ec._Message_longitude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "locationName":
+			out.Values[i] = ec._Message_locationName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "locationAddress":
+			out.Values[i] = ec._Message_locationAddress(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "vcards":
+			out.Values[i] = ec._Message_vcards(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "vcardNames":
+			out.Values[i] = ec._Message_vcardNames(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "rawType":
+			out.Values[i] = ec._Message_rawType(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -561,11 +561,20 @@ type ComplexityRoot struct {
 		From              func(childComplexity int) int
 		FromMe            func(childComplexity int) int
 		ID                func(childComplexity int) int
+		Latitude          func(childComplexity int) int
 		LinkPreview       func(childComplexity int) int
+		LocationAddress   func(childComplexity int) int
+		LocationName      func(childComplexity int) int
+		Longitude         func(childComplexity int) int
 		MediaFilename     func(childComplexity int) int
+		MediaHeight       func(childComplexity int) int
 		MediaKind         func(childComplexity int) int
 		MediaMime         func(childComplexity int) int
+		MediaSeconds      func(childComplexity int) int
+		MediaSha256       func(childComplexity int) int
+		MediaSize         func(childComplexity int) int
 		MediaURL          func(childComplexity int) int
+		MediaWidth        func(childComplexity int) int
 		Mentions          func(childComplexity int) int
 		Origin            func(childComplexity int) int
 		PinnedUntil       func(childComplexity int) int
@@ -574,6 +583,7 @@ type ComplexityRoot struct {
 		PollOptions       func(childComplexity int) int
 		PollQuestion      func(childComplexity int) int
 		QuotedMessage     func(childComplexity int) int
+		RawType           func(childComplexity int) int
 		Reaction          func(childComplexity int) int
 		ReadAt            func(childComplexity int) int
 		ReceivedAt        func(childComplexity int) int
@@ -586,6 +596,8 @@ type ComplexityRoot struct {
 		To                func(childComplexity int) int
 		Type              func(childComplexity int) int
 		UpdatedAt         func(childComplexity int) int
+		VcardNames        func(childComplexity int) int
+		Vcards            func(childComplexity int) int
 		WaID              func(childComplexity int) int
 		WaMessageKey      func(childComplexity int) int
 		WaParticipant     func(childComplexity int) int
@@ -2985,18 +2997,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ID(childComplexity), true
+	case "Message.latitude":
+		if e.ComplexityRoot.Message.Latitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Latitude(childComplexity), true
 	case "Message.linkPreview":
 		if e.ComplexityRoot.Message.LinkPreview == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.LinkPreview(childComplexity), true
+	case "Message.locationAddress":
+		if e.ComplexityRoot.Message.LocationAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.LocationAddress(childComplexity), true
+	case "Message.locationName":
+		if e.ComplexityRoot.Message.LocationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.LocationName(childComplexity), true
+	case "Message.longitude":
+		if e.ComplexityRoot.Message.Longitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Longitude(childComplexity), true
 	case "Message.mediaFilename":
 		if e.ComplexityRoot.Message.MediaFilename == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.MediaFilename(childComplexity), true
+	case "Message.mediaHeight":
+		if e.ComplexityRoot.Message.MediaHeight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaHeight(childComplexity), true
 	case "Message.mediaKind":
 		if e.ComplexityRoot.Message.MediaKind == nil {
 			break
@@ -3009,12 +3051,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.MediaMime(childComplexity), true
+	case "Message.mediaSeconds":
+		if e.ComplexityRoot.Message.MediaSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaSeconds(childComplexity), true
+	case "Message.mediaSha256":
+		if e.ComplexityRoot.Message.MediaSha256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaSha256(childComplexity), true
+	case "Message.mediaSize":
+		if e.ComplexityRoot.Message.MediaSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaSize(childComplexity), true
 	case "Message.mediaURL":
 		if e.ComplexityRoot.Message.MediaURL == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Message.MediaURL(childComplexity), true
+	case "Message.mediaWidth":
+		if e.ComplexityRoot.Message.MediaWidth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.MediaWidth(childComplexity), true
 	case "Message.mentions":
 		if e.ComplexityRoot.Message.Mentions == nil {
 			break
@@ -3063,6 +3129,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.QuotedMessage(childComplexity), true
+	case "Message.rawType":
+		if e.ComplexityRoot.Message.RawType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.RawType(childComplexity), true
 	case "Message.reaction":
 		if e.ComplexityRoot.Message.Reaction == nil {
 			break
@@ -3135,6 +3207,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.UpdatedAt(childComplexity), true
+	case "Message.vcardNames":
+		if e.ComplexityRoot.Message.VcardNames == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.VcardNames(childComplexity), true
+	case "Message.vcards":
+		if e.ComplexityRoot.Message.Vcards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Vcards(childComplexity), true
 	case "Message.waID":
 		if e.ComplexityRoot.Message.WaID == nil {
 			break
@@ -6056,6 +6140,30 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_mediaFilename(ctx, field)
 	case "mediaMime":
 		return ec.fieldContext_Message_mediaMime(ctx, field)
+	case "mediaSize":
+		return ec.fieldContext_Message_mediaSize(ctx, field)
+	case "mediaSha256":
+		return ec.fieldContext_Message_mediaSha256(ctx, field)
+	case "mediaWidth":
+		return ec.fieldContext_Message_mediaWidth(ctx, field)
+	case "mediaHeight":
+		return ec.fieldContext_Message_mediaHeight(ctx, field)
+	case "mediaSeconds":
+		return ec.fieldContext_Message_mediaSeconds(ctx, field)
+	case "latitude":
+		return ec.fieldContext_Message_latitude(ctx, field)
+	case "longitude":
+		return ec.fieldContext_Message_longitude(ctx, field)
+	case "locationName":
+		return ec.fieldContext_Message_locationName(ctx, field)
+	case "locationAddress":
+		return ec.fieldContext_Message_locationAddress(ctx, field)
+	case "vcards":
+		return ec.fieldContext_Message_vcards(ctx, field)
+	case "vcardNames":
+		return ec.fieldContext_Message_vcardNames(ctx, field)
+	case "rawType":
+		return ec.fieldContext_Message_rawType(ctx, field)
 	case "wireType":
 		return ec.fieldContext_Message_wireType(ctx, field)
 	case "pollQuestion":

@@ -146,19 +146,18 @@ func historyRow(tx *ent.Tx, m engine.HistoryMessage, to, from string) *ent.Messa
 	if m.FromMe {
 		status = messaging.StatusForAck(m.Ack)
 	}
-	typ := "text"
-	switch {
-	case m.WireType == "poll_creation":
-		typ = "poll"
-	case m.MediaKind != "":
-		typ = "media"
+	typ := storedType(m)
+	wire := m.WireType
+	if wire == "" {
+		wire = m.Incoming.WireType()
 	}
 	c := tx.Message.Create().SetOrigin(message.OriginHistory).SetTo(to).SetFrom(from).
-		SetSenderName(m.SenderName).SetType(typ).SetWireType(m.WireType).SetText(m.Text).
+		SetSenderName(m.SenderName).SetType(typ).SetWireType(wire).SetText(m.Text).
 		SetMediaKind(m.MediaKind).SetMediaMime(m.MediaMime).SetMediaFilename(m.Filename).
 		SetReplyTo(m.QuotedKey).SetReaction(m.Reaction).SetNillablePinnedUntil(m.PinnedUntil).
 		SetStatus(string(status)).SetFromMe(m.FromMe).SetWaID(m.Key.ID).SetWaParticipant(m.Key.Participant).
 		SetWaSerialized(m.Key.Serialized()).SetCreatedAt(m.At).SetUpdatedAt(m.At)
+	withContent(c, m.Incoming)
 	if m.FromMe {
 		c.SetConfirmedAt(m.At)
 	} else {

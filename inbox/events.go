@@ -177,13 +177,14 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	if err != nil {
 		return err
 	}
-	m, err := tx.Message.Create().
+	create := tx.Message.Create().
 		SetOrigin(message.OriginIncoming).SetTo(to).SetFrom(from).
 		SetSenderName(in.SenderName).SetType(in.Type).SetText(in.Text).
 		SetReplyTo(in.QuotedKey).SetStatus(string(messaging.StatusReceived)).SetFromMe(false).
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
-		SetWireType(engine.WireType(in.Type, "")).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
-		SetEngineID(ev.EngineID).Save(ctx)
+		SetWireType(in.WireType()).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
+		SetEngineID(ev.EngineID)
+	m, err := withContent(create, *in).Save(ctx)
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,7 @@ type ChatMessage struct {
 	// EngineID names the engine (number) that sent or received the message (a
 	// Switchboard addition).
 	EngineID string `json:"engineId,omitempty"`
+	Content
 }
 
 // QuotedMessage is the message a chat message replies to.
@@ -154,6 +155,10 @@ var ChatMessageFields = []string{
 	message.FieldStatus, message.FieldMediaURL, message.FieldMediaFilename,
 	message.FieldLinkPreview, message.FieldWaSerialized, message.FieldWaParticipant,
 	message.FieldReplyTo, message.FieldEngineID,
+	message.FieldWireType, message.FieldMediaKind, message.FieldMediaMime, message.FieldMediaSize,
+	message.FieldMediaSha256, message.FieldMediaWidth, message.FieldMediaHeight, message.FieldMediaSeconds,
+	message.FieldLatitude, message.FieldLongitude, message.FieldLocationName, message.FieldLocationAddress,
+	message.FieldVcards, message.FieldVcardNames, message.FieldRawType,
 }
 
 // NewChatMessage renders m as the spec's chat message. ack is the network ack.
@@ -161,7 +166,7 @@ func NewChatMessage(m *ent.Message, ack int) ChatMessage {
 	v := ChatMessage{
 		ChatID: m.To, From: m.From, SenderName: m.SenderName, Timestamp: m.CreatedAt.UTC(),
 		Text: m.Text, Type: m.Type, FromMe: m.FromMe, Ack: ack, MediaURL: m.MediaURL,
-		Filename: m.MediaFilename, LinkPreview: m.LinkPreview, EngineID: m.EngineID,
+		Filename: m.MediaFilename, LinkPreview: m.LinkPreview, EngineID: m.EngineID, Content: NewContent(m),
 	}
 	if k := MessageKey(m); k != nil {
 		v.WaMessageKey = *k

@@ -195,6 +195,8 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 		d, mime = m.GetImageMessage(), m.GetImageMessage().GetMimetype()
 	case m.GetVideoMessage() != nil:
 		d, mime = m.GetVideoMessage(), m.GetVideoMessage().GetMimetype()
+	case m.GetPtvMessage() != nil: // a video note
+		d, mime = m.GetPtvMessage(), m.GetPtvMessage().GetMimetype()
 	case m.GetAudioMessage() != nil:
 		d, mime = m.GetAudioMessage(), m.GetAudioMessage().GetMimetype()
 	case m.GetDocumentMessage() != nil:

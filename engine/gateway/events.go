@@ -347,61 +347,6 @@ func unwrap(m *waE2E.Message) *waE2E.Message {
 	return m
 }
 
-// content is what a message carries, in Switchboard's terms.
-type content struct {
-	typ       string // text, media or poll; "" for what Switchboard does not store
-	text      string
-	mediaKind string
-	mime      string
-	filename  string
-	poll      []string
-	ctx       *waE2E.ContextInfo
-}
-
-// contentOf classifies a (unwrapped) message.
-func contentOf(m *waE2E.Message) content {
-	switch {
-	case m.GetConversation() != "":
-		return content{typ: "text", text: m.GetConversation()}
-	case m.GetExtendedTextMessage() != nil:
-		x := m.GetExtendedTextMessage()
-		return content{typ: "text", text: x.GetText(), ctx: x.GetContextInfo()}
-	case m.GetImageMessage() != nil:
-		x := m.GetImageMessage()
-		return content{typ: "media", mediaKind: "image", text: x.GetCaption(), mime: x.GetMimetype(), ctx: x.GetContextInfo()}
-	case m.GetVideoMessage() != nil:
-		x := m.GetVideoMessage()
-		kind := "video"
-		if x.GetGifPlayback() {
-			kind = "gif"
-		}
-		return content{typ: "media", mediaKind: kind, text: x.GetCaption(), mime: x.GetMimetype(), ctx: x.GetContextInfo()}
-	case m.GetAudioMessage() != nil:
-		x := m.GetAudioMessage()
-		kind := "audio"
-		if x.GetPTT() {
-			kind = "voice"
-		}
-		return content{typ: "media", mediaKind: kind, mime: x.GetMimetype(), ctx: x.GetContextInfo()}
-	case m.GetDocumentMessage() != nil:
-		x := m.GetDocumentMessage()
-		return content{typ: "media", mediaKind: "document", text: x.GetCaption(), mime: x.GetMimetype(), filename: x.GetFileName(), ctx: x.GetContextInfo()}
-	case m.GetStickerMessage() != nil:
-		x := m.GetStickerMessage()
-		return content{typ: "media", mediaKind: "sticker", mime: x.GetMimetype(), ctx: x.GetContextInfo()}
-	}
-	for _, p := range []*waE2E.PollCreationMessage{m.GetPollCreationMessage(), m.GetPollCreationMessageV2(), m.GetPollCreationMessageV3()} {
-		if p != nil {
-			c := content{typ: "poll", text: p.GetName(), ctx: p.GetContextInfo()}
-			for _, o := range p.GetOptions() {
-				c.poll = append(c.poll, o.GetOptionName())
-			}
-			return c
-		}
-	}
-	return content{}
-}
-
 // defaultPin is how long a pin without a stated duration lasts (WhatsApp's
 // default choice is 7 days).
 const defaultPin = 7 * 24 * time.Hour
@@ -476,13 +421,12 @@ func (e *Engine) protocolEvents(ctx context.Context, cl client, msg seenMessage,
 		return []engine.Event{{ID: msg.id("revoke"), Type: engine.EventRevoked, At: msg.at, Key: target,
 			Message: &engine.Incoming{Key: target, From: msg.src.sender, SenderName: info.PushName}}}
 	case waE2E.ProtocolMessage_MESSAGE_EDIT:
-		c := contentOf(unwrap(pm.GetEditedMessage()))
-		typ := c.typ
-		if typ == "" {
-			typ = "text"
+		in := engine.Incoming{Key: target, From: msg.src.sender, SenderName: info.PushName}
+		contentOf(unwrap(pm.GetEditedMessage())).fill(&in)
+		if in.Type == "" {
+			in.Type = "text"
 		}
-		return []engine.Event{{ID: msg.id("edit"), Type: engine.EventEdited, At: msg.at, Key: target,
-			Message: &engine.Incoming{Key: target, From: msg.src.sender, SenderName: info.PushName, Type: typ, Text: c.text}}}
+		return []engine.Event{{ID: msg.id("edit"), Type: engine.EventEdited, At: msg.at, Key: target, Message: &in}}
 	}
 	return nil
 }
@@ -524,7 +468,8 @@ func (e *Engine) contentEvents(ctx context.Context, cl client, msg seenMessage, 
 	}
 	e.mem.saw(msg.src.chat, msg.v.Info, !msg.src.fromMe)
 	in := engine.Incoming{Key: key, Chat: msg.src.chatIfMoved(), From: msg.src.sender, SenderName: msg.v.Info.PushName,
-		Type: c.typ, Text: c.text, QuotedKey: e.quotedKey(ctx, cl, msg.src, c.ctx)}
+		QuotedKey: e.quotedKey(ctx, cl, msg.src, c.ctx)}
+	c.fill(&in)
 	if msg.src.fromMe {
 		// Sent from the account's phone: stored like history, as the account's own.
 		hm := historyOf(in, c, true, msg.at, engine.AckServer)
@@ -532,13 +477,6 @@ func (e *Engine) contentEvents(ctx context.Context, cl client, msg seenMessage, 
 			History: &engine.History{Messages: []engine.HistoryMessage{hm}}}}
 	}
 	return []engine.Event{{ID: msg.id("msg"), Type: engine.EventMessage, At: msg.at, Key: key, Message: &in}}
-}
-
-// historyOf is a history message of incoming-shaped in with content c.
-func historyOf(in engine.Incoming, c content, fromMe bool, at time.Time, ack engine.Ack) engine.HistoryMessage {
-	return engine.HistoryMessage{Incoming: in, FromMe: fromMe, At: at, Ack: ack,
-		WireType: engine.WireType(c.typ, c.mediaKind), MediaKind: c.mediaKind, MediaMime: c.mime,
-		Filename: c.filename, Poll: c.poll}
 }
 
 // voteNames names the options of a vote by their hashes (SHA-256 of the option

@@ -178,8 +178,9 @@ func (e *Engine) historyMessage(ctx context.Context, cl client, src source, wm *
 		s.sender = chatID(cl.OwnID())
 	}
 	key := s.keyOf(mk.GetID())
-	in := engine.Incoming{Key: key, Chat: s.chatIfMoved(), From: s.sender, SenderName: wm.GetPushName(), Type: c.typ,
-		Text: c.text, QuotedKey: e.quotedKey(ctx, cl, s, c.ctx)}
+	in := engine.Incoming{Key: key, Chat: s.chatIfMoved(), From: s.sender, SenderName: wm.GetPushName(),
+		QuotedKey: e.quotedKey(ctx, cl, s, c.ctx)}
+	c.fill(&in)
 	ack := engine.AckServer
 	if fromMe {
 		if st := wm.GetStatus(); st == waWeb.WebMessageInfo_ERROR {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -24,6 +25,11 @@ func FuzzDecodeEvent(f *testing.F) {
 		`{"type":"chat","chat":{"id":"1@c.us","kind":"contact","unreadCount":2}}`,
 		`{"type":"history","history":{"chats":[{"id":"1@c.us"}],"messages":[{"key":{"remote":"1@c.us","id":"H"},"text":"\u0000"}]}}`,
 		`{"type":"pin","key":{"remote":"1@c.us","id":"P"},"pinned":1000}`,
+		`{"type":"message","message":{"key":{"remote":"1@c.us","id":"I"},"type":"media","media":{"kind":"image","mimeType":"image/jpeg","size":12,"sha256":"` + strings.Repeat("0", 64) + `","caption":"c","width":2,"height":3}}}`,
+		`{"type":"message","message":{"key":{"remote":"1@c.us","id":"L"},"type":"location","location":{"latitude":91,"longitude":0}}}`,
+		`{"type":"message","message":{"key":{"remote":"1@c.us","id":"V"},"type":"vcard","vCards":[{"displayName":"A","vcard":""}]}}`,
+		`{"type":"message","message":{"key":{"remote":"1@c.us","id":"U"},"type":"unknown","rawType":"eventMessage"}}`,
+		`{"type":"message","message":{"key":{"remote":"1@c.us","id":"M"},"type":"media","media":{"kind":"voice","seconds":-1}}}`,
 		"{\"type\":\"ack\",\"key\":{\"remote\":\"\xc0\xaf\",\"id\":\"A\"}}",
 		`{"type":"connected"}`, `[]`, `null`, `"x"`, `{"type":5}`, `{"at":"yesterday"}`,
 	} {

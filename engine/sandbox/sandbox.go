@@ -180,6 +180,10 @@ func (n *Network) Forget(ctx context.Context, before time.Time) (int, error) {
 //	...4444  received, read after 2x, replies after 2.5x and deletes the reply after 3x
 //	...77    first known by LID only (LIDOf): received, read after 2x, reveals its
 //	         number after 2.4x and replies by LID after 2.5x (lid.go)
+//	...6601 to ...6609  received, read after 2x; the contact answers after 2.5x
+//	         with a message of one kind each (Kinds: image with caption, voice
+//	         note, document, sticker, location, contact card, video note, two
+//	         contact cards, a kind Switchboard does not know)
 //	other    received after 1x, read after 2x; voice messages are played after 3x
 //
 // Simulate injects any other event (group changes, for instance).
@@ -362,7 +366,7 @@ func (e *Engine) script(m engine.Outgoing, key engine.Key, digits string) []step
 	}
 	talkative, deleter := strings.HasSuffix(digits, "2222"), strings.HasSuffix(digits, "4444")
 	if !talkative && !deleter {
-		return append(out, e.revealSteps(m, key)...)
+		return append(append(out, e.revealSteps(m, key)...), e.kindSteps(m, key)...)
 	}
 	contact := engine.Incoming{From: m.To, SenderName: "Sandbox " + digits[max(0, len(digits)-4):]}
 	if talkative {

@@ -40,6 +40,30 @@ const (
 	FieldMediaFilename = "media_filename"
 	// FieldMediaMime holds the string denoting the media_mime field in the database.
 	FieldMediaMime = "media_mime"
+	// FieldMediaSize holds the string denoting the media_size field in the database.
+	FieldMediaSize = "media_size"
+	// FieldMediaSha256 holds the string denoting the media_sha256 field in the database.
+	FieldMediaSha256 = "media_sha256"
+	// FieldMediaWidth holds the string denoting the media_width field in the database.
+	FieldMediaWidth = "media_width"
+	// FieldMediaHeight holds the string denoting the media_height field in the database.
+	FieldMediaHeight = "media_height"
+	// FieldMediaSeconds holds the string denoting the media_seconds field in the database.
+	FieldMediaSeconds = "media_seconds"
+	// FieldLatitude holds the string denoting the latitude field in the database.
+	FieldLatitude = "latitude"
+	// FieldLongitude holds the string denoting the longitude field in the database.
+	FieldLongitude = "longitude"
+	// FieldLocationName holds the string denoting the location_name field in the database.
+	FieldLocationName = "location_name"
+	// FieldLocationAddress holds the string denoting the location_address field in the database.
+	FieldLocationAddress = "location_address"
+	// FieldVcards holds the string denoting the vcards field in the database.
+	FieldVcards = "vcards"
+	// FieldVcardNames holds the string denoting the vcard_names field in the database.
+	FieldVcardNames = "vcard_names"
+	// FieldRawType holds the string denoting the raw_type field in the database.
+	FieldRawType = "raw_type"
 	// FieldWireType holds the string denoting the wire_type field in the database.
 	FieldWireType = "wire_type"
 	// FieldPollQuestion holds the string denoting the poll_question field in the database.
@@ -127,6 +151,18 @@ var Columns = []string{
 	FieldMediaKind,
 	FieldMediaFilename,
 	FieldMediaMime,
+	FieldMediaSize,
+	FieldMediaSha256,
+	FieldMediaWidth,
+	FieldMediaHeight,
+	FieldMediaSeconds,
+	FieldLatitude,
+	FieldLongitude,
+	FieldLocationName,
+	FieldLocationAddress,
+	FieldVcards,
+	FieldVcardNames,
+	FieldRawType,
 	FieldWireType,
 	FieldPollQuestion,
 	FieldPollOptions,
@@ -285,6 +321,56 @@ func ByMediaFilename(opts ...sql.OrderTermOption) OrderOption {
 // ByMediaMime orders the results by the media_mime field.
 func ByMediaMime(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMediaMime, opts...).ToFunc()
+}
+
+// ByMediaSize orders the results by the media_size field.
+func ByMediaSize(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaSize, opts...).ToFunc()
+}
+
+// ByMediaSha256 orders the results by the media_sha256 field.
+func ByMediaSha256(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaSha256, opts...).ToFunc()
+}
+
+// ByMediaWidth orders the results by the media_width field.
+func ByMediaWidth(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaWidth, opts...).ToFunc()
+}
+
+// ByMediaHeight orders the results by the media_height field.
+func ByMediaHeight(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaHeight, opts...).ToFunc()
+}
+
+// ByMediaSeconds orders the results by the media_seconds field.
+func ByMediaSeconds(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaSeconds, opts...).ToFunc()
+}
+
+// ByLatitude orders the results by the latitude field.
+func ByLatitude(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLatitude, opts...).ToFunc()
+}
+
+// ByLongitude orders the results by the longitude field.
+func ByLongitude(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLongitude, opts...).ToFunc()
+}
+
+// ByLocationName orders the results by the location_name field.
+func ByLocationName(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLocationName, opts...).ToFunc()
+}
+
+// ByLocationAddress orders the results by the location_address field.
+func ByLocationAddress(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLocationAddress, opts...).ToFunc()
+}
+
+// ByRawType orders the results by the raw_type field.
+func ByRawType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRawType, opts...).ToFunc()
 }
 
 // ByWireType orders the results by the wire_type field.

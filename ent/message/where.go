@@ -115,6 +115,56 @@ func MediaMime(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldMediaMime, v))
 }
 
+// MediaSize applies equality check predicate on the "media_size" field. It's identical to MediaSizeEQ.
+func MediaSize(v int64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSize, v))
+}
+
+// MediaSha256 applies equality check predicate on the "media_sha256" field. It's identical to MediaSha256EQ.
+func MediaSha256(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSha256, v))
+}
+
+// MediaWidth applies equality check predicate on the "media_width" field. It's identical to MediaWidthEQ.
+func MediaWidth(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaWidth, v))
+}
+
+// MediaHeight applies equality check predicate on the "media_height" field. It's identical to MediaHeightEQ.
+func MediaHeight(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaHeight, v))
+}
+
+// MediaSeconds applies equality check predicate on the "media_seconds" field. It's identical to MediaSecondsEQ.
+func MediaSeconds(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSeconds, v))
+}
+
+// Latitude applies equality check predicate on the "latitude" field. It's identical to LatitudeEQ.
+func Latitude(v float64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLatitude, v))
+}
+
+// Longitude applies equality check predicate on the "longitude" field. It's identical to LongitudeEQ.
+func Longitude(v float64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLongitude, v))
+}
+
+// LocationName applies equality check predicate on the "location_name" field. It's identical to LocationNameEQ.
+func LocationName(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLocationName, v))
+}
+
+// LocationAddress applies equality check predicate on the "location_address" field. It's identical to LocationAddressEQ.
+func LocationAddress(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLocationAddress, v))
+}
+
+// RawType applies equality check predicate on the "raw_type" field. It's identical to RawTypeEQ.
+func RawType(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldRawType, v))
+}
+
 // WireType applies equality check predicate on the "wire_type" field. It's identical to WireTypeEQ.
 func WireType(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldWireType, v))
@@ -988,6 +1038,626 @@ func MediaMimeEqualFold(v string) predicate.Message {
 // MediaMimeContainsFold applies the ContainsFold predicate on the "media_mime" field.
 func MediaMimeContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldMediaMime, v))
+}
+
+// MediaSizeEQ applies the EQ predicate on the "media_size" field.
+func MediaSizeEQ(v int64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSize, v))
+}
+
+// MediaSizeNEQ applies the NEQ predicate on the "media_size" field.
+func MediaSizeNEQ(v int64) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaSize, v))
+}
+
+// MediaSizeIn applies the In predicate on the "media_size" field.
+func MediaSizeIn(vs ...int64) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaSize, vs...))
+}
+
+// MediaSizeNotIn applies the NotIn predicate on the "media_size" field.
+func MediaSizeNotIn(vs ...int64) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaSize, vs...))
+}
+
+// MediaSizeGT applies the GT predicate on the "media_size" field.
+func MediaSizeGT(v int64) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaSize, v))
+}
+
+// MediaSizeGTE applies the GTE predicate on the "media_size" field.
+func MediaSizeGTE(v int64) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaSize, v))
+}
+
+// MediaSizeLT applies the LT predicate on the "media_size" field.
+func MediaSizeLT(v int64) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaSize, v))
+}
+
+// MediaSizeLTE applies the LTE predicate on the "media_size" field.
+func MediaSizeLTE(v int64) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaSize, v))
+}
+
+// MediaSizeIsNil applies the IsNil predicate on the "media_size" field.
+func MediaSizeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaSize))
+}
+
+// MediaSizeNotNil applies the NotNil predicate on the "media_size" field.
+func MediaSizeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaSize))
+}
+
+// MediaSha256EQ applies the EQ predicate on the "media_sha256" field.
+func MediaSha256EQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSha256, v))
+}
+
+// MediaSha256NEQ applies the NEQ predicate on the "media_sha256" field.
+func MediaSha256NEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaSha256, v))
+}
+
+// MediaSha256In applies the In predicate on the "media_sha256" field.
+func MediaSha256In(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaSha256, vs...))
+}
+
+// MediaSha256NotIn applies the NotIn predicate on the "media_sha256" field.
+func MediaSha256NotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaSha256, vs...))
+}
+
+// MediaSha256GT applies the GT predicate on the "media_sha256" field.
+func MediaSha256GT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaSha256, v))
+}
+
+// MediaSha256GTE applies the GTE predicate on the "media_sha256" field.
+func MediaSha256GTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaSha256, v))
+}
+
+// MediaSha256LT applies the LT predicate on the "media_sha256" field.
+func MediaSha256LT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaSha256, v))
+}
+
+// MediaSha256LTE applies the LTE predicate on the "media_sha256" field.
+func MediaSha256LTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaSha256, v))
+}
+
+// MediaSha256Contains applies the Contains predicate on the "media_sha256" field.
+func MediaSha256Contains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldMediaSha256, v))
+}
+
+// MediaSha256HasPrefix applies the HasPrefix predicate on the "media_sha256" field.
+func MediaSha256HasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldMediaSha256, v))
+}
+
+// MediaSha256HasSuffix applies the HasSuffix predicate on the "media_sha256" field.
+func MediaSha256HasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldMediaSha256, v))
+}
+
+// MediaSha256IsNil applies the IsNil predicate on the "media_sha256" field.
+func MediaSha256IsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaSha256))
+}
+
+// MediaSha256NotNil applies the NotNil predicate on the "media_sha256" field.
+func MediaSha256NotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaSha256))
+}
+
+// MediaSha256EqualFold applies the EqualFold predicate on the "media_sha256" field.
+func MediaSha256EqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldMediaSha256, v))
+}
+
+// MediaSha256ContainsFold applies the ContainsFold predicate on the "media_sha256" field.
+func MediaSha256ContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldMediaSha256, v))
+}
+
+// MediaWidthEQ applies the EQ predicate on the "media_width" field.
+func MediaWidthEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaWidth, v))
+}
+
+// MediaWidthNEQ applies the NEQ predicate on the "media_width" field.
+func MediaWidthNEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaWidth, v))
+}
+
+// MediaWidthIn applies the In predicate on the "media_width" field.
+func MediaWidthIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaWidth, vs...))
+}
+
+// MediaWidthNotIn applies the NotIn predicate on the "media_width" field.
+func MediaWidthNotIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaWidth, vs...))
+}
+
+// MediaWidthGT applies the GT predicate on the "media_width" field.
+func MediaWidthGT(v int) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaWidth, v))
+}
+
+// MediaWidthGTE applies the GTE predicate on the "media_width" field.
+func MediaWidthGTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaWidth, v))
+}
+
+// MediaWidthLT applies the LT predicate on the "media_width" field.
+func MediaWidthLT(v int) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaWidth, v))
+}
+
+// MediaWidthLTE applies the LTE predicate on the "media_width" field.
+func MediaWidthLTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaWidth, v))
+}
+
+// MediaWidthIsNil applies the IsNil predicate on the "media_width" field.
+func MediaWidthIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaWidth))
+}
+
+// MediaWidthNotNil applies the NotNil predicate on the "media_width" field.
+func MediaWidthNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaWidth))
+}
+
+// MediaHeightEQ applies the EQ predicate on the "media_height" field.
+func MediaHeightEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaHeight, v))
+}
+
+// MediaHeightNEQ applies the NEQ predicate on the "media_height" field.
+func MediaHeightNEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaHeight, v))
+}
+
+// MediaHeightIn applies the In predicate on the "media_height" field.
+func MediaHeightIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaHeight, vs...))
+}
+
+// MediaHeightNotIn applies the NotIn predicate on the "media_height" field.
+func MediaHeightNotIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaHeight, vs...))
+}
+
+// MediaHeightGT applies the GT predicate on the "media_height" field.
+func MediaHeightGT(v int) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaHeight, v))
+}
+
+// MediaHeightGTE applies the GTE predicate on the "media_height" field.
+func MediaHeightGTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaHeight, v))
+}
+
+// MediaHeightLT applies the LT predicate on the "media_height" field.
+func MediaHeightLT(v int) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaHeight, v))
+}
+
+// MediaHeightLTE applies the LTE predicate on the "media_height" field.
+func MediaHeightLTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaHeight, v))
+}
+
+// MediaHeightIsNil applies the IsNil predicate on the "media_height" field.
+func MediaHeightIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaHeight))
+}
+
+// MediaHeightNotNil applies the NotNil predicate on the "media_height" field.
+func MediaHeightNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaHeight))
+}
+
+// MediaSecondsEQ applies the EQ predicate on the "media_seconds" field.
+func MediaSecondsEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaSeconds, v))
+}
+
+// MediaSecondsNEQ applies the NEQ predicate on the "media_seconds" field.
+func MediaSecondsNEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaSeconds, v))
+}
+
+// MediaSecondsIn applies the In predicate on the "media_seconds" field.
+func MediaSecondsIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaSeconds, vs...))
+}
+
+// MediaSecondsNotIn applies the NotIn predicate on the "media_seconds" field.
+func MediaSecondsNotIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaSeconds, vs...))
+}
+
+// MediaSecondsGT applies the GT predicate on the "media_seconds" field.
+func MediaSecondsGT(v int) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaSeconds, v))
+}
+
+// MediaSecondsGTE applies the GTE predicate on the "media_seconds" field.
+func MediaSecondsGTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaSeconds, v))
+}
+
+// MediaSecondsLT applies the LT predicate on the "media_seconds" field.
+func MediaSecondsLT(v int) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaSeconds, v))
+}
+
+// MediaSecondsLTE applies the LTE predicate on the "media_seconds" field.
+func MediaSecondsLTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaSeconds, v))
+}
+
+// MediaSecondsIsNil applies the IsNil predicate on the "media_seconds" field.
+func MediaSecondsIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaSeconds))
+}
+
+// MediaSecondsNotNil applies the NotNil predicate on the "media_seconds" field.
+func MediaSecondsNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaSeconds))
+}
+
+// LatitudeEQ applies the EQ predicate on the "latitude" field.
+func LatitudeEQ(v float64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLatitude, v))
+}
+
+// LatitudeNEQ applies the NEQ predicate on the "latitude" field.
+func LatitudeNEQ(v float64) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldLatitude, v))
+}
+
+// LatitudeIn applies the In predicate on the "latitude" field.
+func LatitudeIn(vs ...float64) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldLatitude, vs...))
+}
+
+// LatitudeNotIn applies the NotIn predicate on the "latitude" field.
+func LatitudeNotIn(vs ...float64) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldLatitude, vs...))
+}
+
+// LatitudeGT applies the GT predicate on the "latitude" field.
+func LatitudeGT(v float64) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldLatitude, v))
+}
+
+// LatitudeGTE applies the GTE predicate on the "latitude" field.
+func LatitudeGTE(v float64) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldLatitude, v))
+}
+
+// LatitudeLT applies the LT predicate on the "latitude" field.
+func LatitudeLT(v float64) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldLatitude, v))
+}
+
+// LatitudeLTE applies the LTE predicate on the "latitude" field.
+func LatitudeLTE(v float64) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldLatitude, v))
+}
+
+// LatitudeIsNil applies the IsNil predicate on the "latitude" field.
+func LatitudeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldLatitude))
+}
+
+// LatitudeNotNil applies the NotNil predicate on the "latitude" field.
+func LatitudeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldLatitude))
+}
+
+// LongitudeEQ applies the EQ predicate on the "longitude" field.
+func LongitudeEQ(v float64) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLongitude, v))
+}
+
+// LongitudeNEQ applies the NEQ predicate on the "longitude" field.
+func LongitudeNEQ(v float64) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldLongitude, v))
+}
+
+// LongitudeIn applies the In predicate on the "longitude" field.
+func LongitudeIn(vs ...float64) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldLongitude, vs...))
+}
+
+// LongitudeNotIn applies the NotIn predicate on the "longitude" field.
+func LongitudeNotIn(vs ...float64) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldLongitude, vs...))
+}
+
+// LongitudeGT applies the GT predicate on the "longitude" field.
+func LongitudeGT(v float64) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldLongitude, v))
+}
+
+// LongitudeGTE applies the GTE predicate on the "longitude" field.
+func LongitudeGTE(v float64) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldLongitude, v))
+}
+
+// LongitudeLT applies the LT predicate on the "longitude" field.
+func LongitudeLT(v float64) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldLongitude, v))
+}
+
+// LongitudeLTE applies the LTE predicate on the "longitude" field.
+func LongitudeLTE(v float64) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldLongitude, v))
+}
+
+// LongitudeIsNil applies the IsNil predicate on the "longitude" field.
+func LongitudeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldLongitude))
+}
+
+// LongitudeNotNil applies the NotNil predicate on the "longitude" field.
+func LongitudeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldLongitude))
+}
+
+// LocationNameEQ applies the EQ predicate on the "location_name" field.
+func LocationNameEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLocationName, v))
+}
+
+// LocationNameNEQ applies the NEQ predicate on the "location_name" field.
+func LocationNameNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldLocationName, v))
+}
+
+// LocationNameIn applies the In predicate on the "location_name" field.
+func LocationNameIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldLocationName, vs...))
+}
+
+// LocationNameNotIn applies the NotIn predicate on the "location_name" field.
+func LocationNameNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldLocationName, vs...))
+}
+
+// LocationNameGT applies the GT predicate on the "location_name" field.
+func LocationNameGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldLocationName, v))
+}
+
+// LocationNameGTE applies the GTE predicate on the "location_name" field.
+func LocationNameGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldLocationName, v))
+}
+
+// LocationNameLT applies the LT predicate on the "location_name" field.
+func LocationNameLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldLocationName, v))
+}
+
+// LocationNameLTE applies the LTE predicate on the "location_name" field.
+func LocationNameLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldLocationName, v))
+}
+
+// LocationNameContains applies the Contains predicate on the "location_name" field.
+func LocationNameContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldLocationName, v))
+}
+
+// LocationNameHasPrefix applies the HasPrefix predicate on the "location_name" field.
+func LocationNameHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldLocationName, v))
+}
+
+// LocationNameHasSuffix applies the HasSuffix predicate on the "location_name" field.
+func LocationNameHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldLocationName, v))
+}
+
+// LocationNameIsNil applies the IsNil predicate on the "location_name" field.
+func LocationNameIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldLocationName))
+}
+
+// LocationNameNotNil applies the NotNil predicate on the "location_name" field.
+func LocationNameNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldLocationName))
+}
+
+// LocationNameEqualFold applies the EqualFold predicate on the "location_name" field.
+func LocationNameEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldLocationName, v))
+}
+
+// LocationNameContainsFold applies the ContainsFold predicate on the "location_name" field.
+func LocationNameContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldLocationName, v))
+}
+
+// LocationAddressEQ applies the EQ predicate on the "location_address" field.
+func LocationAddressEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldLocationAddress, v))
+}
+
+// LocationAddressNEQ applies the NEQ predicate on the "location_address" field.
+func LocationAddressNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldLocationAddress, v))
+}
+
+// LocationAddressIn applies the In predicate on the "location_address" field.
+func LocationAddressIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldLocationAddress, vs...))
+}
+
+// LocationAddressNotIn applies the NotIn predicate on the "location_address" field.
+func LocationAddressNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldLocationAddress, vs...))
+}
+
+// LocationAddressGT applies the GT predicate on the "location_address" field.
+func LocationAddressGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldLocationAddress, v))
+}
+
+// LocationAddressGTE applies the GTE predicate on the "location_address" field.
+func LocationAddressGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldLocationAddress, v))
+}
+
+// LocationAddressLT applies the LT predicate on the "location_address" field.
+func LocationAddressLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldLocationAddress, v))
+}
+
+// LocationAddressLTE applies the LTE predicate on the "location_address" field.
+func LocationAddressLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldLocationAddress, v))
+}
+
+// LocationAddressContains applies the Contains predicate on the "location_address" field.
+func LocationAddressContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldLocationAddress, v))
+}
+
+// LocationAddressHasPrefix applies the HasPrefix predicate on the "location_address" field.
+func LocationAddressHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldLocationAddress, v))
+}
+
+// LocationAddressHasSuffix applies the HasSuffix predicate on the "location_address" field.
+func LocationAddressHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldLocationAddress, v))
+}
+
+// LocationAddressIsNil applies the IsNil predicate on the "location_address" field.
+func LocationAddressIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldLocationAddress))
+}
+
+// LocationAddressNotNil applies the NotNil predicate on the "location_address" field.
+func LocationAddressNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldLocationAddress))
+}
+
+// LocationAddressEqualFold applies the EqualFold predicate on the "location_address" field.
+func LocationAddressEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldLocationAddress, v))
+}
+
+// LocationAddressContainsFold applies the ContainsFold predicate on the "location_address" field.
+func LocationAddressContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldLocationAddress, v))
+}
+
+// VcardsIsNil applies the IsNil predicate on the "vcards" field.
+func VcardsIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldVcards))
+}
+
+// VcardsNotNil applies the NotNil predicate on the "vcards" field.
+func VcardsNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldVcards))
+}
+
+// VcardNamesIsNil applies the IsNil predicate on the "vcard_names" field.
+func VcardNamesIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldVcardNames))
+}
+
+// VcardNamesNotNil applies the NotNil predicate on the "vcard_names" field.
+func VcardNamesNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldVcardNames))
+}
+
+// RawTypeEQ applies the EQ predicate on the "raw_type" field.
+func RawTypeEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldRawType, v))
+}
+
+// RawTypeNEQ applies the NEQ predicate on the "raw_type" field.
+func RawTypeNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldRawType, v))
+}
+
+// RawTypeIn applies the In predicate on the "raw_type" field.
+func RawTypeIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldRawType, vs...))
+}
+
+// RawTypeNotIn applies the NotIn predicate on the "raw_type" field.
+func RawTypeNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldRawType, vs...))
+}
+
+// RawTypeGT applies the GT predicate on the "raw_type" field.
+func RawTypeGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldRawType, v))
+}
+
+// RawTypeGTE applies the GTE predicate on the "raw_type" field.
+func RawTypeGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldRawType, v))
+}
+
+// RawTypeLT applies the LT predicate on the "raw_type" field.
+func RawTypeLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldRawType, v))
+}
+
+// RawTypeLTE applies the LTE predicate on the "raw_type" field.
+func RawTypeLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldRawType, v))
+}
+
+// RawTypeContains applies the Contains predicate on the "raw_type" field.
+func RawTypeContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldRawType, v))
+}
+
+// RawTypeHasPrefix applies the HasPrefix predicate on the "raw_type" field.
+func RawTypeHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldRawType, v))
+}
+
+// RawTypeHasSuffix applies the HasSuffix predicate on the "raw_type" field.
+func RawTypeHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldRawType, v))
+}
+
+// RawTypeIsNil applies the IsNil predicate on the "raw_type" field.
+func RawTypeIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldRawType))
+}
+
+// RawTypeNotNil applies the NotNil predicate on the "raw_type" field.
+func RawTypeNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldRawType))
+}
+
+// RawTypeEqualFold applies the EqualFold predicate on the "raw_type" field.
+func RawTypeEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldRawType, v))
+}
+
+// RawTypeContainsFold applies the ContainsFold predicate on the "raw_type" field.
+func RawTypeContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldRawType, v))
 }
 
 // WireTypeEQ applies the EQ predicate on the "wire_type" field.

@@ -648,6 +648,18 @@ var (
 		{Name: "media_kind", Type: field.TypeString, Nullable: true},
 		{Name: "media_filename", Type: field.TypeString, Nullable: true},
 		{Name: "media_mime", Type: field.TypeString, Nullable: true},
+		{Name: "media_size", Type: field.TypeInt64, Nullable: true},
+		{Name: "media_sha256", Type: field.TypeString, Nullable: true},
+		{Name: "media_width", Type: field.TypeInt, Nullable: true},
+		{Name: "media_height", Type: field.TypeInt, Nullable: true},
+		{Name: "media_seconds", Type: field.TypeInt, Nullable: true},
+		{Name: "latitude", Type: field.TypeFloat64, Nullable: true},
+		{Name: "longitude", Type: field.TypeFloat64, Nullable: true},
+		{Name: "location_name", Type: field.TypeString, Nullable: true},
+		{Name: "location_address", Type: field.TypeString, Nullable: true},
+		{Name: "vcards", Type: field.TypeJSON, Nullable: true},
+		{Name: "vcard_names", Type: field.TypeJSON, Nullable: true},
+		{Name: "raw_type", Type: field.TypeString, Nullable: true},
 		{Name: "wire_type", Type: field.TypeString, Nullable: true},
 		{Name: "poll_question", Type: field.TypeString, Nullable: true},
 		{Name: "poll_options", Type: field.TypeJSON, Nullable: true},
@@ -687,7 +699,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[41]},
+				Columns:    []*schema.Column{MessagesColumns[53]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -696,17 +708,17 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[35]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[47]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[25]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[37]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[23], MessagesColumns[24]},
+				Columns: []*schema.Column{MessagesColumns[35], MessagesColumns[36]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
@@ -714,22 +726,22 @@ var (
 			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[25]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[37]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[25]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[37]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[39], MessagesColumns[25]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[20]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[32]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "pinned_until IS NOT NULL",
 				},
@@ -737,7 +749,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[41], MessagesColumns[40]},
+				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[52]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -745,7 +757,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[41], MessagesColumns[23]},
+				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[35]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -753,7 +765,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[39], MessagesColumns[25]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
