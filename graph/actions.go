@@ -13,6 +13,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/graph/model"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // The actions on messages the account sent: edit, delete for everyone,
@@ -192,6 +193,13 @@ func (r *Resolver) setChatPresence(ctx context.Context, chatID, state string) (b
 // forwardMessage is the use case behind forwardMessage: the stored message's
 // content, sent to toChatID as a new direct message marked forwarded.
 func (r *Resolver) forwardMessage(ctx context.Context, key, toChatID string, chatID, engineID *string) (*ent.Message, error) {
+	// A forward sends (the field's @scope, messages:write) what the message store
+	// holds: it reads the store too, or a key that may only send could copy any
+	// received message out to a chat of its choosing. The second scope is checked
+	// here, before anything is read, as the directive names one.
+	if _, err := viewer.Require(ctx, scopeReadStore); err != nil {
+		return nil, err
+	}
 	m, err := r.storedMessage(ctx, key, chatID)
 	if err != nil {
 		return nil, err

@@ -181,6 +181,16 @@ func TestForwardAStoredMessage(t *testing.T) {
 	if r := e.Do("POST", "/v1/messages/forward/"+key, e.Key, map[string]any{}); r.Status != 422 {
 		t.Errorf("no chatId: %d %s", r.Status, r.Raw)
 	}
+	// A key that may send but not read the store cannot copy a received message
+	// out; with chats:read as well it can.
+	sender := e.NewKey("default", "messages:write")
+	if r := e.Do("POST", "/v1/messages/forward/"+ikey, sender, map[string]any{"chatId": "+15550536666"}); r.Status != 403 || r.Error()["code"] != "insufficient_scope" {
+		t.Errorf("forward with messages:write only: %d %s", r.Status, r.Raw)
+	}
+	both := e.NewKey("default", "messages:write", "chats:read")
+	if r := e.Do("POST", "/v1/messages/forward/"+key, both, map[string]any{"chatId": "+15550536666"}); r.Status != 201 {
+		t.Errorf("forward with messages:write and chats:read: %d %s", r.Status, r.Raw)
+	}
 }
 
 // Presence goes to the engine, which the sandbox records.
