@@ -30,6 +30,8 @@ var Kinds = []string{"image", "video", "audio", "document", "sticker", "voice", 
 type Store struct {
 	client  *ent.Client
 	baseURL string
+	// MaxBytes bounds one file Save stores (DefaultMaxBytes when zero).
+	MaxBytes int64
 }
 
 // NewStore returns a Store whose URLs start with baseURL (the server's public URL).
@@ -48,11 +50,7 @@ func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, f
 	if err != nil {
 		return "", err
 	}
-	u := s.baseURL + "/media/" + token
-	if filename != "" {
-		u += "/" + urlSafeName(filename)
-	}
-	return u, nil
+	return s.urlOf(token, filename), nil
 }
 
 // ServeMedia serves GET and HEAD /media/{token}[/{name}]; the token is the only
