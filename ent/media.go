@@ -27,6 +27,12 @@ type Media struct {
 	Filename string `json:"filename,omitempty"`
 	// Size holds the value of the "size" field.
 	Size int64 `json:"size,omitempty"`
+	// the hex SHA-256 of the bytes, once stored
+	Sha256 string `json:"sha256,omitempty"`
+	// ready (bytes stored), pending (reserved: the bytes are being fetched) or unavailable (reason says why)
+	State string `json:"state,omitempty"`
+	// why unavailable media have no bytes: expired, awaiting_sender, error
+	Reason string `json:"reason,omitempty"`
 	// Data holds the value of the "data" field.
 	Data []byte `json:"data,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -43,7 +49,7 @@ func (*Media) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case media.FieldID, media.FieldSize:
 			values[i] = new(sql.NullInt64)
-		case media.FieldWorkspaceID, media.FieldToken, media.FieldContentType, media.FieldFilename:
+		case media.FieldWorkspaceID, media.FieldToken, media.FieldContentType, media.FieldFilename, media.FieldSha256, media.FieldState, media.FieldReason:
 			values[i] = new(sql.NullString)
 		case media.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -97,6 +103,24 @@ func (_m *Media) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field size", values[i])
 			} else if value.Valid {
 				_m.Size = value.Int64
+			}
+		case media.FieldSha256:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field sha256", values[i])
+			} else if value.Valid {
+				_m.Sha256 = value.String
+			}
+		case media.FieldState:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field state", values[i])
+			} else if value.Valid {
+				_m.State = value.String
+			}
+		case media.FieldReason:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reason", values[i])
+			} else if value.Valid {
+				_m.Reason = value.String
 			}
 		case media.FieldData:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -159,6 +183,15 @@ func (_m *Media) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("size=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Size))
+	builder.WriteString(", ")
+	builder.WriteString("sha256=")
+	builder.WriteString(_m.Sha256)
+	builder.WriteString(", ")
+	builder.WriteString("state=")
+	builder.WriteString(_m.State)
+	builder.WriteString(", ")
+	builder.WriteString("reason=")
+	builder.WriteString(_m.Reason)
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))

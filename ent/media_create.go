@@ -60,6 +60,56 @@ func (_c *MediaCreate) SetSize(v int64) *MediaCreate {
 	return _c
 }
 
+// SetNillableSize sets the "size" field if the given value is not nil.
+func (_c *MediaCreate) SetNillableSize(v *int64) *MediaCreate {
+	if v != nil {
+		_c.SetSize(*v)
+	}
+	return _c
+}
+
+// SetSha256 sets the "sha256" field.
+func (_c *MediaCreate) SetSha256(v string) *MediaCreate {
+	_c.mutation.SetSha256(v)
+	return _c
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_c *MediaCreate) SetNillableSha256(v *string) *MediaCreate {
+	if v != nil {
+		_c.SetSha256(*v)
+	}
+	return _c
+}
+
+// SetState sets the "state" field.
+func (_c *MediaCreate) SetState(v string) *MediaCreate {
+	_c.mutation.SetState(v)
+	return _c
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_c *MediaCreate) SetNillableState(v *string) *MediaCreate {
+	if v != nil {
+		_c.SetState(*v)
+	}
+	return _c
+}
+
+// SetReason sets the "reason" field.
+func (_c *MediaCreate) SetReason(v string) *MediaCreate {
+	_c.mutation.SetReason(v)
+	return _c
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_c *MediaCreate) SetNillableReason(v *string) *MediaCreate {
+	if v != nil {
+		_c.SetReason(*v)
+	}
+	return _c
+}
+
 // SetData sets the "data" field.
 func (_c *MediaCreate) SetData(v []byte) *MediaCreate {
 	_c.mutation.SetData(v)
@@ -117,6 +167,14 @@ func (_c *MediaCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *MediaCreate) defaults() error {
+	if _, ok := _c.mutation.Size(); !ok {
+		v := media.DefaultSize
+		_c.mutation.SetSize(v)
+	}
+	if _, ok := _c.mutation.State(); !ok {
+		v := media.DefaultState
+		_c.mutation.SetState(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		if media.DefaultCreatedAt == nil {
 			return fmt.Errorf("ent: uninitialized media.DefaultCreatedAt (forgotten import ent/runtime?)")
@@ -146,8 +204,8 @@ func (_c *MediaCreate) check() error {
 	if _, ok := _c.mutation.Size(); !ok {
 		return &ValidationError{Name: "size", err: errors.New(`ent: missing required field "Media.size"`)}
 	}
-	if _, ok := _c.mutation.Data(); !ok {
-		return &ValidationError{Name: "data", err: errors.New(`ent: missing required field "Media.data"`)}
+	if _, ok := _c.mutation.State(); !ok {
+		return &ValidationError{Name: "state", err: errors.New(`ent: missing required field "Media.state"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Media.created_at"`)}
@@ -198,6 +256,18 @@ func (_c *MediaCreate) createSpec() (*Media, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Size(); ok {
 		_spec.SetField(media.FieldSize, field.TypeInt64, value)
 		_node.Size = value
+	}
+	if value, ok := _c.mutation.Sha256(); ok {
+		_spec.SetField(media.FieldSha256, field.TypeString, value)
+		_node.Sha256 = value
+	}
+	if value, ok := _c.mutation.State(); ok {
+		_spec.SetField(media.FieldState, field.TypeString, value)
+		_node.State = value
+	}
+	if value, ok := _c.mutation.Reason(); ok {
+		_spec.SetField(media.FieldReason, field.TypeString, value)
+		_node.Reason = value
 	}
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(media.FieldData, field.TypeBytes, value)
@@ -259,6 +329,120 @@ type (
 	}
 )
 
+// SetContentType sets the "content_type" field.
+func (u *MediaUpsert) SetContentType(v string) *MediaUpsert {
+	u.Set(media.FieldContentType, v)
+	return u
+}
+
+// UpdateContentType sets the "content_type" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateContentType() *MediaUpsert {
+	u.SetExcluded(media.FieldContentType)
+	return u
+}
+
+// SetFilename sets the "filename" field.
+func (u *MediaUpsert) SetFilename(v string) *MediaUpsert {
+	u.Set(media.FieldFilename, v)
+	return u
+}
+
+// UpdateFilename sets the "filename" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateFilename() *MediaUpsert {
+	u.SetExcluded(media.FieldFilename)
+	return u
+}
+
+// ClearFilename clears the value of the "filename" field.
+func (u *MediaUpsert) ClearFilename() *MediaUpsert {
+	u.SetNull(media.FieldFilename)
+	return u
+}
+
+// SetSize sets the "size" field.
+func (u *MediaUpsert) SetSize(v int64) *MediaUpsert {
+	u.Set(media.FieldSize, v)
+	return u
+}
+
+// UpdateSize sets the "size" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateSize() *MediaUpsert {
+	u.SetExcluded(media.FieldSize)
+	return u
+}
+
+// AddSize adds v to the "size" field.
+func (u *MediaUpsert) AddSize(v int64) *MediaUpsert {
+	u.Add(media.FieldSize, v)
+	return u
+}
+
+// SetSha256 sets the "sha256" field.
+func (u *MediaUpsert) SetSha256(v string) *MediaUpsert {
+	u.Set(media.FieldSha256, v)
+	return u
+}
+
+// UpdateSha256 sets the "sha256" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateSha256() *MediaUpsert {
+	u.SetExcluded(media.FieldSha256)
+	return u
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (u *MediaUpsert) ClearSha256() *MediaUpsert {
+	u.SetNull(media.FieldSha256)
+	return u
+}
+
+// SetState sets the "state" field.
+func (u *MediaUpsert) SetState(v string) *MediaUpsert {
+	u.Set(media.FieldState, v)
+	return u
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateState() *MediaUpsert {
+	u.SetExcluded(media.FieldState)
+	return u
+}
+
+// SetReason sets the "reason" field.
+func (u *MediaUpsert) SetReason(v string) *MediaUpsert {
+	u.Set(media.FieldReason, v)
+	return u
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateReason() *MediaUpsert {
+	u.SetExcluded(media.FieldReason)
+	return u
+}
+
+// ClearReason clears the value of the "reason" field.
+func (u *MediaUpsert) ClearReason() *MediaUpsert {
+	u.SetNull(media.FieldReason)
+	return u
+}
+
+// SetData sets the "data" field.
+func (u *MediaUpsert) SetData(v []byte) *MediaUpsert {
+	u.Set(media.FieldData, v)
+	return u
+}
+
+// UpdateData sets the "data" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateData() *MediaUpsert {
+	u.SetExcluded(media.FieldData)
+	return u
+}
+
+// ClearData clears the value of the "data" field.
+func (u *MediaUpsert) ClearData() *MediaUpsert {
+	u.SetNull(media.FieldData)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -275,18 +459,6 @@ func (u *MediaUpsertOne) UpdateNewValues() *MediaUpsertOne {
 		}
 		if _, exists := u.create.mutation.Token(); exists {
 			s.SetIgnore(media.FieldToken)
-		}
-		if _, exists := u.create.mutation.ContentType(); exists {
-			s.SetIgnore(media.FieldContentType)
-		}
-		if _, exists := u.create.mutation.Filename(); exists {
-			s.SetIgnore(media.FieldFilename)
-		}
-		if _, exists := u.create.mutation.Size(); exists {
-			s.SetIgnore(media.FieldSize)
-		}
-		if _, exists := u.create.mutation.Data(); exists {
-			s.SetIgnore(media.FieldData)
 		}
 		if _, exists := u.create.mutation.CreatedAt(); exists {
 			s.SetIgnore(media.FieldCreatedAt)
@@ -320,6 +492,139 @@ func (u *MediaUpsertOne) Update(set func(*MediaUpsert)) *MediaUpsertOne {
 		set(&MediaUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetContentType sets the "content_type" field.
+func (u *MediaUpsertOne) SetContentType(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetContentType(v)
+	})
+}
+
+// UpdateContentType sets the "content_type" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateContentType() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateContentType()
+	})
+}
+
+// SetFilename sets the "filename" field.
+func (u *MediaUpsertOne) SetFilename(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetFilename(v)
+	})
+}
+
+// UpdateFilename sets the "filename" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateFilename() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateFilename()
+	})
+}
+
+// ClearFilename clears the value of the "filename" field.
+func (u *MediaUpsertOne) ClearFilename() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearFilename()
+	})
+}
+
+// SetSize sets the "size" field.
+func (u *MediaUpsertOne) SetSize(v int64) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetSize(v)
+	})
+}
+
+// AddSize adds v to the "size" field.
+func (u *MediaUpsertOne) AddSize(v int64) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.AddSize(v)
+	})
+}
+
+// UpdateSize sets the "size" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateSize() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateSize()
+	})
+}
+
+// SetSha256 sets the "sha256" field.
+func (u *MediaUpsertOne) SetSha256(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetSha256(v)
+	})
+}
+
+// UpdateSha256 sets the "sha256" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateSha256() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateSha256()
+	})
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (u *MediaUpsertOne) ClearSha256() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearSha256()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *MediaUpsertOne) SetState(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateState() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetReason sets the "reason" field.
+func (u *MediaUpsertOne) SetReason(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetReason(v)
+	})
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateReason() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateReason()
+	})
+}
+
+// ClearReason clears the value of the "reason" field.
+func (u *MediaUpsertOne) ClearReason() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearReason()
+	})
+}
+
+// SetData sets the "data" field.
+func (u *MediaUpsertOne) SetData(v []byte) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetData(v)
+	})
+}
+
+// UpdateData sets the "data" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateData() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateData()
+	})
+}
+
+// ClearData clears the value of the "data" field.
+func (u *MediaUpsertOne) ClearData() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearData()
+	})
 }
 
 // Exec executes the query.
@@ -504,18 +809,6 @@ func (u *MediaUpsertBulk) UpdateNewValues() *MediaUpsertBulk {
 			if _, exists := b.mutation.Token(); exists {
 				s.SetIgnore(media.FieldToken)
 			}
-			if _, exists := b.mutation.ContentType(); exists {
-				s.SetIgnore(media.FieldContentType)
-			}
-			if _, exists := b.mutation.Filename(); exists {
-				s.SetIgnore(media.FieldFilename)
-			}
-			if _, exists := b.mutation.Size(); exists {
-				s.SetIgnore(media.FieldSize)
-			}
-			if _, exists := b.mutation.Data(); exists {
-				s.SetIgnore(media.FieldData)
-			}
 			if _, exists := b.mutation.CreatedAt(); exists {
 				s.SetIgnore(media.FieldCreatedAt)
 			}
@@ -549,6 +842,139 @@ func (u *MediaUpsertBulk) Update(set func(*MediaUpsert)) *MediaUpsertBulk {
 		set(&MediaUpsert{UpdateSet: update})
 	}))
 	return u
+}
+
+// SetContentType sets the "content_type" field.
+func (u *MediaUpsertBulk) SetContentType(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetContentType(v)
+	})
+}
+
+// UpdateContentType sets the "content_type" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateContentType() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateContentType()
+	})
+}
+
+// SetFilename sets the "filename" field.
+func (u *MediaUpsertBulk) SetFilename(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetFilename(v)
+	})
+}
+
+// UpdateFilename sets the "filename" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateFilename() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateFilename()
+	})
+}
+
+// ClearFilename clears the value of the "filename" field.
+func (u *MediaUpsertBulk) ClearFilename() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearFilename()
+	})
+}
+
+// SetSize sets the "size" field.
+func (u *MediaUpsertBulk) SetSize(v int64) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetSize(v)
+	})
+}
+
+// AddSize adds v to the "size" field.
+func (u *MediaUpsertBulk) AddSize(v int64) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.AddSize(v)
+	})
+}
+
+// UpdateSize sets the "size" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateSize() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateSize()
+	})
+}
+
+// SetSha256 sets the "sha256" field.
+func (u *MediaUpsertBulk) SetSha256(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetSha256(v)
+	})
+}
+
+// UpdateSha256 sets the "sha256" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateSha256() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateSha256()
+	})
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (u *MediaUpsertBulk) ClearSha256() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearSha256()
+	})
+}
+
+// SetState sets the "state" field.
+func (u *MediaUpsertBulk) SetState(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetState(v)
+	})
+}
+
+// UpdateState sets the "state" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateState() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateState()
+	})
+}
+
+// SetReason sets the "reason" field.
+func (u *MediaUpsertBulk) SetReason(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetReason(v)
+	})
+}
+
+// UpdateReason sets the "reason" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateReason() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateReason()
+	})
+}
+
+// ClearReason clears the value of the "reason" field.
+func (u *MediaUpsertBulk) ClearReason() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearReason()
+	})
+}
+
+// SetData sets the "data" field.
+func (u *MediaUpsertBulk) SetData(v []byte) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetData(v)
+	})
+}
+
+// UpdateData sets the "data" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateData() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateData()
+	})
+}
+
+// ClearData clears the value of the "data" field.
+func (u *MediaUpsertBulk) ClearData() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearData()
+	})
 }
 
 // Exec executes the query.

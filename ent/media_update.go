@@ -28,6 +28,127 @@ func (_u *MediaUpdate) Where(ps ...predicate.Media) *MediaUpdate {
 	return _u
 }
 
+// SetContentType sets the "content_type" field.
+func (_u *MediaUpdate) SetContentType(v string) *MediaUpdate {
+	_u.mutation.SetContentType(v)
+	return _u
+}
+
+// SetNillableContentType sets the "content_type" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableContentType(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetContentType(*v)
+	}
+	return _u
+}
+
+// SetFilename sets the "filename" field.
+func (_u *MediaUpdate) SetFilename(v string) *MediaUpdate {
+	_u.mutation.SetFilename(v)
+	return _u
+}
+
+// SetNillableFilename sets the "filename" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableFilename(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetFilename(*v)
+	}
+	return _u
+}
+
+// ClearFilename clears the value of the "filename" field.
+func (_u *MediaUpdate) ClearFilename() *MediaUpdate {
+	_u.mutation.ClearFilename()
+	return _u
+}
+
+// SetSize sets the "size" field.
+func (_u *MediaUpdate) SetSize(v int64) *MediaUpdate {
+	_u.mutation.ResetSize()
+	_u.mutation.SetSize(v)
+	return _u
+}
+
+// SetNillableSize sets the "size" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableSize(v *int64) *MediaUpdate {
+	if v != nil {
+		_u.SetSize(*v)
+	}
+	return _u
+}
+
+// AddSize adds value to the "size" field.
+func (_u *MediaUpdate) AddSize(v int64) *MediaUpdate {
+	_u.mutation.AddSize(v)
+	return _u
+}
+
+// SetSha256 sets the "sha256" field.
+func (_u *MediaUpdate) SetSha256(v string) *MediaUpdate {
+	_u.mutation.SetSha256(v)
+	return _u
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableSha256(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetSha256(*v)
+	}
+	return _u
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (_u *MediaUpdate) ClearSha256() *MediaUpdate {
+	_u.mutation.ClearSha256()
+	return _u
+}
+
+// SetState sets the "state" field.
+func (_u *MediaUpdate) SetState(v string) *MediaUpdate {
+	_u.mutation.SetState(v)
+	return _u
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableState(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetState(*v)
+	}
+	return _u
+}
+
+// SetReason sets the "reason" field.
+func (_u *MediaUpdate) SetReason(v string) *MediaUpdate {
+	_u.mutation.SetReason(v)
+	return _u
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableReason(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetReason(*v)
+	}
+	return _u
+}
+
+// ClearReason clears the value of the "reason" field.
+func (_u *MediaUpdate) ClearReason() *MediaUpdate {
+	_u.mutation.ClearReason()
+	return _u
+}
+
+// SetData sets the "data" field.
+func (_u *MediaUpdate) SetData(v []byte) *MediaUpdate {
+	_u.mutation.SetData(v)
+	return _u
+}
+
+// ClearData clears the value of the "data" field.
+func (_u *MediaUpdate) ClearData() *MediaUpdate {
+	_u.mutation.ClearData()
+	return _u
+}
+
 // Mutation returns the MediaMutation object of the builder.
 func (_u *MediaUpdate) Mutation() *MediaMutation {
 	return _u.mutation
@@ -75,8 +196,41 @@ func (_u *MediaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			}
 		}
 	}
+	if value, ok := _u.mutation.ContentType(); ok {
+		_spec.SetField(media.FieldContentType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Filename(); ok {
+		_spec.SetField(media.FieldFilename, field.TypeString, value)
+	}
 	if _u.mutation.FilenameCleared() {
 		_spec.ClearField(media.FieldFilename, field.TypeString)
+	}
+	if value, ok := _u.mutation.Size(); ok {
+		_spec.SetField(media.FieldSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSize(); ok {
+		_spec.AddField(media.FieldSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Sha256(); ok {
+		_spec.SetField(media.FieldSha256, field.TypeString, value)
+	}
+	if _u.mutation.Sha256Cleared() {
+		_spec.ClearField(media.FieldSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.State(); ok {
+		_spec.SetField(media.FieldState, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Reason(); ok {
+		_spec.SetField(media.FieldReason, field.TypeString, value)
+	}
+	if _u.mutation.ReasonCleared() {
+		_spec.ClearField(media.FieldReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(media.FieldData, field.TypeBytes, value)
+	}
+	if _u.mutation.DataCleared() {
+		_spec.ClearField(media.FieldData, field.TypeBytes)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -98,6 +252,127 @@ type MediaUpdateOne struct {
 	hooks     []Hook
 	mutation  *MediaMutation
 	modifiers []func(*sql.UpdateBuilder)
+}
+
+// SetContentType sets the "content_type" field.
+func (_u *MediaUpdateOne) SetContentType(v string) *MediaUpdateOne {
+	_u.mutation.SetContentType(v)
+	return _u
+}
+
+// SetNillableContentType sets the "content_type" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableContentType(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetContentType(*v)
+	}
+	return _u
+}
+
+// SetFilename sets the "filename" field.
+func (_u *MediaUpdateOne) SetFilename(v string) *MediaUpdateOne {
+	_u.mutation.SetFilename(v)
+	return _u
+}
+
+// SetNillableFilename sets the "filename" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableFilename(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetFilename(*v)
+	}
+	return _u
+}
+
+// ClearFilename clears the value of the "filename" field.
+func (_u *MediaUpdateOne) ClearFilename() *MediaUpdateOne {
+	_u.mutation.ClearFilename()
+	return _u
+}
+
+// SetSize sets the "size" field.
+func (_u *MediaUpdateOne) SetSize(v int64) *MediaUpdateOne {
+	_u.mutation.ResetSize()
+	_u.mutation.SetSize(v)
+	return _u
+}
+
+// SetNillableSize sets the "size" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableSize(v *int64) *MediaUpdateOne {
+	if v != nil {
+		_u.SetSize(*v)
+	}
+	return _u
+}
+
+// AddSize adds value to the "size" field.
+func (_u *MediaUpdateOne) AddSize(v int64) *MediaUpdateOne {
+	_u.mutation.AddSize(v)
+	return _u
+}
+
+// SetSha256 sets the "sha256" field.
+func (_u *MediaUpdateOne) SetSha256(v string) *MediaUpdateOne {
+	_u.mutation.SetSha256(v)
+	return _u
+}
+
+// SetNillableSha256 sets the "sha256" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableSha256(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetSha256(*v)
+	}
+	return _u
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (_u *MediaUpdateOne) ClearSha256() *MediaUpdateOne {
+	_u.mutation.ClearSha256()
+	return _u
+}
+
+// SetState sets the "state" field.
+func (_u *MediaUpdateOne) SetState(v string) *MediaUpdateOne {
+	_u.mutation.SetState(v)
+	return _u
+}
+
+// SetNillableState sets the "state" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableState(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetState(*v)
+	}
+	return _u
+}
+
+// SetReason sets the "reason" field.
+func (_u *MediaUpdateOne) SetReason(v string) *MediaUpdateOne {
+	_u.mutation.SetReason(v)
+	return _u
+}
+
+// SetNillableReason sets the "reason" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableReason(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetReason(*v)
+	}
+	return _u
+}
+
+// ClearReason clears the value of the "reason" field.
+func (_u *MediaUpdateOne) ClearReason() *MediaUpdateOne {
+	_u.mutation.ClearReason()
+	return _u
+}
+
+// SetData sets the "data" field.
+func (_u *MediaUpdateOne) SetData(v []byte) *MediaUpdateOne {
+	_u.mutation.SetData(v)
+	return _u
+}
+
+// ClearData clears the value of the "data" field.
+func (_u *MediaUpdateOne) ClearData() *MediaUpdateOne {
+	_u.mutation.ClearData()
+	return _u
 }
 
 // Mutation returns the MediaMutation object of the builder.
@@ -177,8 +452,41 @@ func (_u *MediaUpdateOne) sqlSave(ctx context.Context) (_node *Media, err error)
 			}
 		}
 	}
+	if value, ok := _u.mutation.ContentType(); ok {
+		_spec.SetField(media.FieldContentType, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Filename(); ok {
+		_spec.SetField(media.FieldFilename, field.TypeString, value)
+	}
 	if _u.mutation.FilenameCleared() {
 		_spec.ClearField(media.FieldFilename, field.TypeString)
+	}
+	if value, ok := _u.mutation.Size(); ok {
+		_spec.SetField(media.FieldSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.AddedSize(); ok {
+		_spec.AddField(media.FieldSize, field.TypeInt64, value)
+	}
+	if value, ok := _u.mutation.Sha256(); ok {
+		_spec.SetField(media.FieldSha256, field.TypeString, value)
+	}
+	if _u.mutation.Sha256Cleared() {
+		_spec.ClearField(media.FieldSha256, field.TypeString)
+	}
+	if value, ok := _u.mutation.State(); ok {
+		_spec.SetField(media.FieldState, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Reason(); ok {
+		_spec.SetField(media.FieldReason, field.TypeString, value)
+	}
+	if _u.mutation.ReasonCleared() {
+		_spec.ClearField(media.FieldReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Data(); ok {
+		_spec.SetField(media.FieldData, field.TypeBytes, value)
+	}
+	if _u.mutation.DataCleared() {
+		_spec.ClearField(media.FieldData, field.TypeBytes)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Media{config: _u.config}

@@ -16323,6 +16323,9 @@ type MediaMutation struct {
 	filename      *string
 	size          *int64
 	addsize       *int64
+	sha256        *string
+	state         *string
+	reason        *string
 	data          *[]byte
 	created_at    *time.Time
 	clearedFields map[string]struct{}
@@ -16642,6 +16645,140 @@ func (m *MediaMutation) ResetSize() {
 	m.addsize = nil
 }
 
+// SetSha256 sets the "sha256" field.
+func (m *MediaMutation) SetSha256(s string) {
+	m.sha256 = &s
+}
+
+// Sha256 returns the value of the "sha256" field in the mutation.
+func (m *MediaMutation) Sha256() (r string, exists bool) {
+	v := m.sha256
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSha256 returns the old "sha256" field's value of the Media entity.
+// If the Media object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaMutation) OldSha256(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSha256 is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSha256 requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSha256: %w", err)
+	}
+	return oldValue.Sha256, nil
+}
+
+// ClearSha256 clears the value of the "sha256" field.
+func (m *MediaMutation) ClearSha256() {
+	m.sha256 = nil
+	m.clearedFields[media.FieldSha256] = struct{}{}
+}
+
+// Sha256Cleared returns if the "sha256" field was cleared in this mutation.
+func (m *MediaMutation) Sha256Cleared() bool {
+	_, ok := m.clearedFields[media.FieldSha256]
+	return ok
+}
+
+// ResetSha256 resets all changes to the "sha256" field.
+func (m *MediaMutation) ResetSha256() {
+	m.sha256 = nil
+	delete(m.clearedFields, media.FieldSha256)
+}
+
+// SetState sets the "state" field.
+func (m *MediaMutation) SetState(s string) {
+	m.state = &s
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *MediaMutation) State() (r string, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the Media entity.
+// If the Media object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaMutation) OldState(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *MediaMutation) ResetState() {
+	m.state = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *MediaMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *MediaMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the Media entity.
+// If the Media object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ClearReason clears the value of the "reason" field.
+func (m *MediaMutation) ClearReason() {
+	m.reason = nil
+	m.clearedFields[media.FieldReason] = struct{}{}
+}
+
+// ReasonCleared returns if the "reason" field was cleared in this mutation.
+func (m *MediaMutation) ReasonCleared() bool {
+	_, ok := m.clearedFields[media.FieldReason]
+	return ok
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *MediaMutation) ResetReason() {
+	m.reason = nil
+	delete(m.clearedFields, media.FieldReason)
+}
+
 // SetData sets the "data" field.
 func (m *MediaMutation) SetData(b []byte) {
 	m.data = &b
@@ -16673,9 +16810,22 @@ func (m *MediaMutation) OldData(ctx context.Context) (v []byte, err error) {
 	return oldValue.Data, nil
 }
 
+// ClearData clears the value of the "data" field.
+func (m *MediaMutation) ClearData() {
+	m.data = nil
+	m.clearedFields[media.FieldData] = struct{}{}
+}
+
+// DataCleared returns if the "data" field was cleared in this mutation.
+func (m *MediaMutation) DataCleared() bool {
+	_, ok := m.clearedFields[media.FieldData]
+	return ok
+}
+
 // ResetData resets all changes to the "data" field.
 func (m *MediaMutation) ResetData() {
 	m.data = nil
+	delete(m.clearedFields, media.FieldData)
 }
 
 // SetCreatedAt sets the "created_at" field.
@@ -16748,7 +16898,7 @@ func (m *MediaMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MediaMutation) Fields() []string {
-	fields := make([]string, 0, 7)
+	fields := make([]string, 0, 10)
 	if m.workspace_id != nil {
 		fields = append(fields, media.FieldWorkspaceID)
 	}
@@ -16763,6 +16913,15 @@ func (m *MediaMutation) Fields() []string {
 	}
 	if m.size != nil {
 		fields = append(fields, media.FieldSize)
+	}
+	if m.sha256 != nil {
+		fields = append(fields, media.FieldSha256)
+	}
+	if m.state != nil {
+		fields = append(fields, media.FieldState)
+	}
+	if m.reason != nil {
+		fields = append(fields, media.FieldReason)
 	}
 	if m.data != nil {
 		fields = append(fields, media.FieldData)
@@ -16788,6 +16947,12 @@ func (m *MediaMutation) Field(name string) (ent.Value, bool) {
 		return m.Filename()
 	case media.FieldSize:
 		return m.Size()
+	case media.FieldSha256:
+		return m.Sha256()
+	case media.FieldState:
+		return m.State()
+	case media.FieldReason:
+		return m.Reason()
 	case media.FieldData:
 		return m.Data()
 	case media.FieldCreatedAt:
@@ -16811,6 +16976,12 @@ func (m *MediaMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldFilename(ctx)
 	case media.FieldSize:
 		return m.OldSize(ctx)
+	case media.FieldSha256:
+		return m.OldSha256(ctx)
+	case media.FieldState:
+		return m.OldState(ctx)
+	case media.FieldReason:
+		return m.OldReason(ctx)
 	case media.FieldData:
 		return m.OldData(ctx)
 	case media.FieldCreatedAt:
@@ -16858,6 +17029,27 @@ func (m *MediaMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSize(v)
+		return nil
+	case media.FieldSha256:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSha256(v)
+		return nil
+	case media.FieldState:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case media.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
 		return nil
 	case media.FieldData:
 		v, ok := value.([]byte)
@@ -16921,6 +17113,15 @@ func (m *MediaMutation) ClearedFields() []string {
 	if m.FieldCleared(media.FieldFilename) {
 		fields = append(fields, media.FieldFilename)
 	}
+	if m.FieldCleared(media.FieldSha256) {
+		fields = append(fields, media.FieldSha256)
+	}
+	if m.FieldCleared(media.FieldReason) {
+		fields = append(fields, media.FieldReason)
+	}
+	if m.FieldCleared(media.FieldData) {
+		fields = append(fields, media.FieldData)
+	}
 	return fields
 }
 
@@ -16937,6 +17138,15 @@ func (m *MediaMutation) ClearField(name string) error {
 	switch name {
 	case media.FieldFilename:
 		m.ClearFilename()
+		return nil
+	case media.FieldSha256:
+		m.ClearSha256()
+		return nil
+	case media.FieldReason:
+		m.ClearReason()
+		return nil
+	case media.FieldData:
+		m.ClearData()
 		return nil
 	}
 	return fmt.Errorf("unknown Media nullable field %s", name)
@@ -16960,6 +17170,15 @@ func (m *MediaMutation) ResetField(name string) error {
 		return nil
 	case media.FieldSize:
 		m.ResetSize()
+		return nil
+	case media.FieldSha256:
+		m.ResetSha256()
+		return nil
+	case media.FieldState:
+		m.ResetState()
+		return nil
+	case media.FieldReason:
+		m.ResetReason()
 		return nil
 	case media.FieldData:
 		m.ResetData()

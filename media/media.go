@@ -4,7 +4,9 @@ package media
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"mime"
@@ -32,6 +34,9 @@ type Store struct {
 	baseURL string
 	// MaxBytes bounds one file Save stores (DefaultMaxBytes when zero).
 	MaxBytes int64
+	// FillWait bounds how long a read of reserved media waits for its bytes
+	// (DefaultFillWait when zero).
+	FillWait time.Duration
 }
 
 // NewStore returns a Store whose URLs start with baseURL (the server's public URL).
@@ -45,8 +50,9 @@ func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, f
 	if contentType == "" {
 		contentType = http.DetectContentType(data)
 	}
-	err := tx.Media.Create().SetToken(token).SetContentType(contentType).
-		SetFilename(filename).SetSize(int64(len(data))).SetData(data).Exec(ctx)
+	sum := sha256.Sum256(data)
+	err := tx.Media.Create().SetToken(token).SetContentType(contentType).SetFilename(filename).
+		SetSize(int64(len(data))).SetSha256(hex.EncodeToString(sum[:])).SetData(data).Exec(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -64,11 +70,8 @@ func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	if len(token) > 64 || !switchboard.IsToken(token) {
 		return errNoMedia
 	}
-	ctx := viewer.SystemContext(r.Context())
-	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return errNoMedia
-	} else if err != nil {
+	m, err := s.ready(viewer.SystemContext(r.Context()), token)
+	if err != nil {
 		return err
 	}
 	SafeHeaders(w.Header(), m.ContentType, m.Filename)
@@ -245,11 +248,31 @@ func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentTyp
 		return nil, "", "", false, nil
 	}
 	token, _, _ := strings.Cut(rest, "/")
-	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
-	if ent.IsNotFound(err) {
+	m, err := s.ready(ctx, token)
+	if errors.Is(err, errNoMedia) {
 		return nil, "", "", false, nil
 	} else if err != nil {
 		return nil, "", "", false, err
 	}
 	return m.Data, m.ContentType, m.Filename, true, nil
+}
+
+// ready is the media of token with its bytes: pending media are waited for
+// (FillWait), and media without bytes are an error saying why.
+func (s *Store) ready(ctx context.Context, token string) (*ent.Media, error) {
+	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, errNoMedia
+	} else if err != nil {
+		return nil, err
+	}
+	if m.State == StatePending {
+		if m, err = s.awaitFilled(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if m.State != StateReady {
+		return nil, unavailable(m)
+	}
+	return m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
-	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/storage"
 )
 
@@ -57,7 +57,7 @@ func (s *Store) Save(ctx context.Context, r io.Reader, contentType, filename str
 		Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}
 	err = storage.WithTx(ctx, s.client, func(tx *ent.Tx) error {
 		return tx.Media.Create().SetToken(o.Token).SetContentType(contentType).
-			SetFilename(filename).SetSize(n).SetData(buf.Bytes()).Exec(ctx)
+			SetFilename(filename).SetSize(n).SetSha256(o.SHA256).SetData(buf.Bytes()).Exec(ctx)
 	})
 	if err != nil {
 		return Object{}, err
@@ -74,14 +74,14 @@ func (s *Store) Open(ctx context.Context, rawURL string) (rc io.ReadCloser, o Ob
 	if !found {
 		return nil, Object{}, false, nil
 	}
-	m, err := s.client.Media.Query().Where(media.Token(token)).Only(ctx)
-	if ent.IsNotFound(err) {
+	m, err := s.ready(ctx, token)
+	if errors.Is(err, errNoMedia) {
 		return nil, Object{}, false, nil
 	} else if err != nil {
 		return nil, Object{}, false, err
 	}
 	o = Object{URL: s.urlOf(m.Token, m.Filename), Token: m.Token, ContentType: m.ContentType,
-		Filename: m.Filename, Size: m.Size}
+		Filename: m.Filename, Size: m.Size, SHA256: m.Sha256}
 	return io.NopCloser(bytes.NewReader(m.Data)), o, true, nil
 }
 

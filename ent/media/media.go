@@ -24,6 +24,12 @@ const (
 	FieldFilename = "filename"
 	// FieldSize holds the string denoting the size field in the database.
 	FieldSize = "size"
+	// FieldSha256 holds the string denoting the sha256 field in the database.
+	FieldSha256 = "sha256"
+	// FieldState holds the string denoting the state field in the database.
+	FieldState = "state"
+	// FieldReason holds the string denoting the reason field in the database.
+	FieldReason = "reason"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -40,6 +46,9 @@ var Columns = []string{
 	FieldContentType,
 	FieldFilename,
 	FieldSize,
+	FieldSha256,
+	FieldState,
+	FieldReason,
 	FieldData,
 	FieldCreatedAt,
 }
@@ -64,6 +73,10 @@ var (
 	Interceptors [1]ent.Interceptor
 	// WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
 	WorkspaceIDValidator func(string) error
+	// DefaultSize holds the default value on creation for the "size" field.
+	DefaultSize int64
+	// DefaultState holds the default value on creation for the "state" field.
+	DefaultState string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 )
@@ -99,6 +112,21 @@ func ByFilename(opts ...sql.OrderTermOption) OrderOption {
 // BySize orders the results by the size field.
 func BySize(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSize, opts...).ToFunc()
+}
+
+// BySha256 orders the results by the sha256 field.
+func BySha256(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSha256, opts...).ToFunc()
+}
+
+// ByState orders the results by the state field.
+func ByState(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldState, opts...).ToFunc()
+}
+
+// ByReason orders the results by the reason field.
+func ByReason(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReason, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -617,8 +617,11 @@ var (
 		{Name: "token", Type: field.TypeString, Unique: true},
 		{Name: "content_type", Type: field.TypeString},
 		{Name: "filename", Type: field.TypeString, Nullable: true},
-		{Name: "size", Type: field.TypeInt64},
-		{Name: "data", Type: field.TypeBytes},
+		{Name: "size", Type: field.TypeInt64, Default: 0},
+		{Name: "sha256", Type: field.TypeString, Nullable: true},
+		{Name: "state", Type: field.TypeString, Default: "ready"},
+		{Name: "reason", Type: field.TypeString, Nullable: true},
+		{Name: "data", Type: field.TypeBytes, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// MediaTable holds the schema information for the "media" table.

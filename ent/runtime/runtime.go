@@ -631,8 +631,16 @@ func init() {
 	mediaDescWorkspaceID := mediaMixinFields0[0].Descriptor()
 	// media.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
 	media.WorkspaceIDValidator = mediaDescWorkspaceID.Validators[0].(func(string) error)
+	// mediaDescSize is the schema descriptor for size field.
+	mediaDescSize := mediaFields[3].Descriptor()
+	// media.DefaultSize holds the default value on creation for the size field.
+	media.DefaultSize = mediaDescSize.Default.(int64)
+	// mediaDescState is the schema descriptor for state field.
+	mediaDescState := mediaFields[5].Descriptor()
+	// media.DefaultState holds the default value on creation for the state field.
+	media.DefaultState = mediaDescState.Default.(string)
 	// mediaDescCreatedAt is the schema descriptor for created_at field.
-	mediaDescCreatedAt := mediaFields[5].Descriptor()
+	mediaDescCreatedAt := mediaFields[8].Descriptor()
 	// media.DefaultCreatedAt holds the default value on creation for the created_at field.
 	media.DefaultCreatedAt = mediaDescCreatedAt.Default.(func() time.Time)
 	messageMixin := schema.Message{}.Mixin()

@@ -9,7 +9,8 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// Media is an uploaded attachment, served to engines from an unguessable URL.
+// Media is an attachment (uploaded, or kept from a received message), served
+// from an unguessable URL.
 type Media struct{ ent.Schema }
 
 // Mixin of the Media.
@@ -19,10 +20,14 @@ func (Media) Mixin() []ent.Mixin { return []ent.Mixin{TenantMixin{}} }
 func (Media) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("token").Immutable().Unique().Sensitive(),
-		field.String("content_type").Immutable(),
-		field.String("filename").Immutable().Optional(),
-		field.Int64("size").Immutable(),
-		field.Bytes("data").Immutable(),
+		field.String("content_type"),
+		field.String("filename").Optional(),
+		field.Int64("size").Default(0),
+		field.String("sha256").Optional().Comment("the hex SHA-256 of the bytes, once stored"),
+		field.String("state").Default("ready").
+			Comment("ready (bytes stored), pending (reserved: the bytes are being fetched) or unavailable (reason says why)"),
+		field.String("reason").Optional().Comment("why unavailable media have no bytes: expired, awaiting_sender, error"),
+		field.Bytes("data").Optional(),
 		field.Time("created_at").Immutable().Default(time.Now),
 	}
 }
