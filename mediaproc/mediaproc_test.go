@@ -105,7 +105,7 @@ func TestPrepareImagesWithoutFFmpeg(t *testing.T) {
 	none := Find("off")
 	tests := []struct {
 		name, kind, ct, path string
-		want               facts
+		want                 facts
 	}{
 		{"wide png", "image", "image/png", pngFile(t, 400, 200), facts{Kind: "image", ContentType: "image/png", Width: 400, Height: 200, Thumb: [2]int{100, 50}}},
 		{"tall png", "image", "image/png", pngFile(t, 30, 1200), facts{Kind: "image", ContentType: "image/png", Width: 30, Height: 1200, Thumb: [2]int{2, 100}}},
@@ -155,7 +155,7 @@ func TestPrepareWithFFmpeg(t *testing.T) {
 	ogg := ffmpegFile(t, tools, "v.ogg", "-i", wav, "-c:a", "libopus", "-ac", "1", "-ar", "48000")
 	tests := []struct {
 		name, kind, ct, path string
-		want               facts
+		want                 facts
 	}{
 		{"video", "video", "video/mp4", mp4, facts{Kind: "video", ContentType: "video/mp4", Width: 320, Height: 240, Seconds: 3, Thumb: [2]int{100, 75}}},
 		{"video note", "ptv", "video/mp4", mp4, facts{Kind: "ptv", ContentType: "video/mp4", Width: 320, Height: 240, Seconds: 3, Thumb: [2]int{100, 75}}},
