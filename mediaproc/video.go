@@ -93,7 +93,8 @@ func (t Tools) FrameThumbnail(ctx context.Context, path string, at float64) ([]b
 		return nil, ErrNoFFmpeg
 	}
 	out := &limited{n: 1 << 20}
-	scale := fmt.Sprintf("scale=w=%d:h=%d:force_original_aspect_ratio=decrease", ThumbSize, ThumbSize)
+	// Down to ThumbSize on the longest side, never enlarged.
+	scale := fmt.Sprintf("scale=w='min(%d\\,iw)':h='min(%d\\,ih)':force_original_aspect_ratio=decrease", ThumbSize, ThumbSize)
 	err := t.run(ctx, t.FFmpeg, out, "-nostdin", "-v", "error", "-ss", strconv.FormatFloat(at, 'f', 3, 64),
 		"-i", path, "-frames:v", "1", "-vf", scale, "-q:v", "5", "-f", "mjpeg", "pipe:1")
 	if err != nil {
