@@ -237,6 +237,7 @@ var (
 	_ engine.MediaFetcher      = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
+	_ engine.MediaChecker      = (*Engine)(nil)
 )
 
 var (

@@ -211,3 +211,14 @@ func dim(n int) *uint32 {
 	}
 	return proto.Uint32(uint32(n))
 }
+
+// CheckMedia implements engine.MediaChecker: without ffmpeg, a voice note of a
+// type other than Ogg/Opus cannot be made (the send would fail with the same
+// reason).
+func (e *Engine) CheckMedia(kind, contentType string) error {
+	ct := strings.ToLower(contentType)
+	if kind != "voice" || ct == "" || e.proc.Available() || strings.Contains(ct, "ogg") || strings.Contains(ct, "opus") {
+		return nil
+	}
+	return fmt.Errorf("a voice note of type %s must be converted to Ogg/Opus: %w", contentType, mediaproc.ErrNoFFmpeg)
+}

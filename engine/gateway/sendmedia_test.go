@@ -282,3 +282,31 @@ func spooledFiles(t *testing.T) int {
 	}
 	return len(m)
 }
+
+func TestCheckMedia(t *testing.T) {
+	off := newHarness(t, true, func(c *Config) { c.FFmpeg = "off" })
+	with := newHarness(t, true, func(c *Config) { c.FFmpeg = "" })
+	tests := []struct {
+		e                 *Engine
+		kind, ct          string
+		refused           bool
+		needsFFmpegOnPath bool
+	}{
+		{off.e, "voice", "audio/mpeg", true, false},
+		{off.e, "voice", "audio/ogg; codecs=opus", false, false},
+		{off.e, "voice", "application/ogg", false, false},
+		{off.e, "voice", "", false, false}, // cannot tell
+		{off.e, "audio", "audio/mpeg", false, false},
+		{off.e, "video", "video/mp4", false, false},
+		{with.e, "voice", "audio/mpeg", false, true},
+	}
+	for _, tc := range tests {
+		if tc.needsFFmpegOnPath && !mediaproc.Find("").Available() {
+			continue
+		}
+		err := tc.e.CheckMedia(tc.kind, tc.ct)
+		if (err != nil) != tc.refused || (err != nil && !errors.Is(err, mediaproc.ErrNoFFmpeg)) {
+			t.Errorf("CheckMedia(%s, %q) = %v, want refused %v", tc.kind, tc.ct, err, tc.refused)
+		}
+	}
+}
