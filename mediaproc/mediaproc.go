@@ -107,6 +107,11 @@ func (t Tools) run(ctx context.Context, bin string, stdout io.Writer, args ...st
 	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 		msg = msg[i+1:] // the last line says why
 	}
+	for _, a := range args { // the server's file names are nobody's business
+		if filepath.IsAbs(a) {
+			msg = strings.ReplaceAll(msg, a, "the file")
+		}
+	}
 	return fmt.Errorf("%w: %s: %s", ErrInput, name, msg)
 }
 

@@ -11,6 +11,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -230,5 +231,17 @@ func TestWaveformLevels(t *testing.T) {
 	}
 	if got := (&levels{}).waveform(); len(got) != WaveformLen {
 		t.Fatalf("empty waveform %v", got)
+	}
+}
+
+func TestErrorsNameNoServerPath(t *testing.T) {
+	tools := needFFmpeg(t)
+	junk := filepath.Join(t.TempDir(), "junk.bin")
+	if err := os.WriteFile(junk, []byte("not media"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tools.Probe(context.Background(), junk)
+	if !errors.Is(err, ErrInput) || strings.Contains(err.Error(), junk) || !strings.Contains(err.Error(), "the file") {
+		t.Fatalf("probe of junk: %v", err)
 	}
 }
