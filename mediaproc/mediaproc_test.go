@@ -197,14 +197,22 @@ func TestPrepareWithFFmpeg(t *testing.T) {
 	}
 }
 
-func TestVoiceOfSomethingElseIsRejected(t *testing.T) {
+// What would arrive broken is refused: a voice note, video or gif ffmpeg
+// cannot read, or a "video" without a picture.
+func TestUnreadableMediaIsRejected(t *testing.T) {
 	tools := needFFmpeg(t)
 	txt := filepath.Join(t.TempDir(), "a.txt")
 	if err := os.WriteFile(txt, []byte("not audio at all"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tools.Prepare(context.Background(), "voice", txt, "text/plain"); !errors.Is(err, ErrInput) {
-		t.Fatalf("voice note of text: %v, want ErrInput", err)
+	wav := ffmpegFile(t, tools, "a.wav", "-f", "lavfi", "-i", "sine=d=1")
+	for _, tc := range []struct{ kind, path, ct string }{
+		{"voice", txt, "text/plain"}, {"video", txt, "video/mp4"}, {"ptv", txt, "video/mp4"},
+		{"gif", txt, "video/mp4"}, {"video", wav, "video/mp4"},
+	} {
+		if _, err := tools.Prepare(context.Background(), tc.kind, tc.path, tc.ct); !errors.Is(err, ErrInput) {
+			t.Errorf("%s of %s: %v, want ErrInput", tc.kind, filepath.Base(tc.path), err)
+		}
 	}
 }
 

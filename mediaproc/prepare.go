@@ -49,28 +49,42 @@ func (p *Prepared) miss(what string, err error) {
 // without ffmpeg (ErrNoFFmpeg) or that ffmpeg cannot read (ErrInput).
 func (t Tools) Prepare(ctx context.Context, kind, path, contentType string) (*Prepared, error) {
 	p := &Prepared{Path: path, ContentType: contentType, Kind: kind}
+	var err error
 	switch kind {
 	case "image", "sticker":
 		t.image(ctx, p, kind == "image")
 	case "video", "ptv":
-		t.video(ctx, p)
+		err = t.video(ctx, p)
 	case "gif":
-		if err := t.gif(ctx, p); err != nil {
-			return nil, err
-		}
+		err = t.gif(ctx, p)
 	case "voice":
-		if err := t.voice(ctx, p); err != nil {
-			p.Close()
-			return nil, err
-		}
+		err = t.voice(ctx, p)
 	case "audio":
-		pr, err := t.Probe(ctx, path)
-		if err != nil {
-			p.miss("duration", err)
-		}
-		p.Seconds = seconds(pr.Seconds)
+		err = t.audio(ctx, p)
+	}
+	if err != nil {
+		p.Close()
+		return nil, err
 	}
 	return p, nil
+}
+
+// audio reads an audio file's duration: from the file for Ogg/Opus, else by
+// ffprobe.
+func (t Tools) audio(ctx context.Context, p *Prepared) error {
+	if ok, _ := IsOggOpus(p.Path); ok {
+		secs, err := OggOpusSeconds(p.Path)
+		p.Seconds = seconds(secs)
+		return err
+	}
+	pr, err := t.Probe(ctx, p.Path)
+	if err != nil && ctx.Err() != nil {
+		return err
+	} else if err != nil {
+		p.miss("duration", err)
+	}
+	p.Seconds = seconds(pr.Seconds)
+	return nil
 }
 
 // image reads an image's dimensions and, when thumb, makes its thumbnail (in
@@ -96,25 +110,37 @@ func (t Tools) image(ctx context.Context, p *Prepared, thumb bool) {
 	}
 }
 
-// video probes a video's dimensions and duration and takes its thumbnail.
-func (t Tools) video(ctx context.Context, p *Prepared) {
+// video probes a video's dimensions and duration and takes its thumbnail;
+// without ffmpeg it goes without them. A file ffprobe cannot read as a video
+// is ErrInput: it would arrive broken.
+func (t Tools) video(ctx context.Context, p *Prepared) error {
 	pr, err := t.Probe(ctx, p.Path)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoFFmpeg):
 		p.miss("dimensions, duration and thumbnail", err)
-		return
+		return nil
+	case errors.Is(err, ErrInput):
+		return fmt.Errorf("the video cannot be read: %w", err)
+	case err != nil:
+		return err
+	case pr.VideoCodec == "":
+		return fmt.Errorf("%w: the file has no video stream", ErrInput)
 	}
 	p.Width, p.Height, p.Seconds = pr.Width, pr.Height, seconds(pr.Seconds)
 	if p.Thumbnail, err = t.FrameThumbnail(ctx, p.Path, thumbAt(pr.Seconds)); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		p.miss("thumbnail", err)
 	}
+	return nil
 }
 
 // gif sends a GIF image as the MP4 WhatsApp plays as a gif (as a still image
 // without ffmpeg); an MP4 is a video.
 func (t Tools) gif(ctx context.Context, p *Prepared) error {
 	if _, _, format, err := ImageSize(p.Path); err != nil || format != "gif" {
-		t.video(ctx, p)
-		return nil
+		return t.video(ctx, p)
 	}
 	if !t.Available() {
 		p.Kind, p.ContentType = "image", "image/gif"
@@ -127,8 +153,7 @@ func (t Tools) gif(ctx context.Context, p *Prepared) error {
 		return fmt.Errorf("converting the GIF to MP4: %w", err)
 	}
 	p.Path, p.temp, p.ContentType = out, out, "video/mp4"
-	t.video(ctx, p)
-	return nil
+	return t.video(ctx, p)
 }
 
 // voice makes a voice note: Ogg/Opus (converted when it is not), its duration

@@ -192,7 +192,7 @@ type Config struct {
 // Engine is one gateway session: one companion device of one WhatsApp account,
 // serving one workspace. It implements engine.Engine, engine.BatchSender,
 // engine.HistoryLoader, engine.ChatActor, engine.MediaFetcher,
-// engine.NewsletterCreator and engine.GroupAdmin.
+// engine.NewsletterCreator, engine.GroupAdmin and engine.MediaChecker.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger

@@ -222,14 +222,16 @@ func TestSendMediaWithFFmpeg(t *testing.T) {
 }
 
 // A voice note the server cannot make (no ffmpeg, or a file ffmpeg cannot
-// read) is refused with the reason: nothing is uploaded or sent.
-func TestSendVoiceNoteItCannotMake(t *testing.T) {
+// read) or a video that is none is refused with the reason: nothing is
+// uploaded or sent.
+func TestSendMediaItCannotMake(t *testing.T) {
 	cases := map[string]struct {
-		ffmpeg, reason string
-		file           storedFile
+		ffmpeg, kind, reason string
+		file                 storedFile
 	}{
-		"no ffmpeg": {"off", "ffmpeg is not available", storedFile{testdata(t, "tone.wav"), "audio/wav", "t.wav"}},
-		"not audio": {"", "ffmpeg", storedFile{[]byte("just some text"), "text/plain", "a.txt"}},
+		"voice without ffmpeg": {"off", "voice", "ffmpeg is not available", storedFile{testdata(t, "tone.wav"), "audio/wav", "t.wav"}},
+		"voice of text":        {"", "voice", "ffmpeg", storedFile{[]byte("just some text"), "text/plain", "a.txt"}},
+		"video of sound":       {"", "video", "no video stream", storedFile{testdata(t, "tone.wav"), "video/mp4", "t.mp4"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -238,7 +240,7 @@ func TestSendVoiceNoteItCannotMake(t *testing.T) {
 			}
 			const u = "https://sb.example/media/tok/v"
 			h := newHarness(t, true, func(c *Config) { c.Media, c.FFmpeg = fileStore{u: tc.file}, tc.ffmpeg })
-			_, err := h.e.Send(context.Background(), engine.Outgoing{WireID: "3EB0V", To: "15552223333@c.us", Type: "media", MediaKind: "voice", MediaURL: u})
+			_, err := h.e.Send(context.Background(), engine.Outgoing{WireID: "3EB0V", To: "15552223333@c.us", Type: "media", MediaKind: tc.kind, MediaURL: u})
 			if !errors.Is(err, engine.ErrRejected) || !strings.Contains(err.Error(), tc.reason) {
 				t.Fatalf("err %v, want rejected naming %q", err, tc.reason)
 			}
