@@ -337,7 +337,10 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 	}
 	h := cfg.HTTP
 	if h == nil {
+		// 60 s for the answer's headers; the body of a large attachment takes
+		// as long as the send's context allows.
 		h = netguard.Client(60*time.Second, false)
+		h.Timeout = 0
 	}
 	e := &Engine{
 		cfg: cfg, log: slogOr(cfg.Logger).With("engine", cfg.EngineID, "workspace", cfg.WorkspaceID),
