@@ -47,8 +47,11 @@ func OggOpusSeconds(path string) (float64, error) {
 	head := make([]byte, 27+255+12)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
+	if len(head) < 27 || string(head[:4]) != "OggS" {
+		return 0, fmt.Errorf("%w: not an Ogg file", ErrInput)
+	}
 	payload := 27 + int(head[26])
-	if len(head) < payload+12 {
+	if len(head) < payload+12 || string(head[payload:payload+8]) != "OpusHead" {
 		return 0, fmt.Errorf("%w: short Ogg/Opus header", ErrInput)
 	}
 	preSkip := binary.LittleEndian.Uint16(head[payload+10:])

@@ -253,3 +253,19 @@ func TestErrorsNameNoServerPath(t *testing.T) {
 		t.Fatalf("probe of junk: %v", err)
 	}
 }
+
+func TestOggOpusSecondsOfOtherFiles(t *testing.T) {
+	for name, data := range map[string]string{"empty": "", "short": "OggS", "not ogg": strings.Repeat("x", 100),
+		"ogg vorbis": "OggS\x00\x02" + strings.Repeat("\x00", 20) + "\x01\x1e\x01vorbis" + strings.Repeat("\x00", 40)} {
+		p := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OggOpusSeconds(p); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: %v, want ErrInput", name, err)
+		}
+		if ok, err := IsOggOpus(p); ok || err != nil {
+			t.Errorf("%s: IsOggOpus %v %v", name, ok, err)
+		}
+	}
+}

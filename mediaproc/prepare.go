@@ -46,7 +46,8 @@ func (p *Prepared) miss(what string, err error) {
 // ptv, gif, audio, voice, document) and content type, and converts it where
 // WhatsApp needs another form: a voice note to Ogg/Opus, a GIF to MP4. It
 // fails only when the file cannot be sent as asked: a voice note to convert
-// without ffmpeg (ErrNoFFmpeg) or that ffmpeg cannot read (ErrInput).
+// without ffmpeg (ErrNoFFmpeg), or a voice note, video or gif ffmpeg cannot
+// read (ErrInput); what it could not learn otherwise is in Missing.
 func (t Tools) Prepare(ctx context.Context, kind, path, contentType string) (*Prepared, error) {
 	p := &Prepared{Path: path, ContentType: contentType, Kind: kind}
 	var err error
