@@ -19,9 +19,10 @@ import (
 // JPEGThumbnail is about this size).
 const ThumbSize = 100
 
-// MaxDecodePixels bounds the images decoded in memory for a thumbnail (40
-// megapixels, ~60 MB decoded): larger ones get theirs from ffmpeg, if any.
-const MaxDecodePixels = 40_000_000
+// MaxDecodePixels bounds the images decoded in memory for a thumbnail (16
+// megapixels: a 12-megapixel phone photo fits; at most 64 MB decoded): larger
+// ones get theirs from ffmpeg, in a process of its own, when there is one.
+const MaxDecodePixels = 16_000_000
 
 // ImageSize reads the dimensions of a JPEG, PNG, GIF or WebP image from its
 // header.

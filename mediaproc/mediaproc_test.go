@@ -269,3 +269,19 @@ func TestOggOpusSecondsOfOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// An image too large to decode in memory gets its thumbnail from ffmpeg.
+func TestLargeImageThumbnailByFFmpeg(t *testing.T) {
+	tools := needFFmpeg(t)
+	big := ffmpegFile(t, tools, "big.png", "-f", "lavfi", "-i", "color=c=red:s=5000x3500", "-frames:v", "1")
+	if _, err := ImageThumbnail(big); !errors.Is(err, ErrInput) {
+		t.Fatalf("Go decoded %s: %v", big, err)
+	}
+	p, err := tools.Prepare(context.Background(), "image", big, "image/png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := factsOf(t, p, big); got.Width != 5000 || got.Height != 3500 || got.Thumb != [2]int{100, 70} {
+		t.Errorf("facts %+v", got)
+	}
+}
