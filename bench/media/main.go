@@ -13,13 +13,13 @@
 //	make bench-media   # go run -tags mediabench ./bench/media -mb 64
 //
 // Measured on the shared 2-core development machine (Go 1.26, SQLite, Debian's
-// ffmpeg 5.1), a 64 MiB 720p H.264 video (76 s):
+// ffmpeg 5.1), with -mb 64 (a 66.5 MiB 720p H.264 video of 76 s):
 //
-//	from the media store: peak RSS 241 MB (37 MB before the send), sent in 2.0 s
-//	from an HTTP URL:     peak RSS  38 MB (37 MB before the send), sent in 1.8 s
+//	from the media store: peak RSS 242 MB (36 MB before the send), sent in 3.2 s
+//	from an HTTP URL:     peak RSS  39 MB (37 MB before the send), sent in 2.5 s
 //
 // The gateway's part of the send is streamed (a 32 KiB buffer between the
-// source, the spool file and the encryption): the URL's send adds 1 MB. The
+// source, the spool file and the encryption): the URL's send adds 2 MB. The
 // media store's database backend does not stream yet: media.Store.Open reads
 // the row's bytes column whole (and SQLite holds its own copy while it does),
 // which is the rest of the first figure.
