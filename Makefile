@@ -7,7 +7,7 @@ RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/nu
 # ADDR overrides SWITCHBOARD_ADDR (default 127.0.0.1:8080).
 ADDR  ?=
 
-.PHONY: run test checkptr faults generate lint build bench bench-conversations bench-ratelimit bench-campaign
+.PHONY: run test checkptr faults generate lint build bench bench-conversations bench-ratelimit bench-campaign bench-media
 
 run:
 	$(GO) run ./cmd/switchboard serve $(if $(ADDR),--addr $(ADDR))
@@ -53,3 +53,9 @@ bench-ratelimit:
 # flushed): time to completion, peak RSS and the final counters.
 bench-campaign:
 	$(GO) run ./bench/campaign
+
+# A 64 MiB video sent through the gateway engine (simulated network) from the
+# media store and from an HTTP URL, each in a process of its own: peak RSS
+# (target < 100 MB). Needs ffmpeg.
+bench-media:
+	$(GO) run -tags mediabench ./bench/media -mb 64

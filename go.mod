@@ -26,6 +26,7 @@ require (
 	github.com/vektah/gqlparser/v2 v2.5.64
 	go.mau.fi/util v0.10.1-0.20260820140024-eb612d936fde
 	go.mau.fi/whatsmeow v0.0.0-20260821141805-33cfac511629
+	golang.org/x/image v0.44.0
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.60.1
 )

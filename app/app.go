@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/jobs"
 	"github.com/switchboardhq/switchboard/linkpreview"
 	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/mediaproc"
 	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/rest"
@@ -125,13 +126,16 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.assemblePaths(work, dialect)
 	store := media.NewStore(client, cfg.PublicURL)
+	if !mediaproc.Find(cfg.FFmpeg).Available() {
+		cfg.Logger.Warn("ffmpeg/ffprobe not found (SWITCHBOARD_FFMPEG): gateway engines send videos without thumbnail, dimensions and duration, and refuse voice notes that are not Ogg/Opus")
+	}
 	open := cfg.OpenGateway
 	if open == nil {
 		open = host.OpenGateway
 	}
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
 		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
-			Logger: cfg.Logger}}
+			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax}}
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {
 		return nil, err

@@ -69,6 +69,14 @@ type Config struct {
 	// EngineMaxBatch bounds the events of one events frame of a remote engine
 	// (SWITCHBOARD_ENGINE_MAX_BATCH; remote.DefaultMaxBatch, 1000, when zero).
 	EngineMaxBatch int
+	// SendMediaMax and SendDocumentMax bound an attachment a gateway engine
+	// sends as media or as a document, in bytes (SWITCHBOARD_SEND_MEDIA_MAX,
+	// SWITCHBOARD_SEND_DOCUMENT_MAX; gateway.DefaultMaxMediaBytes, 100 MiB, and
+	// gateway.DefaultMaxDocumentBytes, 2 GiB, when zero).
+	SendMediaMax, SendDocumentMax int64
+	// FFmpeg locates ffmpeg and ffprobe for outgoing media (SWITCHBOARD_FFMPEG):
+	// empty looks them up on PATH, "off" goes without, else ffmpeg's path.
+	FFmpeg string
 	// PresenceTTL is how long one engine heartbeat keeps it listed.
 	PresenceTTL time.Duration
 	// GatewayLeaseTTL is how long a replica's claim on a gateway engine lasts
@@ -287,6 +295,12 @@ func ConfigFromEnv() (Config, error) {
 	if c.EngineMaxFrame, err = strconv.ParseInt(env("SWITCHBOARD_ENGINE_MAX_FRAME", "0"), 10, 64); err != nil || c.EngineMaxFrame < 0 {
 		return c, fmt.Errorf("SWITCHBOARD_ENGINE_MAX_FRAME: must be a number of bytes (%v)", err)
 	}
+	for name, dst := range map[string]*int64{"SWITCHBOARD_SEND_MEDIA_MAX": &c.SendMediaMax, "SWITCHBOARD_SEND_DOCUMENT_MAX": &c.SendDocumentMax} {
+		if *dst, err = strconv.ParseInt(env(name, "0"), 10, 64); err != nil || *dst < 0 {
+			return c, fmt.Errorf("%s: must be a number of bytes (%v)", name, err)
+		}
+	}
+	c.FFmpeg = os.Getenv("SWITCHBOARD_FFMPEG")
 	if c.EngineMaxBatch, err = strconv.Atoi(env("SWITCHBOARD_ENGINE_MAX_BATCH", "0")); err != nil || c.EngineMaxBatch < 0 {
 		return c, fmt.Errorf("SWITCHBOARD_ENGINE_MAX_BATCH: must be a number of events (%v)", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"entgo.io/ent/dialect/sql"
@@ -265,6 +266,9 @@ func (r *Resolver) sendDraft(ctx context.Context, to string, d *draft, typing ti
 	} else if err != nil {
 		return nil, err
 	}
+	if err := r.checkEngineMedia(ctx, eng, d); err != nil {
+		return nil, err
+	}
 	if err := r.SendLimit.allow(ctx, eng.ID()); err != nil {
 		return nil, err
 	}
@@ -292,6 +296,34 @@ func (r *Resolver) sendDraft(ctx context.Context, to string, d *draft, typing ti
 		slog.Warn("direct send failed; queued for retry", "message", m.ID, "err", err)
 	}
 	return r.Client.Message.Get(ctx, m.ID)
+}
+
+// checkEngineMedia answers 422 when the engine a direct send routes to can
+// tell it cannot send the draft's media (engine.MediaChecker: a voice note the
+// gateway engine cannot convert without ffmpeg), before anything is stored. The
+// type is the upload's (sniffed when it has none) or the stored media's; for
+// another URL it is not known, and the send fails on its own if it must.
+func (r *Resolver) checkEngineMedia(ctx context.Context, eng engine.Engine, d *draft) error {
+	c, ok := eng.(engine.MediaChecker)
+	if !ok || d.Type != "media" {
+		return nil
+	}
+	ct := d.MediaContentType
+	switch {
+	case ct == "" && d.MediaBytes != nil:
+		ct = http.DetectContentType(d.MediaBytes)
+	case ct == "" && r.Media != nil && d.MediaURL != "":
+		var err error
+		if ct, _, _, err = r.Media.Info(ctx, d.MediaURL); err != nil {
+			return err
+		}
+	}
+	if err := c.CheckMedia(d.MediaKind, ct); err != nil {
+		var p switchboard.Problems
+		p.Add("mediaKind", "invalid_value", "This engine cannot send it: %v", err)
+		return p.Err(switchboard.EVALIDATION)
+	}
+	return nil
 }
 
 // queued returns a message of the queue by its id, or ENOTFOUND.

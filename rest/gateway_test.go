@@ -27,6 +27,21 @@ type fakeGateway struct {
 	state  gateway.State
 	sent   []engine.Outgoing
 	closed bool
+	// checkMedia answers CheckMedia (engine.MediaChecker) when set; asked
+	// records its questions as "kind type".
+	checkMedia func(kind, contentType string) error
+	asked      []string
+}
+
+// CheckMedia implements engine.MediaChecker.
+func (f *fakeGateway) CheckMedia(kind, contentType string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, kind+" "+contentType)
+	if f.checkMedia == nil {
+		return nil
+	}
+	return f.checkMedia(kind, contentType)
 }
 
 func (f *fakeGateway) ID() string   { return f.cfg.EngineID }

@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
+	"go.mau.fi/whatsmeow/util/cbcutil"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -30,15 +33,16 @@ type fakeClient struct {
 	connects    int
 	qrCodes     []string // emitted on Connect of an unpaired device
 
-	sent     []fakeSend
-	sendErr  error
-	peer     []*waE2E.Message
-	uploads  [][]byte
-	appState []appstate.PatchInfo
-	reads    []fakeRead
-	vote     *waE2E.PollVoteMessage
-	download []byte
-	presence []string // "<chat> <state>[ <media>]" of each SendChatPresence
+	sent        []fakeSend
+	sendErr     error
+	peer        []*waE2E.Message
+	uploads     [][]byte
+	uploadTypes []whatsmeow.MediaType
+	appState    []appstate.PatchInfo
+	reads       []fakeRead
+	vote        *waE2E.PollVoteMessage
+	download    []byte
+	presence    []string // "<chat> <state>[ <media>]" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -164,11 +168,22 @@ func (f *fakeClient) SendPeerMessage(_ context.Context, msg *waE2E.Message) (wha
 	return whatsmeow.SendResponse{}, nil
 }
 
-func (f *fakeClient) Upload(_ context.Context, data []byte, _ whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+// UploadReader encrypts like whatsmeow (cbcutil.EncryptStream, the ciphertext
+// into tempFile, which may be the plaintext's own file) and keeps the plaintext
+// it read.
+func (f *fakeClient) UploadReader(_ context.Context, plaintext io.Reader, tempFile io.ReadWriteSeeker, mt whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+	var seen bytes.Buffer
+	key := bytes.Repeat([]byte{7}, 32)
+	sum, encSum, n, _, err := cbcutil.EncryptStream(key, key[:16], key, io.TeeReader(plaintext, &seen), tempFile)
+	if err != nil {
+		return whatsmeow.UploadResponse{}, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.uploads = append(f.uploads, data)
-	return whatsmeow.UploadResponse{URL: "https://mmg.example/x", DirectPath: "/v/x", MediaKey: []byte{1}, FileLength: uint64(len(data))}, nil
+	f.uploads = append(f.uploads, seen.Bytes())
+	f.uploadTypes = append(f.uploadTypes, mt)
+	return whatsmeow.UploadResponse{URL: "https://mmg.example/x", DirectPath: "/v/x", MediaKey: []byte{1},
+		FileSHA256: sum, FileEncSHA256: encSum, FileLength: n}, nil
 }
 
 func (f *fakeClient) Download(context.Context, whatsmeow.DownloadableMessage) ([]byte, error) {

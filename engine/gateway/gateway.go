@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -25,6 +26,8 @@ import (
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/media"
+	"github.com/switchboardhq/switchboard/mediaproc"
 	"github.com/switchboardhq/switchboard/netguard"
 )
 
@@ -121,10 +124,11 @@ func (s State) Blocked(now time.Time) (until time.Time, err error) {
 	return time.Time{}, nil
 }
 
-// MediaSource is Switchboard's media store (media.Store serves it): the bytes
-// behind a URL it issued, ok false for any other URL.
+// MediaSource is Switchboard's media store (media.Store serves it): a reader of
+// the bytes behind a URL it issued and their description, ok false for any
+// other URL. The caller closes the reader.
 type MediaSource interface {
-	Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error)
+	Open(ctx context.Context, rawURL string) (rc io.ReadCloser, o media.Object, ok bool, err error)
 }
 
 // Config configures an engine.
@@ -147,8 +151,15 @@ type Config struct {
 	// other URLs are fetched with HTTP (netguard: no private addresses).
 	Media MediaSource
 	HTTP  *http.Client
-	// MaxMediaBytes bounds a fetched attachment (default 64 MiB).
-	MaxMediaBytes int64
+	// MaxMediaBytes bounds an attachment sent as an image, video, audio or
+	// sticker, MaxDocumentBytes one sent as a document (defaults
+	// DefaultMaxMediaBytes and DefaultMaxDocumentBytes). Attachments are spooled
+	// to temporary files, not held in memory.
+	MaxMediaBytes, MaxDocumentBytes int64
+	// FFmpeg locates ffmpeg and ffprobe (see mediaproc.Find): "" on PATH, "off"
+	// for none, else ffmpeg's path. Without them, videos go without thumbnail,
+	// dimensions and duration, and a voice note that is not Ogg/Opus is refused.
+	FFmpeg string
 	// PollOptions returns the options of a poll the account sent or saw, to name
 	// the options of a decrypted vote (the network only carries their hashes).
 	// Optional: polls seen by this process are remembered in memory.
@@ -181,13 +192,14 @@ type Config struct {
 // Engine is one gateway session: one companion device of one WhatsApp account,
 // serving one workspace. It implements engine.Engine, engine.BatchSender,
 // engine.HistoryLoader, engine.ChatActor, engine.MediaFetcher,
-// engine.NewsletterCreator and engine.GroupAdmin.
+// engine.NewsletterCreator, engine.GroupAdmin and engine.MediaChecker.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
 	cl    client
 	newCl func() (client, error) // a fresh client for a fresh device (after a logout)
 	http  *http.Client
+	proc  mediaproc.Tools // ffmpeg and ffprobe, when the server has them
 
 	mu       sync.Mutex
 	state    State
@@ -225,6 +237,7 @@ var (
 	_ engine.MediaFetcher      = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
+	_ engine.MediaChecker      = (*Engine)(nil)
 )
 
 var (
@@ -317,15 +330,21 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		cfg.ReconnectMax = 5 * time.Minute
 	}
 	if cfg.MaxMediaBytes <= 0 {
-		cfg.MaxMediaBytes = 64 << 20
+		cfg.MaxMediaBytes = DefaultMaxMediaBytes
+	}
+	if cfg.MaxDocumentBytes <= 0 {
+		cfg.MaxDocumentBytes = DefaultMaxDocumentBytes
 	}
 	h := cfg.HTTP
 	if h == nil {
+		// 60 s for the answer's headers; the body of a large attachment takes
+		// as long as the send's context allows.
 		h = netguard.Client(60*time.Second, false)
+		h.Timeout = 0
 	}
 	e := &Engine{
 		cfg: cfg, log: slogOr(cfg.Logger).With("engine", cfg.EngineID, "workspace", cfg.WorkspaceID),
-		newCl: newCl, http: h, retryWait: 200 * time.Millisecond,
+		newCl: newCl, http: h, proc: mediaproc.Find(cfg.FFmpeg), retryWait: 200 * time.Millisecond,
 		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
 		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{},
 	}

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/media"
 )
 
 var (
@@ -36,9 +39,12 @@ var ignoreEventMeta = cmpopts.IgnoreFields(engine.Event{}, "WorkspaceID", "Engin
 
 type mediaStore map[string][]byte
 
-func (m mediaStore) Get(_ context.Context, u string) ([]byte, string, string, bool, error) {
+func (m mediaStore) Open(_ context.Context, u string) (io.ReadCloser, media.Object, bool, error) {
 	d, ok := m[u]
-	return d, "image/png", "pic.png", ok, nil
+	if !ok {
+		return nil, media.Object{}, false, nil
+	}
+	return io.NopCloser(bytes.NewReader(d)), media.Object{URL: u, ContentType: "image/png", Filename: "pic.png", Size: int64(len(d))}, true, nil
 }
 
 func TestSendUsesTheChosenWireIDAndARetryReusesIt(t *testing.T) {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
-	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -247,106 +243,4 @@ func (e *Engine) build(ctx context.Context, cl client, to types.JID, m engine.Ou
 		return e.buildMedia(ctx, cl, m, text, ci)
 	}
 	return nil, fmt.Errorf("%w: unknown message type %q", engine.ErrRejected, m.Type)
-}
-
-// fetchMedia returns the bytes behind a media URL: from Switchboard's media store
-// when it issued the URL, else over HTTP through netguard.
-func (e *Engine) fetchMedia(ctx context.Context, rawURL string) (data []byte, contentType, filename string, err error) {
-	if e.cfg.Media != nil {
-		data, ct, name, ok, err := e.cfg.Media.Get(ctx, rawURL)
-		if err != nil {
-			return nil, "", "", fmt.Errorf("gateway: media store: %w", err)
-		}
-		if ok {
-			return data, ct, name, nil
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("%w: bad media URL: %v", engine.ErrRejected, err)
-	}
-	resp, err := e.http.Do(req)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("gateway: fetch media: %w", err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return nil, "", "", fmt.Errorf("gateway: fetch media: HTTP %d", resp.StatusCode)
-	case resp.StatusCode != http.StatusOK:
-		return nil, "", "", fmt.Errorf("%w: media URL answered HTTP %d", engine.ErrRejected, resp.StatusCode)
-	}
-	data, err = io.ReadAll(io.LimitReader(resp.Body, e.cfg.MaxMediaBytes+1))
-	if err != nil {
-		return nil, "", "", fmt.Errorf("gateway: fetch media: %w", err)
-	}
-	if int64(len(data)) > e.cfg.MaxMediaBytes {
-		return nil, "", "", fmt.Errorf("%w: media larger than %d bytes", engine.ErrRejected, e.cfg.MaxMediaBytes)
-	}
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" {
-		ct = http.DetectContentType(data)
-	}
-	return data, ct, path.Base(req.URL.Path), nil
-}
-
-// buildMedia fetches, uploads (encrypted, to WhatsApp's media servers) and wraps
-// an attachment.
-func (e *Engine) buildMedia(ctx context.Context, cl client, m engine.Outgoing, caption string, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
-	data, ct, name, err := e.fetchMedia(ctx, m.MediaURL)
-	if err != nil {
-		return nil, err
-	}
-	if mt, _, err := mime.ParseMediaType(ct); err == nil {
-		ct = mt
-	}
-	if m.MediaFilename != "" {
-		name = m.MediaFilename
-	}
-	kind := m.MediaKind
-	wmt := map[string]whatsmeow.MediaType{"image": whatsmeow.MediaImage, "sticker": whatsmeow.MediaImage,
-		"video": whatsmeow.MediaVideo, "gif": whatsmeow.MediaVideo, "audio": whatsmeow.MediaAudio,
-		"voice": whatsmeow.MediaAudio}[kind]
-	if wmt == "" {
-		kind, wmt = "document", whatsmeow.MediaDocument
-	}
-	up, err := cl.Upload(ctx, data, wmt)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: upload media: %w", err)
-	}
-	var capt *string
-	if caption != "" {
-		capt = proto.String(caption)
-	}
-	switch kind {
-	case "image":
-		return &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Caption: capt, Mimetype: proto.String(ct),
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
-	case "sticker":
-		return &waE2E.Message{StickerMessage: &waE2E.StickerMessage{Mimetype: proto.String(ct),
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
-	case "video", "gif":
-		return &waE2E.Message{VideoMessage: &waE2E.VideoMessage{Caption: capt, Mimetype: proto.String(ct),
-			GifPlayback: proto.Bool(kind == "gif"),
-			URL:         proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
-	case "audio", "voice":
-		// A voice note must be Ogg/Opus; other audio goes out as an audio file.
-		ptt := kind == "voice" && strings.Contains(ct, "ogg")
-		if ptt {
-			ct = "audio/ogg; codecs=opus"
-		}
-		return &waE2E.Message{AudioMessage: &waE2E.AudioMessage{Mimetype: proto.String(ct), PTT: proto.Bool(ptt),
-			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
-	}
-	if name == "" || name == "." || name == "/" {
-		name = "file"
-	}
-	return &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{Caption: capt, Mimetype: proto.String(ct),
-		FileName: proto.String(name), Title: proto.String(name),
-		URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-		FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
 }
