@@ -34,6 +34,7 @@ type fakeClient struct {
 	sendErr  error
 	peer     []*waE2E.Message
 	uploads  [][]byte
+	upTypes  []whatsmeow.MediaType // the media type of each upload
 	appState []appstate.PatchInfo
 	reads    []fakeRead
 	vote     *waE2E.PollVoteMessage
@@ -164,10 +165,10 @@ func (f *fakeClient) SendPeerMessage(_ context.Context, msg *waE2E.Message) (wha
 	return whatsmeow.SendResponse{}, nil
 }
 
-func (f *fakeClient) Upload(_ context.Context, data []byte, _ whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
+func (f *fakeClient) Upload(_ context.Context, data []byte, mt whatsmeow.MediaType) (whatsmeow.UploadResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.uploads = append(f.uploads, data)
+	f.uploads, f.upTypes = append(f.uploads, data), append(f.upTypes, mt)
 	return whatsmeow.UploadResponse{URL: "https://mmg.example/x", DirectPath: "/v/x", MediaKey: []byte{1}, FileLength: uint64(len(data))}, nil
 }
 

@@ -245,8 +245,45 @@ func (e *Engine) build(ctx context.Context, cl client, to types.JID, m engine.Ou
 		return msg, nil
 	case "media":
 		return e.buildMedia(ctx, cl, m, text, ci)
+	case engine.TypeLocation:
+		return buildLocation(m.Location, ci)
+	case engine.TypeVCard:
+		return buildContacts(m.Contacts, ci)
 	}
 	return nil, fmt.Errorf("%w: unknown message type %q", engine.ErrRejected, m.Type)
+}
+
+// buildLocation is the WhatsApp message of a location.
+func buildLocation(l *engine.Location, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
+	if l == nil {
+		return nil, fmt.Errorf("%w: a location message without its location", engine.ErrRejected)
+	}
+	loc := &waE2E.LocationMessage{DegreesLatitude: proto.Float64(l.Latitude), DegreesLongitude: proto.Float64(l.Longitude), ContextInfo: ci}
+	if l.Name != "" {
+		loc.Name = proto.String(l.Name)
+	}
+	if l.Address != "" {
+		loc.Address = proto.String(l.Address)
+	}
+	return &waE2E.Message{LocationMessage: loc}, nil
+}
+
+// buildContacts is the WhatsApp message of contact cards: a contact message for
+// one, a contacts array for more (shown as "<n> contacts").
+func buildContacts(cards []engine.ContactCard, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
+	if len(cards) == 0 {
+		return nil, fmt.Errorf("%w: a contact card message without cards", engine.ErrRejected)
+	}
+	msgs := make([]*waE2E.ContactMessage, len(cards))
+	for i, c := range cards {
+		msgs[i] = &waE2E.ContactMessage{DisplayName: proto.String(c.DisplayName), Vcard: proto.String(c.VCard)}
+	}
+	if len(msgs) == 1 {
+		msgs[0].ContextInfo = ci
+		return &waE2E.Message{ContactMessage: msgs[0]}, nil
+	}
+	return &waE2E.Message{ContactsArrayMessage: &waE2E.ContactsArrayMessage{
+		DisplayName: proto.String(fmt.Sprintf("%d contacts", len(msgs))), Contacts: msgs, ContextInfo: ci}}, nil
 }
 
 // fetchMedia returns the bytes behind a media URL: from Switchboard's media store
@@ -305,8 +342,8 @@ func (e *Engine) buildMedia(ctx context.Context, cl client, m engine.Outgoing, c
 	}
 	kind := m.MediaKind
 	wmt := map[string]whatsmeow.MediaType{"image": whatsmeow.MediaImage, "sticker": whatsmeow.MediaImage,
-		"video": whatsmeow.MediaVideo, "gif": whatsmeow.MediaVideo, "audio": whatsmeow.MediaAudio,
-		"voice": whatsmeow.MediaAudio}[kind]
+		"video": whatsmeow.MediaVideo, "gif": whatsmeow.MediaVideo, "ptv": whatsmeow.MediaVideo,
+		"audio": whatsmeow.MediaAudio, "voice": whatsmeow.MediaAudio}[kind]
 	if wmt == "" {
 		kind, wmt = "document", whatsmeow.MediaDocument
 	}
@@ -327,11 +364,17 @@ func (e *Engine) buildMedia(ctx context.Context, cl client, m engine.Outgoing, c
 		return &waE2E.Message{StickerMessage: &waE2E.StickerMessage{Mimetype: proto.String(ct),
 			URL: proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
 			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
-	case "video", "gif":
-		return &waE2E.Message{VideoMessage: &waE2E.VideoMessage{Caption: capt, Mimetype: proto.String(ct),
+	case "video", "gif", "ptv":
+		v := &waE2E.VideoMessage{Caption: capt, Mimetype: proto.String(ct),
 			GifPlayback: proto.Bool(kind == "gif"),
 			URL:         proto.String(up.URL), DirectPath: proto.String(up.DirectPath), MediaKey: up.MediaKey,
-			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}}, nil
+			FileEncSHA256: up.FileEncSHA256, FileSHA256: up.FileSHA256, FileLength: proto.Uint64(up.FileLength), ContextInfo: ci}
+		if kind == "ptv" {
+			// A video note (round, played in the chat) has no caption.
+			v.Caption = nil
+			return &waE2E.Message{PtvMessage: v}, nil
+		}
+		return &waE2E.Message{VideoMessage: v}, nil
 	case "audio", "voice":
 		// A voice note must be Ogg/Opus; other audio goes out as an audio file.
 		ptt := kind == "voice" && strings.Contains(ct, "ogg")
