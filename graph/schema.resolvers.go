@@ -44,9 +44,9 @@ func (r *messageResolver) Location(ctx context.Context, obj *ent.Message) (*engi
 // Contacts is the resolver for the contacts field.
 func (r *messageResolver) Contacts(ctx context.Context, obj *ent.Message) ([]*engine.ContactCard, error) {
 	cards := messaging.ContactsOf(obj)
-	out := make([]*engine.ContactCard, len(cards))
+	var out []*engine.ContactCard
 	for i := range cards {
-		out[i] = &cards[i]
+		out = append(out, &cards[i])
 	}
 	return out, nil
 }
