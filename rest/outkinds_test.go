@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,52 @@ func TestScheduledSendKeepsItsTyping(t *testing.T) {
 	if r := e.Do("POST", "/v1/scheduled-messages/+15550070005", e.Key, map[string]any{"type": "text", "text": "x", "typingSeconds": 26}); r.Status != 422 ||
 		!cmp.Equal(r.DetailPaths(), []string{"typingSeconds"}) {
 		t.Errorf("typingSeconds 26 = %d %s", r.Status, r.Raw)
+	}
+}
+
+// A campaign with pacing.typingSeconds shows "typing…" for that long before
+// each of its text messages, through the real step and dispatch handlers, inside
+// the delay between messages: the messages are still made a delay apart. The
+// typing may not outlast the shortest delay.
+func TestCampaignTypesBeforeEachMessage(t *testing.T) {
+	e := newEnv(t)
+	ws := workspaceOf(e)
+	contacts := phones(700, 3)
+	aud := createAudience(e, e.Key, map[string]any{"name": "Typed", "contacts": contacts})
+	pacing := map[string]any{"minDelaySeconds": 1, "maxDelaySeconds": 1, "dailyCap": 100000, "typingSeconds": 1}
+	id := createCampaign(e, e.Key, map[string]any{"name": "Typed", "audienceId": aud["id"], "text": "Hi {firstName}", "pacing": pacing})["cmpId"].(string)
+	waitCampaign(e, id, "complete_delivered")
+	got := map[string]time.Duration{}
+	for _, ty := range e.App.Sandbox.Typing(ws) {
+		got[ty.Chat] = ty.For
+	}
+	want := map[string]time.Duration{}
+	for _, j := range jids(contacts) {
+		want[j] = time.Second
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("typing shown (-want +got):\n%s", diff)
+	}
+	ms := campaignMessages(e, id)
+	sort.Slice(ms, func(i, j int) bool { return ms[i].CreatedAt.Before(ms[j].CreatedAt) })
+	for i := 1; i < len(ms); i++ {
+		if gap := ms[i].CreatedAt.Sub(ms[i-1].CreatedAt); gap < 900*time.Millisecond || gap > 1900*time.Millisecond {
+			t.Errorf("message %d made %v after the one before; want the 1 s delay, typing inside it", i, gap)
+		}
+	}
+	graph := gqlData(t, e, `query($id: ID!) { campaign(id: $id) { pacing { typingSeconds minDelaySeconds } } }`, map[string]any{"id": id})
+	if diff := cmp.Diff(map[string]any{"campaign": map[string]any{"pacing": map[string]any{"typingSeconds": 1.0, "minDelaySeconds": 1.0}}}, graph); diff != "" {
+		t.Errorf("GraphQL pacing (-want +got):\n%s", diff)
+	}
+	for _, p := range []map[string]any{
+		{"minDelaySeconds": 1, "maxDelaySeconds": 2, "typingSeconds": 1.5},
+		{"minDelaySeconds": 0, "maxDelaySeconds": 0, "typingSeconds": 1},
+		{"minDelaySeconds": 30, "maxDelaySeconds": 40, "typingSeconds": 26},
+		{"minDelaySeconds": 30, "maxDelaySeconds": 40, "typingSeconds": -1},
+	} {
+		r := e.Do("POST", "/v1/campaigns", e.Key, map[string]any{"name": "Bad", "audienceId": aud["id"], "text": "x", "pacing": p})
+		if r.Status != 422 || !cmp.Equal(r.DetailPaths(), []string{"pacing.typingSeconds"}) {
+			t.Errorf("pacing %v = %d %s", p, r.Status, r.Raw)
+		}
 	}
 }
