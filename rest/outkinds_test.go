@@ -290,3 +290,63 @@ func TestCampaignTypesBeforeEachMessage(t *testing.T) {
 		}
 	}
 }
+
+// A queued location or card message is edited like any other: a new location
+// replaces the old one, an unchanged type keeps its content, and a change of
+// type drops it; the stored row (its wire type) follows.
+func TestEditQueuedLocationAndCards(t *testing.T) {
+	e := newEnv(t)
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	id := schedule(e, "+15550080001", map[string]any{"type": "location", "sendAt": later,
+		"location": map[string]any{"latitude": 1, "longitude": 2, "name": "Old"}})["id"].(string)
+	patch := func(body map[string]any) map[string]any {
+		t.Helper()
+		r := e.Do("PATCH", "/v1/scheduled-messages/"+id, e.Key, body)
+		if r.Status != 200 {
+			t.Fatalf("PATCH %v = %d %s", body, r.Status, r.Raw)
+		}
+		return r.Data()
+	}
+	shape := func(m map[string]any) map[string]any {
+		out := map[string]any{"type": m["type"]}
+		for _, k := range []string{"location", "contacts", "text"} {
+			if v, ok := m[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	wire := func() string {
+		t.Helper()
+		m, err := e.App.Client.Message.Get(systemCtx(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.WireType
+	}
+	steps := []struct {
+		body     map[string]any
+		want     map[string]any
+		wireType string
+	}{
+		{map[string]any{"location": map[string]any{"latitude": -3, "longitude": 4}}, map[string]any{"type": "location",
+			"location": map[string]any{"latitude": -3.0, "longitude": 4.0}}, "location"},
+		{map[string]any{"sendAt": time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)}, map[string]any{"type": "location",
+			"location": map[string]any{"latitude": -3.0, "longitude": 4.0}}, "location"},
+		{map[string]any{"type": "vcard", "contacts": []any{map[string]any{"vcard": annCard}, map[string]any{"vcard": bobCard}}},
+			map[string]any{"type": "vcard", "contacts": []any{map[string]any{"vcard": annCard}, map[string]any{"vcard": bobCard}}}, "multi_vcard"},
+		{map[string]any{"type": "text", "text": "plain after all"}, map[string]any{"type": "text", "text": "plain after all"}, "chat"},
+	}
+	for i, st := range steps {
+		if diff := cmp.Diff(st.want, shape(patch(st.body))); diff != "" {
+			t.Errorf("step %d (-want +got):\n%s", i, diff)
+		}
+		if got := wire(); got != st.wireType {
+			t.Errorf("step %d: wire type %q, want %q", i, got, st.wireType)
+		}
+	}
+	if r := e.Do("PATCH", "/v1/scheduled-messages/"+id, e.Key, map[string]any{"location": map[string]any{"latitude": 1, "longitude": 1}}); r.Status != 422 ||
+		!cmp.Equal(r.DetailPaths(), []string{"location"}) {
+		t.Errorf("a location on a text = %d %s", r.Status, r.Raw)
+	}
+}
