@@ -86,7 +86,7 @@ func (r *Resolver) recipient(ctx context.Context, chatID string) (string, error)
 
 // schedule is the use case behind scheduleMessage. typing is the request's
 // withTyping and typingSeconds: a text message so asked shows "typing…" first
-// when it is sent (see scheduledTyping).
+// when it is sent (see typingArgs.scheduled).
 func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string, typing typingArgs) (*model.ScheduleMessagePayload, error) {
 	to, err := r.recipient(ctx, chatID)
 	if err != nil {
@@ -375,9 +375,6 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 			u.SetLatitude(l.Latitude).SetLongitude(l.Longitude).SetLocationName(l.Name).SetLocationAddress(l.Address)
 		} else {
 			u.ClearLatitude().ClearLongitude().SetLocationName("").SetLocationAddress("")
-		}
-		if d.Type != "text" {
-			u.ClearTypingMs() // typing goes before a text only
 		}
 		if d.EngineID == "" {
 			u.ClearEngineID()
