@@ -313,6 +313,9 @@ func Draft(c *ent.Campaign, ac *ent.AudienceContact, name string) (d messaging.D
 		}
 		d.MediaKind = media.DetectKind("", d.MediaFilename)
 	}
+	if d.Type == "text" {
+		d.Typing = time.Duration(c.TypingMs) * time.Millisecond // shown inside the delay before the next message
+	}
 	if c.OnMissingVariable == "fail" {
 		if missing := Missing(c.Text+"\n"+c.MediaCaption, ct); len(missing) > 0 {
 			why = "the contact has no value for {" + missing[0] + "}"

@@ -169,7 +169,9 @@ func (d *Dispatcher) claim(ctx context.Context, batch []claimed) ([]claimed, err
 
 // sendAll hands every claimed message to its engine, the engines in parallel, and
 // returns the outcomes in the batch's order. An engine that takes batches gets its
-// share in one call; any other gets up to sendParallel sends at a time.
+// share in one call; any other gets up to sendParallel sends at a time. A message
+// that shows "typing…" first (Typing) is sent alone once its typing is over,
+// beside the others.
 func (d *Dispatcher) sendAll(ctx context.Context, batch []claimed) []engine.Sent {
 	out := make([]engine.Sent, len(batch))
 	byEngine := map[string][]int{} // by engine id
@@ -178,26 +180,59 @@ func (d *Dispatcher) sendAll(ctx context.Context, batch []claimed) []engine.Sent
 	}
 	var wg sync.WaitGroup
 	for _, idx := range byEngine {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			eng := batch[idx[0]].eng
-			ms := make([]engine.Outgoing, len(idx))
-			d.parallel(len(idx), func(k int) { ms[k] = d.outgoing(ctx, batch[idx[k]].m) })
-			if b, ok := eng.(engine.BatchSender); ok {
-				for k, sent := range b.SendBatch(ctx, ms) {
-					out[idx[k]] = sent
-				}
-				return
+		eng := batch[idx[0]].eng
+		var plain []int
+		for _, i := range idx {
+			t, ok := eng.(engine.Typist)
+			if typing := Typing(batch[i].m); ok && typing > 0 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := t.ShowTyping(ctx, batch[i].m.To, typing); err != nil {
+						slog.Debug("typing not shown; sending all the same", "message", batch[i].m.ID, "err", err)
+					}
+					d.sendTo(ctx, eng, batch, []int{i}, out)
+				}()
+				continue
 			}
-			d.parallel(len(idx), func(k int) {
-				key, err := eng.Send(ctx, ms[k])
-				out[idx[k]] = engine.Sent{Key: key, Err: err}
-			})
-		}()
+			plain = append(plain, i)
+		}
+		if len(plain) > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.sendTo(ctx, eng, batch, plain, out)
+			}()
+		}
 	}
 	wg.Wait()
 	return out
+}
+
+// Typing is how long "typing…" shows before m goes: a text message's typing,
+// set by a scheduled send's withTyping or its campaign's typingSeconds.
+func Typing(m *ent.Message) time.Duration {
+	if m.Type != "text" || m.TypingMs <= 0 {
+		return 0
+	}
+	return time.Duration(m.TypingMs) * time.Millisecond
+}
+
+// sendTo hands the messages idx of batch to eng and puts their outcomes in out:
+// in one call when eng takes batches, else up to sendParallel sends at a time.
+func (d *Dispatcher) sendTo(ctx context.Context, eng engine.Engine, batch []claimed, idx []int, out []engine.Sent) {
+	ms := make([]engine.Outgoing, len(idx))
+	d.parallel(len(idx), func(k int) { ms[k] = d.outgoing(ctx, batch[idx[k]].m) })
+	if b, ok := eng.(engine.BatchSender); ok {
+		for k, sent := range b.SendBatch(ctx, ms) {
+			out[idx[k]] = sent
+		}
+		return
+	}
+	d.parallel(len(idx), func(k int) {
+		key, err := eng.Send(ctx, ms[k])
+		out[idx[k]] = engine.Sent{Key: key, Err: err}
+	})
 }
 
 // parallel runs do(0..n-1), up to sendParallel at a time.

@@ -151,6 +151,7 @@ func Outgoing(m *ent.Message) engine.Outgoing {
 		MediaURL: m.MediaURL, MediaKind: m.MediaKind, MediaFilename: m.MediaFilename,
 		PollQuestion: m.PollQuestion, PollOptions: m.PollOptions, ReplyTo: m.ReplyTo,
 		Mentions: m.Mentions, LinkPreview: m.LinkPreview, Secret: m.Secret, Forwarded: m.ForwardedFrom != "",
+		Location: messaging.LocationOf(m), Contacts: messaging.ContactsOf(m),
 	}
 	if m.PollAllowMultiple != nil {
 		out.PollAllowMultiple = *m.PollAllowMultiple

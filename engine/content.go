@@ -57,21 +57,33 @@ type ContactCard struct {
 // media kind's (see WireType), location, vcard (one card), multi_vcard,
 // unknown.
 func (m Incoming) WireType() string {
-	switch m.Type {
-	case TypeVCard:
-		if len(m.Contacts) > 1 {
-			return "multi_vcard"
-		}
-		return "vcard"
-	case "media":
-		if m.Media != nil {
-			return WireType(m.Type, m.Media.Kind)
-		}
+	kind := ""
+	if m.Media != nil {
+		kind = m.Media.Kind
 	}
-	return WireType(m.Type, "")
+	return ContentWireType(m.Type, kind, len(m.Contacts))
 }
 
-// Bounds of what a message's content may carry.
+// ContentWireType is the network's type of a message of type typ with media of
+// kind mediaKind and cards contact cards: WireType's, and multi_vcard for a
+// vcard message of more than one card.
+func ContentWireType(typ, mediaKind string, cards int) string {
+	if typ == TypeVCard && cards > 1 {
+		return "multi_vcard"
+	}
+	return WireType(typ, mediaKind)
+}
+
+// Bounds of what a message's content may carry, in and out.
+const (
+	// MaxShortText bounds names, addresses and file names, in bytes.
+	MaxShortText = maxShortText
+	// MaxVCard bounds one contact card's vCard, in bytes.
+	MaxVCard = maxVCard
+	// MaxContacts bounds the contact cards of one message.
+	MaxContacts = maxContacts
+)
+
 const (
 	maxCaption     = 64 << 10
 	maxShortText   = 1 << 10 // names, addresses, file names

@@ -74,6 +74,11 @@ type Outgoing struct {
 	// Forwarded marks a message forwarded from another chat: the network shows
 	// it as forwarded.
 	Forwarded bool `json:",omitempty"`
+	// Location is the place a message of type location shares.
+	Location *Location `json:",omitempty"`
+	// Contacts are the contact cards of a message of type vcard: one is a
+	// contact card, more a contact list.
+	Contacts []ContactCard `json:",omitempty"`
 }
 
 // Key identifies a message on the network.

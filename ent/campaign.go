@@ -41,6 +41,8 @@ type Campaign struct {
 	MaxDelayMs int `json:"max_delay_ms,omitempty"`
 	// DailyCap holds the value of the "daily_cap" field.
 	DailyCap int `json:"daily_cap,omitempty"`
+	// how long "typing…" shows before each text message, inside the delay between messages
+	TypingMs int `json:"typing_ms,omitempty"`
 	// HH:MM, local time of timezone
 	QuietStart string `json:"quiet_start,omitempty"`
 	// QuietEnd holds the value of the "quiet_end" field.
@@ -106,7 +108,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case campaign.FieldMinDelayMs, campaign.FieldMaxDelayMs, campaign.FieldDailyCap, campaign.FieldCursor, campaign.FieldLastSeq, campaign.FieldTotalCount:
+		case campaign.FieldMinDelayMs, campaign.FieldMaxDelayMs, campaign.FieldDailyCap, campaign.FieldTypingMs, campaign.FieldCursor, campaign.FieldLastSeq, campaign.FieldTotalCount:
 			values[i] = new(sql.NullInt64)
 		case campaign.FieldID, campaign.FieldWorkspaceID, campaign.FieldName, campaign.FieldAudienceID, campaign.FieldStatus, campaign.FieldText, campaign.FieldMediaURL, campaign.FieldMediaCaption, campaign.FieldEngineID, campaign.FieldOnMissingVariable, campaign.FieldQuietStart, campaign.FieldQuietEnd, campaign.FieldTimezone, campaign.FieldStepToken, campaign.FieldPauseReason:
 			values[i] = new(sql.NullString)
@@ -204,6 +206,12 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field daily_cap", values[i])
 			} else if value.Valid {
 				_m.DailyCap = int(value.Int64)
+			}
+		case campaign.FieldTypingMs:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field typing_ms", values[i])
+			} else if value.Valid {
+				_m.TypingMs = int(value.Int64)
 			}
 		case campaign.FieldQuietStart:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -383,6 +391,9 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("daily_cap=")
 	builder.WriteString(fmt.Sprintf("%v", _m.DailyCap))
+	builder.WriteString(", ")
+	builder.WriteString("typing_ms=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TypingMs))
 	builder.WriteString(", ")
 	builder.WriteString("quiet_start=")
 	builder.WriteString(_m.QuietStart)

@@ -168,6 +168,20 @@ func (_c *CampaignCreate) SetNillableDailyCap(v *int) *CampaignCreate {
 	return _c
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (_c *CampaignCreate) SetTypingMs(v int) *CampaignCreate {
+	_c.mutation.SetTypingMs(v)
+	return _c
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillableTypingMs(v *int) *CampaignCreate {
+	if v != nil {
+		_c.SetTypingMs(*v)
+	}
+	return _c
+}
+
 // SetQuietStart sets the "quiet_start" field.
 func (_c *CampaignCreate) SetQuietStart(v string) *CampaignCreate {
 	_c.mutation.SetQuietStart(v)
@@ -470,6 +484,10 @@ func (_c *CampaignCreate) defaults() error {
 		v := campaign.DefaultDailyCap
 		_c.mutation.SetDailyCap(v)
 	}
+	if _, ok := _c.mutation.TypingMs(); !ok {
+		v := campaign.DefaultTypingMs
+		_c.mutation.SetTypingMs(v)
+	}
 	if _, ok := _c.mutation.Cursor(); !ok {
 		v := campaign.DefaultCursor
 		_c.mutation.SetCursor(v)
@@ -537,6 +555,9 @@ func (_c *CampaignCreate) check() error {
 	}
 	if _, ok := _c.mutation.DailyCap(); !ok {
 		return &ValidationError{Name: "daily_cap", err: errors.New(`ent: missing required field "Campaign.daily_cap"`)}
+	}
+	if _, ok := _c.mutation.TypingMs(); !ok {
+		return &ValidationError{Name: "typing_ms", err: errors.New(`ent: missing required field "Campaign.typing_ms"`)}
 	}
 	if _, ok := _c.mutation.Cursor(); !ok {
 		return &ValidationError{Name: "cursor", err: errors.New(`ent: missing required field "Campaign.cursor"`)}
@@ -636,6 +657,10 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.DailyCap(); ok {
 		_spec.SetField(campaign.FieldDailyCap, field.TypeInt, value)
 		_node.DailyCap = value
+	}
+	if value, ok := _c.mutation.TypingMs(); ok {
+		_spec.SetField(campaign.FieldTypingMs, field.TypeInt, value)
+		_node.TypingMs = value
 	}
 	if value, ok := _c.mutation.QuietStart(); ok {
 		_spec.SetField(campaign.FieldQuietStart, field.TypeString, value)
@@ -928,6 +953,24 @@ func (u *CampaignUpsert) UpdateDailyCap() *CampaignUpsert {
 // AddDailyCap adds v to the "daily_cap" field.
 func (u *CampaignUpsert) AddDailyCap(v int) *CampaignUpsert {
 	u.Add(campaign.FieldDailyCap, v)
+	return u
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *CampaignUpsert) SetTypingMs(v int) *CampaignUpsert {
+	u.Set(campaign.FieldTypingMs, v)
+	return u
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *CampaignUpsert) UpdateTypingMs() *CampaignUpsert {
+	u.SetExcluded(campaign.FieldTypingMs)
+	return u
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *CampaignUpsert) AddTypingMs(v int) *CampaignUpsert {
+	u.Add(campaign.FieldTypingMs, v)
 	return u
 }
 
@@ -1438,6 +1481,27 @@ func (u *CampaignUpsertOne) AddDailyCap(v int) *CampaignUpsertOne {
 func (u *CampaignUpsertOne) UpdateDailyCap() *CampaignUpsertOne {
 	return u.Update(func(s *CampaignUpsert) {
 		s.UpdateDailyCap()
+	})
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *CampaignUpsertOne) SetTypingMs(v int) *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetTypingMs(v)
+	})
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *CampaignUpsertOne) AddTypingMs(v int) *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.AddTypingMs(v)
+	})
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *CampaignUpsertOne) UpdateTypingMs() *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdateTypingMs()
 	})
 }
 
@@ -2159,6 +2223,27 @@ func (u *CampaignUpsertBulk) AddDailyCap(v int) *CampaignUpsertBulk {
 func (u *CampaignUpsertBulk) UpdateDailyCap() *CampaignUpsertBulk {
 	return u.Update(func(s *CampaignUpsert) {
 		s.UpdateDailyCap()
+	})
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *CampaignUpsertBulk) SetTypingMs(v int) *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetTypingMs(v)
+	})
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *CampaignUpsertBulk) AddTypingMs(v int) *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.AddTypingMs(v)
+	})
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *CampaignUpsertBulk) UpdateTypingMs() *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdateTypingMs()
 	})
 }
 

@@ -215,6 +215,27 @@ func (_u *CampaignUpdate) AddDailyCap(v int) *CampaignUpdate {
 	return _u
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (_u *CampaignUpdate) SetTypingMs(v int) *CampaignUpdate {
+	_u.mutation.ResetTypingMs()
+	_u.mutation.SetTypingMs(v)
+	return _u
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillableTypingMs(v *int) *CampaignUpdate {
+	if v != nil {
+		_u.SetTypingMs(*v)
+	}
+	return _u
+}
+
+// AddTypingMs adds value to the "typing_ms" field.
+func (_u *CampaignUpdate) AddTypingMs(v int) *CampaignUpdate {
+	_u.mutation.AddTypingMs(v)
+	return _u
+}
+
 // SetQuietStart sets the "quiet_start" field.
 func (_u *CampaignUpdate) SetQuietStart(v string) *CampaignUpdate {
 	_u.mutation.SetQuietStart(v)
@@ -666,6 +687,12 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.AddedDailyCap(); ok {
 		_spec.AddField(campaign.FieldDailyCap, field.TypeInt, value)
 	}
+	if value, ok := _u.mutation.TypingMs(); ok {
+		_spec.SetField(campaign.FieldTypingMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTypingMs(); ok {
+		_spec.AddField(campaign.FieldTypingMs, field.TypeInt, value)
+	}
 	if value, ok := _u.mutation.QuietStart(); ok {
 		_spec.SetField(campaign.FieldQuietStart, field.TypeString, value)
 	}
@@ -1002,6 +1029,27 @@ func (_u *CampaignUpdateOne) SetNillableDailyCap(v *int) *CampaignUpdateOne {
 // AddDailyCap adds value to the "daily_cap" field.
 func (_u *CampaignUpdateOne) AddDailyCap(v int) *CampaignUpdateOne {
 	_u.mutation.AddDailyCap(v)
+	return _u
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (_u *CampaignUpdateOne) SetTypingMs(v int) *CampaignUpdateOne {
+	_u.mutation.ResetTypingMs()
+	_u.mutation.SetTypingMs(v)
+	return _u
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillableTypingMs(v *int) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetTypingMs(*v)
+	}
+	return _u
+}
+
+// AddTypingMs adds value to the "typing_ms" field.
+func (_u *CampaignUpdateOne) AddTypingMs(v int) *CampaignUpdateOne {
+	_u.mutation.AddTypingMs(v)
 	return _u
 }
 
@@ -1485,6 +1533,12 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if value, ok := _u.mutation.AddedDailyCap(); ok {
 		_spec.AddField(campaign.FieldDailyCap, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.TypingMs(); ok {
+		_spec.SetField(campaign.FieldTypingMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTypingMs(); ok {
+		_spec.AddField(campaign.FieldTypingMs, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.QuietStart(); ok {
 		_spec.SetField(campaign.FieldQuietStart, field.TypeString, value)

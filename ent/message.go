@@ -86,6 +86,8 @@ type Message struct {
 	PinnedUntil *time.Time `json:"pinned_until,omitempty"`
 	// Secret holds the value of the "secret" field.
 	Secret string `json:"secret,omitempty"`
+	// how long the engine shows "typing…" in the chat before it sends the message (a scheduled send's withTyping, a campaign's typingSeconds)
+	TypingMs int `json:"typing_ms,omitempty"`
 	// LinkPreview holds the value of the "link_preview" field.
 	LinkPreview *switchboard.LinkPreview `json:"link_preview,omitempty"`
 	// Status holds the value of the "status" field.
@@ -165,7 +167,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullBool)
 		case message.FieldLatitude, message.FieldLongitude:
 			values[i] = new(sql.NullFloat64)
-		case message.FieldMediaSize, message.FieldMediaWidth, message.FieldMediaHeight, message.FieldMediaSeconds, message.FieldDispatchAttempts:
+		case message.FieldMediaSize, message.FieldMediaWidth, message.FieldMediaHeight, message.FieldMediaSeconds, message.FieldTypingMs, message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
 		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldMediaSha256, message.FieldLocationName, message.FieldLocationAddress, message.FieldRawType, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
@@ -401,6 +403,12 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field secret", values[i])
 			} else if value.Valid {
 				_m.Secret = value.String
+			}
+		case message.FieldTypingMs:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field typing_ms", values[i])
+			} else if value.Valid {
+				_m.TypingMs = int(value.Int64)
 			}
 		case message.FieldLinkPreview:
 			if value, ok := values[i].(*[]byte); !ok {
@@ -679,6 +687,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("secret=")
 	builder.WriteString(_m.Secret)
+	builder.WriteString(", ")
+	builder.WriteString("typing_ms=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TypingMs))
 	builder.WriteString(", ")
 	builder.WriteString("link_preview=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LinkPreview))

@@ -423,6 +423,20 @@ func (_c *MessageCreate) SetNillableSecret(v *string) *MessageCreate {
 	return _c
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (_c *MessageCreate) SetTypingMs(v int) *MessageCreate {
+	_c.mutation.SetTypingMs(v)
+	return _c
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableTypingMs(v *int) *MessageCreate {
+	if v != nil {
+		_c.SetTypingMs(*v)
+	}
+	return _c
+}
+
 // SetLinkPreview sets the "link_preview" field.
 func (_c *MessageCreate) SetLinkPreview(v *switchboard.LinkPreview) *MessageCreate {
 	_c.mutation.SetLinkPreview(v)
@@ -1003,6 +1017,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Secret(); ok {
 		_spec.SetField(message.FieldSecret, field.TypeString, value)
 		_node.Secret = value
+	}
+	if value, ok := _c.mutation.TypingMs(); ok {
+		_spec.SetField(message.FieldTypingMs, field.TypeInt, value)
+		_node.TypingMs = value
 	}
 	if value, ok := _c.mutation.LinkPreview(); ok {
 		_spec.SetField(message.FieldLinkPreview, field.TypeJSON, value)
@@ -1728,6 +1746,30 @@ func (u *MessageUpsert) UpdateSecret() *MessageUpsert {
 // ClearSecret clears the value of the "secret" field.
 func (u *MessageUpsert) ClearSecret() *MessageUpsert {
 	u.SetNull(message.FieldSecret)
+	return u
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *MessageUpsert) SetTypingMs(v int) *MessageUpsert {
+	u.Set(message.FieldTypingMs, v)
+	return u
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateTypingMs() *MessageUpsert {
+	u.SetExcluded(message.FieldTypingMs)
+	return u
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *MessageUpsert) AddTypingMs(v int) *MessageUpsert {
+	u.Add(message.FieldTypingMs, v)
+	return u
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (u *MessageUpsert) ClearTypingMs() *MessageUpsert {
+	u.SetNull(message.FieldTypingMs)
 	return u
 }
 
@@ -2758,6 +2800,34 @@ func (u *MessageUpsertOne) UpdateSecret() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearSecret() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearSecret()
+	})
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *MessageUpsertOne) SetTypingMs(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetTypingMs(v)
+	})
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *MessageUpsertOne) AddTypingMs(v int) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddTypingMs(v)
+	})
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateTypingMs() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateTypingMs()
+	})
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (u *MessageUpsertOne) ClearTypingMs() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearTypingMs()
 	})
 }
 
@@ -4003,6 +4073,34 @@ func (u *MessageUpsertBulk) UpdateSecret() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearSecret() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearSecret()
+	})
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (u *MessageUpsertBulk) SetTypingMs(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetTypingMs(v)
+	})
+}
+
+// AddTypingMs adds v to the "typing_ms" field.
+func (u *MessageUpsertBulk) AddTypingMs(v int) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.AddTypingMs(v)
+	})
+}
+
+// UpdateTypingMs sets the "typing_ms" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateTypingMs() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateTypingMs()
+	})
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (u *MessageUpsertBulk) ClearTypingMs() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearTypingMs()
 	})
 }
 

@@ -673,6 +673,33 @@ func (_u *MessageUpdate) ClearSecret() *MessageUpdate {
 	return _u
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (_u *MessageUpdate) SetTypingMs(v int) *MessageUpdate {
+	_u.mutation.ResetTypingMs()
+	_u.mutation.SetTypingMs(v)
+	return _u
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableTypingMs(v *int) *MessageUpdate {
+	if v != nil {
+		_u.SetTypingMs(*v)
+	}
+	return _u
+}
+
+// AddTypingMs adds value to the "typing_ms" field.
+func (_u *MessageUpdate) AddTypingMs(v int) *MessageUpdate {
+	_u.mutation.AddTypingMs(v)
+	return _u
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (_u *MessageUpdate) ClearTypingMs() *MessageUpdate {
+	_u.mutation.ClearTypingMs()
+	return _u
+}
+
 // SetLinkPreview sets the "link_preview" field.
 func (_u *MessageUpdate) SetLinkPreview(v *switchboard.LinkPreview) *MessageUpdate {
 	_u.mutation.SetLinkPreview(v)
@@ -1277,6 +1304,15 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.SecretCleared() {
 		_spec.ClearField(message.FieldSecret, field.TypeString)
+	}
+	if value, ok := _u.mutation.TypingMs(); ok {
+		_spec.SetField(message.FieldTypingMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTypingMs(); ok {
+		_spec.AddField(message.FieldTypingMs, field.TypeInt, value)
+	}
+	if _u.mutation.TypingMsCleared() {
+		_spec.ClearField(message.FieldTypingMs, field.TypeInt)
 	}
 	if value, ok := _u.mutation.LinkPreview(); ok {
 		_spec.SetField(message.FieldLinkPreview, field.TypeJSON, value)
@@ -2038,6 +2074,33 @@ func (_u *MessageUpdateOne) ClearSecret() *MessageUpdateOne {
 	return _u
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (_u *MessageUpdateOne) SetTypingMs(v int) *MessageUpdateOne {
+	_u.mutation.ResetTypingMs()
+	_u.mutation.SetTypingMs(v)
+	return _u
+}
+
+// SetNillableTypingMs sets the "typing_ms" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableTypingMs(v *int) *MessageUpdateOne {
+	if v != nil {
+		_u.SetTypingMs(*v)
+	}
+	return _u
+}
+
+// AddTypingMs adds value to the "typing_ms" field.
+func (_u *MessageUpdateOne) AddTypingMs(v int) *MessageUpdateOne {
+	_u.mutation.AddTypingMs(v)
+	return _u
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (_u *MessageUpdateOne) ClearTypingMs() *MessageUpdateOne {
+	_u.mutation.ClearTypingMs()
+	return _u
+}
+
 // SetLinkPreview sets the "link_preview" field.
 func (_u *MessageUpdateOne) SetLinkPreview(v *switchboard.LinkPreview) *MessageUpdateOne {
 	_u.mutation.SetLinkPreview(v)
@@ -2672,6 +2735,15 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.SecretCleared() {
 		_spec.ClearField(message.FieldSecret, field.TypeString)
+	}
+	if value, ok := _u.mutation.TypingMs(); ok {
+		_spec.SetField(message.FieldTypingMs, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedTypingMs(); ok {
+		_spec.AddField(message.FieldTypingMs, field.TypeInt, value)
+	}
+	if _u.mutation.TypingMsCleared() {
+		_spec.ClearField(message.FieldTypingMs, field.TypeInt)
 	}
 	if value, ok := _u.mutation.LinkPreview(); ok {
 		_spec.SetField(message.FieldLinkPreview, field.TypeJSON, value)

@@ -4737,6 +4737,8 @@ type CampaignMutation struct {
 	addmax_delay_ms     *int
 	daily_cap           *int
 	adddaily_cap        *int
+	typing_ms           *int
+	addtyping_ms        *int
 	quiet_start         *string
 	quiet_end           *string
 	timezone            *string
@@ -5411,6 +5413,62 @@ func (m *CampaignMutation) AddedDailyCap() (r int, exists bool) {
 func (m *CampaignMutation) ResetDailyCap() {
 	m.daily_cap = nil
 	m.adddaily_cap = nil
+}
+
+// SetTypingMs sets the "typing_ms" field.
+func (m *CampaignMutation) SetTypingMs(i int) {
+	m.typing_ms = &i
+	m.addtyping_ms = nil
+}
+
+// TypingMs returns the value of the "typing_ms" field in the mutation.
+func (m *CampaignMutation) TypingMs() (r int, exists bool) {
+	v := m.typing_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTypingMs returns the old "typing_ms" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldTypingMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTypingMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTypingMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTypingMs: %w", err)
+	}
+	return oldValue.TypingMs, nil
+}
+
+// AddTypingMs adds i to the "typing_ms" field.
+func (m *CampaignMutation) AddTypingMs(i int) {
+	if m.addtyping_ms != nil {
+		*m.addtyping_ms += i
+	} else {
+		m.addtyping_ms = &i
+	}
+}
+
+// AddedTypingMs returns the value that was added to the "typing_ms" field in this mutation.
+func (m *CampaignMutation) AddedTypingMs() (r int, exists bool) {
+	v := m.addtyping_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTypingMs resets all changes to the "typing_ms" field.
+func (m *CampaignMutation) ResetTypingMs() {
+	m.typing_ms = nil
+	m.addtyping_ms = nil
 }
 
 // SetQuietStart sets the "quiet_start" field.
@@ -6280,7 +6338,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 28)
+	fields := make([]string, 0, 29)
 	if m.workspace_id != nil {
 		fields = append(fields, campaign.FieldWorkspaceID)
 	}
@@ -6316,6 +6374,9 @@ func (m *CampaignMutation) Fields() []string {
 	}
 	if m.daily_cap != nil {
 		fields = append(fields, campaign.FieldDailyCap)
+	}
+	if m.typing_ms != nil {
+		fields = append(fields, campaign.FieldTypingMs)
 	}
 	if m.quiet_start != nil {
 		fields = append(fields, campaign.FieldQuietStart)
@@ -6397,6 +6458,8 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.MaxDelayMs()
 	case campaign.FieldDailyCap:
 		return m.DailyCap()
+	case campaign.FieldTypingMs:
+		return m.TypingMs()
 	case campaign.FieldQuietStart:
 		return m.QuietStart()
 	case campaign.FieldQuietEnd:
@@ -6462,6 +6525,8 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldMaxDelayMs(ctx)
 	case campaign.FieldDailyCap:
 		return m.OldDailyCap(ctx)
+	case campaign.FieldTypingMs:
+		return m.OldTypingMs(ctx)
 	case campaign.FieldQuietStart:
 		return m.OldQuietStart(ctx)
 	case campaign.FieldQuietEnd:
@@ -6586,6 +6651,13 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetDailyCap(v)
+		return nil
+	case campaign.FieldTypingMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTypingMs(v)
 		return nil
 	case campaign.FieldQuietStart:
 		v, ok := value.(string)
@@ -6716,6 +6788,9 @@ func (m *CampaignMutation) AddedFields() []string {
 	if m.adddaily_cap != nil {
 		fields = append(fields, campaign.FieldDailyCap)
 	}
+	if m.addtyping_ms != nil {
+		fields = append(fields, campaign.FieldTypingMs)
+	}
 	if m.addcursor != nil {
 		fields = append(fields, campaign.FieldCursor)
 	}
@@ -6739,6 +6814,8 @@ func (m *CampaignMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedMaxDelayMs()
 	case campaign.FieldDailyCap:
 		return m.AddedDailyCap()
+	case campaign.FieldTypingMs:
+		return m.AddedTypingMs()
 	case campaign.FieldCursor:
 		return m.AddedCursor()
 	case campaign.FieldLastSeq:
@@ -6774,6 +6851,13 @@ func (m *CampaignMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddDailyCap(v)
+		return nil
+	case campaign.FieldTypingMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTypingMs(v)
 		return nil
 	case campaign.FieldCursor:
 		v, ok := value.(int64)
@@ -6951,6 +7035,9 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldDailyCap:
 		m.ResetDailyCap()
+		return nil
+	case campaign.FieldTypingMs:
+		m.ResetTypingMs()
 		return nil
 	case campaign.FieldQuietStart:
 		m.ResetQuietStart()
@@ -17287,6 +17374,8 @@ type MessageMutation struct {
 	reaction             *string
 	pinned_until         *time.Time
 	secret               *string
+	typing_ms            *int
+	addtyping_ms         *int
 	link_preview         **switchboard.LinkPreview
 	status               *string
 	send_at              *time.Time
@@ -19174,6 +19263,76 @@ func (m *MessageMutation) ResetSecret() {
 	delete(m.clearedFields, message.FieldSecret)
 }
 
+// SetTypingMs sets the "typing_ms" field.
+func (m *MessageMutation) SetTypingMs(i int) {
+	m.typing_ms = &i
+	m.addtyping_ms = nil
+}
+
+// TypingMs returns the value of the "typing_ms" field in the mutation.
+func (m *MessageMutation) TypingMs() (r int, exists bool) {
+	v := m.typing_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTypingMs returns the old "typing_ms" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldTypingMs(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTypingMs is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTypingMs requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTypingMs: %w", err)
+	}
+	return oldValue.TypingMs, nil
+}
+
+// AddTypingMs adds i to the "typing_ms" field.
+func (m *MessageMutation) AddTypingMs(i int) {
+	if m.addtyping_ms != nil {
+		*m.addtyping_ms += i
+	} else {
+		m.addtyping_ms = &i
+	}
+}
+
+// AddedTypingMs returns the value that was added to the "typing_ms" field in this mutation.
+func (m *MessageMutation) AddedTypingMs() (r int, exists bool) {
+	v := m.addtyping_ms
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearTypingMs clears the value of the "typing_ms" field.
+func (m *MessageMutation) ClearTypingMs() {
+	m.typing_ms = nil
+	m.addtyping_ms = nil
+	m.clearedFields[message.FieldTypingMs] = struct{}{}
+}
+
+// TypingMsCleared returns if the "typing_ms" field was cleared in this mutation.
+func (m *MessageMutation) TypingMsCleared() bool {
+	_, ok := m.clearedFields[message.FieldTypingMs]
+	return ok
+}
+
+// ResetTypingMs resets all changes to the "typing_ms" field.
+func (m *MessageMutation) ResetTypingMs() {
+	m.typing_ms = nil
+	m.addtyping_ms = nil
+	delete(m.clearedFields, message.FieldTypingMs)
+}
+
 // SetLinkPreview sets the "link_preview" field.
 func (m *MessageMutation) SetLinkPreview(sp *switchboard.LinkPreview) {
 	m.link_preview = &sp
@@ -20170,7 +20329,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 53)
+	fields := make([]string, 0, 54)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -20269,6 +20428,9 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.secret != nil {
 		fields = append(fields, message.FieldSecret)
+	}
+	if m.typing_ms != nil {
+		fields = append(fields, message.FieldTypingMs)
 	}
 	if m.link_preview != nil {
 		fields = append(fields, message.FieldLinkPreview)
@@ -20404,6 +20566,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.PinnedUntil()
 	case message.FieldSecret:
 		return m.Secret()
+	case message.FieldTypingMs:
+		return m.TypingMs()
 	case message.FieldLinkPreview:
 		return m.LinkPreview()
 	case message.FieldStatus:
@@ -20519,6 +20683,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldPinnedUntil(ctx)
 	case message.FieldSecret:
 		return m.OldSecret(ctx)
+	case message.FieldTypingMs:
+		return m.OldTypingMs(ctx)
 	case message.FieldLinkPreview:
 		return m.OldLinkPreview(ctx)
 	case message.FieldStatus:
@@ -20799,6 +20965,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSecret(v)
 		return nil
+	case message.FieldTypingMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTypingMs(v)
+		return nil
 	case message.FieldLinkPreview:
 		v, ok := value.(*switchboard.LinkPreview)
 		if !ok {
@@ -20965,6 +21138,9 @@ func (m *MessageMutation) AddedFields() []string {
 	if m.addlongitude != nil {
 		fields = append(fields, message.FieldLongitude)
 	}
+	if m.addtyping_ms != nil {
+		fields = append(fields, message.FieldTypingMs)
+	}
 	if m.adddispatch_attempts != nil {
 		fields = append(fields, message.FieldDispatchAttempts)
 	}
@@ -20988,6 +21164,8 @@ func (m *MessageMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedLatitude()
 	case message.FieldLongitude:
 		return m.AddedLongitude()
+	case message.FieldTypingMs:
+		return m.AddedTypingMs()
 	case message.FieldDispatchAttempts:
 		return m.AddedDispatchAttempts()
 	}
@@ -21040,6 +21218,13 @@ func (m *MessageMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLongitude(v)
+		return nil
+	case message.FieldTypingMs:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTypingMs(v)
 		return nil
 	case message.FieldDispatchAttempts:
 		v, ok := value.(int)
@@ -21142,6 +21327,9 @@ func (m *MessageMutation) ClearedFields() []string {
 	}
 	if m.FieldCleared(message.FieldSecret) {
 		fields = append(fields, message.FieldSecret)
+	}
+	if m.FieldCleared(message.FieldTypingMs) {
+		fields = append(fields, message.FieldTypingMs)
 	}
 	if m.FieldCleared(message.FieldLinkPreview) {
 		fields = append(fields, message.FieldLinkPreview)
@@ -21288,6 +21476,9 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldSecret:
 		m.ClearSecret()
+		return nil
+	case message.FieldTypingMs:
+		m.ClearTypingMs()
 		return nil
 	case message.FieldLinkPreview:
 		m.ClearLinkPreview()
@@ -21440,6 +21631,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldSecret:
 		m.ResetSecret()
+		return nil
+	case message.FieldTypingMs:
+		m.ResetTypingMs()
 		return nil
 	case message.FieldLinkPreview:
 		m.ResetLinkPreview()

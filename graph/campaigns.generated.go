@@ -126,6 +126,29 @@ func (ec *executionContext) fieldContext_CampaignPacing_quietHours(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _CampaignPacing_typingSeconds(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPacing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CampaignPacing_typingSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TypingSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CampaignPacing_typingSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CampaignPacing", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _CampaignPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CampaignPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -597,7 +620,7 @@ func (ec *executionContext) unmarshalInputCampaignPacingInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"minDelaySeconds", "maxDelaySeconds", "dailyCap", "quietHours"}
+	fieldsInOrder := [...]string{"minDelaySeconds", "maxDelaySeconds", "dailyCap", "quietHours", "typingSeconds"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -632,6 +655,13 @@ func (ec *executionContext) unmarshalInputCampaignPacingInput(ctx context.Contex
 				return it, err
 			}
 			it.QuietHours = data
+		case "typingSeconds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("typingSeconds"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TypingSeconds = data
 		}
 	}
 	return it, nil
@@ -784,6 +814,11 @@ func (ec *executionContext) _CampaignPacing(ctx context.Context, sel ast.Selecti
 		case "quietHours":
 			out.Values[i] = ec._CampaignPacing_quietHours(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "typingSeconds":
+			out.Values[i] = ec._CampaignPacing_typingSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:

@@ -42,6 +42,7 @@ type campaignSpec struct {
 	engineID                                             string // "" for the engine each step picks
 	pacing                                               campaigns.Pacing
 	quietStart, quietEnd, timezone                       string
+	typing                                               time.Duration // before each text message
 }
 
 // checkCampaignInput validates a createCampaign input; tz is the account's
@@ -80,6 +81,7 @@ func (r *Resolver) checkCampaignInput(ctx context.Context, in model.CampaignInpu
 		if s.pacing.MinDelay > s.pacing.MaxDelay {
 			p.Add("pacing.maxDelaySeconds", "too_small", "pacing.maxDelaySeconds must be at least pacing.minDelaySeconds")
 		}
+		s.typing = checkCampaignTyping(&p, pc.TypingSeconds, s.pacing)
 		if pc.DailyCap != nil {
 			if *pc.DailyCap < 1 || *pc.DailyCap > campaigns.MaxDailyCap {
 				p.Add("pacing.dailyCap", "too_big", "pacing.dailyCap must be between 1 and %d", campaigns.MaxDailyCap)
@@ -103,6 +105,24 @@ func (r *Resolver) checkCampaignInput(ctx context.Context, in model.CampaignInpu
 		}
 	}
 	return s, p.Err(switchboard.EVALIDATION)
+}
+
+// checkCampaignTyping checks a campaign's typingSeconds: 0-25 (as a direct
+// send's), and no longer than the campaign's shortest delay between messages,
+// since the typing is shown inside that delay (the campaign's pace is unchanged).
+func checkCampaignTyping(p *switchboard.Problems, secs *float64, pace campaigns.Pacing) time.Duration {
+	if secs == nil {
+		return 0
+	}
+	typing := time.Duration(*secs * float64(time.Second)).Round(time.Millisecond)
+	switch {
+	case math.IsNaN(*secs) || *secs < 0 || *secs > maxTypingSecs:
+		p.Add("pacing.typingSeconds", "too_big", "pacing.typingSeconds must be between 0 and %d", maxTypingSecs)
+	case typing > pace.MinDelay:
+		p.Add("pacing.typingSeconds", "too_big", "pacing.typingSeconds must be at most pacing.minDelaySeconds (%g): the typing is shown inside the delay between messages",
+			pace.MinDelay.Seconds())
+	}
+	return typing
 }
 
 // checkCampaignContent checks the content fields a create or an edit gives and
@@ -324,7 +344,7 @@ func (r *Resolver) createCampaign(ctx context.Context, in model.CampaignInput) (
 		create := tx.Campaign.Create().SetName(s.name).SetAudienceID(a.ID).SetStatus(string(campaigns.StatusPending)).
 			SetText(s.text).SetMediaURL(s.mediaURL).SetMediaCaption(s.caption).SetOnMissingVariable(s.onMissing).
 			SetMinDelayMs(int(s.pacing.MinDelay / time.Millisecond)).SetMaxDelayMs(int(s.pacing.MaxDelay / time.Millisecond)).
-			SetDailyCap(s.pacing.DailyCap).SetQuietStart(s.quietStart).SetQuietEnd(s.quietEnd).SetTimezone(s.timezone).
+			SetDailyCap(s.pacing.DailyCap).SetTypingMs(int(s.typing / time.Millisecond)).SetQuietStart(s.quietStart).SetQuietEnd(s.quietEnd).SetTimezone(s.timezone).
 			SetEngineID(s.engineID).SetLastSeq(a.ContactSeq).SetTotalCount(total).SetStepToken(switchboard.RandomToken(10)).
 			SetNextStepAt(now).SetCreatedAt(now)
 		c, err = create.Save(ctx)
@@ -446,7 +466,8 @@ func progress(c *ent.Campaign, n view.Counts) *model.CampaignProgress {
 
 // pacing renders a campaign's pace for GraphQL.
 func pacing(c *ent.Campaign) *model.CampaignPacing {
-	p := &model.CampaignPacing{MinDelaySeconds: float64(c.MinDelayMs) / 1000, MaxDelaySeconds: float64(c.MaxDelayMs) / 1000, DailyCap: c.DailyCap}
+	p := &model.CampaignPacing{MinDelaySeconds: float64(c.MinDelayMs) / 1000, MaxDelaySeconds: float64(c.MaxDelayMs) / 1000,
+		DailyCap: c.DailyCap, TypingSeconds: float64(c.TypingMs) / 1000}
 	if c.QuietStart != "" && c.QuietEnd != "" {
 		p.QuietHours = &model.QuietHours{Start: c.QuietStart, End: c.QuietEnd, Timezone: c.Timezone}
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/graph/model"
 )
 
@@ -71,6 +73,13 @@ func TestBuildDraftRules(t *testing.T) {
 		{"sendAt not a date", at(text("x"), "tomorrow"), sendAtAllowed, public, []string{"validation_failed", "sendAt:invalid_date"}},
 		{"sendAt on a direct send", at(text("x"), "2030-01-02T15:01:00Z"), sendAtForbidden, public, []string{"validation_failed", "sendAt:unrecognized_keys"}},
 		{"an empty secret", model.MessageInput{Type: "text", Text: ptr("x"), Secret: ptr("")}, sendAtAllowed, public, []string{"validation_failed", "secret:too_big"}},
+		{"location", model.MessageInput{Type: "location", Location: &model.LocationInput{Latitude: -90, Longitude: 180}}, sendAtAllowed, public, nil},
+		{"NaN latitude", model.MessageInput{Type: "location", Location: &model.LocationInput{Latitude: math.NaN(), Longitude: 1}}, sendAtAllowed, public,
+			[]string{"validation_failed", "location.latitude:too_big"}},
+		{"infinite longitude", model.MessageInput{Type: "location", Location: &model.LocationInput{Latitude: 1, Longitude: math.Inf(-1)}}, sendAtAllowed, public,
+			[]string{"validation_failed", "location.longitude:too_big"}},
+		{"contact card", model.MessageInput{Type: "vcard", Contacts: []*model.ContactCardInput{{Vcard: "BEGIN:VCARD\r\nFN:A\r\nEND:VCARD"}}}, sendAtAllowed, public, nil},
+		{"a video note", model.MessageInput{Type: "media", MediaURL: ptr("https://example.com/n.mp4"), MediaKind: ptr("ptv")}, sendAtAllowed, public, nil},
 		{"every problem at once", model.MessageInput{Type: "poll", PollOptions: []string{"a"}, SendAt: ptr("never")}, sendAtAllowed, public,
 			[]string{"validation_failed", "pollQuestion:too_small", "pollOptions:too_small", "sendAt:invalid_date"}},
 	}
@@ -103,6 +112,19 @@ func TestBuildDraftNormalizes(t *testing.T) {
 	p, err := buildDraft("1@c.us", model.MessageInput{Type: "poll", PollQuestion: ptr("  Lunch?  "), PollOptions: []string{"a", "b"}}, now, sendAtAllowed, nil)
 	if err != nil || p.PollQuestion != "Lunch?" || p.PollAllowMultiple == nil || *p.PollAllowMultiple {
 		t.Errorf("poll draft = %+v, %v", p, err)
+	}
+	v, err := buildDraft("1@c.us", model.MessageInput{Type: "vcard", Contacts: []*model.ContactCardInput{
+		{DisplayName: ptr("Ann"), Vcard: "\n BEGIN:VCARD\nFN:Ann\nEND:VCARD \n"}, {Vcard: "BEGIN:VCARD\nFN:Bob\nEND:VCARD"}}}, now, sendAtAllowed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []engine.ContactCard{{DisplayName: "Ann", VCard: "BEGIN:VCARD\nFN:Ann\nEND:VCARD"}, {VCard: "BEGIN:VCARD\nFN:Bob\nEND:VCARD"}}
+	if diff := cmp.Diff(want, v.Contacts); diff != "" {
+		t.Errorf("cards, trimmed (-want +got):\n%s", diff)
+	}
+	l, err := buildDraft("1@c.us", model.MessageInput{Type: "location", Location: &model.LocationInput{Latitude: 1.5, Longitude: -2, Name: ptr("Here")}}, now, sendAtAllowed, nil)
+	if err != nil || !cmp.Equal(l.Location, &engine.Location{Latitude: 1.5, Longitude: -2, Name: "Here"}) {
+		t.Errorf("location draft = %+v, %v", l.Location, err)
 	}
 }
 

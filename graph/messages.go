@@ -85,8 +85,10 @@ func (r *Resolver) recipient(ctx context.Context, chatID string) (string, error)
 	return r.store().Person(ctx, to)
 }
 
-// schedule is the use case behind scheduleMessage.
-func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string) (*model.ScheduleMessagePayload, error) {
+// schedule is the use case behind scheduleMessage. typing is the request's
+// withTyping and typingSeconds: a text message so asked shows "typing…" first
+// when it is sent (see typingArgs.scheduled).
+func (r *Resolver) schedule(ctx context.Context, chatID string, in model.MessageInput, idemKey *string, typing typingArgs) (*model.ScheduleMessagePayload, error) {
 	to, err := r.recipient(ctx, chatID)
 	if err != nil {
 		return nil, err
@@ -98,7 +100,7 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	}
 	// A retry is answered before its input is validated again: a sendAt that was
 	// far enough ahead the first time may not be any more.
-	fp, err := requestFingerprint(to, in)
+	fp, err := requestFingerprint(to, in, typing)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +111,9 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	}
 	d, err := buildDraft(to, in, r.now(), sendAtAllowed, r.mediaURLRule(ctx, false))
 	if err != nil {
+		return nil, err
+	}
+	if d.Typing, err = typing.scheduled(d.Type); err != nil {
 		return nil, err
 	}
 	if d.EngineID, err = r.sendingEngine(ctx, in.EngineID); err != nil {
@@ -154,16 +159,18 @@ func (r *Resolver) schedule(ctx context.Context, chatID string, in model.Message
 	return &model.ScheduleMessagePayload{Message: m}, nil
 }
 
-// requestFingerprint identifies a scheduling request as it was made (the chat and
-// the input as given, uploaded bytes included), for idempotency.
-func requestFingerprint(to string, in model.MessageInput) (string, error) {
+// requestFingerprint identifies a scheduling request as it was made (the chat,
+// the input and the typing as given, uploaded bytes included), for idempotency.
+func requestFingerprint(to string, in model.MessageInput, typing typingArgs) (string, error) {
 	h := sha256.New()
 	file := in.MediaFile
 	in.MediaFile = nil
 	if err := json.NewEncoder(h).Encode(struct {
-		To    string             `json:"to"`
-		Input model.MessageInput `json:"input"`
-	}{to, in}); err != nil {
+		To            string             `json:"to"`
+		Input         model.MessageInput `json:"input"`
+		WithTyping    *bool              `json:"withTyping,omitempty"`
+		TypingSeconds *float64           `json:"typingSeconds,omitempty"`
+	}{to, in, typing.With, typing.Seconds}); err != nil {
 		return "", err
 	}
 	if file != nil {
@@ -225,6 +232,24 @@ func typingFor(typ string, withTyping *bool, typingSeconds *float64) (time.Durat
 	}
 	jitter := typingJitterMin + rand.N(typingJitterMax-typingJitterMin+1)
 	return jitter + time.Duration(extra*float64(time.Second)).Round(time.Millisecond), nil
+}
+
+// typingArgs are a send's withTyping and typingSeconds, as given.
+type typingArgs struct {
+	With    *bool
+	Seconds *float64
+}
+
+// scheduled is how long a scheduled message of type typ shows "typing…" when it
+// is sent (kept on the message until then): as for a direct send (typingFor),
+// but only when asked, by withTyping true or by typingSeconds without withTyping.
+func (t typingArgs) scheduled(typ string) (time.Duration, error) {
+	with := t.With
+	if with == nil {
+		on := t.Seconds != nil
+		with = &on
+	}
+	return typingFor(typ, with, t.Seconds)
 }
 
 // sendNow is the use case behind sendMessage: the message is stored with its network
@@ -368,9 +393,20 @@ func (r *Resolver) update(ctx context.Context, id string, patch model.MessagePat
 			SetType(d.Type).SetText(d.Text).SetMediaURL(d.MediaURL).SetMediaKind(d.MediaKind).
 			SetMediaFilename(d.MediaFilename).SetPollQuestion(d.PollQuestion).
 			SetNillablePollAllowMultiple(d.PollAllowMultiple).SetReplyTo(d.ReplyTo).SetSecret(d.Secret).
-			SetMentions(d.Mentions).SetPollOptions(d.PollOptions).ClearLinkPreview()
+			SetMentions(d.Mentions).SetPollOptions(d.PollOptions).ClearLinkPreview().
+			SetWireType(engine.ContentWireType(d.Type, d.MediaKind, len(d.Contacts)))
+		if len(d.Contacts) > 0 {
+			u.SetVcards(messaging.CardsOf(d.Contacts)).SetVcardNames(messaging.CardNamesOf(d.Contacts))
+		} else {
+			u.ClearVcards().ClearVcardNames()
+		}
 		if d.PollAllowMultiple == nil {
 			u.ClearPollAllowMultiple()
+		}
+		if l := d.Location; l != nil {
+			u.SetLatitude(l.Latitude).SetLongitude(l.Longitude).SetLocationName(l.Name).SetLocationAddress(l.Address)
+		} else {
+			u.ClearLatitude().ClearLongitude().SetLocationName("").SetLocationAddress("")
 		}
 		if d.EngineID == "" {
 			u.ClearEngineID()
@@ -443,6 +479,20 @@ func merge(m *ent.Message, p model.MessagePatch) (model.MessageInput, bool) {
 	}
 	if in.Type == "poll" && !typeChanged {
 		in.PollQuestion, in.PollOptions, in.PollAllowMultiple = nonEmpty(m.PollQuestion), m.PollOptions, m.PollAllowMultiple
+	}
+	if l := messaging.LocationOf(m); in.Type == engine.TypeLocation && !typeChanged && l != nil {
+		in.Location = &model.LocationInput{Latitude: l.Latitude, Longitude: l.Longitude, Name: nonEmpty(l.Name), Address: nonEmpty(l.Address)}
+	}
+	if in.Type == engine.TypeVCard && !typeChanged {
+		for _, c := range messaging.ContactsOf(m) {
+			in.Contacts = append(in.Contacts, &model.ContactCardInput{DisplayName: nonEmpty(c.DisplayName), Vcard: c.VCard})
+		}
+	}
+	if p.Location != nil {
+		in.Location = p.Location
+	}
+	if p.Contacts != nil {
+		in.Contacts = p.Contacts
 	}
 	set := func(dst **string, v *string) {
 		if v != nil {

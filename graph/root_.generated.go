@@ -284,6 +284,7 @@ type ComplexityRoot struct {
 		MaxDelaySeconds func(childComplexity int) int
 		MinDelaySeconds func(childComplexity int) int
 		QuietHours      func(childComplexity int) int
+		TypingSeconds   func(childComplexity int) int
 	}
 
 	CampaignPage struct {
@@ -363,6 +364,11 @@ type ComplexityRoot struct {
 		PushName    func(childComplexity int) int
 		Saved       func(childComplexity int) int
 		WorkspaceID func(childComplexity int) int
+	}
+
+	ContactCard struct {
+		DisplayName func(childComplexity int) int
+		VCard       func(childComplexity int) int
 	}
 
 	ContactConnection struct {
@@ -548,11 +554,19 @@ type ComplexityRoot struct {
 		TotalMessages      func(childComplexity int) int
 	}
 
+	Location struct {
+		Address   func(childComplexity int) int
+		Latitude  func(childComplexity int) int
+		Longitude func(childComplexity int) int
+		Name      func(childComplexity int) int
+	}
+
 	Message struct {
 		Ack               func(childComplexity int) int
 		Campaign          func(childComplexity int) int
 		CampaignID        func(childComplexity int) int
 		ConfirmedAt       func(childComplexity int) int
+		Contacts          func(childComplexity int) int
 		CreatedAt         func(childComplexity int) int
 		EngineID          func(childComplexity int) int
 		FailedAt          func(childComplexity int) int
@@ -563,6 +577,7 @@ type ComplexityRoot struct {
 		ID                func(childComplexity int) int
 		Latitude          func(childComplexity int) int
 		LinkPreview       func(childComplexity int) int
+		Location          func(childComplexity int) int
 		LocationAddress   func(childComplexity int) int
 		LocationName      func(childComplexity int) int
 		Longitude         func(childComplexity int) int
@@ -717,7 +732,7 @@ type ComplexityRoot struct {
 		RevokeAPIKey             func(childComplexity int, id string) int
 		RevokeMessage            func(childComplexity int, key string, chatID *string) int
 		RotateWebhookSecret      func(childComplexity int, id string) int
-		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string) int
+		ScheduleMessage          func(childComplexity int, chatID string, input model.MessageInput, idempotencyKey *string, withTyping *bool, typingSeconds *float64) int
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
 		SetChatPresence          func(childComplexity int, chatID string, state string) int
 		SetDefaultEngine         func(childComplexity int, id string) int
@@ -1857,6 +1872,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CampaignPacing.QuietHours(childComplexity), true
+	case "CampaignPacing.typingSeconds":
+		if e.ComplexityRoot.CampaignPacing.TypingSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CampaignPacing.TypingSeconds(childComplexity), true
 
 	case "CampaignPage.items":
 		if e.ComplexityRoot.CampaignPage.Items == nil {
@@ -2217,6 +2238,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.WorkspaceID(childComplexity), true
+
+	case "ContactCard.displayName":
+		if e.ComplexityRoot.ContactCard.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactCard.DisplayName(childComplexity), true
+	case "ContactCard.vcard":
+		if e.ComplexityRoot.ContactCard.VCard == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactCard.VCard(childComplexity), true
 
 	case "ContactConnection.edges":
 		if e.ComplexityRoot.ContactConnection.Edges == nil {
@@ -2925,6 +2959,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LoadOlderResult.TotalMessages(childComplexity), true
 
+	case "Location.address":
+		if e.ComplexityRoot.Location.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Address(childComplexity), true
+	case "Location.latitude":
+		if e.ComplexityRoot.Location.Latitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Latitude(childComplexity), true
+	case "Location.longitude":
+		if e.ComplexityRoot.Location.Longitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Longitude(childComplexity), true
+	case "Location.name":
+		if e.ComplexityRoot.Location.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Location.Name(childComplexity), true
+
 	case "Message.ack":
 		if e.ComplexityRoot.Message.Ack == nil {
 			break
@@ -2949,6 +3008,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.ConfirmedAt(childComplexity), true
+	case "Message.contacts":
+		if e.ComplexityRoot.Message.Contacts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Contacts(childComplexity), true
 	case "Message.createdAt":
 		if e.ComplexityRoot.Message.CreatedAt == nil {
 			break
@@ -3009,6 +3074,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.LinkPreview(childComplexity), true
+	case "Message.location":
+		if e.ComplexityRoot.Message.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Location(childComplexity), true
 	case "Message.locationAddress":
 		if e.ComplexityRoot.Message.LocationAddress == nil {
 			break
@@ -3951,7 +4022,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ScheduleMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.ScheduleMessage(childComplexity, args["chatId"].(string), args["input"].(model.MessageInput), args["idempotencyKey"].(*string), args["withTyping"].(*bool), args["typingSeconds"].(*float64)), true
 	case "Mutation.sendMessage":
 		if e.ComplexityRoot.Mutation.SendMessage == nil {
 			break
@@ -5001,6 +5072,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputChatFilter,
 		ec.unmarshalInputChatOrder,
 		ec.unmarshalInputChatWhereInput,
+		ec.unmarshalInputContactCardInput,
 		ec.unmarshalInputContactWhereInput,
 		ec.unmarshalInputDeliveryAttemptWhereInput,
 		ec.unmarshalInputDeliveryWhereInput,
@@ -5008,6 +5080,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputGroupChangeInput,
 		ec.unmarshalInputGroupPictureInput,
 		ec.unmarshalInputGroupUpdateInput,
+		ec.unmarshalInputLocationInput,
 		ec.unmarshalInputMessageInput,
 		ec.unmarshalInputMessageOrder,
 		ec.unmarshalInputMessagePatch,
@@ -5586,6 +5659,8 @@ func (ec *executionContext) childFields_CampaignPacing(ctx context.Context, fiel
 		return ec.fieldContext_CampaignPacing_dailyCap(ctx, field)
 	case "quietHours":
 		return ec.fieldContext_CampaignPacing_quietHours(ctx, field)
+	case "typingSeconds":
+		return ec.fieldContext_CampaignPacing_typingSeconds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CampaignPacing", field.Name)
 }
@@ -5746,6 +5821,16 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Contact", field.Name)
+}
+
+func (ec *executionContext) childFields_ContactCard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "displayName":
+		return ec.fieldContext_ContactCard_displayName(ctx, field)
+	case "vcard":
+		return ec.fieldContext_ContactCard_vcard(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContactCard", field.Name)
 }
 
 func (ec *executionContext) childFields_ContactConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6114,6 +6199,20 @@ func (ec *executionContext) childFields_LoadOlderResult(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type LoadOlderResult", field.Name)
 }
 
+func (ec *executionContext) childFields_Location(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "latitude":
+		return ec.fieldContext_Location_latitude(ctx, field)
+	case "longitude":
+		return ec.fieldContext_Location_longitude(ctx, field)
+	case "name":
+		return ec.fieldContext_Location_name(ctx, field)
+	case "address":
+		return ec.fieldContext_Location_address(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Location", field.Name)
+}
+
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6226,6 +6325,10 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_linkPreview(ctx, field)
 	case "ack":
 		return ec.fieldContext_Message_ack(ctx, field)
+	case "location":
+		return ec.fieldContext_Message_location(ctx, field)
+	case "contacts":
+		return ec.fieldContext_Message_contacts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }

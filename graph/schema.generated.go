@@ -66,7 +66,7 @@ type MutationResolver interface {
 	RevokeAPIKey(ctx context.Context, id string) (*ent.APIKey, error)
 	GenerateSong(ctx context.Context, input model.SongInput) (*model.SongJob, error)
 	UploadMusicAudio(ctx context.Context, input model.MusicUploadInput) (*model.MusicUploadResult, error)
-	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error)
+	ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string, withTyping *bool, typingSeconds *float64) (*model.ScheduleMessagePayload, error)
 	SendMessage(ctx context.Context, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) (*ent.Message, error)
 	UpdateScheduledMessage(ctx context.Context, id string, input model.MessagePatch) (*ent.Message, error)
 	CancelScheduledMessage(ctx context.Context, id string) (*model.DeletePayload, error)
@@ -847,6 +847,22 @@ func (ec *executionContext) field_Mutation_scheduleMessage_args(ctx context.Cont
 		return nil, err
 	}
 	args["idempotencyKey"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "withTyping",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withTyping"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "typingSeconds",
+		func(ctx context.Context, v any) (*float64, error) {
+			return ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["typingSeconds"] = arg4
 	return args, nil
 }
 
@@ -1199,6 +1215,52 @@ func (ec *executionContext) field_Mutation_upsertBoardItems_args(ctx context.Con
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _ContactCard_displayName(ctx context.Context, field graphql.CollectedField, obj *engine.ContactCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactCard_displayName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContactCard_displayName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContactCard_vcard(ctx context.Context, field graphql.CollectedField, obj *engine.ContactCard) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContactCard_vcard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VCard, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContactCard_vcard(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContactCard", field, false, false, errors.New("field of type String does not have child fields"))
+}
 
 func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -1561,6 +1623,98 @@ func (ec *executionContext) _LinkPreview_thumbnail(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_LinkPreview_thumbnail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LinkPreview", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Location_latitude(ctx context.Context, field graphql.CollectedField, obj *engine.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_latitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Latitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Location_latitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Location_longitude(ctx context.Context, field graphql.CollectedField, obj *engine.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_longitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Longitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Location_longitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _Location_name(ctx context.Context, field graphql.CollectedField, obj *engine.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Location_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Location_address(ctx context.Context, field graphql.CollectedField, obj *engine.Location) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Location_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Location_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MessageKey_fromMe(ctx context.Context, field graphql.CollectedField, obj *engine.Key) (ret graphql.Marshaler) {
@@ -3769,7 +3923,7 @@ func (ec *executionContext) _Mutation_scheduleMessage(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ScheduleMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().ScheduleMessage(ctx, fc.Args["chatId"].(string), fc.Args["input"].(model.MessageInput), fc.Args["idempotencyKey"].(*string), fc.Args["withTyping"].(*bool), fc.Args["typingSeconds"].(*float64))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ScheduleMessagePayload) graphql.Marshaler {
@@ -4506,6 +4660,43 @@ func (ec *executionContext) fieldContext_WebhookPage_total(_ context.Context, fi
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputContactCardInput(ctx context.Context, obj any) (model.ContactCardInput, error) {
+	var it model.ContactCardInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"displayName", "vcard"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "displayName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("displayName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DisplayName = data
+		case "vcard":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("vcard"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Vcard = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputGroupChangeInput(ctx context.Context, obj any) (model.GroupChangeInput, error) {
 	var it model.GroupChangeInput
 	if obj == nil {
@@ -4564,6 +4755,57 @@ func (ec *executionContext) unmarshalInputGroupChangeInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputLocationInput(ctx context.Context, obj any) (model.LocationInput, error) {
+	var it model.LocationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"latitude", "longitude", "name", "address"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "latitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("latitude"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Latitude = data
+		case "longitude":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("longitude"))
+			data, err := ec.unmarshalNFloat2float64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Longitude = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj any) (model.MessageInput, error) {
 	var it model.MessageInput
 	if obj == nil {
@@ -4575,7 +4817,7 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret", "engineId"}
+	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "location", "contacts", "sendAt", "replyTo", "secret", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4652,6 +4894,20 @@ func (ec *executionContext) unmarshalInputMessageInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.PollAllowMultiple = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOLocationInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐLocationInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "contacts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contacts"))
+			data, err := ec.unmarshalOContactCardInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactCardInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Contacts = data
 		case "sendAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendAt"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -4696,7 +4952,7 @@ func (ec *executionContext) unmarshalInputMessagePatch(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "sendAt", "replyTo", "secret", "engineId"}
+	fieldsInOrder := [...]string{"type", "text", "mediaUrl", "mediaBase64", "mediaFile", "mediaKind", "mediaFilename", "pollQuestion", "pollOptions", "pollAllowMultiple", "location", "contacts", "sendAt", "replyTo", "secret", "engineId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -4773,6 +5029,20 @@ func (ec *executionContext) unmarshalInputMessagePatch(ctx context.Context, obj 
 				return it, err
 			}
 			it.PollAllowMultiple = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOLocationInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐLocationInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "contacts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contacts"))
+			data, err := ec.unmarshalOContactCardInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactCardInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Contacts = data
 		case "sendAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendAt"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -4966,6 +5236,49 @@ func (ec *executionContext) unmarshalInputWebhookPatch(ctx context.Context, obj 
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var contactCardImplementors = []string{"ContactCard"}
+
+func (ec *executionContext) _ContactCard(ctx context.Context, sel ast.SelectionSet, obj *engine.ContactCard) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contactCardImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContactCard")
+		case "displayName":
+			out.Values[i] = ec._ContactCard_displayName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "vcard":
+			out.Values[i] = ec._ContactCard_vcard(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
 
@@ -5183,6 +5496,59 @@ func (ec *executionContext) _LinkPreview(ctx context.Context, sel ast.SelectionS
 			}
 		case "thumbnail":
 			out.Values[i] = ec._LinkPreview_thumbnail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var locationImplementors = []string{"Location"}
+
+func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *engine.Location) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Location")
+		case "latitude":
+			out.Values[i] = ec._Location_latitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "longitude":
+			out.Values[i] = ec._Location_longitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Location_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "address":
+			out.Values[i] = ec._Location_address(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5940,6 +6306,21 @@ func (ec *executionContext) _WebhookPage(ctx context.Context, sel ast.SelectionS
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNContactCard2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐContactCard(ctx context.Context, sel ast.SelectionSet, v *engine.ContactCard) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContactCard(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNContactCardInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactCardInput(ctx context.Context, v any) (*model.ContactCardInput, error) {
+	res, err := ec.unmarshalInputContactCardInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐCreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateWebhookPayload) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -6097,11 +6478,62 @@ func (ec *executionContext) unmarshalNWebhookPatch2githubᚗcomᚋswitchboardhq�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOContactCard2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐContactCardᚄ(ctx context.Context, sel ast.SelectionSet, v []*engine.ContactCard) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContactCard2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐContactCard(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOContactCardInput2ᚕᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactCardInputᚄ(ctx context.Context, v any) ([]*model.ContactCardInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ContactCardInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNContactCardInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactCardInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOLinkPreview2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚐLinkPreview(ctx context.Context, sel ast.SelectionSet, v *switchboard.LinkPreview) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._LinkPreview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLocation2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐLocation(ctx context.Context, sel ast.SelectionSet, v *engine.Location) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Location(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOLocationInput2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐLocationInput(ctx context.Context, v any) (*model.LocationInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputLocationInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOMessageKey2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋengineᚐKey(ctx context.Context, sel ast.SelectionSet, v *engine.Key) graphql.Marshaler {

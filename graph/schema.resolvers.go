@@ -36,14 +36,29 @@ func (r *messageResolver) Ack(ctx context.Context, obj *ent.Message) (int, error
 	return messaging.AckOf(obj), nil
 }
 
+// Location is the resolver for the location field.
+func (r *messageResolver) Location(ctx context.Context, obj *ent.Message) (*engine.Location, error) {
+	return messaging.LocationOf(obj), nil
+}
+
+// Contacts is the resolver for the contacts field.
+func (r *messageResolver) Contacts(ctx context.Context, obj *ent.Message) ([]*engine.ContactCard, error) {
+	cards := messaging.ContactsOf(obj)
+	var out []*engine.ContactCard
+	for i := range cards {
+		out = append(out, &cards[i])
+	}
+	return out, nil
+}
+
 // ScheduleMessage is the resolver for the scheduleMessage field.
-func (r *mutationResolver) ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string) (*model.ScheduleMessagePayload, error) {
+func (r *mutationResolver) ScheduleMessage(ctx context.Context, chatID string, input model.MessageInput, idempotencyKey *string, withTyping *bool, typingSeconds *float64) (*model.ScheduleMessagePayload, error) {
 	// The transports check the text they decode (guardArgs, REST's edges); a REST
 	// file part's name and type and the Idempotency-Key header are not decoded text.
 	if err := checkText("mediaFile", input.MediaFile, "Idempotency-Key", idempotencyKey); err != nil {
 		return nil, err
 	}
-	return r.schedule(ctx, chatID, input, idempotencyKey)
+	return r.schedule(ctx, chatID, input, idempotencyKey, typingArgs{With: withTyping, Seconds: typingSeconds})
 }
 
 // SendMessage is the resolver for the sendMessage field.

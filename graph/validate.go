@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/graph/model"
 	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/messaging"
@@ -45,7 +47,7 @@ var (
 	jidRE     = regexp.MustCompile(`^(?:[0-9]+(?:-[0-9]+)?@(?:c[.]us|g[.]us|newsletter)|[0-9]+@lid)$`)
 	e164RE    = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 	mentionRE = regexp.MustCompile(`@\[([^\]\n]{1,100})\]\(([0-9]+@c[.]us)\)`)
-	types     = []string{"text", "media", "poll"}
+	types     = []string{"text", "media", "poll", engine.TypeLocation, engine.TypeVCard}
 )
 
 // NormalizeChatID turns a path chat id (E.164 phone or JID) into a JID.
@@ -93,7 +95,7 @@ func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule
 	var p switchboard.Problems
 	d := &draft{Draft: messaging.Draft{To: to, Type: in.Type}}
 	if !slices.Contains(types, in.Type) {
-		p.Add("type", "invalid_enum_value", "type must be one of text, media, poll")
+		p.Add("type", "invalid_enum_value", "type must be one of text, media, poll, location, vcard")
 	}
 	text := deref(in.Text)
 	if in.Text != nil {
@@ -112,7 +114,13 @@ func buildDraft(to string, in model.MessageInput, now time.Time, rule sendAtRule
 		checkMedia(&p, d, in, checkURL)
 	case "poll":
 		checkPoll(&p, d, in)
+	case engine.TypeLocation, engine.TypeVCard:
+		if in.Text != nil {
+			p.Add("text", "unrecognized_keys", "text applies only to types text and media (a caption); a %s message has none", in.Type)
+		}
 	}
+	checkLocation(&p, d, in)
+	checkCards(&p, d, in)
 	if in.Type != "media" {
 		checkMediaFieldsAbsent(&p, in)
 	}
@@ -204,13 +212,88 @@ func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, checkU
 	}
 	d.MediaFilename = name
 	if in.MediaKind != nil {
-		if !slices.Contains(media.Kinds, *in.MediaKind) {
-			p.Add("mediaKind", "invalid_enum_value", "mediaKind must be one of %s", strings.Join(media.Kinds, ", "))
+		if !slices.Contains(engine.MediaKinds, *in.MediaKind) {
+			p.Add("mediaKind", "invalid_enum_value", "mediaKind must be one of %s", strings.Join(engine.MediaKinds, ", "))
 		}
 		d.MediaKind = *in.MediaKind
 	} else {
 		d.MediaKind = media.DetectKind(d.MediaContentType, name)
 	}
+}
+
+// checkLocation checks the location of a location message, which no other
+// type takes: latitude -90..90, longitude -180..180, name and address short.
+func checkLocation(p *switchboard.Problems, d *draft, in model.MessageInput) {
+	l := in.Location
+	switch {
+	case in.Type != engine.TypeLocation && l != nil:
+		p.Add("location", "unrecognized_keys", "location applies only to type location")
+		return
+	case in.Type != engine.TypeLocation:
+		return
+	case l == nil:
+		p.Add("location", "invalid_type", "location is required for type location ({latitude, longitude, name?, address?})")
+		return
+	}
+	if math.IsNaN(l.Latitude) || l.Latitude < -90 || l.Latitude > 90 {
+		p.Add("location.latitude", "too_big", "location.latitude must be a number between -90 and 90")
+	}
+	if math.IsNaN(l.Longitude) || l.Longitude < -180 || l.Longitude > 180 {
+		p.Add("location.longitude", "too_big", "location.longitude must be a number between -180 and 180")
+	}
+	loc := &engine.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: deref(l.Name), Address: deref(l.Address)}
+	for _, f := range []struct{ name, v string }{{"name", loc.Name}, {"address", loc.Address}} {
+		if len(f.v) > engine.MaxShortText {
+			p.Add("location."+f.name, "too_big", "location.%s must be at most %d bytes", f.name, engine.MaxShortText)
+		}
+	}
+	d.Location = loc
+}
+
+// checkCards checks the contact cards of a vcard message, which no other
+// type takes: 1-256 cards, each a vCard (BEGIN:VCARD … END:VCARD) of at most
+// 64 KiB with a short shown name.
+func checkCards(p *switchboard.Problems, d *draft, in model.MessageInput) {
+	switch {
+	case in.Type != engine.TypeVCard && in.Contacts != nil:
+		p.Add("contacts", "unrecognized_keys", "contacts applies only to type vcard")
+		return
+	case in.Type != engine.TypeVCard:
+		return
+	case len(in.Contacts) == 0:
+		p.Add("contacts", "too_small", "contacts is required for type vcard (1-%d contact cards)", engine.MaxContacts)
+		return
+	case len(in.Contacts) > engine.MaxContacts:
+		p.Add("contacts", "too_big", "contacts must have at most %d contact cards (got %d)", engine.MaxContacts, len(in.Contacts))
+		return
+	}
+	for i, c := range in.Contacts {
+		path := "contacts." + itoa(i)
+		card := strings.TrimSpace(c.Vcard)
+		switch {
+		case len(c.Vcard) > engine.MaxVCard:
+			p.Add(path+".vcard", "too_big", "a vcard must be at most %d bytes", engine.MaxVCard)
+		case !isVCard(card):
+			p.Add(path+".vcard", "invalid_string", "a vcard must start with BEGIN:VCARD and end with END:VCARD")
+		}
+		if len(deref(c.DisplayName)) > engine.MaxShortText {
+			p.Add(path+".displayName", "too_big", "displayName must be at most %d bytes", engine.MaxShortText)
+		}
+		d.Contacts = append(d.Contacts, engine.ContactCard{DisplayName: deref(c.DisplayName), VCard: card})
+	}
+}
+
+// isVCard reports whether s (trimmed) is framed as a vCard: a BEGIN:VCARD
+// line, at least one line of content, and an END:VCARD line.
+func isVCard(s string) bool {
+	const begin, end = "BEGIN:VCARD", "END:VCARD"
+	if len(s) < len(begin)+len(end) || !strings.EqualFold(s[:len(begin)], begin) ||
+		!strings.EqualFold(s[len(s)-len(end):], end) {
+		return false
+	}
+	body := s[len(begin) : len(s)-len(end)]
+	return (strings.HasPrefix(body, "\n") || strings.HasPrefix(body, "\r\n")) &&
+		strings.HasSuffix(body, "\n") && strings.TrimSpace(body) != ""
 }
 
 func checkMediaFieldsAbsent(p *switchboard.Problems, in model.MessageInput) {

@@ -3,6 +3,7 @@ package inbox
 import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/messaging"
 )
 
 // withContent sets on a message row what in carries beyond its text: its
@@ -17,11 +18,7 @@ func withContent(c *ent.MessageCreate, in engine.Incoming) *ent.MessageCreate {
 		c.SetLatitude(l.Latitude).SetLongitude(l.Longitude).SetLocationName(l.Name).SetLocationAddress(l.Address)
 	}
 	if len(in.Contacts) > 0 {
-		cards, names := make([]string, len(in.Contacts)), make([]string, len(in.Contacts))
-		for i, card := range in.Contacts {
-			cards[i], names[i] = card.VCard, card.DisplayName
-		}
-		c.SetVcards(cards).SetVcardNames(names)
+		c.SetVcards(messaging.CardsOf(in.Contacts)).SetVcardNames(messaging.CardNamesOf(in.Contacts))
 	}
 	return c.SetRawType(in.RawType)
 }

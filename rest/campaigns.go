@@ -27,6 +27,7 @@ type campaignBody struct {
 		MinDelaySeconds *float64 `json:"minDelaySeconds"`
 		MaxDelaySeconds *float64 `json:"maxDelaySeconds"`
 		DailyCap        *int     `json:"dailyCap"`
+		TypingSeconds   *float64 `json:"typingSeconds"`
 		QuietHours      *struct {
 			Start    *string `json:"start"`
 			End      *string `json:"end"`
@@ -39,7 +40,8 @@ func (b campaignBody) input() model.CampaignInput {
 	in := model.CampaignInput{Name: b.Name, AudienceID: b.AudienceID, Text: b.Text, MediaURL: b.MediaURL,
 		MediaCaption: b.MediaCaption, OnMissingVariable: b.OnMissingVariable, EngineID: b.EngineID}
 	if p := b.Pacing; p != nil {
-		in.Pacing = &model.CampaignPacingInput{MinDelaySeconds: p.MinDelaySeconds, MaxDelaySeconds: p.MaxDelaySeconds, DailyCap: p.DailyCap}
+		in.Pacing = &model.CampaignPacingInput{MinDelaySeconds: p.MinDelaySeconds, MaxDelaySeconds: p.MaxDelaySeconds,
+			DailyCap: p.DailyCap, TypingSeconds: p.TypingSeconds}
 		if q := p.QuietHours; q != nil {
 			in.Pacing.QuietHours = &model.QuietHoursInput{Timezone: q.Timezone}
 			if q.Start != nil {

@@ -409,7 +409,7 @@ func TestCampaignWithoutContent(t *testing.T) {
 // POST /v1/messages/{chatId} takes withTyping (default true) and typingSeconds
 // (0-25): a text message is preceded by "typing…" in its chat for 0.4-0.8 s plus
 // typingSeconds, which the sandbox records; media and polls, and withTyping false,
-// show none. The scheduled-message bodies do not take the fields.
+// show none. A scheduled send takes the fields too (TestScheduledSendKeepsItsTyping).
 func TestDirectSendShowsTyping(t *testing.T) {
 	e := newEnv(t)
 	ws := workspaceOf(e)
@@ -463,7 +463,7 @@ func TestDirectSendShowsTyping(t *testing.T) {
 		{"negative", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "typingSeconds": -1}, 422, "typingSeconds"},
 		{"not a number", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "typingSeconds": "2"}, 400, "typingSeconds"},
 		{"not a boolean", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": "x", "withTyping": "yes"}, 400, "withTyping"},
-		{"scheduled", "/v1/scheduled-messages/+15550170007", map[string]any{"type": "text", "text": "x", "withTyping": true}, 400, "withTyping"},
+		{"scheduled, not a boolean", "/v1/scheduled-messages/+15550170007", map[string]any{"type": "text", "text": "x", "withTyping": 1}, 400, "withTyping"},
 		{"a message field of the wrong type", "/v1/messages/+15550170007", map[string]any{"type": "text", "text": 5}, 400, "text"},
 	} {
 		r := e.Do("POST", tc.path, e.Key, tc.body)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/go-chi/chi/v5"
@@ -29,21 +30,29 @@ type messageBody struct {
 	PollQuestion      *string  `json:"pollQuestion"`
 	PollOptions       []string `json:"pollOptions"`
 	PollAllowMultiple *bool    `json:"pollAllowMultiple"`
-	SendAt            *string  `json:"sendAt"`
-	ReplyTo           *string  `json:"replyTo"`
-	Secret            *string  `json:"secret"`
-	EngineID          *string  `json:"engineId"`
-	mediaFile         *graphql.Upload
+	// Location is the place of a location message; in a multipart form, a part
+	// holding its JSON.
+	Location *model.LocationInput `json:"location"`
+	// Contacts are the cards of a vcard message; in a multipart form, a part
+	// holding their JSON array.
+	Contacts  []*model.ContactCardInput `json:"contacts"`
+	SendAt    *string                   `json:"sendAt"`
+	ReplyTo   *string                   `json:"replyTo"`
+	Secret    *string                   `json:"secret"`
+	EngineID  *string                   `json:"engineId"`
+	mediaFile *graphql.Upload
 }
 
-// typingFields are the fields only a direct send takes (the reference's): whether
-// "typing…" shows first, and for how much longer than its short jitter.
+// typingFields are the fields a send (direct, the reference's, or scheduled)
+// takes beside its message: whether "typing…" shows first, and for how much
+// longer than its short jitter.
 type typingFields struct {
 	WithTyping    *bool    `json:"withTyping"`
 	TypingSeconds *float64 `json:"typingSeconds"`
 }
 
-// directBody is the body of POST /v1/messages/{chatId}.
+// directBody is the body of POST /v1/messages/{chatId} and of POST
+// /v1/scheduled-messages/{chatId}.
 type directBody struct {
 	messageBody
 	typingFields
@@ -54,7 +63,7 @@ func readMessageBody(w http.ResponseWriter, r *http.Request, emptyOK bool) (*mes
 	return readBody(w, r, emptyOK, nil)
 }
 
-// readDirectBody reads the body of a direct send: a message body and typingFields.
+// readDirectBody reads the body of a send: a message body and typingFields.
 func readDirectBody(w http.ResponseWriter, r *http.Request) (*messageBody, *typingFields, error) {
 	var t typingFields
 	b, err := readBody(w, r, false, &t)
@@ -104,6 +113,12 @@ func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typi
 		}
 		b.PollAllowMultiple = &allow
 	}
+	if v := str("location"); v != nil {
+		p = append(p, jsonPart("location", *v, &b.Location)...)
+	}
+	if v := str("contacts"); v != nil {
+		p = append(p, jsonPart("contacts", *v, &b.Contacts)...)
+	}
 	if v := str("withTyping"); v != nil && typing != nil {
 		with, err := strconv.ParseBool(*v)
 		if err != nil {
@@ -134,6 +149,18 @@ func readBody(w http.ResponseWriter, r *http.Request, emptyOK bool, typing *typi
 	return &b, p.Err(switchboard.EINVALID)
 }
 
+// jsonPart decodes the JSON of the form part name into v, or names the part
+// in a problem.
+func jsonPart(name, raw string, v any) switchboard.Problems {
+	var p switchboard.Problems
+	d := json.NewDecoder(strings.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		p.Add(name, "invalid_type", "%s must be JSON: %v", name, err)
+	}
+	return p
+}
+
 // close closes the uploaded file, if any (its temporary file is removed after the
 // handler by releaseMultipart).
 func (b *messageBody) close() {
@@ -146,14 +173,14 @@ func (b *messageBody) close() {
 
 func (b *messageBody) input() (model.MessageInput, error) {
 	if b.Type == nil {
-		return model.MessageInput{}, &switchboard.Error{Code: switchboard.EVALIDATION, Message: "type is required (text, media or poll).",
+		return model.MessageInput{}, &switchboard.Error{Code: switchboard.EVALIDATION, Message: "type is required (text, media, poll, location or vcard).",
 			Details: []switchboard.Detail{{Path: "type", Code: "invalid_type", Message: "Required"}}}
 	}
 	return model.MessageInput{
 		Type: *b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
 		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
 		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
-		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID,
+		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID, Location: b.Location, Contacts: b.Contacts,
 	}, nil
 }
 
@@ -162,13 +189,13 @@ func (b *messageBody) patch() model.MessagePatch {
 		Type: b.Type, Text: b.Text, MediaURL: b.MediaURL, MediaBase64: b.MediaBase64, MediaFile: b.mediaFile,
 		MediaKind: b.MediaKind, MediaFilename: b.MediaFilename, PollQuestion: b.PollQuestion,
 		PollOptions: b.PollOptions, PollAllowMultiple: b.PollAllowMultiple, SendAt: b.SendAt,
-		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID,
+		ReplyTo: b.ReplyTo, Secret: b.Secret, EngineID: b.EngineID, Location: b.Location, Contacts: b.Contacts,
 	}
 }
 
 // scheduleMessage serves POST /v1/scheduled-messages/{chatId}.
 func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
-	b, err := readMessageBody(w, r, false)
+	b, typing, err := readDirectBody(w, r)
 	defer b.close()
 	if err != nil {
 		return err
@@ -181,7 +208,7 @@ func (s *server) scheduleMessage(w http.ResponseWriter, r *http.Request) error {
 	if h, ok := r.Header["Idempotency-Key"]; ok {
 		key = &h[0]
 	}
-	p, err := s.mutation.ScheduleMessage(r.Context(), chi.URLParam(r, "chatId"), in, key)
+	p, err := s.mutation.ScheduleMessage(r.Context(), chi.URLParam(r, "chatId"), in, key, typing.WithTyping, typing.TypingSeconds)
 	if err != nil {
 		return err
 	}

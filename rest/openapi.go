@@ -71,16 +71,31 @@ var (
 		for k, v := range f["properties"].(map[string]any) {
 			props[k] = v
 		}
+		// A part is text: the objects go as their JSON.
+		props["location"] = typ("string", "contentMediaType", "application/json", "description", "The location object, as JSON.")
+		props["contacts"] = typ("string", "contentMediaType", "application/json", "description", "The contacts array, as JSON.")
 		return obj(nil, props)
 	}()
 
 	// directSchema documents the typing fields of a direct send on a body schema.
 	directSchema = func(s map[string]any) map[string]any {
+		return typingSchema(s, "Show \"typing…\" for 0.4-0.8 s (plus typingSeconds) before a text message, on engines that can; ignored for other types.", true)
+	}
+
+	// scheduledSchema documents the typing fields of a scheduled send on a body
+	// schema: typing only when asked for, when the message is sent.
+	scheduledSchema = func(s map[string]any) map[string]any {
+		return typingSchema(s, "Show \"typing…\" for 0.4-0.8 s (plus typingSeconds) before a text message when it is sent, on engines that can; false by default, true when typingSeconds is given; ignored for other types.", false)
+	}
+
+	// typingSchema adds withTyping (described by desc, defaulting to def) and
+	// typingSeconds to a body schema.
+	typingSchema = func(s map[string]any, desc string, def bool) map[string]any {
 		props := map[string]any{}
 		for k, v := range s["properties"].(map[string]any) {
 			props[k] = v
 		}
-		props["withTyping"] = typ("boolean", "default", true, "description", "Show \"typing…\" for 0.4-0.8 s (plus typingSeconds) before a text message, on engines that can; ignored for media and polls.")
+		props["withTyping"] = typ("boolean", "default", def, "description", desc)
 		props["typingSeconds"] = typ("number", "minimum", 0, "maximum", 25, "default", 0, "description", "Seconds of typing added to the 0.4-0.8 s.")
 		out := map[string]any{}
 		for k, v := range s {
@@ -132,7 +147,7 @@ var apiSchemas = map[string]any{
 		"id":                typ("string", "description", "The queue id of a queued or scheduled message, the network key otherwise."),
 		"waMessageKey":      ref("MessageKey"),
 		"to":                str,
-		"type":              typ("string", "enum", []string{"text", "media", "poll"}),
+		"type":              typ("string", "enum", []string{"text", "media", "poll", "location", "vcard"}),
 		"text":              str,
 		"mediaUrl":          str,
 		"mediaKind":         str,
@@ -152,6 +167,8 @@ var apiSchemas = map[string]any{
 		"linkPreview":       dataOf(switchboard.LinkPreview{}),
 		"campaignId":        str,
 		"engineId":          typ("string", "description", "The engine (number) the message goes or went through."),
+		"location":          dataOf(view.Location{}),
+		"contacts":          arrayOf(dataOf(view.VCard{})),
 	}),
 	"Webhook": obj([]string{"id", "url", "events", "description", "status", "createdAt"}, map[string]any{
 		"id": str, "url": typ("string", "format", "uri"), "events": arrayOf(str), "description": str,

@@ -53,6 +53,10 @@ type Message struct {
 	// ForwardedFrom is the key of the stored message this one forwards (a
 	// Switchboard addition).
 	ForwardedFrom string `json:"forwardedFrom,omitempty"`
+	// Location is the place a location message shares (a Switchboard addition).
+	Location *Location `json:"location,omitempty"`
+	// Contacts are the contact cards of a vcard message (a Switchboard addition).
+	Contacts []VCard `json:"contacts,omitempty"`
 }
 
 // PublicID is the id clients use for m: the queue id of a queued or scheduled
@@ -91,6 +95,8 @@ func NewMessage(m *ent.Message) Message {
 	if m.CampaignID != nil {
 		v.CampaignID = *m.CampaignID
 	}
+	c := NewContent(m)
+	v.Location, v.Contacts = c.Location, c.VCards
 	if m.ConfirmedAt != nil {
 		v.WaMessageKey = MessageKey(m)
 	}

@@ -241,6 +241,43 @@ func (e *Engine) build(ctx context.Context, cl client, to types.JID, m engine.Ou
 		return msg, nil
 	case "media":
 		return e.buildMedia(ctx, cl, m, text, ci)
+	case engine.TypeLocation:
+		return buildLocation(m.Location, ci)
+	case engine.TypeVCard:
+		return buildContacts(m.Contacts, ci)
 	}
 	return nil, fmt.Errorf("%w: unknown message type %q", engine.ErrRejected, m.Type)
+}
+
+// buildLocation is the WhatsApp message of a location.
+func buildLocation(l *engine.Location, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
+	if l == nil {
+		return nil, fmt.Errorf("%w: a location message without its location", engine.ErrRejected)
+	}
+	loc := &waE2E.LocationMessage{DegreesLatitude: proto.Float64(l.Latitude), DegreesLongitude: proto.Float64(l.Longitude), ContextInfo: ci}
+	if l.Name != "" {
+		loc.Name = proto.String(l.Name)
+	}
+	if l.Address != "" {
+		loc.Address = proto.String(l.Address)
+	}
+	return &waE2E.Message{LocationMessage: loc}, nil
+}
+
+// buildContacts is the WhatsApp message of contact cards: a contact message for
+// one, a contacts array for more (shown as "<n> contacts").
+func buildContacts(cards []engine.ContactCard, ci *waE2E.ContextInfo) (*waE2E.Message, error) {
+	if len(cards) == 0 {
+		return nil, fmt.Errorf("%w: a contact card message without cards", engine.ErrRejected)
+	}
+	msgs := make([]*waE2E.ContactMessage, len(cards))
+	for i, c := range cards {
+		msgs[i] = &waE2E.ContactMessage{DisplayName: proto.String(c.DisplayName), Vcard: proto.String(c.VCard)}
+	}
+	if len(msgs) == 1 {
+		msgs[0].ContextInfo = ci
+		return &waE2E.Message{ContactMessage: msgs[0]}, nil
+	}
+	return &waE2E.Message{ContactsArrayMessage: &waE2E.ContactsArrayMessage{
+		DisplayName: proto.String(fmt.Sprintf("%d contacts", len(msgs))), Contacts: msgs, ContextInfo: ci}}, nil
 }

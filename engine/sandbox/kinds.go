@@ -37,10 +37,35 @@ const sandboxSum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f0
 func (e *Engine) kindSteps(m engine.Outgoing, key engine.Key) []step {
 	digits := recipientDigits(numberOf(m.To))
 	in, ok := Kinds[digits[max(0, len(digits)-4):]]
+	if strings.HasSuffix(digits, EchoSuffix) {
+		in, ok = Echo(m), true
+	}
 	if !ok || !engine.IsPhoneChat(numberOf(m.To)) {
 		return nil
 	}
 	in.Key = engine.Key{Remote: m.To, ID: "3EB2" + strings.ToUpper(key.ID[max(0, len(key.ID)-9):])}
 	in.From, in.SenderName, in.QuotedKey = m.To, "Sandbox "+digits[max(0, len(digits)-4):], key.Serialized()
 	return []step{{2.5, e.event(engine.Event{Type: engine.EventMessage, Key: in.Key, Message: &in})}}
+}
+
+// EchoSuffix ends the sandbox numbers whose contact sends back what it got
+// (Echo), quoting it, after 2.5x: so a kind the account sends is seen coming
+// in too.
+const EchoSuffix = "6600"
+
+// Echo is the message a contact of an EchoSuffix number sends back for m: the
+// same content (text, location, contact cards, a poll's question as text,
+// media of the same kind, caption and file name).
+func Echo(m engine.Outgoing) engine.Incoming {
+	in := engine.Incoming{Type: m.Type, Text: m.Text, Location: m.Location, Contacts: m.Contacts}
+	switch m.Type {
+	case "poll":
+		in.Type, in.Text = "text", m.PollQuestion
+	case "media":
+		in.Media = &engine.MediaInfo{Kind: m.MediaKind, Filename: m.MediaFilename, Caption: m.Text}
+		if in.Media.Kind == "" {
+			in.Media.Kind = "document"
+		}
+	}
+	return in
 }

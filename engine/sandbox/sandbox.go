@@ -180,6 +180,8 @@ func (n *Network) Forget(ctx context.Context, before time.Time) (int, error) {
 //	...4444  received, read after 2x, replies after 2.5x and deletes the reply after 3x
 //	...77    first known by LID only (LIDOf): received, read after 2x, reveals its
 //	         number after 2.4x and replies by LID after 2.5x (lid.go)
+//	...6600  received, read after 2x; the contact sends the message back after
+//	         2.5x, quoting it (Echo): a location, contact cards, media, text
 //	...6601 to ...6609  received, read after 2x; the contact answers after 2.5x
 //	         with a message of one kind each (Kinds: image with caption, voice
 //	         note, document, sticker, location, contact card, video note, two

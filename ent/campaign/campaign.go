@@ -39,6 +39,8 @@ const (
 	FieldMaxDelayMs = "max_delay_ms"
 	// FieldDailyCap holds the string denoting the daily_cap field in the database.
 	FieldDailyCap = "daily_cap"
+	// FieldTypingMs holds the string denoting the typing_ms field in the database.
+	FieldTypingMs = "typing_ms"
 	// FieldQuietStart holds the string denoting the quiet_start field in the database.
 	FieldQuietStart = "quiet_start"
 	// FieldQuietEnd holds the string denoting the quiet_end field in the database.
@@ -99,6 +101,7 @@ var Columns = []string{
 	FieldMinDelayMs,
 	FieldMaxDelayMs,
 	FieldDailyCap,
+	FieldTypingMs,
 	FieldQuietStart,
 	FieldQuietEnd,
 	FieldTimezone,
@@ -149,6 +152,8 @@ var (
 	DefaultMaxDelayMs int
 	// DefaultDailyCap holds the default value on creation for the "daily_cap" field.
 	DefaultDailyCap int
+	// DefaultTypingMs holds the default value on creation for the "typing_ms" field.
+	DefaultTypingMs int
 	// DefaultCursor holds the default value on creation for the "cursor" field.
 	DefaultCursor int64
 	// DefaultTotalCount holds the default value on creation for the "total_count" field.
@@ -229,6 +234,11 @@ func ByMaxDelayMs(opts ...sql.OrderTermOption) OrderOption {
 // ByDailyCap orders the results by the daily_cap field.
 func ByDailyCap(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldDailyCap, opts...).ToFunc()
+}
+
+// ByTypingMs orders the results by the typing_ms field.
+func ByTypingMs(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTypingMs, opts...).ToFunc()
 }
 
 // ByQuietStart orders the results by the quiet_start field.

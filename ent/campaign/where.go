@@ -125,6 +125,11 @@ func DailyCap(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldDailyCap, v))
 }
 
+// TypingMs applies equality check predicate on the "typing_ms" field. It's identical to TypingMsEQ.
+func TypingMs(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldTypingMs, v))
+}
+
 // QuietStart applies equality check predicate on the "quiet_start" field. It's identical to QuietStartEQ.
 func QuietStart(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldQuietStart, v))
@@ -948,6 +953,46 @@ func DailyCapLT(v int) predicate.Campaign {
 // DailyCapLTE applies the LTE predicate on the "daily_cap" field.
 func DailyCapLTE(v int) predicate.Campaign {
 	return predicate.Campaign(sql.FieldLTE(FieldDailyCap, v))
+}
+
+// TypingMsEQ applies the EQ predicate on the "typing_ms" field.
+func TypingMsEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldTypingMs, v))
+}
+
+// TypingMsNEQ applies the NEQ predicate on the "typing_ms" field.
+func TypingMsNEQ(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldTypingMs, v))
+}
+
+// TypingMsIn applies the In predicate on the "typing_ms" field.
+func TypingMsIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldTypingMs, vs...))
+}
+
+// TypingMsNotIn applies the NotIn predicate on the "typing_ms" field.
+func TypingMsNotIn(vs ...int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldTypingMs, vs...))
+}
+
+// TypingMsGT applies the GT predicate on the "typing_ms" field.
+func TypingMsGT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldTypingMs, v))
+}
+
+// TypingMsGTE applies the GTE predicate on the "typing_ms" field.
+func TypingMsGTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldTypingMs, v))
+}
+
+// TypingMsLT applies the LT predicate on the "typing_ms" field.
+func TypingMsLT(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldTypingMs, v))
+}
+
+// TypingMsLTE applies the LTE predicate on the "typing_ms" field.
+func TypingMsLTE(v int) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldTypingMs, v))
 }
 
 // QuietStartEQ applies the EQ predicate on the "quiet_start" field.

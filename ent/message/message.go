@@ -84,6 +84,8 @@ const (
 	FieldPinnedUntil = "pinned_until"
 	// FieldSecret holds the string denoting the secret field in the database.
 	FieldSecret = "secret"
+	// FieldTypingMs holds the string denoting the typing_ms field in the database.
+	FieldTypingMs = "typing_ms"
 	// FieldLinkPreview holds the string denoting the link_preview field in the database.
 	FieldLinkPreview = "link_preview"
 	// FieldStatus holds the string denoting the status field in the database.
@@ -173,6 +175,7 @@ var Columns = []string{
 	FieldReaction,
 	FieldPinnedUntil,
 	FieldSecret,
+	FieldTypingMs,
 	FieldLinkPreview,
 	FieldStatus,
 	FieldSendAt,
@@ -411,6 +414,11 @@ func ByPinnedUntil(opts ...sql.OrderTermOption) OrderOption {
 // BySecret orders the results by the secret field.
 func BySecret(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSecret, opts...).ToFunc()
+}
+
+// ByTypingMs orders the results by the typing_ms field.
+func ByTypingMs(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTypingMs, opts...).ToFunc()
 }
 
 // ByStatus orders the results by the status field.

@@ -205,6 +205,11 @@ func Secret(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldSecret, v))
 }
 
+// TypingMs applies equality check predicate on the "typing_ms" field. It's identical to TypingMsEQ.
+func TypingMs(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldTypingMs, v))
+}
+
 // Status applies equality check predicate on the "status" field. It's identical to StatusEQ.
 func Status(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldStatus, v))
@@ -2198,6 +2203,56 @@ func SecretEqualFold(v string) predicate.Message {
 // SecretContainsFold applies the ContainsFold predicate on the "secret" field.
 func SecretContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldSecret, v))
+}
+
+// TypingMsEQ applies the EQ predicate on the "typing_ms" field.
+func TypingMsEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldTypingMs, v))
+}
+
+// TypingMsNEQ applies the NEQ predicate on the "typing_ms" field.
+func TypingMsNEQ(v int) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldTypingMs, v))
+}
+
+// TypingMsIn applies the In predicate on the "typing_ms" field.
+func TypingMsIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldTypingMs, vs...))
+}
+
+// TypingMsNotIn applies the NotIn predicate on the "typing_ms" field.
+func TypingMsNotIn(vs ...int) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldTypingMs, vs...))
+}
+
+// TypingMsGT applies the GT predicate on the "typing_ms" field.
+func TypingMsGT(v int) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldTypingMs, v))
+}
+
+// TypingMsGTE applies the GTE predicate on the "typing_ms" field.
+func TypingMsGTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldTypingMs, v))
+}
+
+// TypingMsLT applies the LT predicate on the "typing_ms" field.
+func TypingMsLT(v int) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldTypingMs, v))
+}
+
+// TypingMsLTE applies the LTE predicate on the "typing_ms" field.
+func TypingMsLTE(v int) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldTypingMs, v))
+}
+
+// TypingMsIsNil applies the IsNil predicate on the "typing_ms" field.
+func TypingMsIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldTypingMs))
+}
+
+// TypingMsNotNil applies the NotNil predicate on the "typing_ms" field.
+func TypingMsNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldTypingMs))
 }
 
 // LinkPreviewIsNil applies the IsNil predicate on the "link_preview" field.

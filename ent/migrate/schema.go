@@ -202,6 +202,7 @@ var (
 		{Name: "min_delay_ms", Type: field.TypeInt, Default: 0},
 		{Name: "max_delay_ms", Type: field.TypeInt, Default: 0},
 		{Name: "daily_cap", Type: field.TypeInt, Default: 0},
+		{Name: "typing_ms", Type: field.TypeInt, Default: 0},
 		{Name: "quiet_start", Type: field.TypeString, Nullable: true},
 		{Name: "quiet_end", Type: field.TypeString, Nullable: true},
 		{Name: "timezone", Type: field.TypeString, Nullable: true},
@@ -233,12 +234,12 @@ var (
 			{
 				Name:    "campaign_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[22]},
+				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[23]},
 			},
 			{
 				Name:    "campaign_status_next_step_at",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[4], CampaignsColumns[20]},
+				Columns: []*schema.Column{CampaignsColumns[4], CampaignsColumns[21]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "step_token IS NOT NULL AND step_token <> ''",
 				},
@@ -673,6 +674,7 @@ var (
 		{Name: "reaction", Type: field.TypeString, Nullable: true},
 		{Name: "pinned_until", Type: field.TypeTime, Nullable: true},
 		{Name: "secret", Type: field.TypeString, Nullable: true},
+		{Name: "typing_ms", Type: field.TypeInt, Nullable: true},
 		{Name: "link_preview", Type: field.TypeJSON, Nullable: true},
 		{Name: "status", Type: field.TypeString, Default: "pending"},
 		{Name: "send_at", Type: field.TypeTime, Nullable: true},
@@ -702,7 +704,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[53]},
+				Columns:    []*schema.Column{MessagesColumns[54]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -711,17 +713,17 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[47]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[48]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[38]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[35], MessagesColumns[36]},
+				Columns: []*schema.Column{MessagesColumns[36], MessagesColumns[37]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
@@ -729,17 +731,17 @@ var (
 			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[38]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[52], MessagesColumns[38]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
@@ -752,7 +754,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[52]},
+				Columns: []*schema.Column{MessagesColumns[54], MessagesColumns[53]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -760,7 +762,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[35]},
+				Columns: []*schema.Column{MessagesColumns[54], MessagesColumns[36]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -768,7 +770,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[52], MessagesColumns[38]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},

@@ -245,20 +245,24 @@ func init() {
 	campaignDescDailyCap := campaignFields[11].Descriptor()
 	// campaign.DefaultDailyCap holds the default value on creation for the daily_cap field.
 	campaign.DefaultDailyCap = campaignDescDailyCap.Default.(int)
+	// campaignDescTypingMs is the schema descriptor for typing_ms field.
+	campaignDescTypingMs := campaignFields[12].Descriptor()
+	// campaign.DefaultTypingMs holds the default value on creation for the typing_ms field.
+	campaign.DefaultTypingMs = campaignDescTypingMs.Default.(int)
 	// campaignDescCursor is the schema descriptor for cursor field.
-	campaignDescCursor := campaignFields[15].Descriptor()
+	campaignDescCursor := campaignFields[16].Descriptor()
 	// campaign.DefaultCursor holds the default value on creation for the cursor field.
 	campaign.DefaultCursor = campaignDescCursor.Default.(int64)
 	// campaignDescTotalCount is the schema descriptor for total_count field.
-	campaignDescTotalCount := campaignFields[17].Descriptor()
+	campaignDescTotalCount := campaignFields[18].Descriptor()
 	// campaign.DefaultTotalCount holds the default value on creation for the total_count field.
 	campaign.DefaultTotalCount = campaignDescTotalCount.Default.(int)
 	// campaignDescCreatedAt is the schema descriptor for created_at field.
-	campaignDescCreatedAt := campaignFields[21].Descriptor()
+	campaignDescCreatedAt := campaignFields[22].Descriptor()
 	// campaign.DefaultCreatedAt holds the default value on creation for the created_at field.
 	campaign.DefaultCreatedAt = campaignDescCreatedAt.Default.(func() time.Time)
 	// campaignDescUpdatedAt is the schema descriptor for updated_at field.
-	campaignDescUpdatedAt := campaignFields[22].Descriptor()
+	campaignDescUpdatedAt := campaignFields[23].Descriptor()
 	// campaign.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	campaign.DefaultUpdatedAt = campaignDescUpdatedAt.Default.(func() time.Time)
 	// campaign.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
@@ -665,25 +669,25 @@ func init() {
 	// message.TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	message.TypeValidator = messageDescType.Validators[0].(func(string) error)
 	// messageDescStatus is the schema descriptor for status field.
-	messageDescStatus := messageFields[34].Descriptor()
+	messageDescStatus := messageFields[35].Descriptor()
 	// message.DefaultStatus holds the default value on creation for the status field.
 	message.DefaultStatus = messageDescStatus.Default.(string)
 	// messageDescCreatedAt is the schema descriptor for created_at field.
-	messageDescCreatedAt := messageFields[36].Descriptor()
+	messageDescCreatedAt := messageFields[37].Descriptor()
 	// message.DefaultCreatedAt holds the default value on creation for the created_at field.
 	message.DefaultCreatedAt = messageDescCreatedAt.Default.(func() time.Time)
 	// messageDescUpdatedAt is the schema descriptor for updated_at field.
-	messageDescUpdatedAt := messageFields[37].Descriptor()
+	messageDescUpdatedAt := messageFields[38].Descriptor()
 	// message.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	message.DefaultUpdatedAt = messageDescUpdatedAt.Default.(func() time.Time)
 	// message.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	message.UpdateDefaultUpdatedAt = messageDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// messageDescFromMe is the schema descriptor for from_me field.
-	messageDescFromMe := messageFields[47].Descriptor()
+	messageDescFromMe := messageFields[48].Descriptor()
 	// message.DefaultFromMe holds the default value on creation for the from_me field.
 	message.DefaultFromMe = messageDescFromMe.Default.(bool)
 	// messageDescDispatchAttempts is the schema descriptor for dispatch_attempts field.
-	messageDescDispatchAttempts := messageFields[48].Descriptor()
+	messageDescDispatchAttempts := messageFields[49].Descriptor()
 	// message.DefaultDispatchAttempts holds the default value on creation for the dispatch_attempts field.
 	message.DefaultDispatchAttempts = messageDescDispatchAttempts.Default.(int)
 	// messageDescID is the schema descriptor for id field.

@@ -119,6 +119,8 @@ func (Campaign) Fields() []ent.Field {
 		field.Int("min_delay_ms").Default(0).Annotations(entgql.Skip()),
 		field.Int("max_delay_ms").Default(0).Annotations(entgql.Skip()),
 		field.Int("daily_cap").Default(0).Annotations(entgql.Skip()),
+		field.Int("typing_ms").Default(0).Annotations(entgql.Skip()).
+			Comment("how long \"typing…\" shows before each text message, inside the delay between messages"),
 		field.String("quiet_start").Optional().Annotations(entgql.Skip()).Comment("HH:MM, local time of timezone"),
 		field.String("quiet_end").Optional().Annotations(entgql.Skip()),
 		field.String("timezone").Optional().Annotations(entgql.Skip()).Comment("IANA name of the quiet hours' time zone"),

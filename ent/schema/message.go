@@ -59,6 +59,8 @@ func (Message) Fields() []ent.Field {
 		field.String("reaction").Optional().Comment("the account's own reaction to the message"),
 		field.Time("pinned_until").Optional().Nillable().Comment("set while the message is pinned in its chat"),
 		field.String("secret").Optional(),
+		field.Int("typing_ms").Optional().Annotations(entgql.Skip()).
+			Comment("how long the engine shows \"typing…\" in the chat before it sends the message (a scheduled send's withTyping, a campaign's typingSeconds)"),
 		field.JSON("link_preview", &switchboard.LinkPreview{}).Optional().
 			Annotations(entgql.Skip()),
 		field.String("status").Default("pending"),

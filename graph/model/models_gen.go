@@ -209,6 +209,7 @@ type CampaignPacing struct {
 	MaxDelaySeconds float64     `json:"maxDelaySeconds"`
 	DailyCap        int         `json:"dailyCap"`
 	QuietHours      *QuietHours `json:"quietHours,omitempty"`
+	TypingSeconds   float64     `json:"typingSeconds"`
 }
 
 type CampaignPacingInput struct {
@@ -219,6 +220,8 @@ type CampaignPacingInput struct {
 	// 1-100000 campaign messages in any 24 hours through the engine that sends them (every campaign on it counts); 1000 by default.
 	DailyCap   *int             `json:"dailyCap,omitempty"`
 	QuietHours *QuietHoursInput `json:"quietHours,omitempty"`
+	// 0-25 seconds of "typing…" shown before each text message, inside the delay between messages (at most minDelaySeconds); 0 by default.
+	TypingSeconds *float64 `json:"typingSeconds,omitempty"`
 }
 
 type CampaignPage struct {
@@ -281,6 +284,12 @@ type ChatPage struct {
 	Limit int         `json:"limit"`
 	Skip  int         `json:"skip"`
 	Total int         `json:"total"`
+}
+
+// A contact card to share: a vCard (BEGIN:VCARD … END:VCARD, at most 64 KiB) and the name shown for it (at most 1024 bytes).
+type ContactCardInput struct {
+	DisplayName *string `json:"displayName,omitempty"`
+	Vcard       string  `json:"vcard"`
 }
 
 type ContactPage struct {
@@ -413,13 +422,23 @@ type LoadOlderResult struct {
 	Coverage           *Coverage `json:"coverage"`
 }
 
+// A place to share: latitude -90..90, longitude -180..180; name and address at most 1024 bytes each.
+type LocationInput struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Name      *string `json:"name,omitempty"`
+	Address   *string `json:"address,omitempty"`
+}
+
 type MessageAck struct {
 	Key   string `json:"key"`
 	Ack   *int   `json:"ack,omitempty"`
 	Found bool   `json:"found"`
 }
 
-// A message to send. type selects which fields apply (text, media or poll).
+// A message to send. type selects which fields apply: text (text), media (mediaUrl,
+// mediaBase64 or mediaFile, and text as its caption), poll (pollQuestion,
+// pollOptions), location (location) or vcard (contacts).
 type MessageInput struct {
 	Type              string          `json:"type"`
 	Text              *string         `json:"text,omitempty"`
@@ -431,6 +450,10 @@ type MessageInput struct {
 	PollQuestion      *string         `json:"pollQuestion,omitempty"`
 	PollOptions       []string        `json:"pollOptions,omitempty"`
 	PollAllowMultiple *bool           `json:"pollAllowMultiple,omitempty"`
+	// The place a message of type location shares.
+	Location *LocationInput `json:"location,omitempty"`
+	// The contact cards a message of type vcard shares (1-256).
+	Contacts []*ContactCardInput `json:"contacts,omitempty"`
 	// RFC 3339; at least 10 seconds and at most 365 days ahead.
 	SendAt  *string `json:"sendAt,omitempty"`
 	ReplyTo *string `json:"replyTo,omitempty"`
@@ -460,19 +483,21 @@ type MessagePage struct {
 
 // Changes to a queued message; omitted fields stay as they are.
 type MessagePatch struct {
-	Type              *string         `json:"type,omitempty"`
-	Text              *string         `json:"text,omitempty"`
-	MediaURL          *string         `json:"mediaUrl,omitempty"`
-	MediaBase64       *string         `json:"mediaBase64,omitempty"`
-	MediaFile         *graphql.Upload `json:"mediaFile,omitempty"`
-	MediaKind         *string         `json:"mediaKind,omitempty"`
-	MediaFilename     *string         `json:"mediaFilename,omitempty"`
-	PollQuestion      *string         `json:"pollQuestion,omitempty"`
-	PollOptions       []string        `json:"pollOptions,omitempty"`
-	PollAllowMultiple *bool           `json:"pollAllowMultiple,omitempty"`
-	SendAt            *string         `json:"sendAt,omitempty"`
-	ReplyTo           *string         `json:"replyTo,omitempty"`
-	Secret            *string         `json:"secret,omitempty"`
+	Type              *string             `json:"type,omitempty"`
+	Text              *string             `json:"text,omitempty"`
+	MediaURL          *string             `json:"mediaUrl,omitempty"`
+	MediaBase64       *string             `json:"mediaBase64,omitempty"`
+	MediaFile         *graphql.Upload     `json:"mediaFile,omitempty"`
+	MediaKind         *string             `json:"mediaKind,omitempty"`
+	MediaFilename     *string             `json:"mediaFilename,omitempty"`
+	PollQuestion      *string             `json:"pollQuestion,omitempty"`
+	PollOptions       []string            `json:"pollOptions,omitempty"`
+	PollAllowMultiple *bool               `json:"pollAllowMultiple,omitempty"`
+	Location          *LocationInput      `json:"location,omitempty"`
+	Contacts          []*ContactCardInput `json:"contacts,omitempty"`
+	SendAt            *string             `json:"sendAt,omitempty"`
+	ReplyTo           *string             `json:"replyTo,omitempty"`
+	Secret            *string             `json:"secret,omitempty"`
 	// The engine to send through; "" sends through the chat's or the default engine again.
 	EngineID *string `json:"engineId,omitempty"`
 }
