@@ -125,6 +125,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.assemblePaths(work, dialect)
 	store := media.NewStore(client, cfg.PublicURL)
+	store.MaxBytes = cfg.MediaMaxBytes
+	if store.Backend, err = media.OpenBackend(ctx, cfg.MediaURL, client); err != nil {
+		return nil, err
+	}
+	a.Jobs.Media = store
 	open := cfg.OpenGateway
 	if open == nil {
 		open = host.OpenGateway
