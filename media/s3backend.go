@@ -133,10 +133,11 @@ func (b *S3Backend) Put(ctx context.Context, key string, r io.Reader, size int64
 			r = io.MultiReader(bytes.NewReader(head), r)
 		}
 	}
-	// An empty file goes unsigned: minio-go's signed streaming of an empty
-	// body over http sends no Content-Length, which S3 servers refuse.
+	// The body is not signed chunk by chunk (aws-chunked, which minio-go uses
+	// over http: not every S3 server decodes it in multipart parts, nor sends a
+	// length for an empty body); each request carries its MD5 instead.
 	_, err := b.client.PutObject(ctx, b.bucket, b.object(key), r, size, minio.PutObjectOptions{
-		ContentType: "application/octet-stream", PartSize: s3PartSize, DisableContentSha256: size == 0})
+		ContentType: "application/octet-stream", PartSize: s3PartSize, DisableContentSha256: true, SendContentMd5: true})
 	if err != nil {
 		return errors.Join(fmt.Errorf("%w: media: S3 upload: %w", switchboard.ErrUnavailable, err),
 			b.Delete(context.WithoutCancel(ctx), key))
