@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/media/s3test"
 	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 )
 
 func TestMain(m *testing.M) {
@@ -33,11 +34,10 @@ var backends = []struct {
 		return NewDBBackend(c), c
 	}},
 	{"db-postgres", func(t *testing.T) (Backend, *ent.Client) {
-		url := os.Getenv("TEST_DATABASE_URL")
-		if url == "" {
+		if os.Getenv("TEST_DATABASE_URL") == "" {
 			t.Skip("TEST_DATABASE_URL not set")
 		}
-		c := testClient(t, url)
+		c := testClient(t, storagetest.DatabaseURL(t))
 		return NewDBBackend(c), c
 	}},
 	{"s3", func(t *testing.T) (Backend, *ent.Client) {
