@@ -7,13 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/media/s3test"
-	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/storage/storagetest"
 )
 
@@ -30,33 +28,20 @@ var backends = []struct {
 	open func(t *testing.T) (Backend, *ent.Client)
 }{
 	{"db-sqlite", func(t *testing.T) (Backend, *ent.Client) {
-		c := testClient(t, "sqlite://"+filepath.Join(t.TempDir(), "media.db"))
+		c, _ := storagetest.SQLite(t)
 		return NewDBBackend(c), c
 	}},
 	{"db-postgres", func(t *testing.T) (Backend, *ent.Client) {
 		if os.Getenv("TEST_DATABASE_URL") == "" {
 			t.Skip("TEST_DATABASE_URL not set")
 		}
-		c := testClient(t, storagetest.DatabaseURL(t))
+		c := storagetest.Client(t, storagetest.DatabaseURL(t))
 		return NewDBBackend(c), c
 	}},
 	{"s3", func(t *testing.T) (Backend, *ent.Client) {
-		return testS3(t, s3test.URL(t)), testClient(t, "sqlite://"+filepath.Join(t.TempDir(), "media.db"))
+		c, _ := storagetest.SQLite(t)
+		return testS3(t, s3test.URL(t)), c
 	}},
-}
-
-// testClient is a migrated client of url.
-func testClient(t *testing.T, url string) *ent.Client {
-	t.Helper()
-	client, err := storage.Open(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	if err := storage.Migrate(context.Background(), client, url); err != nil {
-		t.Fatal(err)
-	}
-	return client
 }
 
 // testS3 is the S3 backend of a media URL.

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/media/s3test"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -110,7 +110,8 @@ func TestLargeFileIsStreamed(t *testing.T) {
 			open := bk.open
 			if bk.name == "s3" {
 				open = func(t *testing.T) (Backend, *ent.Client) {
-					return testS3(t, s3test.Child(t)), testClient(t, "sqlite://"+filepath.Join(t.TempDir(), "media.db"))
+					c, _ := storagetest.SQLite(t)
+					return testS3(t, s3test.Child(t)), c
 				}
 			}
 			s := storeOn(t, open)

@@ -1,17 +1,45 @@
-// Package storagetest gives tests a database of their own.
+// Package storagetest gives package tests a database of their own: a migrated
+// embedded one, or a fresh one on TEST_DATABASE_URL's PostgreSQL server.
 package storagetest
 
 import (
+	"context"
 	"database/sql"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver, for creating the database
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/storage"
 )
+
+// SQLite opens a new, migrated SQLite database in t's temporary directory and
+// closes it when t ends. path is the database file, for a test that opens a
+// connection of its own beside the client.
+func SQLite(t testing.TB) (client *ent.Client, path string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "test.db")
+	return Client(t, "sqlite://"+path), path
+}
+
+// Client opens the database of url, migrated, and closes it when t ends.
+func Client(t testing.TB, url string) *ent.Client {
+	t.Helper()
+	client, err := storage.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	if err := storage.Migrate(context.Background(), client, url); err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
 
 // DatabaseURL is a database of t's own: SQLite in a temporary directory, or,
 // when TEST_DATABASE_URL is set, a fresh database on its PostgreSQL server,
@@ -45,4 +73,3 @@ func DatabaseURL(t testing.TB) string {
 	u.Path = "/" + name
 	return u.String()
 }
-
