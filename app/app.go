@@ -129,6 +129,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if !mediaproc.Find(cfg.FFmpeg).Available() {
 		cfg.Logger.Warn("ffmpeg/ffprobe not found (SWITCHBOARD_FFMPEG): gateway engines send videos without thumbnail, dimensions and duration, and refuse voice notes that are not Ogg/Opus")
 	}
+	store.MaxBytes = cfg.MediaMaxBytes
+	if store.Backend, err = media.OpenBackend(ctx, cfg.MediaURL, client); err != nil {
+		return nil, err
+	}
+	a.Jobs.Media = store
 	open := cfg.OpenGateway
 	if open == nil {
 		open = host.OpenGateway

@@ -6,6 +6,7 @@ package app
 import (
 	"fmt"
 	"github.com/switchboardhq/switchboard/engine/host"
+	"github.com/switchboardhq/switchboard/media"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -53,6 +54,13 @@ type Config struct {
 	// MediaRetention is how long uploaded media stay served (SWITCHBOARD_MEDIA_RETENTION);
 	// media.Prune deletes older ones that no waiting message needs.
 	MediaRetention time.Duration
+	// MediaURL says where the bytes of media live (SWITCHBOARD_MEDIA_URL): "" or
+	// "db:" the database, "s3://[key:secret@]bucket/prefix?endpoint=host:port&region=…&secure=false"
+	// an S3-compatible bucket shared by every replica (media.OpenBackend).
+	MediaURL string
+	// MediaMaxBytes bounds one stored media file (SWITCHBOARD_MEDIA_MAX_BYTES;
+	// media.DefaultMaxBytes, 100 MiB, when zero).
+	MediaMaxBytes int64
 	// OperatorToken opens the read-write queue monitor (SWITCHBOARD_OPERATOR_TOKEN).
 	OperatorToken string
 	// SandboxAckDelay spaces the sandbox engine's acks.
@@ -286,8 +294,8 @@ func ConfigFromEnv() (Config, error) {
 			return c, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if c.MediaRetention, err = time.ParseDuration(env("SWITCHBOARD_MEDIA_RETENTION", DefaultMediaRetention.String())); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_MEDIA_RETENTION: %w", err)
+	if err := c.mediaFromEnv(); err != nil {
+		return c, err
 	}
 	if c.MusicMaxUpload, err = strconv.ParseInt(env("SWITCHBOARD_MUSIC_MAX_UPLOAD", "0"), 10, 64); err != nil {
 		return c, fmt.Errorf("SWITCHBOARD_MUSIC_MAX_UPLOAD: %w", err)
@@ -334,6 +342,20 @@ func ConfigFromEnv() (Config, error) {
 		return c, fmt.Errorf("SWITCHBOARD_TRUSTED_PROXIES: %w", err)
 	}
 	return c, nil
+}
+
+// mediaFromEnv reads the media settings: retention, where the bytes live and
+// the bound of one file.
+func (c *Config) mediaFromEnv() error {
+	var err error
+	if c.MediaRetention, err = time.ParseDuration(env("SWITCHBOARD_MEDIA_RETENTION", DefaultMediaRetention.String())); err != nil {
+		return fmt.Errorf("SWITCHBOARD_MEDIA_RETENTION: %w", err)
+	}
+	c.MediaURL = os.Getenv("SWITCHBOARD_MEDIA_URL")
+	if c.MediaMaxBytes, err = strconv.ParseInt(env("SWITCHBOARD_MEDIA_MAX_BYTES", "0"), 10, 64); err != nil || c.MediaMaxBytes < 0 {
+		return fmt.Errorf("SWITCHBOARD_MEDIA_MAX_BYTES: must be a number of bytes (%v)", err)
+	}
+	return nil
 }
 
 // rateLimit is the parsed RateLimit (checked by validate).
@@ -483,6 +505,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := ParseFailureLimit(c.EngineSendLimit); err != nil {
 		return fmt.Errorf("SWITCHBOARD_ENGINE_SEND_LIMIT: %w", err)
+	}
+	if err := media.CheckURL(c.MediaURL); err != nil {
+		return err
 	}
 	if c.OperatorToken != "" {
 		if err := checkOperatorToken(c.OperatorToken); err != nil {

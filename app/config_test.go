@@ -281,3 +281,35 @@ func TestSandboxWorkspacesFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// The media settings come from the environment; a bad SWITCHBOARD_MEDIA_URL or
+// SWITCHBOARD_MEDIA_MAX_BYTES stops the start with an error naming it.
+func TestMediaSettingsFromEnv(t *testing.T) {
+	tests := []struct {
+		url, maxBytes, wantErr string
+	}{
+		{"", "", ""},
+		{"db:", "1048576", ""},
+		{"s3://k:s@media/sb?endpoint=127.0.0.1:9000&secure=false", "", ""},
+		{"", "-1", "SWITCHBOARD_MEDIA_MAX_BYTES"},
+		{"", "lots", "SWITCHBOARD_MEDIA_MAX_BYTES"},
+		{"ftp://media", "", "SWITCHBOARD_MEDIA_URL"},
+		{"s3://k:s@media?secure=perhaps", "", "SWITCHBOARD_MEDIA_URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url+" "+tc.maxBytes, func(t *testing.T) {
+			t.Setenv("SWITCHBOARD_MEDIA_URL", tc.url)
+			t.Setenv("SWITCHBOARD_MEDIA_MAX_BYTES", tc.maxBytes)
+			c, err := ConfigFromEnv()
+			if err == nil {
+				err = c.validate()
+			}
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+			}
+			if err == nil && (c.MediaURL != tc.url || tc.maxBytes == "1048576" && c.MediaMaxBytes != 1<<20) {
+				t.Errorf("MediaURL %q, MediaMaxBytes %d", c.MediaURL, c.MediaMaxBytes)
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
@@ -81,6 +82,8 @@ type Client struct {
 	InboxEvent *InboxEventClient
 	// Media is the client for interacting with the Media builders.
 	Media *MediaClient
+	// MediaChunk is the client for interacting with the MediaChunk builders.
+	MediaChunk *MediaChunkClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// MusicClip is the client for interacting with the MusicClip builders.
@@ -126,6 +129,7 @@ func (c *Client) init() {
 	c.IdempotencyKey = NewIdempotencyKeyClient(c.config)
 	c.InboxEvent = NewInboxEventClient(c.config)
 	c.Media = NewMediaClient(c.config)
+	c.MediaChunk = NewMediaChunkClient(c.config)
 	c.Message = NewMessageClient(c.config)
 	c.MusicClip = NewMusicClipClient(c.config)
 	c.MusicUpload = NewMusicUploadClient(c.config)
@@ -243,6 +247,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
+		MediaChunk:      NewMediaChunkClient(cfg),
 		Message:         NewMessageClient(cfg),
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
@@ -287,6 +292,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		IdempotencyKey:  NewIdempotencyKeyClient(cfg),
 		InboxEvent:      NewInboxEventClient(cfg),
 		Media:           NewMediaClient(cfg),
+		MediaChunk:      NewMediaChunkClient(cfg),
 		Message:         NewMessageClient(cfg),
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
@@ -327,9 +333,9 @@ func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
-		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.MusicClip,
-		c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend, c.SandboxWorld,
-		c.Webhook, c.Workspace,
+		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
+		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend,
+		c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -341,9 +347,9 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
-		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.Message, c.MusicClip,
-		c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend, c.SandboxWorld,
-		c.Webhook, c.Workspace,
+		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
+		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend,
+		c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -384,6 +390,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.InboxEvent.mutate(ctx, m)
 	case *MediaMutation:
 		return c.Media.mutate(ctx, m)
+	case *MediaChunkMutation:
+		return c.MediaChunk.mutate(ctx, m)
 	case *MessageMutation:
 		return c.Message.mutate(ctx, m)
 	case *MusicClipMutation:
@@ -2695,6 +2703,139 @@ func (c *MediaClient) mutate(ctx context.Context, m *MediaMutation) (Value, erro
 	}
 }
 
+// MediaChunkClient is a client for the MediaChunk schema.
+type MediaChunkClient struct {
+	config
+}
+
+// NewMediaChunkClient returns a client for the MediaChunk from the given config.
+func NewMediaChunkClient(c config) *MediaChunkClient {
+	return &MediaChunkClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `mediachunk.Hooks(f(g(h())))`.
+func (c *MediaChunkClient) Use(hooks ...Hook) {
+	c.hooks.MediaChunk = append(c.hooks.MediaChunk, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `mediachunk.Intercept(f(g(h())))`.
+func (c *MediaChunkClient) Intercept(interceptors ...Interceptor) {
+	c.inters.MediaChunk = append(c.inters.MediaChunk, interceptors...)
+}
+
+// Create returns a builder for creating a MediaChunk entity.
+func (c *MediaChunkClient) Create() *MediaChunkCreate {
+	mutation := newMediaChunkMutation(c.config, OpCreate)
+	return &MediaChunkCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of MediaChunk entities.
+func (c *MediaChunkClient) CreateBulk(builders ...*MediaChunkCreate) *MediaChunkCreateBulk {
+	return &MediaChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *MediaChunkClient) MapCreateBulk(slice any, setFunc func(*MediaChunkCreate, int)) *MediaChunkCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &MediaChunkCreateBulk{err: fmt.Errorf("calling to MediaChunkClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*MediaChunkCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &MediaChunkCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for MediaChunk.
+func (c *MediaChunkClient) Update() *MediaChunkUpdate {
+	mutation := newMediaChunkMutation(c.config, OpUpdate)
+	return &MediaChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *MediaChunkClient) UpdateOne(_m *MediaChunk) *MediaChunkUpdateOne {
+	mutation := newMediaChunkMutation(c.config, OpUpdateOne, withMediaChunk(_m))
+	return &MediaChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *MediaChunkClient) UpdateOneID(id int) *MediaChunkUpdateOne {
+	mutation := newMediaChunkMutation(c.config, OpUpdateOne, withMediaChunkID(id))
+	return &MediaChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for MediaChunk.
+func (c *MediaChunkClient) Delete() *MediaChunkDelete {
+	mutation := newMediaChunkMutation(c.config, OpDelete)
+	return &MediaChunkDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *MediaChunkClient) DeleteOne(_m *MediaChunk) *MediaChunkDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *MediaChunkClient) DeleteOneID(id int) *MediaChunkDeleteOne {
+	builder := c.Delete().Where(mediachunk.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &MediaChunkDeleteOne{builder}
+}
+
+// Query returns a query builder for MediaChunk.
+func (c *MediaChunkClient) Query() *MediaChunkQuery {
+	return &MediaChunkQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeMediaChunk},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a MediaChunk entity by its id.
+func (c *MediaChunkClient) Get(ctx context.Context, id int) (*MediaChunk, error) {
+	return c.Query().Where(mediachunk.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *MediaChunkClient) GetX(ctx context.Context, id int) *MediaChunk {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *MediaChunkClient) Hooks() []Hook {
+	return c.hooks.MediaChunk
+}
+
+// Interceptors returns the client interceptors.
+func (c *MediaChunkClient) Interceptors() []Interceptor {
+	return c.inters.MediaChunk
+}
+
+func (c *MediaChunkClient) mutate(ctx context.Context, m *MediaChunkMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&MediaChunkCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&MediaChunkUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&MediaChunkUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&MediaChunkDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown MediaChunk mutation op: %q", m.Op())
+	}
+}
+
 // MessageClient is a client for the Message schema.
 type MessageClient struct {
 	config
@@ -3945,13 +4086,13 @@ type (
 	hooks struct {
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
-		Media, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
+		Media, MediaChunk, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
 		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
-		Media, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
+		Media, MediaChunk, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
 		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
 	}
 )

@@ -28,6 +28,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
@@ -113,6 +114,7 @@ func checkColumn(t, c string) error {
 			idempotencykey.Table:  idempotencykey.ValidColumn,
 			inboxevent.Table:      inboxevent.ValidColumn,
 			media.Table:           media.ValidColumn,
+			mediachunk.Table:      mediachunk.ValidColumn,
 			message.Table:         message.ValidColumn,
 			musicclip.Table:       musicclip.ValidColumn,
 			musicupload.Table:     musicupload.ValidColumn,

@@ -33,7 +33,9 @@ type Media struct {
 	State string `json:"state,omitempty"`
 	// why unavailable media have no bytes: expired, awaiting_sender, error
 	Reason string `json:"reason,omitempty"`
-	// Data holds the value of the "data" field.
+	// where the bytes live: db (MediaChunk rows) or s3 (a bucket); empty for rows from before backends, whose bytes are in data
+	Backend string `json:"backend,omitempty"`
+	// the bytes of media stored before backends (read as before, never written now)
 	Data []byte `json:"data,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
@@ -49,7 +51,7 @@ func (*Media) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case media.FieldID, media.FieldSize:
 			values[i] = new(sql.NullInt64)
-		case media.FieldWorkspaceID, media.FieldToken, media.FieldContentType, media.FieldFilename, media.FieldSha256, media.FieldState, media.FieldReason:
+		case media.FieldWorkspaceID, media.FieldToken, media.FieldContentType, media.FieldFilename, media.FieldSha256, media.FieldState, media.FieldReason, media.FieldBackend:
 			values[i] = new(sql.NullString)
 		case media.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
@@ -122,6 +124,12 @@ func (_m *Media) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Reason = value.String
 			}
+		case media.FieldBackend:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field backend", values[i])
+			} else if value.Valid {
+				_m.Backend = value.String
+			}
 		case media.FieldData:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field data", values[i])
@@ -192,6 +200,9 @@ func (_m *Media) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("reason=")
 	builder.WriteString(_m.Reason)
+	builder.WriteString(", ")
+	builder.WriteString("backend=")
+	builder.WriteString(_m.Backend)
 	builder.WriteString(", ")
 	builder.WriteString("data=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Data))

@@ -110,6 +110,20 @@ func (_c *MediaCreate) SetNillableReason(v *string) *MediaCreate {
 	return _c
 }
 
+// SetBackend sets the "backend" field.
+func (_c *MediaCreate) SetBackend(v string) *MediaCreate {
+	_c.mutation.SetBackend(v)
+	return _c
+}
+
+// SetNillableBackend sets the "backend" field if the given value is not nil.
+func (_c *MediaCreate) SetNillableBackend(v *string) *MediaCreate {
+	if v != nil {
+		_c.SetBackend(*v)
+	}
+	return _c
+}
+
 // SetData sets the "data" field.
 func (_c *MediaCreate) SetData(v []byte) *MediaCreate {
 	_c.mutation.SetData(v)
@@ -269,6 +283,10 @@ func (_c *MediaCreate) createSpec() (*Media, *sqlgraph.CreateSpec) {
 		_spec.SetField(media.FieldReason, field.TypeString, value)
 		_node.Reason = value
 	}
+	if value, ok := _c.mutation.Backend(); ok {
+		_spec.SetField(media.FieldBackend, field.TypeString, value)
+		_node.Backend = value
+	}
 	if value, ok := _c.mutation.Data(); ok {
 		_spec.SetField(media.FieldData, field.TypeBytes, value)
 		_node.Data = value
@@ -422,6 +440,24 @@ func (u *MediaUpsert) UpdateReason() *MediaUpsert {
 // ClearReason clears the value of the "reason" field.
 func (u *MediaUpsert) ClearReason() *MediaUpsert {
 	u.SetNull(media.FieldReason)
+	return u
+}
+
+// SetBackend sets the "backend" field.
+func (u *MediaUpsert) SetBackend(v string) *MediaUpsert {
+	u.Set(media.FieldBackend, v)
+	return u
+}
+
+// UpdateBackend sets the "backend" field to the value that was provided on create.
+func (u *MediaUpsert) UpdateBackend() *MediaUpsert {
+	u.SetExcluded(media.FieldBackend)
+	return u
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (u *MediaUpsert) ClearBackend() *MediaUpsert {
+	u.SetNull(media.FieldBackend)
 	return u
 }
 
@@ -603,6 +639,27 @@ func (u *MediaUpsertOne) UpdateReason() *MediaUpsertOne {
 func (u *MediaUpsertOne) ClearReason() *MediaUpsertOne {
 	return u.Update(func(s *MediaUpsert) {
 		s.ClearReason()
+	})
+}
+
+// SetBackend sets the "backend" field.
+func (u *MediaUpsertOne) SetBackend(v string) *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetBackend(v)
+	})
+}
+
+// UpdateBackend sets the "backend" field to the value that was provided on create.
+func (u *MediaUpsertOne) UpdateBackend() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateBackend()
+	})
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (u *MediaUpsertOne) ClearBackend() *MediaUpsertOne {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearBackend()
 	})
 }
 
@@ -953,6 +1010,27 @@ func (u *MediaUpsertBulk) UpdateReason() *MediaUpsertBulk {
 func (u *MediaUpsertBulk) ClearReason() *MediaUpsertBulk {
 	return u.Update(func(s *MediaUpsert) {
 		s.ClearReason()
+	})
+}
+
+// SetBackend sets the "backend" field.
+func (u *MediaUpsertBulk) SetBackend(v string) *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.SetBackend(v)
+	})
+}
+
+// UpdateBackend sets the "backend" field to the value that was provided on create.
+func (u *MediaUpsertBulk) UpdateBackend() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.UpdateBackend()
+	})
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (u *MediaUpsertBulk) ClearBackend() *MediaUpsertBulk {
+	return u.Update(func(s *MediaUpsert) {
+		s.ClearBackend()
 	})
 }
 

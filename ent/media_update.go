@@ -137,6 +137,26 @@ func (_u *MediaUpdate) ClearReason() *MediaUpdate {
 	return _u
 }
 
+// SetBackend sets the "backend" field.
+func (_u *MediaUpdate) SetBackend(v string) *MediaUpdate {
+	_u.mutation.SetBackend(v)
+	return _u
+}
+
+// SetNillableBackend sets the "backend" field if the given value is not nil.
+func (_u *MediaUpdate) SetNillableBackend(v *string) *MediaUpdate {
+	if v != nil {
+		_u.SetBackend(*v)
+	}
+	return _u
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (_u *MediaUpdate) ClearBackend() *MediaUpdate {
+	_u.mutation.ClearBackend()
+	return _u
+}
+
 // SetData sets the "data" field.
 func (_u *MediaUpdate) SetData(v []byte) *MediaUpdate {
 	_u.mutation.SetData(v)
@@ -225,6 +245,12 @@ func (_u *MediaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ReasonCleared() {
 		_spec.ClearField(media.FieldReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Backend(); ok {
+		_spec.SetField(media.FieldBackend, field.TypeString, value)
+	}
+	if _u.mutation.BackendCleared() {
+		_spec.ClearField(media.FieldBackend, field.TypeString)
 	}
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(media.FieldData, field.TypeBytes, value)
@@ -363,6 +389,26 @@ func (_u *MediaUpdateOne) ClearReason() *MediaUpdateOne {
 	return _u
 }
 
+// SetBackend sets the "backend" field.
+func (_u *MediaUpdateOne) SetBackend(v string) *MediaUpdateOne {
+	_u.mutation.SetBackend(v)
+	return _u
+}
+
+// SetNillableBackend sets the "backend" field if the given value is not nil.
+func (_u *MediaUpdateOne) SetNillableBackend(v *string) *MediaUpdateOne {
+	if v != nil {
+		_u.SetBackend(*v)
+	}
+	return _u
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (_u *MediaUpdateOne) ClearBackend() *MediaUpdateOne {
+	_u.mutation.ClearBackend()
+	return _u
+}
+
 // SetData sets the "data" field.
 func (_u *MediaUpdateOne) SetData(v []byte) *MediaUpdateOne {
 	_u.mutation.SetData(v)
@@ -481,6 +527,12 @@ func (_u *MediaUpdateOne) sqlSave(ctx context.Context) (_node *Media, err error)
 	}
 	if _u.mutation.ReasonCleared() {
 		_spec.ClearField(media.FieldReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.Backend(); ok {
+		_spec.SetField(media.FieldBackend, field.TypeString, value)
+	}
+	if _u.mutation.BackendCleared() {
+		_spec.ClearField(media.FieldBackend, field.TypeString)
 	}
 	if value, ok := _u.mutation.Data(); ok {
 		_spec.SetField(media.FieldData, field.TypeBytes, value)

@@ -29,6 +29,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
@@ -66,6 +67,7 @@ const (
 	TypeIdempotencyKey  = "IdempotencyKey"
 	TypeInboxEvent      = "InboxEvent"
 	TypeMedia           = "Media"
+	TypeMediaChunk      = "MediaChunk"
 	TypeMessage         = "Message"
 	TypeMusicClip       = "MusicClip"
 	TypeMusicUpload     = "MusicUpload"
@@ -16413,6 +16415,7 @@ type MediaMutation struct {
 	sha256        *string
 	state         *string
 	reason        *string
+	backend       *string
 	data          *[]byte
 	created_at    *time.Time
 	clearedFields map[string]struct{}
@@ -16866,6 +16869,55 @@ func (m *MediaMutation) ResetReason() {
 	delete(m.clearedFields, media.FieldReason)
 }
 
+// SetBackend sets the "backend" field.
+func (m *MediaMutation) SetBackend(s string) {
+	m.backend = &s
+}
+
+// Backend returns the value of the "backend" field in the mutation.
+func (m *MediaMutation) Backend() (r string, exists bool) {
+	v := m.backend
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackend returns the old "backend" field's value of the Media entity.
+// If the Media object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaMutation) OldBackend(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackend is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackend requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackend: %w", err)
+	}
+	return oldValue.Backend, nil
+}
+
+// ClearBackend clears the value of the "backend" field.
+func (m *MediaMutation) ClearBackend() {
+	m.backend = nil
+	m.clearedFields[media.FieldBackend] = struct{}{}
+}
+
+// BackendCleared returns if the "backend" field was cleared in this mutation.
+func (m *MediaMutation) BackendCleared() bool {
+	_, ok := m.clearedFields[media.FieldBackend]
+	return ok
+}
+
+// ResetBackend resets all changes to the "backend" field.
+func (m *MediaMutation) ResetBackend() {
+	m.backend = nil
+	delete(m.clearedFields, media.FieldBackend)
+}
+
 // SetData sets the "data" field.
 func (m *MediaMutation) SetData(b []byte) {
 	m.data = &b
@@ -16985,7 +17037,7 @@ func (m *MediaMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MediaMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.workspace_id != nil {
 		fields = append(fields, media.FieldWorkspaceID)
 	}
@@ -17009,6 +17061,9 @@ func (m *MediaMutation) Fields() []string {
 	}
 	if m.reason != nil {
 		fields = append(fields, media.FieldReason)
+	}
+	if m.backend != nil {
+		fields = append(fields, media.FieldBackend)
 	}
 	if m.data != nil {
 		fields = append(fields, media.FieldData)
@@ -17040,6 +17095,8 @@ func (m *MediaMutation) Field(name string) (ent.Value, bool) {
 		return m.State()
 	case media.FieldReason:
 		return m.Reason()
+	case media.FieldBackend:
+		return m.Backend()
 	case media.FieldData:
 		return m.Data()
 	case media.FieldCreatedAt:
@@ -17069,6 +17126,8 @@ func (m *MediaMutation) OldField(ctx context.Context, name string) (ent.Value, e
 		return m.OldState(ctx)
 	case media.FieldReason:
 		return m.OldReason(ctx)
+	case media.FieldBackend:
+		return m.OldBackend(ctx)
 	case media.FieldData:
 		return m.OldData(ctx)
 	case media.FieldCreatedAt:
@@ -17138,6 +17197,13 @@ func (m *MediaMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetReason(v)
 		return nil
+	case media.FieldBackend:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackend(v)
+		return nil
 	case media.FieldData:
 		v, ok := value.([]byte)
 		if !ok {
@@ -17206,6 +17272,9 @@ func (m *MediaMutation) ClearedFields() []string {
 	if m.FieldCleared(media.FieldReason) {
 		fields = append(fields, media.FieldReason)
 	}
+	if m.FieldCleared(media.FieldBackend) {
+		fields = append(fields, media.FieldBackend)
+	}
 	if m.FieldCleared(media.FieldData) {
 		fields = append(fields, media.FieldData)
 	}
@@ -17231,6 +17300,9 @@ func (m *MediaMutation) ClearField(name string) error {
 		return nil
 	case media.FieldReason:
 		m.ClearReason()
+		return nil
+	case media.FieldBackend:
+		m.ClearBackend()
 		return nil
 	case media.FieldData:
 		m.ClearData()
@@ -17266,6 +17338,9 @@ func (m *MediaMutation) ResetField(name string) error {
 		return nil
 	case media.FieldReason:
 		m.ResetReason()
+		return nil
+	case media.FieldBackend:
+		m.ResetBackend()
 		return nil
 	case media.FieldData:
 		m.ResetData()
@@ -17323,6 +17398,476 @@ func (m *MediaMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *MediaMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown Media edge %s", name)
+}
+
+// MediaChunkMutation represents an operation that mutates the MediaChunk nodes in the graph.
+type MediaChunkMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	key           *string
+	seq           *int
+	addseq        *int
+	data          *[]byte
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*MediaChunk, error)
+	predicates    []predicate.MediaChunk
+}
+
+var _ ent.Mutation = (*MediaChunkMutation)(nil)
+
+// mediachunkOption allows management of the mutation configuration using functional options.
+type mediachunkOption func(*MediaChunkMutation)
+
+// newMediaChunkMutation creates new mutation for the MediaChunk entity.
+func newMediaChunkMutation(c config, op Op, opts ...mediachunkOption) *MediaChunkMutation {
+	m := &MediaChunkMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeMediaChunk,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withMediaChunkID sets the ID field of the mutation.
+func withMediaChunkID(id int) mediachunkOption {
+	return func(m *MediaChunkMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *MediaChunk
+		)
+		m.oldValue = func(ctx context.Context) (*MediaChunk, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().MediaChunk.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withMediaChunk sets the old MediaChunk of the mutation.
+func withMediaChunk(node *MediaChunk) mediachunkOption {
+	return func(m *MediaChunkMutation) {
+		m.oldValue = func(context.Context) (*MediaChunk, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m MediaChunkMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m MediaChunkMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *MediaChunkMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *MediaChunkMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().MediaChunk.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetKey sets the "key" field.
+func (m *MediaChunkMutation) SetKey(s string) {
+	m.key = &s
+}
+
+// Key returns the value of the "key" field in the mutation.
+func (m *MediaChunkMutation) Key() (r string, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKey returns the old "key" field's value of the MediaChunk entity.
+// If the MediaChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaChunkMutation) OldKey(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKey: %w", err)
+	}
+	return oldValue.Key, nil
+}
+
+// ResetKey resets all changes to the "key" field.
+func (m *MediaChunkMutation) ResetKey() {
+	m.key = nil
+}
+
+// SetSeq sets the "seq" field.
+func (m *MediaChunkMutation) SetSeq(i int) {
+	m.seq = &i
+	m.addseq = nil
+}
+
+// Seq returns the value of the "seq" field in the mutation.
+func (m *MediaChunkMutation) Seq() (r int, exists bool) {
+	v := m.seq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeq returns the old "seq" field's value of the MediaChunk entity.
+// If the MediaChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaChunkMutation) OldSeq(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeq is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeq requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeq: %w", err)
+	}
+	return oldValue.Seq, nil
+}
+
+// AddSeq adds i to the "seq" field.
+func (m *MediaChunkMutation) AddSeq(i int) {
+	if m.addseq != nil {
+		*m.addseq += i
+	} else {
+		m.addseq = &i
+	}
+}
+
+// AddedSeq returns the value that was added to the "seq" field in this mutation.
+func (m *MediaChunkMutation) AddedSeq() (r int, exists bool) {
+	v := m.addseq
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeq resets all changes to the "seq" field.
+func (m *MediaChunkMutation) ResetSeq() {
+	m.seq = nil
+	m.addseq = nil
+}
+
+// SetData sets the "data" field.
+func (m *MediaChunkMutation) SetData(b []byte) {
+	m.data = &b
+}
+
+// Data returns the value of the "data" field in the mutation.
+func (m *MediaChunkMutation) Data() (r []byte, exists bool) {
+	v := m.data
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldData returns the old "data" field's value of the MediaChunk entity.
+// If the MediaChunk object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MediaChunkMutation) OldData(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldData is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldData requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldData: %w", err)
+	}
+	return oldValue.Data, nil
+}
+
+// ResetData resets all changes to the "data" field.
+func (m *MediaChunkMutation) ResetData() {
+	m.data = nil
+}
+
+// Where appends a list predicates to the MediaChunkMutation builder.
+func (m *MediaChunkMutation) Where(ps ...predicate.MediaChunk) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the MediaChunkMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *MediaChunkMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.MediaChunk, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *MediaChunkMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *MediaChunkMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (MediaChunk).
+func (m *MediaChunkMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *MediaChunkMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.key != nil {
+		fields = append(fields, mediachunk.FieldKey)
+	}
+	if m.seq != nil {
+		fields = append(fields, mediachunk.FieldSeq)
+	}
+	if m.data != nil {
+		fields = append(fields, mediachunk.FieldData)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *MediaChunkMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case mediachunk.FieldKey:
+		return m.Key()
+	case mediachunk.FieldSeq:
+		return m.Seq()
+	case mediachunk.FieldData:
+		return m.Data()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *MediaChunkMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case mediachunk.FieldKey:
+		return m.OldKey(ctx)
+	case mediachunk.FieldSeq:
+		return m.OldSeq(ctx)
+	case mediachunk.FieldData:
+		return m.OldData(ctx)
+	}
+	return nil, fmt.Errorf("unknown MediaChunk field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MediaChunkMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case mediachunk.FieldKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKey(v)
+		return nil
+	case mediachunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeq(v)
+		return nil
+	case mediachunk.FieldData:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetData(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MediaChunk field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *MediaChunkMutation) AddedFields() []string {
+	var fields []string
+	if m.addseq != nil {
+		fields = append(fields, mediachunk.FieldSeq)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *MediaChunkMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case mediachunk.FieldSeq:
+		return m.AddedSeq()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *MediaChunkMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case mediachunk.FieldSeq:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeq(v)
+		return nil
+	}
+	return fmt.Errorf("unknown MediaChunk numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *MediaChunkMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *MediaChunkMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *MediaChunkMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown MediaChunk nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *MediaChunkMutation) ResetField(name string) error {
+	switch name {
+	case mediachunk.FieldKey:
+		m.ResetKey()
+		return nil
+	case mediachunk.FieldSeq:
+		m.ResetSeq()
+		return nil
+	case mediachunk.FieldData:
+		m.ResetData()
+		return nil
+	}
+	return fmt.Errorf("unknown MediaChunk field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *MediaChunkMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *MediaChunkMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *MediaChunkMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *MediaChunkMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *MediaChunkMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *MediaChunkMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *MediaChunkMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown MediaChunk unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *MediaChunkMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown MediaChunk edge %s", name)
 }
 
 // MessageMutation represents an operation that mutates the Message nodes in the graph.

@@ -46,6 +46,8 @@ type Tx struct {
 	InboxEvent *InboxEventClient
 	// Media is the client for interacting with the Media builders.
 	Media *MediaClient
+	// MediaChunk is the client for interacting with the MediaChunk builders.
+	MediaChunk *MediaChunkClient
 	// Message is the client for interacting with the Message builders.
 	Message *MessageClient
 	// MusicClip is the client for interacting with the MusicClip builders.
@@ -211,6 +213,7 @@ func (tx *Tx) init() {
 	tx.IdempotencyKey = NewIdempotencyKeyClient(tx.config)
 	tx.InboxEvent = NewInboxEventClient(tx.config)
 	tx.Media = NewMediaClient(tx.config)
+	tx.MediaChunk = NewMediaChunkClient(tx.config)
 	tx.Message = NewMessageClient(tx.config)
 	tx.MusicClip = NewMusicClipClient(tx.config)
 	tx.MusicUpload = NewMusicUploadClient(tx.config)

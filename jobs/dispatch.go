@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/music"
 )
 
@@ -32,6 +33,8 @@ type Handlers struct {
 	Dialect string
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
+	// Media is the media store the prune deletes expired media from (rows and bytes).
+	Media *media.Store
 	// Music generates songs; nil leaves music tasks failing.
 	Music *music.Generator
 	// Inbox stores what the reconciler observes of engines (a lapsed session).

@@ -16,7 +16,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent/event"
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
-	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -129,8 +128,8 @@ func (h *Handlers) Prune(ctx context.Context, now time.Time) (Pruned, error) {
 	if p.BoardItems, err = boards.Purge(ctx, h.Client, now); err != nil {
 		return p, err
 	}
-	if h.MediaRetention > 0 {
-		p.Media, err = media.Prune(ctx, h.Client, now.Add(-h.MediaRetention))
+	if h.MediaRetention > 0 && h.Media != nil {
+		p.Media, err = h.Media.Prune(ctx, now.Add(-h.MediaRetention))
 	}
 	return p, err
 }

@@ -3,35 +3,39 @@
 package media
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/media"
-	"github.com/switchboardhq/switchboard/ent/message"
-	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // Kinds of media a message can carry.
 var Kinds = []string{"image", "video", "audio", "document", "sticker", "voice", "gif"}
 
-// Store keeps media in the database and builds their public URLs.
+// Store keeps media, their metadata in the database and their bytes in a
+// Backend, and builds their public URLs.
 type Store struct {
 	client  *ent.Client
+	db      *DBBackend
 	baseURL string
+	// Backend holds the bytes of new media (the database when nil); media kept
+	// by the database stay readable whatever it is.
+	Backend Backend
 	// MaxBytes bounds one file Save stores (DefaultMaxBytes when zero).
 	MaxBytes int64
 	// FillWait bounds how long a read of reserved media waits for its bytes
@@ -41,18 +45,30 @@ type Store struct {
 
 // NewStore returns a Store whose URLs start with baseURL (the server's public URL).
 func NewStore(client *ent.Client, baseURL string) *Store {
-	return &Store{client: client, baseURL: strings.TrimRight(baseURL, "/")}
+	return &Store{client: client, db: NewDBBackend(client), baseURL: strings.TrimRight(baseURL, "/")}
 }
 
-// Put stores data through tx and returns its public URL.
+// Put stores data through tx and returns its public URL. The database
+// backend writes the bytes in tx; another backend's are deleted if tx rolls back.
 func (s *Store) Put(ctx context.Context, tx *ent.Tx, data []byte, contentType, filename string) (string, error) {
 	token := switchboard.RandomToken(20)
 	if contentType == "" {
 		contentType = http.DetectContentType(data)
 	}
+	b := s.backend()
+	if err := b.Put(ent.NewTxContext(ctx, tx), keyOf(token), bytes.NewReader(data), int64(len(data))); err != nil {
+		return "", err
+	}
+	if b != Backend(s.db) {
+		tx.OnRollback(func(next ent.Rollbacker) ent.Rollbacker {
+			return ent.RollbackFunc(func(ctx context.Context, tx *ent.Tx) error {
+				return errors.Join(next.Rollback(ctx, tx), b.Delete(context.WithoutCancel(ctx), keyOf(token)))
+			})
+		})
+	}
 	sum := sha256.Sum256(data)
 	err := tx.Media.Create().SetToken(token).SetContentType(contentType).SetFilename(filename).
-		SetSize(int64(len(data))).SetSha256(hex.EncodeToString(sum[:])).SetData(data).Exec(ctx)
+		SetSize(int64(len(data))).SetSha256(hex.EncodeToString(sum[:])).SetBackend(b.Name()).Exec(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -74,12 +90,15 @@ func (s *Store) ServeMedia(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	SafeHeaders(w.Header(), m.ContentType, m.Filename)
-	w.Header().Set("Content-Length", strconv.FormatInt(m.Size, 10))
-	if r.Method == http.MethodHead {
-		return nil
+	rsc, err := s.bytesOf(r.Context(), m)
+	if err != nil {
+		return err
 	}
-	_, _ = w.Write(m.Data)
+	defer rsc.Close()
+	SafeHeaders(w.Header(), m.ContentType, m.Filename)
+	// ServeContent streams the bytes (Content-Length from the row's size, by
+	// seeking to the end) and answers HEAD, Range and If-Modified-Since.
+	http.ServeContent(w, r, "", m.CreatedAt, rsc)
 	return nil
 }
 
@@ -116,37 +135,6 @@ var inlineSafe = []string{
 func InlineSafe(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && slices.Contains(inlineSafe, mt)
-}
-
-// Prune deletes the media stored before cutoff, except media that a message still
-// waiting to be sent (pending or sending) points at, and returns how many it
-// deleted. The periodic prune task calls it with now minus the configured retention
-// (SWITCHBOARD_MEDIA_RETENTION), so uploads are not public forever.
-func Prune(ctx context.Context, client *ent.Client, cutoff time.Time) (int, error) {
-	ctx = viewer.SystemContext(ctx)
-	// The waiting messages may be many (100,000 scheduled: 130-190 ms a read), and
-	// most passes find no media expired: they are read only when some has.
-	expired, err := client.Media.Query().Where(media.CreatedAtLT(cutoff)).Exist(ctx)
-	if err != nil || !expired {
-		return 0, err
-	}
-	urls, err := client.Message.Query().
-		Where(messaging.StatusIn(messaging.StatusPending, messaging.StatusSending), message.MediaURLContains("/media/")).
-		Select(message.FieldMediaURL).Strings(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("media: pending references: %w", err)
-	}
-	var keep []string
-	for _, u := range urls {
-		_, rest, _ := strings.Cut(u, "/media/")
-		token, _, _ := strings.Cut(rest, "/")
-		keep = append(keep, token)
-	}
-	q := client.Media.Delete().Where(media.CreatedAtLT(cutoff))
-	if len(keep) > 0 {
-		q.Where(media.TokenNotIn(keep...))
-	}
-	return q.Exec(ctx)
 }
 
 // DecodeBase64 decodes raw base64 (standard or URL alphabet, padded or not) or a
@@ -240,21 +228,18 @@ func (s *Store) Info(ctx context.Context, rawURL string) (contentType, filename 
 	return m.ContentType, m.Filename, true, nil
 }
 
-// Get returns the media behind a URL this store issued (ok false for any other
-// URL, or one whose media is gone).
+// Get returns the media behind a URL this store issued, whole in memory (ok
+// false for any other URL, or one whose media is gone); Open streams them.
 func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error) {
-	rest, found := strings.CutPrefix(rawURL, s.baseURL+"/media/")
-	if !found {
-		return nil, "", "", false, nil
+	rc, o, ok, err := s.Open(ctx, rawURL)
+	if !ok || err != nil {
+		return nil, "", "", ok, err
 	}
-	token, _, _ := strings.Cut(rest, "/")
-	m, err := s.ready(ctx, token)
-	if errors.Is(err, errNoMedia) {
-		return nil, "", "", false, nil
-	} else if err != nil {
-		return nil, "", "", false, err
+	defer rc.Close()
+	if data, err = io.ReadAll(io.LimitReader(rc, o.Size)); err != nil {
+		return nil, "", "", false, fmt.Errorf("media: read: %w", err)
 	}
-	return m.Data, m.ContentType, m.Filename, true, nil
+	return data, o.ContentType, o.Filename, true, nil
 }
 
 // ready is the media of token with its bytes: pending media are waited for

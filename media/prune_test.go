@@ -49,11 +49,12 @@ func TestPrune(t *testing.T) {
 	client.Message.Create().SetWorkspaceID("ws1").SetOrigin(message.OriginScheduled).SetTo("15550001111@s.whatsapp.net").
 		SetType("image").SetMediaURL("https://switchboard.example/media/waited/a.png").SaveX(ctx)
 	messageReads.Store(0)
+	store := NewStore(client, "https://switchboard.example")
 
-	if n, err := Prune(ctx, client, uploaded.Add(-time.Minute)); err != nil || n != 0 || messageReads.Load() != 0 {
+	if n, err := store.Prune(ctx, uploaded.Add(-time.Minute)); err != nil || n != 0 || messageReads.Load() != 0 {
 		t.Fatalf("nothing expired: Prune = %d, %v after %d reads of messages; want 0, none", n, err, messageReads.Load())
 	}
-	if n, err := Prune(ctx, client, uploaded.Add(time.Minute)); err != nil || n != 1 {
+	if n, err := store.Prune(ctx, uploaded.Add(time.Minute)); err != nil || n != 1 {
 		t.Fatalf("both expired: Prune = %d, %v; want 1", n, err)
 	}
 	left := client.Media.Query().Select("token").StringsX(ctx)

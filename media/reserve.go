@@ -2,9 +2,7 @@ package media
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"errors"
 	"io"
 	"time"
 
@@ -45,34 +43,48 @@ func (s *Store) Reserve(ctx context.Context, contentType, filename string) (Obje
 	return o, nil
 }
 
-// Fill stores what r yields as the bytes of the media reserved under rawURL
-// (contentType "" keeps the reserved type) and returns its Object. Media not
-// reserved here, or gone, are ENOTFOUND.
+// Fill streams what r yields into the store's backend as the bytes of the
+// media reserved under rawURL (contentType "" keeps the reserved type) and
+// returns its Object. Media not reserved here, or gone, are ENOTFOUND; a file
+// past the store's bound is ErrTooLarge and leaves the media pending (the
+// caller records why with Fail). Bytes an earlier Fill stored are replaced.
 func (s *Store) Fill(ctx context.Context, rawURL string, r io.Reader, contentType string) (Object, error) {
 	m, err := s.reserved(ctx, rawURL)
 	if err != nil {
 		return Object{}, err
 	}
-	limit := s.maxBytes()
-	h := sha256.New()
-	data, err := io.ReadAll(io.TeeReader(io.LimitReader(r, limit+1), h))
-	if err != nil {
-		return Object{}, fmt.Errorf("media: read: %w", err)
+	if m.State == StateReady {
+		if err := s.dropBytes(ctx, m); err != nil {
+			return Object{}, err
+		}
 	}
-	if int64(len(data)) > limit {
-		return Object{}, ErrTooLarge
+	b := s.backend()
+	size, sum, err := s.stream(ctx, b, m.Token, r)
+	if err != nil {
+		return Object{}, err
 	}
 	if contentType == "" {
 		contentType = m.ContentType
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	err = m.Update().SetData(data).SetSize(int64(len(data))).SetSha256(sum).
+	err = m.Update().SetSize(size).SetSha256(sum).SetBackend(b.Name()).ClearData().
 		SetContentType(contentType).SetState(StateReady).ClearReason().Exec(ctx)
 	if err != nil {
-		return Object{}, err
+		return Object{}, errors.Join(err, b.Delete(context.WithoutCancel(ctx), keyOf(m.Token)))
 	}
 	return Object{URL: s.urlOf(m.Token, m.Filename), Token: m.Token, ContentType: contentType,
-		Filename: m.Filename, Size: int64(len(data)), SHA256: sum}, nil
+		Filename: m.Filename, Size: size, SHA256: sum}, nil
+}
+
+// dropBytes deletes the stored bytes of m (before a Fill replaces them).
+func (s *Store) dropBytes(ctx context.Context, m *ent.Media) error {
+	if m.Backend == "" {
+		return nil
+	}
+	b, err := s.backendFor(m.Backend)
+	if err != nil {
+		return err
+	}
+	return b.Delete(ctx, keyOf(m.Token))
 }
 
 // Fail records that the media reserved under rawURL cannot be had, for reason

@@ -19,7 +19,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
-	"github.com/switchboardhq/switchboard/media"
 )
 
 // hostile are path segments and query values that once reached the database: NUL,
@@ -284,7 +283,7 @@ func TestStoredMediaCannotRunScripts(t *testing.T) {
 	// Retention: everything older than the cutoff goes, except what a message still
 	// waiting to be sent points at (the deferred png).
 	waitStatus(e, strings.TrimPrefix(e.Do("GET", "/v1/scheduled-messages?limit=1&order=asc", e.Key, nil).List()[0]["id"].(string), ""), "read")
-	n, err := media.Prune(context.Background(), e.App.Client, time.Now().Add(time.Minute))
+	n, err := e.App.Jobs.Media.Prune(context.Background(), time.Now().Add(time.Minute))
 	if err != nil || n != 1 {
 		t.Fatalf("Prune = %d, %v; want 1", n, err)
 	}

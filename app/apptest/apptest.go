@@ -6,7 +6,6 @@ package apptest
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,9 +20,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/auth"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 )
 
 // Env is one running Switchboard.
@@ -54,7 +53,7 @@ func New(t testing.TB, o Options) *Env {
 	ctx := context.Background()
 	cfg := app.Config{
 		Addr:        "127.0.0.1:0",
-		DatabaseURL: databaseURL(t),
+		DatabaseURL: storagetest.DatabaseURL(t),
 		RedisURL:    redisURL(t, o.RedisDB),
 		Role:        app.RoleAll,
 		// Test receivers, pages and media live on loopback; tests of the guard turn
@@ -205,36 +204,6 @@ func (e *Env) Eventually(timeout time.Duration, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.T.Fatalf("apptest: timed out after %s waiting for %s", timeout, what)
-}
-
-func databaseURL(t testing.TB) string {
-	base := os.Getenv("TEST_DATABASE_URL")
-	if base == "" {
-		return "sqlite://" + t.TempDir() + "/switchboard.db"
-	}
-	// A fresh database per Env, dropped afterwards.
-	name := "sb_test_" + strings.ReplaceAll(switchboard.RandomToken(8), "-", "")
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("apptest: %v", err)
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("apptest: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		admin, err := sql.Open("pgx", base)
-		if err == nil {
-			_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
-			admin.Close()
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("apptest: TEST_DATABASE_URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func redisURL(t testing.TB, db int) string {

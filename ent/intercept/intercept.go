@@ -24,6 +24,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
@@ -524,6 +525,33 @@ func (f TraverseMedia) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.MediaQuery", q)
 }
 
+// The MediaChunkFunc type is an adapter to allow the use of ordinary function as a Querier.
+type MediaChunkFunc func(context.Context, *ent.MediaChunkQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f MediaChunkFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.MediaChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.MediaChunkQuery", q)
+}
+
+// The TraverseMediaChunk type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseMediaChunk func(context.Context, *ent.MediaChunkQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseMediaChunk) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseMediaChunk) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.MediaChunkQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.MediaChunkQuery", q)
+}
+
 // The MessageFunc type is an adapter to allow the use of ordinary function as a Querier.
 type MessageFunc func(context.Context, *ent.MessageQuery) (ent.Value, error)
 
@@ -802,6 +830,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.InboxEventQuery, predicate.InboxEvent, inboxevent.OrderOption]{typ: ent.TypeInboxEvent, tq: q}, nil
 	case *ent.MediaQuery:
 		return &query[*ent.MediaQuery, predicate.Media, media.OrderOption]{typ: ent.TypeMedia, tq: q}, nil
+	case *ent.MediaChunkQuery:
+		return &query[*ent.MediaChunkQuery, predicate.MediaChunk, mediachunk.OrderOption]{typ: ent.TypeMediaChunk, tq: q}, nil
 	case *ent.MessageQuery:
 		return &query[*ent.MessageQuery, predicate.Message, message.OrderOption]{typ: ent.TypeMessage, tq: q}, nil
 	case *ent.MusicClipQuery:

@@ -30,6 +30,8 @@ const (
 	FieldState = "state"
 	// FieldReason holds the string denoting the reason field in the database.
 	FieldReason = "reason"
+	// FieldBackend holds the string denoting the backend field in the database.
+	FieldBackend = "backend"
 	// FieldData holds the string denoting the data field in the database.
 	FieldData = "data"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -49,6 +51,7 @@ var Columns = []string{
 	FieldSha256,
 	FieldState,
 	FieldReason,
+	FieldBackend,
 	FieldData,
 	FieldCreatedAt,
 }
@@ -127,6 +130,11 @@ func ByState(opts ...sql.OrderTermOption) OrderOption {
 // ByReason orders the results by the reason field.
 func ByReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldReason, opts...).ToFunc()
+}
+
+// ByBackend orders the results by the backend field.
+func ByBackend(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBackend, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

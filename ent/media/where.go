@@ -94,6 +94,11 @@ func Reason(v string) predicate.Media {
 	return predicate.Media(sql.FieldEQ(FieldReason, v))
 }
 
+// Backend applies equality check predicate on the "backend" field. It's identical to BackendEQ.
+func Backend(v string) predicate.Media {
+	return predicate.Media(sql.FieldEQ(FieldBackend, v))
+}
+
 // Data applies equality check predicate on the "data" field. It's identical to DataEQ.
 func Data(v []byte) predicate.Media {
 	return predicate.Media(sql.FieldEQ(FieldData, v))
@@ -627,6 +632,81 @@ func ReasonEqualFold(v string) predicate.Media {
 // ReasonContainsFold applies the ContainsFold predicate on the "reason" field.
 func ReasonContainsFold(v string) predicate.Media {
 	return predicate.Media(sql.FieldContainsFold(FieldReason, v))
+}
+
+// BackendEQ applies the EQ predicate on the "backend" field.
+func BackendEQ(v string) predicate.Media {
+	return predicate.Media(sql.FieldEQ(FieldBackend, v))
+}
+
+// BackendNEQ applies the NEQ predicate on the "backend" field.
+func BackendNEQ(v string) predicate.Media {
+	return predicate.Media(sql.FieldNEQ(FieldBackend, v))
+}
+
+// BackendIn applies the In predicate on the "backend" field.
+func BackendIn(vs ...string) predicate.Media {
+	return predicate.Media(sql.FieldIn(FieldBackend, vs...))
+}
+
+// BackendNotIn applies the NotIn predicate on the "backend" field.
+func BackendNotIn(vs ...string) predicate.Media {
+	return predicate.Media(sql.FieldNotIn(FieldBackend, vs...))
+}
+
+// BackendGT applies the GT predicate on the "backend" field.
+func BackendGT(v string) predicate.Media {
+	return predicate.Media(sql.FieldGT(FieldBackend, v))
+}
+
+// BackendGTE applies the GTE predicate on the "backend" field.
+func BackendGTE(v string) predicate.Media {
+	return predicate.Media(sql.FieldGTE(FieldBackend, v))
+}
+
+// BackendLT applies the LT predicate on the "backend" field.
+func BackendLT(v string) predicate.Media {
+	return predicate.Media(sql.FieldLT(FieldBackend, v))
+}
+
+// BackendLTE applies the LTE predicate on the "backend" field.
+func BackendLTE(v string) predicate.Media {
+	return predicate.Media(sql.FieldLTE(FieldBackend, v))
+}
+
+// BackendContains applies the Contains predicate on the "backend" field.
+func BackendContains(v string) predicate.Media {
+	return predicate.Media(sql.FieldContains(FieldBackend, v))
+}
+
+// BackendHasPrefix applies the HasPrefix predicate on the "backend" field.
+func BackendHasPrefix(v string) predicate.Media {
+	return predicate.Media(sql.FieldHasPrefix(FieldBackend, v))
+}
+
+// BackendHasSuffix applies the HasSuffix predicate on the "backend" field.
+func BackendHasSuffix(v string) predicate.Media {
+	return predicate.Media(sql.FieldHasSuffix(FieldBackend, v))
+}
+
+// BackendIsNil applies the IsNil predicate on the "backend" field.
+func BackendIsNil() predicate.Media {
+	return predicate.Media(sql.FieldIsNull(FieldBackend))
+}
+
+// BackendNotNil applies the NotNil predicate on the "backend" field.
+func BackendNotNil() predicate.Media {
+	return predicate.Media(sql.FieldNotNull(FieldBackend))
+}
+
+// BackendEqualFold applies the EqualFold predicate on the "backend" field.
+func BackendEqualFold(v string) predicate.Media {
+	return predicate.Media(sql.FieldEqualFold(FieldBackend, v))
+}
+
+// BackendContainsFold applies the ContainsFold predicate on the "backend" field.
+func BackendContainsFold(v string) predicate.Media {
+	return predicate.Media(sql.FieldContainsFold(FieldBackend, v))
 }
 
 // DataEQ applies the EQ predicate on the "data" field.

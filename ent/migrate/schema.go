@@ -622,6 +622,7 @@ var (
 		{Name: "sha256", Type: field.TypeString, Nullable: true},
 		{Name: "state", Type: field.TypeString, Default: "ready"},
 		{Name: "reason", Type: field.TypeString, Nullable: true},
+		{Name: "backend", Type: field.TypeString, Nullable: true},
 		{Name: "data", Type: field.TypeBytes, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
@@ -635,6 +636,31 @@ var (
 				Name:    "media_workspace_id",
 				Unique:  false,
 				Columns: []*schema.Column{MediaColumns[1]},
+			},
+			{
+				Name:    "media_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{MediaColumns[11]},
+			},
+		},
+	}
+	// MediaChunksColumns holds the columns for the "media_chunks" table.
+	MediaChunksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "key", Type: field.TypeString},
+		{Name: "seq", Type: field.TypeInt},
+		{Name: "data", Type: field.TypeBytes},
+	}
+	// MediaChunksTable holds the schema information for the "media_chunks" table.
+	MediaChunksTable = &schema.Table{
+		Name:       "media_chunks",
+		Columns:    MediaChunksColumns,
+		PrimaryKey: []*schema.Column{MediaChunksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "mediachunk_key_seq",
+				Unique:  true,
+				Columns: []*schema.Column{MediaChunksColumns[1], MediaChunksColumns[2]},
 			},
 		},
 	}
@@ -1007,6 +1033,7 @@ var (
 		IdempotencyKeysTable,
 		InboxEventsTable,
 		MediaTable,
+		MediaChunksTable,
 		MessagesTable,
 		MusicClipsTable,
 		MusicUploadsTable,

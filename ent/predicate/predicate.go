@@ -54,6 +54,9 @@ type InboxEvent func(*sql.Selector)
 // Media is the predicate function for media builders.
 type Media func(*sql.Selector)
 
+// MediaChunk is the predicate function for mediachunk builders.
+type MediaChunk func(*sql.Selector)
+
 // Message is the predicate function for message builders.
 type Message func(*sql.Selector)
 

@@ -21,6 +21,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/idempotencykey"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/media"
+	"github.com/switchboardhq/switchboard/ent/mediachunk"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
@@ -644,9 +645,19 @@ func init() {
 	// media.DefaultState holds the default value on creation for the state field.
 	media.DefaultState = mediaDescState.Default.(string)
 	// mediaDescCreatedAt is the schema descriptor for created_at field.
-	mediaDescCreatedAt := mediaFields[8].Descriptor()
+	mediaDescCreatedAt := mediaFields[9].Descriptor()
 	// media.DefaultCreatedAt holds the default value on creation for the created_at field.
 	media.DefaultCreatedAt = mediaDescCreatedAt.Default.(func() time.Time)
+	mediachunkFields := schema.MediaChunk{}.Fields()
+	_ = mediachunkFields
+	// mediachunkDescKey is the schema descriptor for key field.
+	mediachunkDescKey := mediachunkFields[0].Descriptor()
+	// mediachunk.KeyValidator is a validator for the "key" field. It is called by the builders before save.
+	mediachunk.KeyValidator = mediachunkDescKey.Validators[0].(func(string) error)
+	// mediachunkDescSeq is the schema descriptor for seq field.
+	mediachunkDescSeq := mediachunkFields[1].Descriptor()
+	// mediachunk.SeqValidator is a validator for the "seq" field. It is called by the builders before save.
+	mediachunk.SeqValidator = mediachunkDescSeq.Validators[0].(func(int) error)
 	messageMixin := schema.Message{}.Mixin()
 	messageMixinHooks0 := messageMixin[0].Hooks()
 	message.Hooks[0] = messageMixinHooks0[0]

@@ -7,6 +7,7 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema"
 	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
 )
 
 // Media is an attachment (uploaded, or kept from a received message), served
@@ -27,9 +28,16 @@ func (Media) Fields() []ent.Field {
 		field.String("state").Default("ready").
 			Comment("ready (bytes stored), pending (reserved: the bytes are being fetched) or unavailable (reason says why)"),
 		field.String("reason").Optional().Comment("why unavailable media have no bytes: expired, awaiting_sender, error"),
-		field.Bytes("data").Optional(),
+		field.String("backend").Optional().
+			Comment("where the bytes live: db (MediaChunk rows) or s3 (a bucket); empty for rows from before backends, whose bytes are in data"),
+		field.Bytes("data").Optional().Comment("the bytes of media stored before backends (read as before, never written now)"),
 		field.Time("created_at").Immutable().Default(time.Now),
 	}
+}
+
+// Indexes of the Media: the prune pages through expired media oldest first.
+func (Media) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("created_at")}
 }
 
 // Annotations of the Media.
