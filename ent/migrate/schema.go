@@ -562,6 +562,7 @@ var (
 		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
 		{Name: "dead_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "media_urls", Type: field.TypeJSON, Nullable: true},
 	}
 	// InboxEventsTable holds the schema information for the "inbox_events" table.
 	InboxEventsTable = &schema.Table{
@@ -656,6 +657,8 @@ var (
 		{Name: "media_width", Type: field.TypeInt, Nullable: true},
 		{Name: "media_height", Type: field.TypeInt, Nullable: true},
 		{Name: "media_seconds", Type: field.TypeInt, Nullable: true},
+		{Name: "media_ref", Type: field.TypeBytes, Nullable: true},
+		{Name: "media_fetch", Type: field.TypeString, Nullable: true},
 		{Name: "latitude", Type: field.TypeFloat64, Nullable: true},
 		{Name: "longitude", Type: field.TypeFloat64, Nullable: true},
 		{Name: "location_name", Type: field.TypeString, Nullable: true},
@@ -702,7 +705,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[53]},
+				Columns:    []*schema.Column{MessagesColumns[55]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -711,40 +714,48 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[47]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[49]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[39]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[35], MessagesColumns[36]},
+				Columns: []*schema.Column{MessagesColumns[37], MessagesColumns[38]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
 			},
 			{
+				Name:    "message_media_fetch",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[18]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "media_fetch = 'due'",
+				},
+			},
+			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[39]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[39]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[53], MessagesColumns[39]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[32]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[34]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "pinned_until IS NOT NULL",
 				},
@@ -752,7 +763,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[52]},
+				Columns: []*schema.Column{MessagesColumns[55], MessagesColumns[54]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -760,7 +771,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[53], MessagesColumns[35]},
+				Columns: []*schema.Column{MessagesColumns[55], MessagesColumns[37]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -768,7 +779,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[51], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[53], MessagesColumns[39]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
