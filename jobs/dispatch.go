@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/dispatch"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/music"
 )
 
@@ -36,6 +37,8 @@ type Handlers struct {
 	Music *music.Generator
 	// Inbox stores what the reconciler observes of engines (a lapsed session).
 	Inbox engine.Sink
+	// Media keeps the attachments of received messages (TypeMediaFetch tasks).
+	Media *media.Store
 }
 
 // Register adds every handler to mux.
@@ -46,6 +49,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypePrune, h.HandlePrune)
 	mux.HandleFunc(TypeMusic, h.GenerateMusic)
 	mux.HandleFunc(TypeCampaignStep, h.CampaignStep)
+	mux.HandleFunc(TypeMediaFetch, h.FetchMedia)
 }
 
 // RetryDelay is the asynq RetryDelayFunc of message tasks: 2s, 4s, 8s ... capped at
