@@ -149,10 +149,12 @@ func (h *Handlers) fill(ctx context.Context, m *ent.Message, got engine.Media) e
 	return u.Exec(ctx)
 }
 
-// failMedia records that m's attachment cannot be had, for reason.
+// failMedia records that m's attachment cannot be had, for reason: in the
+// store (reads of the URL answer it) and as the message's media_fetch (reads
+// of the message's media answer it; "error" asks the engine again).
 func (h *Handlers) failMedia(ctx context.Context, m *ent.Message, reason string) error {
 	if err := h.Media.Fail(ctx, m.MediaURL, reason); err != nil {
 		return fmt.Errorf("jobs: record media of %s unavailable: %w", m.ID, err)
 	}
-	return h.Client.Message.Update().Where(message.ID(m.ID), message.MediaURL(m.MediaURL)).ClearMediaFetch().Exec(ctx)
+	return h.Client.Message.Update().Where(message.ID(m.ID), message.MediaURL(m.MediaURL)).SetMediaFetch(reason).Exec(ctx)
 }

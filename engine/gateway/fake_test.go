@@ -48,7 +48,7 @@ type fakeClient struct {
 	cdn        map[string][]byte
 	retryPaths map[types.MessageID]string
 	retryAsks  []types.MessageID
-	presence []string // "<chat> <state>[ <media>]" of each SendChatPresence
+	presence   []string // "<chat> <state>[ <media>]" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
