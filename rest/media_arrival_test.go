@@ -1,18 +1,23 @@
 package rest_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
+	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/inbox"
 )
 
 // getMedia fetches the path of a media URL from e's server: its status and the
@@ -106,5 +111,102 @@ func TestMediaDownloadNone(t *testing.T) {
 	u, _ := got["url"].(string)
 	if status, sum := getMedia(t, e, u); status != 200 || sum != sandbox.Kinds["6603"].Media.SHA256 {
 		t.Errorf("lazy download %v: GET = %d %s", got, status, sum)
+	}
+}
+
+// fakeCDN is the network's copy of the files the fake gateways' messages
+// carry, by the reference they gave: a reference it lacks is a file the
+// sender's phone did not upload again when asked.
+var fakeCDN = map[string]string{"ref:photo": "the photo's bytes"}
+
+// FetchMedia implements engine.MediaFetcher: a session remembers nothing of
+// the messages it saw.
+func (f *fakeGateway) FetchMedia(context.Context, engine.Key) (engine.Media, error) {
+	return engine.Media{}, engine.ErrNotFound
+}
+
+// FetchMediaRef implements engine.MediaRefFetcher from fakeCDN, while the
+// session is connected.
+func (f *fakeGateway) FetchMediaRef(_ context.Context, _ engine.Key, ref []byte) (engine.Media, error) {
+	if f.isClosed() || !f.State().Connected {
+		return engine.Media{}, engine.ErrDisconnected
+	}
+	data, ok := fakeCDN[string(ref)]
+	if !ok {
+		return engine.Media{}, &engine.MediaUnavailableError{Reason: engine.MediaAwaitingSender,
+			Message: "the sender's phone did not upload it again"}
+	}
+	return engine.Media{Body: io.NopCloser(strings.NewReader(data)), Size: int64(len(data))}, nil
+}
+
+// receive reports an image received by the session f, downloadable from ref.
+func receive(t *testing.T, f *fakeGateway, id, ref string) engine.Key {
+	t.Helper()
+	k := engine.Key{Remote: "15550002222@c.us", ID: id}
+	sum := sha256.Sum256([]byte(fakeCDN[ref]))
+	ev := engine.Event{ID: "in_" + id, Type: engine.EventMessage, WorkspaceID: f.cfg.WorkspaceID, EngineID: f.cfg.EngineID,
+		At: time.Now(), Key: k, Message: &engine.Incoming{Key: k, From: k.Remote, Type: "media", Media: &engine.MediaInfo{
+			Kind: "image", MimeType: "image/jpeg", SHA256: hex.EncodeToString(sum[:]), Ref: []byte(ref)}}}
+	if err := f.cfg.Sink.HandleEvent(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// A gateway's received image is downloaded by whichever process holds the
+// session when the download runs, from the keys kept with the message: here
+// the session moves (its lease lost) between the message and its download.
+// An image whose sender's phone does not upload it again is unavailable,
+// with that reason, at its URL (404) and as the message's media.
+func TestGatewayMediaAcrossFailOver(t *testing.T) {
+	var fakes fakeGateways
+	a := remoteEnv(t, func(c *app.Config) {
+		c.OpenGateway = fakes.opener("A")
+		c.GatewayLeaseTTL = 1500 * time.Millisecond
+	})
+	key := a.NewKey("acme", "*")
+	id := createEngine(a, key, "gateway")["id"].(string)
+	f := fakes.latest(id)
+	f.pair("15550001111:7@s.whatsapp.net")
+	a.Eventually(10*time.Second, "the paired gateway in ping", func() bool { return pinged(a, key, id) })
+
+	// The lease is lost: the session closes; a new one opens, not yet connected.
+	if err := a.App.Redis.Del(context.Background(), "switchboard:engine-lease:"+id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.Eventually(10*time.Second, "the session reopened", func() bool {
+		g := fakes.latest(id)
+		return g != f && g != nil && f.isClosed()
+	})
+	photo := receive(t, f, "PHOTO1", "ref:photo") // reported by the old session before it went
+	gone := receive(t, f, "GONE1", "ref:gone")
+	stored := func(k engine.Key) *ent.Message {
+		m, err := a.App.Client.Message.Query().Where(message.WaSerialized(k.Serialized())).Only(systemCtx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	a.Eventually(10*time.Second, "both images stored", func() bool {
+		n, _ := a.App.Client.Message.Query().Where(message.MediaFetchNotNil()).Count(systemCtx())
+		return n == 2
+	})
+	next := fakes.latest(id)
+	next.pair(next.cfg.DeviceJID)
+	a.Eventually(20*time.Second, "the downloads done", func() bool {
+		return stored(photo).MediaFetch == "" && stored(gone).MediaFetch != inbox.FetchDue
+	})
+	m := stored(photo)
+	if status, sum := getMedia(t, a, m.MediaURL); status != 200 || sum != m.MediaSha256 {
+		t.Errorf("GET the photo = %d %s, want %s", status, sum, m.MediaSha256)
+	}
+	g := stored(gone)
+	r := a.Do("GET", strings.TrimPrefix(g.MediaURL, a.Config.PublicURL), "", nil)
+	if r.Status != 404 || !strings.Contains(string(r.Raw), engine.MediaAwaitingSender) {
+		t.Errorf("GET the unanswered image = %d %s", r.Status, r.Raw)
+	}
+	got := a.Do("GET", "/v1/messages/media/"+g.WaSerialized, key, nil).Data()
+	if got["mediaUnavailable"] != engine.MediaAwaitingSender {
+		t.Errorf("message media = %v", got)
 	}
 }
