@@ -490,6 +490,19 @@ func (c *Config) validate() error {
 	if c.MediaRetention <= 0 {
 		c.MediaRetention = DefaultMediaRetention
 	}
+	switch c.MediaDownload {
+	case "":
+		c.MediaDownload = MediaDownloadAll
+	case MediaDownloadAll, MediaDownloadNone:
+	default:
+		return fmt.Errorf("media download: must be all or none (got %q)", c.MediaDownload)
+	}
+	if c.MediaDownloadMax < 0 {
+		return fmt.Errorf("media download max: must not be negative (got %d)", c.MediaDownloadMax)
+	}
+	if c.MediaRetryWait <= 0 {
+		c.MediaRetryWait = DefaultMediaRetryWait
+	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		c.WebhookRetrySchedule = DefaultRetrySchedule
 	}
