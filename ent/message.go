@@ -54,7 +54,7 @@ type Message struct {
 	MediaSeconds int `json:"media_seconds,omitempty"`
 	// the engine's reference to download the attachment again (engine.MediaInfo.Ref): the gateway's direct path and keys
 	MediaRef []byte `json:"-"`
-	// due while the attachment's download into media_url is to be made; empty once filled or failed
+	// due while the attachment's download into media_url is to be made; why it failed (expired, awaiting_sender, error); empty once filled
 	MediaFetch string `json:"media_fetch,omitempty"`
 	// the place a location message shares
 	Latitude *float64 `json:"latitude,omitempty"`

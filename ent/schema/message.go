@@ -44,7 +44,7 @@ func (Message) Fields() []ent.Field {
 		field.Bytes("media_ref").Optional().Sensitive().Annotations(entgql.Skip()).
 			Comment("the engine's reference to download the attachment again (engine.MediaInfo.Ref): the gateway's direct path and keys"),
 		field.String("media_fetch").Optional().Annotations(entgql.Skip()).
-			Comment("due while the attachment's download into media_url is to be made; empty once filled or failed"),
+			Comment("due while the attachment's download into media_url is to be made; why it failed (expired, awaiting_sender, error); empty once filled"),
 		field.Float("latitude").Optional().Nillable().Comment("the place a location message shares"),
 		field.Float("longitude").Optional().Nillable(),
 		field.String("location_name").Optional(),
