@@ -210,3 +210,35 @@ func TestGatewayMediaAcrossFailOver(t *testing.T) {
 		t.Errorf("message media = %v", got)
 	}
 }
+
+// A media download Redis lost (a flush after the message was stored) is queued
+// again by the reconciler, from the message's media_fetch; a second pass finds
+// it queued.
+func TestReconcilerQueuesLostMediaDownloads(t *testing.T) {
+	e := apptest.New(t, apptest.Options{RedisDB: redisDB, NoStart: true})
+	ws := workspaceOf(e)
+	k := engine.Key{Remote: "15550006601@c.us", ID: "3EB2LOST"}
+	sum := sha256.Sum256([]byte("lost"))
+	ev := engine.Event{ID: "lost1", Type: engine.EventMessage, WorkspaceID: ws, EngineID: "sandbox", At: time.Now(), Key: k,
+		Message: &engine.Incoming{Key: k, From: k.Remote, Type: "media", Media: &engine.MediaInfo{Kind: "image",
+			MimeType: "image/jpeg", SHA256: hex.EncodeToString(sum[:]), Ref: []byte("kind:6601")}}}
+	if err := e.App.Inbox.HandleEvent(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.App.Inbox.ApplyOnce(context.Background(), time.Now()); err != nil || n != 1 {
+		t.Fatalf("ApplyOnce = %d, %v", n, err)
+	}
+	m, err := e.App.Client.Message.Query().Where(message.WaSerialized(k.Serialized())).Only(systemCtx())
+	if err != nil || m.MediaFetch != inbox.FetchDue || m.MediaURL == "" {
+		t.Fatalf("stored message %+v, %v", m, err)
+	}
+	if err := e.App.Redis.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil || n != 1 {
+		t.Fatalf("ReconcileOnce = %d, %v; want the lost download", n, err)
+	}
+	if n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil || n != 0 {
+		t.Errorf("second pass = %d, %v", n, err)
+	}
+}
