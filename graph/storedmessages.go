@@ -290,9 +290,9 @@ func (r *Resolver) servedMedia(ctx context.Context, m *ent.Message, out *model.M
 	case inbox.FetchDue:
 		// Downloading since it arrived: wait for it (up to the store's
 		// FillWait; 503 with Retry-After after).
-		rc, _, _, err := r.Media.Open(ctx, m.MediaURL)
-		if err != nil {
-			return false, err
+		rc, _, ok, err := r.Media.Open(ctx, m.MediaURL)
+		if err != nil || !ok {
+			return false, err // gone (pruned): ask the engine
 		}
 		_ = rc.Close()
 	case engine.MediaExpired, engine.MediaAwaitingSender:
