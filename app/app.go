@@ -124,7 +124,6 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.assemblePaths(work, dialect)
 	store := media.NewStore(client, cfg.PublicURL)
 	if !mediaproc.Find(cfg.FFmpeg).Available() {
 		cfg.Logger.Warn("ffmpeg/ffprobe not found (SWITCHBOARD_FFMPEG): gateway engines send videos without thumbnail, dimensions and duration, and refuse voice notes that are not Ogg/Opus")
@@ -133,14 +132,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if store.Backend, err = media.OpenBackend(ctx, cfg.MediaURL, client); err != nil {
 		return nil, err
 	}
-	a.Jobs.Media = store
+	a.assemblePaths(work, dialect, store)
 	open := cfg.OpenGateway
 	if open == nil {
 		open = host.OpenGateway
 	}
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
 		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
-			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax}}
+			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait}}
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {
 		return nil, err
@@ -168,15 +167,16 @@ func (a *App) workerClient() (*ent.Client, error) {
 // assemblePaths builds the paths of the work on the client work: the inbox,
 // webhook delivery, dispatch, the job handlers, the sandbox network, the engine
 // registry and the remote engines' hub.
-func (a *App) assemblePaths(work *ent.Client, dialect string) {
+func (a *App) assemblePaths(work *ent.Client, dialect string, store *media.Store) {
 	cfg := a.cfg
-	a.Inbox = &inbox.Inbox{Client: work}
+	a.Inbox = &inbox.Inbox{Client: work, Media: &inbox.Downloads{Store: store, Queue: a.Queue,
+		Off: cfg.MediaDownload == MediaDownloadNone, MaxBytes: cfg.MediaDownloadMax}}
 	a.Delivery = &delivery.Service{Client: work, Queue: a.Queue, Sender: webhook.NewSender(cfg.AllowPrivate),
 		RetrySchedule: cfg.WebhookRetrySchedule, Dialect: dialect}
 	a.Dispatcher = &dispatch.Dispatcher{Client: work, Queue: a.Queue,
 		Previews: linkpreview.NewFetcher(3*time.Second, cfg.LinkPreviewAllowPrivate)}
 	a.Jobs = &jobs.Handlers{Client: work, Queue: a.Queue, Dispatcher: a.Dispatcher, Delivery: a.Delivery, Inbox: a.Inbox,
-		Campaigns: &campaigns.Stepper{Client: work, Queue: a.Queue}, MediaRetention: cfg.MediaRetention, Dialect: dialect}
+		Campaigns: &campaigns.Stepper{Client: work, Queue: a.Queue}, MediaRetention: cfg.MediaRetention, Dialect: dialect, Media: store}
 	a.Sandbox = sandbox.NewNetwork(work, cfg.SandboxAckDelay, a.Inbox)
 	a.Engines = engine.NewRegistry(engine.NewPresence(a.Redis, cfg.PresenceTTL), a.Inbox, a.sandboxFor)
 	a.Jobs.Engines, a.Dispatcher.Engines, a.Jobs.Campaigns.Engines = a.Engines, a.Engines, a.Engines

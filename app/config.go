@@ -61,6 +61,17 @@ type Config struct {
 	// MediaMaxBytes bounds one stored media file (SWITCHBOARD_MEDIA_MAX_BYTES;
 	// media.DefaultMaxBytes, 100 MiB, when zero).
 	MediaMaxBytes int64
+	// MediaDownload says which attachments of received messages are downloaded
+	// into the media store on arrival (SWITCHBOARD_MEDIA_DOWNLOAD): all (the
+	// default) or none (each is downloaded when first read).
+	MediaDownload string
+	// MediaDownloadMax bounds, by the size the network tells, the attachments
+	// downloaded on arrival (SWITCHBOARD_MEDIA_DOWNLOAD_MAX, bytes; 0: the media
+	// store's bound); larger ones are downloaded when first read.
+	MediaDownloadMax int64
+	// MediaRetryWait bounds how long the gateway waits for the sender's phone to
+	// upload an expired attachment again (SWITCHBOARD_MEDIA_RETRY_WAIT, default 60s).
+	MediaRetryWait time.Duration
 	// OperatorToken opens the read-write queue monitor (SWITCHBOARD_OPERATOR_TOKEN).
 	OperatorToken string
 	// SandboxAckDelay spaces the sandbox engine's acks.
@@ -261,6 +272,33 @@ var DefaultRetrySchedule = []time.Duration{time.Minute, 5 * time.Minute, 15 * ti
 // DefaultMediaRetention is how long uploaded media are kept by default: 30 days.
 const DefaultMediaRetention = 30 * 24 * time.Hour
 
+// Values of SWITCHBOARD_MEDIA_DOWNLOAD.
+const (
+	MediaDownloadAll  = "all"
+	MediaDownloadNone = "none"
+)
+
+// DefaultMediaRetryWait is how long the gateway waits for a media retry's
+// answer by default.
+const DefaultMediaRetryWait = time.Minute
+
+// receivedMediaFromEnv reads the settings of received media: which are
+// downloaded on arrival, up to what size, and how long a media retry waits.
+func (c *Config) receivedMediaFromEnv() error {
+	c.MediaDownload = env("SWITCHBOARD_MEDIA_DOWNLOAD", MediaDownloadAll)
+	if c.MediaDownload != MediaDownloadAll && c.MediaDownload != MediaDownloadNone {
+		return fmt.Errorf("SWITCHBOARD_MEDIA_DOWNLOAD: must be all or none (got %q)", c.MediaDownload)
+	}
+	var err error
+	if c.MediaDownloadMax, err = strconv.ParseInt(env("SWITCHBOARD_MEDIA_DOWNLOAD_MAX", "0"), 10, 64); err != nil || c.MediaDownloadMax < 0 {
+		return fmt.Errorf("SWITCHBOARD_MEDIA_DOWNLOAD_MAX: must be a number of bytes (%v)", err)
+	}
+	if c.MediaRetryWait, err = time.ParseDuration(env("SWITCHBOARD_MEDIA_RETRY_WAIT", DefaultMediaRetryWait.String())); err != nil || c.MediaRetryWait <= 0 {
+		return fmt.Errorf("SWITCHBOARD_MEDIA_RETRY_WAIT: must be a positive duration such as 60s (%v)", err)
+	}
+	return nil
+}
+
 // DefaultWorkspace is the workspace the embedded default bootstraps.
 const DefaultWorkspace = "default"
 
@@ -295,6 +333,9 @@ func ConfigFromEnv() (Config, error) {
 		}
 	}
 	if err := c.mediaFromEnv(); err != nil {
+		return c, err
+	}
+	if err := c.receivedMediaFromEnv(); err != nil {
 		return c, err
 	}
 	if c.MusicMaxUpload, err = strconv.ParseInt(env("SWITCHBOARD_MUSIC_MAX_UPLOAD", "0"), 10, 64); err != nil {
@@ -484,6 +525,19 @@ func (c *Config) validate() error {
 	}
 	if c.MediaRetention <= 0 {
 		c.MediaRetention = DefaultMediaRetention
+	}
+	switch c.MediaDownload {
+	case "":
+		c.MediaDownload = MediaDownloadAll
+	case MediaDownloadAll, MediaDownloadNone:
+	default:
+		return fmt.Errorf("media download: must be all or none (got %q)", c.MediaDownload)
+	}
+	if c.MediaDownloadMax < 0 {
+		return fmt.Errorf("media download max: must not be negative (got %d)", c.MediaDownloadMax)
+	}
+	if c.MediaRetryWait <= 0 {
+		c.MediaRetryWait = DefaultMediaRetryWait
 	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		c.WebhookRetrySchedule = DefaultRetrySchedule

@@ -35,7 +35,16 @@ type MediaInfo struct {
 	Height  int    `json:"height,omitempty"`
 	// Seconds is the duration of audio and video.
 	Seconds int `json:"seconds,omitempty"`
+	// Ref is the engine's own reference to download the file later, kept with
+	// the message and handed back to MediaRefFetcher.FetchMediaRef: with it the
+	// bytes can be had after a restart, or by another process that took the
+	// session over (the gateway's: the direct path and the keys). Opaque to
+	// Switchboard; at most MaxMediaRef bytes.
+	Ref []byte `json:"ref,omitempty"`
 }
+
+// MaxMediaRef bounds MediaInfo.Ref.
+const MaxMediaRef = 4 << 10
 
 // Location is a place a message shares.
 type Location struct {
@@ -149,6 +158,9 @@ func validateMedia(path string, md *MediaInfo) error {
 	}
 	if !slices.Contains(MediaKinds, md.Kind) {
 		return invalid(path+".kind", "must be one of %v", MediaKinds)
+	}
+	if len(md.Ref) > MaxMediaRef {
+		return invalid(path+".ref", "must be at most %d bytes", MaxMediaRef)
 	}
 	switch {
 	case md.Size < 0 || md.Size > maxMediaSize:

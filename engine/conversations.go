@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"time"
 )
@@ -145,14 +147,30 @@ type ChatActor interface {
 	Pin(ctx context.Context, key Key, d time.Duration) error
 }
 
-// Media is the content of a message's attachment.
+// Media is the content of a message's attachment: Body when set (streamed,
+// never whole in memory; the receiver closes it), else Data.
 type Media struct {
-	Data     []byte
+	Data []byte
+	// Body streams the bytes (Size long, -1 when unknown); it is used in
+	// preference to Data, and whoever receives the Media closes it.
+	Body     io.ReadCloser `json:"-"`
+	Size     int64         `json:",omitempty"`
 	MimeType string
 	Filename string
 	// Preview marks bytes that are the network's preview (a small JPEG) rather
 	// than the original the sender uploaded.
 	Preview bool `json:",omitempty"`
+	// Ref, when set, replaces the message's MediaInfo.Ref: the network moved
+	// the file (a media retry gave it a new direct path).
+	Ref []byte `json:",omitempty"`
+}
+
+// Reader is the media's bytes as a stream, and a function that releases it.
+func (m Media) Reader() (io.Reader, func()) {
+	if m.Body != nil {
+		return m.Body, func() { _ = m.Body.Close() }
+	}
+	return bytes.NewReader(m.Data), func() {}
 }
 
 // Typist is an engine that shows the account typing: ShowTyping shows "typing…"
@@ -167,6 +185,22 @@ type Typist interface {
 // has no bytes.
 type MediaFetcher interface {
 	FetchMedia(ctx context.Context, key Key) (Media, error)
+}
+
+// MediaRefFetcher is a MediaFetcher that downloads from the reference it gave
+// with the message (MediaInfo.Ref), so that it needs no memory of the message:
+// after a restart, or in another process that took the session over.
+type MediaRefFetcher interface {
+	FetchMediaRef(ctx context.Context, key Key, ref []byte) (Media, error)
+}
+
+// FetchMedia downloads the media of the message key through f, from ref when
+// there is one and f can use it.
+func FetchMedia(ctx context.Context, f MediaFetcher, key Key, ref []byte) (Media, error) {
+	if rf, ok := f.(MediaRefFetcher); ok && len(ref) > 0 {
+		return rf.FetchMediaRef(ctx, key, ref)
+	}
+	return f.FetchMedia(ctx, key)
 }
 
 // Why a message's media has no bytes now (the reference's mediaUnavailable).

@@ -45,7 +45,9 @@ type InboxEvent struct {
 	// set when every attempt failed; last_error says why
 	DeadAt *time.Time `json:"dead_at,omitempty"`
 	// LastError holds the value of the "last_error" field.
-	LastError    string `json:"last_error,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// the media URLs reserved for the attachments the event brings, by message key: a retry reuses them
+	MediaUrls    map[string]string `json:"media_urls,omitempty"`
 	selectValues sql.SelectValues
 }
 
@@ -54,7 +56,7 @@ func (*InboxEvent) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case inboxevent.FieldPayload:
+		case inboxevent.FieldPayload, inboxevent.FieldMediaUrls:
 			values[i] = new([]byte)
 		case inboxevent.FieldAttempts:
 			values[i] = new(sql.NullInt64)
@@ -172,6 +174,14 @@ func (_m *InboxEvent) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LastError = value.String
 			}
+		case inboxevent.FieldMediaUrls:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field media_urls", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.MediaUrls); err != nil {
+					return fmt.Errorf("unmarshal field media_urls: %w", err)
+				}
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -255,6 +265,9 @@ func (_m *InboxEvent) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("last_error=")
 	builder.WriteString(_m.LastError)
+	builder.WriteString(", ")
+	builder.WriteString("media_urls=")
+	builder.WriteString(fmt.Sprintf("%v", _m.MediaUrls))
 	builder.WriteByte(')')
 	return builder.String()
 }

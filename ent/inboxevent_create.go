@@ -172,6 +172,12 @@ func (_c *InboxEventCreate) SetNillableLastError(v *string) *InboxEventCreate {
 	return _c
 }
 
+// SetMediaUrls sets the "media_urls" field.
+func (_c *InboxEventCreate) SetMediaUrls(v map[string]string) *InboxEventCreate {
+	_c.mutation.SetMediaUrls(v)
+	return _c
+}
+
 // SetID sets the "id" field.
 func (_c *InboxEventCreate) SetID(v string) *InboxEventCreate {
 	_c.mutation.SetID(v)
@@ -387,6 +393,10 @@ func (_c *InboxEventCreate) createSpec() (*InboxEvent, *sqlgraph.CreateSpec) {
 		_spec.SetField(inboxevent.FieldLastError, field.TypeString, value)
 		_node.LastError = value
 	}
+	if value, ok := _c.mutation.MediaUrls(); ok {
+		_spec.SetField(inboxevent.FieldMediaUrls, field.TypeJSON, value)
+		_node.MediaUrls = value
+	}
 	return _node, _spec
 }
 
@@ -556,6 +566,24 @@ func (u *InboxEventUpsert) UpdateLastError() *InboxEventUpsert {
 // ClearLastError clears the value of the "last_error" field.
 func (u *InboxEventUpsert) ClearLastError() *InboxEventUpsert {
 	u.SetNull(inboxevent.FieldLastError)
+	return u
+}
+
+// SetMediaUrls sets the "media_urls" field.
+func (u *InboxEventUpsert) SetMediaUrls(v map[string]string) *InboxEventUpsert {
+	u.Set(inboxevent.FieldMediaUrls, v)
+	return u
+}
+
+// UpdateMediaUrls sets the "media_urls" field to the value that was provided on create.
+func (u *InboxEventUpsert) UpdateMediaUrls() *InboxEventUpsert {
+	u.SetExcluded(inboxevent.FieldMediaUrls)
+	return u
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (u *InboxEventUpsert) ClearMediaUrls() *InboxEventUpsert {
+	u.SetNull(inboxevent.FieldMediaUrls)
 	return u
 }
 
@@ -765,6 +793,27 @@ func (u *InboxEventUpsertOne) UpdateLastError() *InboxEventUpsertOne {
 func (u *InboxEventUpsertOne) ClearLastError() *InboxEventUpsertOne {
 	return u.Update(func(s *InboxEventUpsert) {
 		s.ClearLastError()
+	})
+}
+
+// SetMediaUrls sets the "media_urls" field.
+func (u *InboxEventUpsertOne) SetMediaUrls(v map[string]string) *InboxEventUpsertOne {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.SetMediaUrls(v)
+	})
+}
+
+// UpdateMediaUrls sets the "media_urls" field to the value that was provided on create.
+func (u *InboxEventUpsertOne) UpdateMediaUrls() *InboxEventUpsertOne {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.UpdateMediaUrls()
+	})
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (u *InboxEventUpsertOne) ClearMediaUrls() *InboxEventUpsertOne {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.ClearMediaUrls()
 	})
 }
 
@@ -1141,6 +1190,27 @@ func (u *InboxEventUpsertBulk) UpdateLastError() *InboxEventUpsertBulk {
 func (u *InboxEventUpsertBulk) ClearLastError() *InboxEventUpsertBulk {
 	return u.Update(func(s *InboxEventUpsert) {
 		s.ClearLastError()
+	})
+}
+
+// SetMediaUrls sets the "media_urls" field.
+func (u *InboxEventUpsertBulk) SetMediaUrls(v map[string]string) *InboxEventUpsertBulk {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.SetMediaUrls(v)
+	})
+}
+
+// UpdateMediaUrls sets the "media_urls" field to the value that was provided on create.
+func (u *InboxEventUpsertBulk) UpdateMediaUrls() *InboxEventUpsertBulk {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.UpdateMediaUrls()
+	})
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (u *InboxEventUpsertBulk) ClearMediaUrls() *InboxEventUpsertBulk {
+	return u.Update(func(s *InboxEventUpsert) {
+		s.ClearMediaUrls()
 	})
 }
 

@@ -164,6 +164,18 @@ func (_u *InboxEventUpdate) ClearLastError() *InboxEventUpdate {
 	return _u
 }
 
+// SetMediaUrls sets the "media_urls" field.
+func (_u *InboxEventUpdate) SetMediaUrls(v map[string]string) *InboxEventUpdate {
+	_u.mutation.SetMediaUrls(v)
+	return _u
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (_u *InboxEventUpdate) ClearMediaUrls() *InboxEventUpdate {
+	_u.mutation.ClearMediaUrls()
+	return _u
+}
+
 // Mutation returns the InboxEventMutation object of the builder.
 func (_u *InboxEventUpdate) Mutation() *InboxEventMutation {
 	return _u.mutation
@@ -249,6 +261,12 @@ func (_u *InboxEventUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 	}
 	if _u.mutation.LastErrorCleared() {
 		_spec.ClearField(inboxevent.FieldLastError, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaUrls(); ok {
+		_spec.SetField(inboxevent.FieldMediaUrls, field.TypeJSON, value)
+	}
+	if _u.mutation.MediaUrlsCleared() {
+		_spec.ClearField(inboxevent.FieldMediaUrls, field.TypeJSON)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -407,6 +425,18 @@ func (_u *InboxEventUpdateOne) ClearLastError() *InboxEventUpdateOne {
 	return _u
 }
 
+// SetMediaUrls sets the "media_urls" field.
+func (_u *InboxEventUpdateOne) SetMediaUrls(v map[string]string) *InboxEventUpdateOne {
+	_u.mutation.SetMediaUrls(v)
+	return _u
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (_u *InboxEventUpdateOne) ClearMediaUrls() *InboxEventUpdateOne {
+	_u.mutation.ClearMediaUrls()
+	return _u
+}
+
 // Mutation returns the InboxEventMutation object of the builder.
 func (_u *InboxEventUpdateOne) Mutation() *InboxEventMutation {
 	return _u.mutation
@@ -522,6 +552,12 @@ func (_u *InboxEventUpdateOne) sqlSave(ctx context.Context) (_node *InboxEvent, 
 	}
 	if _u.mutation.LastErrorCleared() {
 		_spec.ClearField(inboxevent.FieldLastError, field.TypeString)
+	}
+	if value, ok := _u.mutation.MediaUrls(); ok {
+		_spec.SetField(inboxevent.FieldMediaUrls, field.TypeJSON, value)
+	}
+	if _u.mutation.MediaUrlsCleared() {
+		_spec.ClearField(inboxevent.FieldMediaUrls, field.TypeJSON)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &InboxEvent{config: _u.config}

@@ -52,6 +52,10 @@ type Message struct {
 	MediaHeight int `json:"media_height,omitempty"`
 	// the duration of audio and video
 	MediaSeconds int `json:"media_seconds,omitempty"`
+	// the engine's reference to download the attachment again (engine.MediaInfo.Ref): the gateway's direct path and keys
+	MediaRef []byte `json:"-"`
+	// due while the attachment's download into media_url is to be made; why it failed (expired, awaiting_sender, error); empty once filled
+	MediaFetch string `json:"media_fetch,omitempty"`
 	// the place a location message shares
 	Latitude *float64 `json:"latitude,omitempty"`
 	// Longitude holds the value of the "longitude" field.
@@ -161,7 +165,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case message.FieldVcards, message.FieldVcardNames, message.FieldPollOptions, message.FieldMentions, message.FieldLinkPreview:
+		case message.FieldMediaRef, message.FieldVcards, message.FieldVcardNames, message.FieldPollOptions, message.FieldMentions, message.FieldLinkPreview:
 			values[i] = new([]byte)
 		case message.FieldPollAllowMultiple, message.FieldFromMe:
 			values[i] = new(sql.NullBool)
@@ -169,7 +173,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullFloat64)
 		case message.FieldMediaSize, message.FieldMediaWidth, message.FieldMediaHeight, message.FieldMediaSeconds, message.FieldTypingMs, message.FieldDispatchAttempts:
 			values[i] = new(sql.NullInt64)
-		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldMediaSha256, message.FieldLocationName, message.FieldLocationAddress, message.FieldRawType, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
+		case message.FieldID, message.FieldWorkspaceID, message.FieldOrigin, message.FieldTo, message.FieldFrom, message.FieldSenderName, message.FieldType, message.FieldText, message.FieldMediaURL, message.FieldMediaKind, message.FieldMediaFilename, message.FieldMediaMime, message.FieldMediaSha256, message.FieldMediaFetch, message.FieldLocationName, message.FieldLocationAddress, message.FieldRawType, message.FieldWireType, message.FieldPollQuestion, message.FieldReplyTo, message.FieldForwardedFrom, message.FieldReaction, message.FieldSecret, message.FieldStatus, message.FieldFailureReason, message.FieldWaID, message.FieldWaParticipant, message.FieldWaSerialized, message.FieldClaimToken, message.FieldCampaignID, message.FieldEngineID, message.FieldAudienceContactID:
 			values[i] = new(sql.NullString)
 		case message.FieldPinnedUntil, message.FieldSendAt, message.FieldCreatedAt, message.FieldUpdatedAt, message.FieldConfirmedAt, message.FieldReceivedAt, message.FieldReadAt, message.FieldPlayedAt, message.FieldFailedAt:
 			values[i] = new(sql.NullTime)
@@ -289,6 +293,18 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field media_seconds", values[i])
 			} else if value.Valid {
 				_m.MediaSeconds = int(value.Int64)
+			}
+		case message.FieldMediaRef:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field media_ref", values[i])
+			} else if value != nil {
+				_m.MediaRef = *value
+			}
+		case message.FieldMediaFetch:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field media_fetch", values[i])
+			} else if value.Valid {
+				_m.MediaFetch = value.String
 			}
 		case message.FieldLatitude:
 			if value, ok := values[i].(*sql.NullFloat64); !ok {
@@ -628,6 +644,11 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("media_seconds=")
 	builder.WriteString(fmt.Sprintf("%v", _m.MediaSeconds))
+	builder.WriteString(", ")
+	builder.WriteString("media_ref=<sensitive>")
+	builder.WriteString(", ")
+	builder.WriteString("media_fetch=")
+	builder.WriteString(_m.MediaFetch)
 	builder.WriteString(", ")
 	if v := _m.Latitude; v != nil {
 		builder.WriteString("latitude=")

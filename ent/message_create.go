@@ -217,6 +217,26 @@ func (_c *MessageCreate) SetNillableMediaSeconds(v *int) *MessageCreate {
 	return _c
 }
 
+// SetMediaRef sets the "media_ref" field.
+func (_c *MessageCreate) SetMediaRef(v []byte) *MessageCreate {
+	_c.mutation.SetMediaRef(v)
+	return _c
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (_c *MessageCreate) SetMediaFetch(v string) *MessageCreate {
+	_c.mutation.SetMediaFetch(v)
+	return _c
+}
+
+// SetNillableMediaFetch sets the "media_fetch" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableMediaFetch(v *string) *MessageCreate {
+	if v != nil {
+		_c.SetMediaFetch(*v)
+	}
+	return _c
+}
+
 // SetLatitude sets the "latitude" field.
 func (_c *MessageCreate) SetLatitude(v float64) *MessageCreate {
 	_c.mutation.SetLatitude(v)
@@ -950,6 +970,14 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 		_spec.SetField(message.FieldMediaSeconds, field.TypeInt, value)
 		_node.MediaSeconds = value
 	}
+	if value, ok := _c.mutation.MediaRef(); ok {
+		_spec.SetField(message.FieldMediaRef, field.TypeBytes, value)
+		_node.MediaRef = value
+	}
+	if value, ok := _c.mutation.MediaFetch(); ok {
+		_spec.SetField(message.FieldMediaFetch, field.TypeString, value)
+		_node.MediaFetch = value
+	}
 	if value, ok := _c.mutation.Latitude(); ok {
 		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)
 		_node.Latitude = &value
@@ -1428,6 +1456,42 @@ func (u *MessageUpsert) AddMediaSeconds(v int) *MessageUpsert {
 // ClearMediaSeconds clears the value of the "media_seconds" field.
 func (u *MessageUpsert) ClearMediaSeconds() *MessageUpsert {
 	u.SetNull(message.FieldMediaSeconds)
+	return u
+}
+
+// SetMediaRef sets the "media_ref" field.
+func (u *MessageUpsert) SetMediaRef(v []byte) *MessageUpsert {
+	u.Set(message.FieldMediaRef, v)
+	return u
+}
+
+// UpdateMediaRef sets the "media_ref" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaRef() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaRef)
+	return u
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (u *MessageUpsert) ClearMediaRef() *MessageUpsert {
+	u.SetNull(message.FieldMediaRef)
+	return u
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (u *MessageUpsert) SetMediaFetch(v string) *MessageUpsert {
+	u.Set(message.FieldMediaFetch, v)
+	return u
+}
+
+// UpdateMediaFetch sets the "media_fetch" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateMediaFetch() *MessageUpsert {
+	u.SetExcluded(message.FieldMediaFetch)
+	return u
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (u *MessageUpsert) ClearMediaFetch() *MessageUpsert {
+	u.SetNull(message.FieldMediaFetch)
 	return u
 }
 
@@ -2429,6 +2493,48 @@ func (u *MessageUpsertOne) UpdateMediaSeconds() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearMediaSeconds() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMediaSeconds()
+	})
+}
+
+// SetMediaRef sets the "media_ref" field.
+func (u *MessageUpsertOne) SetMediaRef(v []byte) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaRef(v)
+	})
+}
+
+// UpdateMediaRef sets the "media_ref" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaRef() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaRef()
+	})
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (u *MessageUpsertOne) ClearMediaRef() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaRef()
+	})
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (u *MessageUpsertOne) SetMediaFetch(v string) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaFetch(v)
+	})
+}
+
+// UpdateMediaFetch sets the "media_fetch" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateMediaFetch() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaFetch()
+	})
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (u *MessageUpsertOne) ClearMediaFetch() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaFetch()
 	})
 }
 
@@ -3702,6 +3808,48 @@ func (u *MessageUpsertBulk) UpdateMediaSeconds() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearMediaSeconds() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearMediaSeconds()
+	})
+}
+
+// SetMediaRef sets the "media_ref" field.
+func (u *MessageUpsertBulk) SetMediaRef(v []byte) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaRef(v)
+	})
+}
+
+// UpdateMediaRef sets the "media_ref" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaRef() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaRef()
+	})
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (u *MessageUpsertBulk) ClearMediaRef() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaRef()
+	})
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (u *MessageUpsertBulk) SetMediaFetch(v string) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetMediaFetch(v)
+	})
+}
+
+// UpdateMediaFetch sets the "media_fetch" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateMediaFetch() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateMediaFetch()
+	})
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (u *MessageUpsertBulk) ClearMediaFetch() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.ClearMediaFetch()
 	})
 }
 

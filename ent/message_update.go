@@ -327,6 +327,38 @@ func (_u *MessageUpdate) ClearMediaSeconds() *MessageUpdate {
 	return _u
 }
 
+// SetMediaRef sets the "media_ref" field.
+func (_u *MessageUpdate) SetMediaRef(v []byte) *MessageUpdate {
+	_u.mutation.SetMediaRef(v)
+	return _u
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (_u *MessageUpdate) ClearMediaRef() *MessageUpdate {
+	_u.mutation.ClearMediaRef()
+	return _u
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (_u *MessageUpdate) SetMediaFetch(v string) *MessageUpdate {
+	_u.mutation.SetMediaFetch(v)
+	return _u
+}
+
+// SetNillableMediaFetch sets the "media_fetch" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableMediaFetch(v *string) *MessageUpdate {
+	if v != nil {
+		_u.SetMediaFetch(*v)
+	}
+	return _u
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (_u *MessageUpdate) ClearMediaFetch() *MessageUpdate {
+	_u.mutation.ClearMediaFetch()
+	return _u
+}
+
 // SetLatitude sets the "latitude" field.
 func (_u *MessageUpdate) SetLatitude(v float64) *MessageUpdate {
 	_u.mutation.ResetLatitude()
@@ -1177,6 +1209,18 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.MediaSecondsCleared() {
 		_spec.ClearField(message.FieldMediaSeconds, field.TypeInt)
 	}
+	if value, ok := _u.mutation.MediaRef(); ok {
+		_spec.SetField(message.FieldMediaRef, field.TypeBytes, value)
+	}
+	if _u.mutation.MediaRefCleared() {
+		_spec.ClearField(message.FieldMediaRef, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.MediaFetch(); ok {
+		_spec.SetField(message.FieldMediaFetch, field.TypeString, value)
+	}
+	if _u.mutation.MediaFetchCleared() {
+		_spec.ClearField(message.FieldMediaFetch, field.TypeString)
+	}
 	if value, ok := _u.mutation.Latitude(); ok {
 		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)
 	}
@@ -1725,6 +1769,38 @@ func (_u *MessageUpdateOne) AddMediaSeconds(v int) *MessageUpdateOne {
 // ClearMediaSeconds clears the value of the "media_seconds" field.
 func (_u *MessageUpdateOne) ClearMediaSeconds() *MessageUpdateOne {
 	_u.mutation.ClearMediaSeconds()
+	return _u
+}
+
+// SetMediaRef sets the "media_ref" field.
+func (_u *MessageUpdateOne) SetMediaRef(v []byte) *MessageUpdateOne {
+	_u.mutation.SetMediaRef(v)
+	return _u
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (_u *MessageUpdateOne) ClearMediaRef() *MessageUpdateOne {
+	_u.mutation.ClearMediaRef()
+	return _u
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (_u *MessageUpdateOne) SetMediaFetch(v string) *MessageUpdateOne {
+	_u.mutation.SetMediaFetch(v)
+	return _u
+}
+
+// SetNillableMediaFetch sets the "media_fetch" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableMediaFetch(v *string) *MessageUpdateOne {
+	if v != nil {
+		_u.SetMediaFetch(*v)
+	}
+	return _u
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (_u *MessageUpdateOne) ClearMediaFetch() *MessageUpdateOne {
+	_u.mutation.ClearMediaFetch()
 	return _u
 }
 
@@ -2607,6 +2683,18 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.MediaSecondsCleared() {
 		_spec.ClearField(message.FieldMediaSeconds, field.TypeInt)
+	}
+	if value, ok := _u.mutation.MediaRef(); ok {
+		_spec.SetField(message.FieldMediaRef, field.TypeBytes, value)
+	}
+	if _u.mutation.MediaRefCleared() {
+		_spec.ClearField(message.FieldMediaRef, field.TypeBytes)
+	}
+	if value, ok := _u.mutation.MediaFetch(); ok {
+		_spec.SetField(message.FieldMediaFetch, field.TypeString, value)
+	}
+	if _u.mutation.MediaFetchCleared() {
+		_spec.ClearField(message.FieldMediaFetch, field.TypeString)
 	}
 	if value, ok := _u.mutation.Latitude(); ok {
 		_spec.SetField(message.FieldLatitude, field.TypeFloat64, value)

@@ -15238,6 +15238,7 @@ type InboxEventMutation struct {
 	applied_at      *time.Time
 	dead_at         *time.Time
 	last_error      *string
+	media_urls      *map[string]string
 	clearedFields   map[string]struct{}
 	done            bool
 	oldValue        func(context.Context) (*InboxEvent, error)
@@ -15952,6 +15953,55 @@ func (m *InboxEventMutation) ResetLastError() {
 	delete(m.clearedFields, inboxevent.FieldLastError)
 }
 
+// SetMediaUrls sets the "media_urls" field.
+func (m *InboxEventMutation) SetMediaUrls(value map[string]string) {
+	m.media_urls = &value
+}
+
+// MediaUrls returns the value of the "media_urls" field in the mutation.
+func (m *InboxEventMutation) MediaUrls() (r map[string]string, exists bool) {
+	v := m.media_urls
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaUrls returns the old "media_urls" field's value of the InboxEvent entity.
+// If the InboxEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *InboxEventMutation) OldMediaUrls(ctx context.Context) (v map[string]string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaUrls is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaUrls requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaUrls: %w", err)
+	}
+	return oldValue.MediaUrls, nil
+}
+
+// ClearMediaUrls clears the value of the "media_urls" field.
+func (m *InboxEventMutation) ClearMediaUrls() {
+	m.media_urls = nil
+	m.clearedFields[inboxevent.FieldMediaUrls] = struct{}{}
+}
+
+// MediaUrlsCleared returns if the "media_urls" field was cleared in this mutation.
+func (m *InboxEventMutation) MediaUrlsCleared() bool {
+	_, ok := m.clearedFields[inboxevent.FieldMediaUrls]
+	return ok
+}
+
+// ResetMediaUrls resets all changes to the "media_urls" field.
+func (m *InboxEventMutation) ResetMediaUrls() {
+	m.media_urls = nil
+	delete(m.clearedFields, inboxevent.FieldMediaUrls)
+}
+
 // Where appends a list predicates to the InboxEventMutation builder.
 func (m *InboxEventMutation) Where(ps ...predicate.InboxEvent) {
 	m.predicates = append(m.predicates, ps...)
@@ -15986,7 +16036,7 @@ func (m *InboxEventMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *InboxEventMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 15)
 	if m.workspace_id != nil {
 		fields = append(fields, inboxevent.FieldWorkspaceID)
 	}
@@ -16029,6 +16079,9 @@ func (m *InboxEventMutation) Fields() []string {
 	if m.last_error != nil {
 		fields = append(fields, inboxevent.FieldLastError)
 	}
+	if m.media_urls != nil {
+		fields = append(fields, inboxevent.FieldMediaUrls)
+	}
 	return fields
 }
 
@@ -16065,6 +16118,8 @@ func (m *InboxEventMutation) Field(name string) (ent.Value, bool) {
 		return m.DeadAt()
 	case inboxevent.FieldLastError:
 		return m.LastError()
+	case inboxevent.FieldMediaUrls:
+		return m.MediaUrls()
 	}
 	return nil, false
 }
@@ -16102,6 +16157,8 @@ func (m *InboxEventMutation) OldField(ctx context.Context, name string) (ent.Val
 		return m.OldDeadAt(ctx)
 	case inboxevent.FieldLastError:
 		return m.OldLastError(ctx)
+	case inboxevent.FieldMediaUrls:
+		return m.OldMediaUrls(ctx)
 	}
 	return nil, fmt.Errorf("unknown InboxEvent field %s", name)
 }
@@ -16209,6 +16266,13 @@ func (m *InboxEventMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLastError(v)
 		return nil
+	case inboxevent.FieldMediaUrls:
+		v, ok := value.(map[string]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaUrls(v)
+		return nil
 	}
 	return fmt.Errorf("unknown InboxEvent field %s", name)
 }
@@ -16269,6 +16333,9 @@ func (m *InboxEventMutation) ClearedFields() []string {
 	if m.FieldCleared(inboxevent.FieldLastError) {
 		fields = append(fields, inboxevent.FieldLastError)
 	}
+	if m.FieldCleared(inboxevent.FieldMediaUrls) {
+		fields = append(fields, inboxevent.FieldMediaUrls)
+	}
 	return fields
 }
 
@@ -16297,6 +16364,9 @@ func (m *InboxEventMutation) ClearField(name string) error {
 		return nil
 	case inboxevent.FieldLastError:
 		m.ClearLastError()
+		return nil
+	case inboxevent.FieldMediaUrls:
+		m.ClearMediaUrls()
 		return nil
 	}
 	return fmt.Errorf("unknown InboxEvent nullable field %s", name)
@@ -16347,6 +16417,9 @@ func (m *InboxEventMutation) ResetField(name string) error {
 		return nil
 	case inboxevent.FieldLastError:
 		m.ResetLastError()
+		return nil
+	case inboxevent.FieldMediaUrls:
+		m.ResetMediaUrls()
 		return nil
 	}
 	return fmt.Errorf("unknown InboxEvent field %s", name)
@@ -17896,6 +17969,8 @@ type MessageMutation struct {
 	addmedia_height      *int
 	media_seconds        *int
 	addmedia_seconds     *int
+	media_ref            *[]byte
+	media_fetch          *string
 	latitude             *float64
 	addlatitude          *float64
 	longitude            *float64
@@ -18867,6 +18942,104 @@ func (m *MessageMutation) ResetMediaSeconds() {
 	m.media_seconds = nil
 	m.addmedia_seconds = nil
 	delete(m.clearedFields, message.FieldMediaSeconds)
+}
+
+// SetMediaRef sets the "media_ref" field.
+func (m *MessageMutation) SetMediaRef(b []byte) {
+	m.media_ref = &b
+}
+
+// MediaRef returns the value of the "media_ref" field in the mutation.
+func (m *MessageMutation) MediaRef() (r []byte, exists bool) {
+	v := m.media_ref
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaRef returns the old "media_ref" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaRef(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaRef is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaRef requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaRef: %w", err)
+	}
+	return oldValue.MediaRef, nil
+}
+
+// ClearMediaRef clears the value of the "media_ref" field.
+func (m *MessageMutation) ClearMediaRef() {
+	m.media_ref = nil
+	m.clearedFields[message.FieldMediaRef] = struct{}{}
+}
+
+// MediaRefCleared returns if the "media_ref" field was cleared in this mutation.
+func (m *MessageMutation) MediaRefCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaRef]
+	return ok
+}
+
+// ResetMediaRef resets all changes to the "media_ref" field.
+func (m *MessageMutation) ResetMediaRef() {
+	m.media_ref = nil
+	delete(m.clearedFields, message.FieldMediaRef)
+}
+
+// SetMediaFetch sets the "media_fetch" field.
+func (m *MessageMutation) SetMediaFetch(s string) {
+	m.media_fetch = &s
+}
+
+// MediaFetch returns the value of the "media_fetch" field in the mutation.
+func (m *MessageMutation) MediaFetch() (r string, exists bool) {
+	v := m.media_fetch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaFetch returns the old "media_fetch" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldMediaFetch(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaFetch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaFetch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaFetch: %w", err)
+	}
+	return oldValue.MediaFetch, nil
+}
+
+// ClearMediaFetch clears the value of the "media_fetch" field.
+func (m *MessageMutation) ClearMediaFetch() {
+	m.media_fetch = nil
+	m.clearedFields[message.FieldMediaFetch] = struct{}{}
+}
+
+// MediaFetchCleared returns if the "media_fetch" field was cleared in this mutation.
+func (m *MessageMutation) MediaFetchCleared() bool {
+	_, ok := m.clearedFields[message.FieldMediaFetch]
+	return ok
+}
+
+// ResetMediaFetch resets all changes to the "media_fetch" field.
+func (m *MessageMutation) ResetMediaFetch() {
+	m.media_fetch = nil
+	delete(m.clearedFields, message.FieldMediaFetch)
 }
 
 // SetLatitude sets the "latitude" field.
@@ -20874,7 +21047,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 54)
+	fields := make([]string, 0, 56)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -20922,6 +21095,12 @@ func (m *MessageMutation) Fields() []string {
 	}
 	if m.media_seconds != nil {
 		fields = append(fields, message.FieldMediaSeconds)
+	}
+	if m.media_ref != nil {
+		fields = append(fields, message.FieldMediaRef)
+	}
+	if m.media_fetch != nil {
+		fields = append(fields, message.FieldMediaFetch)
 	}
 	if m.latitude != nil {
 		fields = append(fields, message.FieldLatitude)
@@ -21077,6 +21256,10 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.MediaHeight()
 	case message.FieldMediaSeconds:
 		return m.MediaSeconds()
+	case message.FieldMediaRef:
+		return m.MediaRef()
+	case message.FieldMediaFetch:
+		return m.MediaFetch()
 	case message.FieldLatitude:
 		return m.Latitude()
 	case message.FieldLongitude:
@@ -21194,6 +21377,10 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldMediaHeight(ctx)
 	case message.FieldMediaSeconds:
 		return m.OldMediaSeconds(ctx)
+	case message.FieldMediaRef:
+		return m.OldMediaRef(ctx)
+	case message.FieldMediaFetch:
+		return m.OldMediaFetch(ctx)
 	case message.FieldLatitude:
 		return m.OldLatitude(ctx)
 	case message.FieldLongitude:
@@ -21390,6 +21577,20 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetMediaSeconds(v)
+		return nil
+	case message.FieldMediaRef:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaRef(v)
+		return nil
+	case message.FieldMediaFetch:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaFetch(v)
 		return nil
 	case message.FieldLatitude:
 		v, ok := value.(float64)
@@ -21822,6 +22023,12 @@ func (m *MessageMutation) ClearedFields() []string {
 	if m.FieldCleared(message.FieldMediaSeconds) {
 		fields = append(fields, message.FieldMediaSeconds)
 	}
+	if m.FieldCleared(message.FieldMediaRef) {
+		fields = append(fields, message.FieldMediaRef)
+	}
+	if m.FieldCleared(message.FieldMediaFetch) {
+		fields = append(fields, message.FieldMediaFetch)
+	}
 	if m.FieldCleared(message.FieldLatitude) {
 		fields = append(fields, message.FieldLatitude)
 	}
@@ -21970,6 +22177,12 @@ func (m *MessageMutation) ClearField(name string) error {
 		return nil
 	case message.FieldMediaSeconds:
 		m.ClearMediaSeconds()
+		return nil
+	case message.FieldMediaRef:
+		m.ClearMediaRef()
+		return nil
+	case message.FieldMediaFetch:
+		m.ClearMediaFetch()
 		return nil
 	case message.FieldLatitude:
 		m.ClearLatitude()
@@ -22125,6 +22338,12 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldMediaSeconds:
 		m.ResetMediaSeconds()
+		return nil
+	case message.FieldMediaRef:
+		m.ResetMediaRef()
+		return nil
+	case message.FieldMediaFetch:
+		m.ResetMediaFetch()
 		return nil
 	case message.FieldLatitude:
 		m.ResetLatitude()

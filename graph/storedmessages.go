@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +262,7 @@ func (r *Resolver) messageMedia(ctx context.Context, key string, chatID *string,
 	if err != nil {
 		return nil, err
 	}
-	got, err := r.fetchMedia(ctx, f, k, attempts)
+	got, err := r.fetchMedia(ctx, f, k, m.MediaRef, attempts)
 	if reason, err := mediaFailure(ctx, m, err); err != nil {
 		return nil, err
 	} else if reason != "" {
@@ -286,6 +285,22 @@ func (r *Resolver) servedMedia(ctx context.Context, m *ent.Message, out *model.M
 	if m.MediaURL == "" {
 		return false, nil
 	}
+	switch m.MediaFetch {
+	case "":
+	case inbox.FetchDue:
+		// Downloading since it arrived: wait for it (up to the store's
+		// FillWait; 503 with Retry-After after).
+		rc, _, ok, err := r.Media.Open(ctx, m.MediaURL)
+		if err != nil || !ok {
+			return false, err // gone (pruned): ask the engine
+		}
+		_ = rc.Close()
+	case engine.MediaExpired, engine.MediaAwaitingSender:
+		out.MediaUnavailable = &m.MediaFetch
+		return true, nil
+	default:
+		return false, nil // the download on arrival failed: ask the engine again
+	}
 	ct, name, ok, err := r.Media.Info(ctx, m.MediaURL)
 	if err != nil {
 		return false, err
@@ -305,12 +320,13 @@ func (r *Resolver) servedMedia(ctx context.Context, m *ent.Message, out *model.M
 	return false, nil
 }
 
-// fetchMedia downloads the media of the message k through the engine, up to
+// fetchMedia downloads the media of the message k through the engine (from
+// the reference ref the engine gave with it, when there is one), up to
 // attempts times MediaRetryPace apart while the engine says it is still
 // fetching.
-func (r *Resolver) fetchMedia(ctx context.Context, f engine.MediaFetcher, k engine.Key, attempts int) (engine.Media, error) {
+func (r *Resolver) fetchMedia(ctx context.Context, f engine.MediaFetcher, k engine.Key, ref []byte, attempts int) (engine.Media, error) {
 	for attempt := 1; ; attempt++ {
-		got, err := f.FetchMedia(ctx, k)
+		got, err := engine.FetchMedia(ctx, f, k, ref)
 		var why *engine.MediaUnavailableError
 		if !errors.As(err, &why) || why.Reason != engine.MediaFetching || attempt >= attempts {
 			return got, err
@@ -348,14 +364,16 @@ func mediaFailure(ctx context.Context, m *ent.Message, err error) (string, error
 // is served, and answers it in out.
 func (r *Resolver) keepMedia(ctx context.Context, m *ent.Message, got engine.Media, out *model.MessageMedia) (*model.MessageMedia, error) {
 	name := cmp.Or(got.Filename, m.MediaFilename)
-	ct := cmp.Or(got.MimeType, m.MediaMime, http.DetectContentType(got.Data))
-	var u string
-	err := storage.WithTx(ctx, r.Client, func(tx *ent.Tx) (err error) {
-		if u, err = r.Media.Put(ctx, tx, got.Data, ct, name); err != nil {
-			return err
-		}
+	body, done := got.Reader()
+	defer done()
+	o, err := r.Media.Save(ctx, body, cmp.Or(got.MimeType, m.MediaMime), name)
+	if err != nil {
+		return nil, err
+	}
+	u, ct := o.URL, o.ContentType
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		// The message keeps where its bytes are, unless it changed meanwhile.
-		return inbox.KeepMedia(ctx, tx, m, u, ct, name)
+		return inbox.KeepMedia(ctx, tx, m, u, ct, name, got.Ref)
 	})
 	if err != nil {
 		return nil, err

@@ -240,7 +240,20 @@ func (h *Inbox) applyRows(ctx context.Context, rows []*ent.InboxEvent, token str
 		}
 	}
 	sys := viewer.SystemContext(ctx)
-	return storage.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+	ids := make([]string, len(rows))
+	evs := make([]engine.Event, len(rows))
+	for i, row := range rows {
+		if err := json.Unmarshal(row.Payload, &evs[i]); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		evs[i].WorkspaceID, ids[i] = row.WorkspaceID, row.ID
+	}
+	if err := h.reserveMedia(ctx, rows, evs, token); err != nil {
+		return err
+	}
+	var due []fetch
+	err := storage.WithTx(sys, h.Client, func(tx *ent.Tx) error {
+		due = due[:0]
 		// The claim alone cannot keep a subject in order: two appliers may claim
 		// an event and the one before it at the same moment. What counts is
 		// whether an earlier event of the subject, held elsewhere or waiting for
@@ -258,23 +271,18 @@ func (h *Inbox) applyRows(ctx context.Context, rows []*ent.InboxEvent, token str
 				earliest[o.Subject] = o.At
 			}
 		}
-		ids := make([]string, len(rows))
-		evs := make([]engine.Event, len(rows))
-		for i, row := range rows {
+		for _, row := range rows {
 			if at, ok := earliest[row.Subject]; ok && at.Before(row.At) {
 				return errEarlierFirst
 			}
-			if err := json.Unmarshal(row.Payload, &evs[i]); err != nil {
-				return fmt.Errorf("decode: %w", err)
-			}
-			evs[i].WorkspaceID, ids[i] = row.WorkspaceID, row.ID
 		}
 		sent, err := readAcked(sys, tx, evs)
 		if err != nil {
 			return err
 		}
 		for i, row := range rows {
-			if err := h.apply(viewer.WorkspaceContext(ctx, row.WorkspaceID), tx, evs[i], sent); err != nil {
+			kept := arrivals{urls: row.MediaUrls, due: &due}
+			if err := h.apply(viewer.WorkspaceContext(ctx, row.WorkspaceID), tx, evs[i], sent, kept); err != nil {
 				return err
 			}
 		}
@@ -285,6 +293,10 @@ func (h *Inbox) applyRows(ctx context.Context, rows []*ent.InboxEvent, token str
 		}
 		return err
 	})
+	if err == nil {
+		h.queueFetches(sys, due)
+	}
+	return err
 }
 
 // releaseEvent gives a claimed event back for a later attempt at next. A failure

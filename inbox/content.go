@@ -13,6 +13,9 @@ func withContent(c *ent.MessageCreate, in engine.Incoming) *ent.MessageCreate {
 	if md := in.Media; md != nil {
 		c.SetMediaKind(md.Kind).SetMediaMime(md.MimeType).SetMediaFilename(md.Filename).SetMediaSize(md.Size).
 			SetMediaSha256(md.SHA256).SetMediaWidth(md.Width).SetMediaHeight(md.Height).SetMediaSeconds(md.Seconds)
+		if len(md.Ref) > 0 {
+			c.SetMediaRef(md.Ref)
+		}
 	}
 	if l := in.Location; l != nil {
 		c.SetLatitude(l.Latitude).SetLongitude(l.Longitude).SetLocationName(l.Name).SetLocationAddress(l.Address)

@@ -27,7 +27,7 @@ const historyChunk = 200
 // hold yet (with their state), group members, messages it does not hold yet (one
 // row per network message), each chat's last message and how far back its
 // history reaches.
-func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event, kept arrivals) error {
 	h := ev.History
 	if h == nil {
 		return nil
@@ -56,12 +56,13 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	var book historyAddresses
 	for start := 0; start < len(h.Messages); start += historyChunk {
 		part := h.Messages[start:min(start+historyChunk, len(h.Messages))]
-		creates, err := historyRows(ctx, tx, &book, part, touched)
+		creates, keys, err := historyRows(ctx, tx, &book, part, touched)
 		if err != nil {
 			return err
 		}
-		for _, c := range creates {
+		for i, c := range creates {
 			c.SetEngineID(ev.EngineID)
+			kept.reserved(ev.WorkspaceID, c, keys[i])
 		}
 		if len(creates) == 0 {
 			continue
@@ -102,15 +103,15 @@ func applyHistory(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 
 // historyRows are the rows of the messages of a history slice the store does
 // not hold under either form of their key (by LID or by phone number), each in
-// the chat it goes to; touched collects those chats.
-func historyRows(ctx context.Context, tx *ent.Tx, book *historyAddresses, part []engine.HistoryMessage, touched map[string]bool) ([]*ent.MessageCreate, error) {
+// the chat it goes to, and their keys; touched collects those chats.
+func historyRows(ctx context.Context, tx *ent.Tx, book *historyAddresses, part []engine.HistoryMessage, touched map[string]bool) ([]*ent.MessageCreate, []string, error) {
 	type resolved struct{ to, from, alt string }
 	at := make([]resolved, len(part))
 	var alts []string // the other forms of keys, to find messages held under them
 	for i, m := range part {
 		to, from, forms, err := book.resolve(ctx, tx, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		at[i] = resolved{to: to, from: from}
 		if len(forms) > 1 {
@@ -122,21 +123,22 @@ func historyRows(ctx context.Context, tx *ent.Tx, book *historyAddresses, part [
 	if len(alts) > 0 {
 		found, err := tx.Message.Query().Where(message.WaSerializedIn(alts...)).Select(message.FieldWaSerialized).Strings(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, k := range found {
 			held[k] = true
 		}
 	}
-	creates := make([]*ent.MessageCreate, 0, len(part))
+	creates, keys := make([]*ent.MessageCreate, 0, len(part)), make([]string, 0, len(part))
 	for i, m := range part {
 		if at[i].alt != "" && held[at[i].alt] {
 			continue // the same message, held under its other address
 		}
 		creates = append(creates, historyRow(tx, m, at[i].to, at[i].from))
+		keys = append(keys, m.Key.Serialized())
 		touched[at[i].to] = true
 	}
-	return creates, nil
+	return creates, keys, nil
 }
 
 // historyRow is the row of a message of a history sync, in the chat to, from

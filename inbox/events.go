@@ -19,12 +19,12 @@ import (
 // apply applies what an engine observed to the database (status moves, incoming
 // messages) and records the events it causes, inside tx. Applying the same event
 // twice changes nothing more than applying it once.
-func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages) error {
+func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessages, kept arrivals) error {
 	switch ev.Type {
 	case engine.EventAck:
 		return applyAck(ctx, tx, ev, sent)
 	case engine.EventMessage:
-		return applyIncoming(ctx, tx, ev)
+		return applyIncoming(ctx, tx, ev, kept)
 	case engine.EventReaction:
 		if ev.Message == nil { // the account's own reaction
 			return applyOwnReaction(ctx, tx, ev)
@@ -33,7 +33,7 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 	case engine.EventPollVote, engine.EventEdited, engine.EventRevoked:
 		return applyMessageChange(ctx, tx, ev)
 	case engine.EventHistory:
-		return applyHistory(ctx, tx, ev)
+		return applyHistory(ctx, tx, ev, kept)
 	case engine.EventChat:
 		return applyChat(ctx, tx, ev)
 	case engine.EventPin:
@@ -155,7 +155,7 @@ func readAcked(ctx context.Context, tx *ent.Tx, evs []engine.Event) (sentMessage
 // (under another event id, or by a second engine: a group message both numbers
 // of a workspace receive) finds its row and changes nothing, so it stays the
 // first engine's.
-func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
+func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event, kept arrivals) error {
 	in := ev.Message
 	if in == nil {
 		return nil
@@ -184,6 +184,7 @@ func applyIncoming(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 		SetWaID(in.Key.ID).SetWaParticipant(in.Key.Participant).SetWaSerialized(serialized).
 		SetWireType(in.WireType()).SetCreatedAt(ev.At).SetReceivedAt(ev.At).
 		SetEngineID(ev.EngineID)
+	kept.reserved(ev.WorkspaceID, create, serialized)
 	m, err := withContent(create, *in).Save(ctx)
 	if err != nil {
 		return err

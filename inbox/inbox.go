@@ -28,6 +28,9 @@ import (
 // engine.BatchSink. The zero value with a Client is ready to use.
 type Inbox struct {
 	Client *ent.Client
+	// Media keeps the attachments of incoming messages on arrival; nil leaves
+	// them to be downloaded when first read.
+	Media *Downloads
 
 	once  sync.Once
 	woken chan struct{} // a stored event waits for the applier

@@ -179,13 +179,18 @@ func (s Store) MessageConnection(ctx context.Context, chat string, c Cursors, op
 }
 
 // KeepMedia records, in tx, where the attachment of m is served now (url) with
-// its type and file name, unless the message's media URL changed since m was
-// read.
-func KeepMedia(ctx context.Context, tx *ent.Tx, m *ent.Message, url, mime, filename string) error {
+// its type and file name, and the engine's new reference to it (ref, when it
+// gave one), unless the message's media URL changed since m was read. A
+// download on arrival that failed is then done.
+func KeepMedia(ctx context.Context, tx *ent.Tx, m *ent.Message, url, mime, filename string, ref []byte) error {
 	same := message.MediaURL(m.MediaURL)
 	if m.MediaURL == "" {
 		same = message.Or(message.MediaURLIsNil(), same)
 	}
-	return tx.Message.Update().Where(message.ID(m.ID), same).
-		SetMediaURL(url).SetMediaMime(mime).SetMediaFilename(filename).Exec(ctx)
+	u := tx.Message.Update().Where(message.ID(m.ID), same).
+		SetMediaURL(url).SetMediaMime(mime).SetMediaFilename(filename).ClearMediaFetch()
+	if len(ref) > 0 {
+		u.SetMediaRef(ref)
+	}
+	return u.Exec(ctx)
 }

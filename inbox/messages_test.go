@@ -232,7 +232,7 @@ func TestKeepMedia(t *testing.T) {
 	}
 	for _, m := range []*ent.Message{fresh, stale} {
 		err := storage.WithTx(wsr, s.Client, func(tx *ent.Tx) error {
-			return inbox.KeepMedia(wsr, tx, m, "/media/"+m.WaID, "image/webp", "kept")
+			return inbox.KeepMedia(wsr, tx, m, "/media/"+m.WaID, "image/webp", "kept", nil)
 		})
 		if err != nil {
 			t.Fatal(err)

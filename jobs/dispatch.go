@@ -33,12 +33,14 @@ type Handlers struct {
 	Dialect string
 	// MediaRetention is how long uploaded media are kept; zero keeps them.
 	MediaRetention time.Duration
-	// Media is the media store the prune deletes expired media from (rows and bytes).
-	Media *media.Store
 	// Music generates songs; nil leaves music tasks failing.
 	Music *music.Generator
 	// Inbox stores what the reconciler observes of engines (a lapsed session).
 	Inbox engine.Sink
+	// Media is the media store: it keeps the attachments of received messages
+	// (TypeMediaFetch tasks), and the prune deletes expired media from it (rows
+	// and bytes).
+	Media *media.Store
 }
 
 // Register adds every handler to mux.
@@ -49,6 +51,7 @@ func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypePrune, h.HandlePrune)
 	mux.HandleFunc(TypeMusic, h.GenerateMusic)
 	mux.HandleFunc(TypeCampaignStep, h.CampaignStep)
+	mux.HandleFunc(TypeMediaFetch, h.FetchMedia)
 }
 
 // RetryDelay is the asynq RetryDelayFunc of message tasks: 2s, 4s, 8s ... capped at

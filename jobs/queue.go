@@ -30,7 +30,7 @@ const (
 )
 
 // Queues is the asynq server's queue configuration.
-var Queues = map[string]int{QueueMessages: 6, QueueWebhooks: 4, QueueCampaigns: 3, QueueMusic: 2, QueueMaintenance: 1}
+var Queues = map[string]int{QueueMessages: 6, QueueWebhooks: 4, QueueCampaigns: 3, QueueMusic: 2, QueueMedia: 2, QueueMaintenance: 1}
 
 // dispatchPayload is the payload of a TypeDispatch task.
 type dispatchPayload struct {

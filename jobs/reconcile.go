@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	entdelivery "github.com/switchboardhq/switchboard/ent/delivery"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/inbox"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -99,6 +100,12 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	err = h.streamQueued(ctx, message.Table, message.FieldSendAt, due,
 		requeue(QueueMessages, "message", DispatchTaskID, h.Queue.Dispatch))
+	if err != nil {
+		return queued, err
+	}
+	fetches := []func(*entsql.Selector){message.MediaFetch(inbox.FetchDue), message.UpdatedAtLT(now.Add(-settle))}
+	err = h.streamQueued(ctx, message.Table, message.FieldCreatedAt, fetches,
+		requeue(QueueMedia, "media download", MediaFetchTaskID, h.fetchMediaAt))
 	if err != nil {
 		return queued, err
 	}
@@ -207,4 +214,10 @@ func (h *Handlers) ReapEngines(ctx context.Context, now time.Time) error {
 		}
 	}
 	return err
+}
+
+// fetchMediaAt queues a message's media download now, whatever at says: the
+// reconciler's form of Queue.FetchMedia.
+func (h *Handlers) fetchMediaAt(ctx context.Context, workspaceID, messageID string, _ time.Time) (bool, error) {
+	return h.Queue.FetchMedia(ctx, workspaceID, messageID)
 }

@@ -62,7 +62,8 @@ func TestMarkReadAnswersOnTheLIDAddress(t *testing.T) {
 func TestChatActions(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, true)
-	h.f.emit(&events.Message{Info: msgInfo(contact, contact, "IN1", false), Message: &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Mimetype: proto.String("image/jpeg")}}})
+	h.f.emit(&events.Message{Info: msgInfo(contact, contact, "IN1", false), Message: &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Mimetype: proto.String("image/jpeg"),
+		DirectPath: proto.String("/v/in1"), MediaKey: []byte("key")}}})
 	h.sink.take()
 	if err := h.e.MarkRead(ctx, "15552223333@c.us"); err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestChatActions(t *testing.T) {
 	}
 	h.f.download = []byte("JPEG")
 	m, err := h.e.FetchMedia(ctx, inKey)
-	if err != nil || string(m.Data) != "JPEG" || m.MimeType != "image/jpeg" {
+	if err != nil || readAll(t, m) != "JPEG" || m.MimeType != "image/jpeg" {
 		t.Errorf("media %+v %v", m, err)
 	}
 	if _, err := h.e.FetchMedia(ctx, engine.Key{Remote: "15552223333@c.us", ID: "NOPE"}); !errors.Is(err, engine.ErrNotFound) {

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"go.mau.fi/whatsmeow"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -39,7 +40,7 @@ func contentOf(m *waE2E.Message) content {
 		return content{typ: "text", text: x.GetText(), ctx: x.GetContextInfo()}
 	case m.GetImageMessage() != nil:
 		x := m.GetImageMessage()
-		return mediaContent(x.GetContextInfo(), engine.MediaInfo{Kind: "image", MimeType: x.GetMimetype(), Caption: x.GetCaption(),
+		return mediaContent(x.GetContextInfo(), x, engine.MediaInfo{Kind: "image", MimeType: x.GetMimetype(), Caption: x.GetCaption(),
 			Size: size(x.GetFileLength()), SHA256: hex.EncodeToString(x.GetFileSHA256()), Width: int(x.GetWidth()), Height: int(x.GetHeight())})
 	case m.GetVideoMessage() != nil:
 		kind := "video"
@@ -55,15 +56,15 @@ func contentOf(m *waE2E.Message) content {
 		if x.GetPTT() {
 			kind = "voice"
 		}
-		return mediaContent(x.GetContextInfo(), engine.MediaInfo{Kind: kind, MimeType: x.GetMimetype(),
+		return mediaContent(x.GetContextInfo(), x, engine.MediaInfo{Kind: kind, MimeType: x.GetMimetype(),
 			Size: size(x.GetFileLength()), SHA256: hex.EncodeToString(x.GetFileSHA256()), Seconds: int(x.GetSeconds())})
 	case m.GetDocumentMessage() != nil:
 		x := m.GetDocumentMessage()
-		return mediaContent(x.GetContextInfo(), engine.MediaInfo{Kind: "document", MimeType: x.GetMimetype(), Caption: x.GetCaption(),
+		return mediaContent(x.GetContextInfo(), x, engine.MediaInfo{Kind: "document", MimeType: x.GetMimetype(), Caption: x.GetCaption(),
 			Filename: x.GetFileName(), Size: size(x.GetFileLength()), SHA256: hex.EncodeToString(x.GetFileSHA256())})
 	case m.GetStickerMessage() != nil:
 		x := m.GetStickerMessage()
-		return mediaContent(x.GetContextInfo(), engine.MediaInfo{Kind: "sticker", MimeType: x.GetMimetype(),
+		return mediaContent(x.GetContextInfo(), x, engine.MediaInfo{Kind: "sticker", MimeType: x.GetMimetype(),
 			Size: size(x.GetFileLength()), SHA256: hex.EncodeToString(x.GetFileSHA256()), Width: int(x.GetWidth()), Height: int(x.GetHeight())})
 	}
 	if c, ok := placeOrCards(m); ok {
@@ -112,13 +113,15 @@ func placeOrCards(m *waE2E.Message) (content, bool) {
 }
 
 func videoContent(kind string, x *waE2E.VideoMessage) content {
-	return mediaContent(x.GetContextInfo(), engine.MediaInfo{Kind: kind, MimeType: x.GetMimetype(), Caption: x.GetCaption(),
+	return mediaContent(x.GetContextInfo(), x, engine.MediaInfo{Kind: kind, MimeType: x.GetMimetype(), Caption: x.GetCaption(),
 		Size: size(x.GetFileLength()), SHA256: hex.EncodeToString(x.GetFileSHA256()), Width: int(x.GetWidth()), Height: int(x.GetHeight()),
 		Seconds: int(x.GetSeconds())})
 }
 
-// mediaContent is the content of a media message: its caption is its text.
-func mediaContent(ci *waE2E.ContextInfo, md engine.MediaInfo) content {
+// mediaContent is the content of a media message, downloadable from d: its
+// caption is its text, and its reference is d's download keys (refOf).
+func mediaContent(ci *waE2E.ContextInfo, d whatsmeow.DownloadableMessage, md engine.MediaInfo) content {
+	md.Ref = refOf(d)
 	return content{typ: "media", text: md.Caption, media: &md, ctx: ci}
 }
 

@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -178,7 +178,8 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 }
 
 // FetchMedia implements engine.MediaFetcher for messages this process saw (live
-// or in a history sync); others are engine.ErrNotFound.
+// or in a history sync); others are engine.ErrNotFound. Switchboard asks
+// FetchMediaRef instead, with the reference it kept of the message.
 func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, error) {
 	cl, err := e.ready()
 	if err != nil {
@@ -206,15 +207,13 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 	default:
 		return engine.Media{}, engine.ErrNotFound
 	}
-	data, err := cl.Download(ctx, d)
-	if errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith404) || errors.Is(err, whatsmeow.ErrMediaDownloadFailedWith410) {
-		// The CDN no longer holds the file (the reference's expired; asking the
-		// sender to upload it again, awaiting_sender, is the media retry's).
-		return engine.Media{}, &engine.MediaUnavailableError{Reason: engine.MediaExpired, Message: err.Error()}
-	} else if err != nil {
-		return engine.Media{}, fmt.Errorf("gateway: download media: %w", err)
+	var r mediaRef
+	if ref := refOf(d); ref == nil || json.Unmarshal(ref, &r) != nil {
+		return engine.Media{}, engine.ErrNotFound
 	}
-	return engine.Media{Data: data, MimeType: mime, Filename: name}, nil
+	got, err := e.download(ctx, cl, key, &r)
+	got.MimeType, got.Filename = mime, name
+	return got, err
 }
 
 // ShowTyping implements engine.Typist: the typing presence in chat for d, then

@@ -147,6 +147,9 @@ func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool
 		return e.report(ctx, e.messageEvents(ctx, cl, v)...)
 	case *events.HistorySync:
 		return e.onHistory(ctx, cl, v)
+	case *events.MediaRetry:
+		e.retries.deliver(v)
+		return true
 	case *events.GroupInfo:
 		return e.report(ctx, e.groupInfoEvents(ctx, cl, v)...)
 	case *events.JoinedGroup:

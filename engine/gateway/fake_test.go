@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -13,9 +14,12 @@ import (
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/appstate"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
+	"go.mau.fi/whatsmeow/proto/waMmsRetry"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
+	"go.mau.fi/whatsmeow/util/gcmutil"
+	"go.mau.fi/whatsmeow/util/hkdfutil"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -42,7 +46,13 @@ type fakeClient struct {
 	reads       []fakeRead
 	vote        *waE2E.PollVoteMessage
 	download    []byte
-	presence    []string // "<chat> <state>[ <media>]" of each SendChatPresence
+	// cdn is the network's media CDN by direct path (nil: every download
+	// answers download); retryPaths, by message id, the path a media retry's
+	// upload goes to (absent: the phone never answers); retryAsks the retries asked.
+	cdn        map[string][]byte
+	retryPaths map[types.MessageID]string
+	retryAsks  []types.MessageID
+	presence   []string // "<chat> <state>[ <media>]" of each SendChatPresence
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -186,8 +196,43 @@ func (f *fakeClient) UploadReader(_ context.Context, plaintext io.Reader, tempFi
 		FileSHA256: sum, FileEncSHA256: encSum, FileLength: n}, nil
 }
 
-func (f *fakeClient) Download(context.Context, whatsmeow.DownloadableMessage) ([]byte, error) {
-	return f.download, nil
+// DownloadToFile serves the network's CDN: the file at msg's direct path
+// (cdn), 404 for any other path once cdn is set, else download.
+func (f *fakeClient) DownloadToFile(_ context.Context, msg whatsmeow.DownloadableMessage, file whatsmeow.File) error {
+	f.mu.Lock()
+	data, ok := f.cdn[msg.GetDirectPath()]
+	if !ok && f.cdn != nil {
+		f.mu.Unlock()
+		return fmt.Errorf("%w (path %s)", whatsmeow.ErrMediaDownloadFailedWith404, msg.GetDirectPath())
+	} else if !ok {
+		data = f.download
+	}
+	f.mu.Unlock()
+	_, err := file.Write(data)
+	return err
+}
+
+// SendMediaRetryReceipt records the ask; the sender's phone answers it (an
+// events.MediaRetry, encrypted as the phone does) when retryPaths names the
+// path it uploads the file to again, else never.
+func (f *fakeClient) SendMediaRetryReceipt(_ context.Context, info *types.MessageInfo, mediaKey []byte) error {
+	f.mu.Lock()
+	f.retryAsks = append(f.retryAsks, info.ID)
+	path, answers := f.retryPaths[info.ID]
+	f.mu.Unlock()
+	if !answers {
+		return nil
+	}
+	plain, _ := proto.Marshal(&waMmsRetry.MediaRetryNotification{StanzaID: proto.String(info.ID), DirectPath: proto.String(path),
+		Result: waMmsRetry.MediaRetryNotification_SUCCESS.Enum()})
+	iv := []byte("twelve bytes")
+	key := hkdfutil.SHA256(mediaKey, nil, []byte("WhatsApp Media Retry Notification"), 32)
+	ciphertext, err := gcmutil.Encrypt(key, iv, plain, []byte(info.ID))
+	if err != nil {
+		return err
+	}
+	go f.emit(&events.MediaRetry{Ciphertext: ciphertext, IV: iv, MessageID: info.ID, ChatID: info.Chat, FromMe: info.IsFromMe})
+	return nil
 }
 
 func (f *fakeClient) BuildPollCreation(name string, options []string, selectable int) *waE2E.Message {

@@ -181,6 +181,9 @@ type Config struct {
 	DisplayName string
 	// HistoryTimeout bounds the wait for an on-demand history page (default 30s).
 	HistoryTimeout time.Duration
+	// MediaRetryWait bounds the wait for the sender's phone to upload an expired
+	// attachment again (DefaultMediaRetryWait when zero).
+	MediaRetryWait time.Duration
 	// QRTimeout bounds the wait of QR and PairPhone for the network's first
 	// pairing code (default 30 s).
 	QRTimeout time.Duration
@@ -191,7 +194,7 @@ type Config struct {
 
 // Engine is one gateway session: one companion device of one WhatsApp account,
 // serving one workspace. It implements engine.Engine, engine.BatchSender,
-// engine.HistoryLoader, engine.ChatActor, engine.MediaFetcher,
+// engine.HistoryLoader, engine.ChatActor, engine.MediaFetcher, engine.MediaRefFetcher,
 // engine.NewsletterCreator, engine.GroupAdmin and engine.MediaChecker.
 type Engine struct {
 	cfg   Config
@@ -217,8 +220,9 @@ type Engine struct {
 
 	retryWait time.Duration // the first wait before reporting to a failing sink again
 
-	mem  memory  // what the engine remembers of messages it saw (bounded)
-	lids lidBook // phone numbers of LIDs learned, to report
+	mem     memory       // what the engine remembers of messages it saw (bounded)
+	retries mediaRetries // downloads waiting for a media retry's answer
+	lids    lidBook      // phone numbers of LIDs learned, to report
 
 	histMu   sync.Mutex
 	histWait map[string][]chan historyResult // on-demand history waiters by chat
@@ -235,6 +239,7 @@ var (
 	_ engine.HistoryLoader     = (*Engine)(nil)
 	_ engine.ChatActor         = (*Engine)(nil)
 	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.MediaRefFetcher   = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.MediaChecker      = (*Engine)(nil)

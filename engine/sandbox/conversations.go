@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -20,6 +21,7 @@ var (
 	_ engine.HistoryLoader     = (*Engine)(nil)
 	_ engine.ChatActor         = (*Engine)(nil)
 	_ engine.MediaFetcher      = (*Engine)(nil)
+	_ engine.MediaRefFetcher   = (*Engine)(nil)
 	_ engine.NewsletterCreator = (*Engine)(nil)
 )
 
@@ -198,6 +200,17 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, 
 		return engine.Media{}, engine.ErrNotFound
 	}
 	return m, nil
+}
+
+// FetchMediaRef implements engine.MediaRefFetcher: the media a Kinds contact
+// sent (by the reference the engine gave with it), else as FetchMedia.
+func (e *Engine) FetchMediaRef(ctx context.Context, key engine.Key, ref []byte) (engine.Media, error) {
+	digits, ok := strings.CutPrefix(string(ref), kindRef)
+	in, known := Kinds[digits]
+	if !ok || !known || in.Media == nil {
+		return e.FetchMedia(ctx, key)
+	}
+	return engine.Media{Data: kindMedia(digits), MimeType: in.Media.MimeType, Filename: in.Media.Filename}, nil
 }
 
 // CreateNewsletter implements engine.NewsletterCreator.

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -10,17 +13,15 @@ import (
 // each kind of message, by the last four digits of the number: so every kind a
 // phone sends can be received without a phone (README, "sandbox").
 var Kinds = map[string]engine.Incoming{
-	"6601": {Type: "media", Text: "Look at this", Media: &engine.MediaInfo{Kind: "image", MimeType: "image/jpeg", Caption: "Look at this",
-		Size: 48213, SHA256: sandboxSum, Width: 1280, Height: 960}},
-	"6602": {Type: "media", Media: &engine.MediaInfo{Kind: "voice", MimeType: "audio/ogg; codecs=opus", Size: 9120, SHA256: sandboxSum, Seconds: 7}},
-	"6603": {Type: "media", Media: &engine.MediaInfo{Kind: "document", MimeType: "application/pdf", Filename: "invoice-0042.pdf",
-		Size: 183004, SHA256: sandboxSum}},
-	"6604": {Type: "media", Media: &engine.MediaInfo{Kind: "sticker", MimeType: "image/webp", Size: 20480, SHA256: sandboxSum, Width: 512, Height: 512}},
+	"6601": {Type: "media", Text: "Look at this", Media: &engine.MediaInfo{Kind: "image", MimeType: "image/jpeg", Caption: "Look at this", Width: 1280, Height: 960}},
+	"6602": {Type: "media", Media: &engine.MediaInfo{Kind: "voice", MimeType: "audio/ogg; codecs=opus", Seconds: 7}},
+	"6603": {Type: "media", Media: &engine.MediaInfo{Kind: "document", MimeType: "application/pdf", Filename: "invoice-0042.pdf"}},
+	"6604": {Type: "media", Media: &engine.MediaInfo{Kind: "sticker", MimeType: "image/webp", Width: 512, Height: 512}},
 	"6605": {Type: engine.TypeLocation, Location: &engine.Location{Latitude: 51.5007, Longitude: -0.1246, Name: "Big Ben",
 		Address: "Westminster, London SW1A 0AA"}},
 	"6606": {Type: engine.TypeVCard, Contacts: []engine.ContactCard{{DisplayName: "Sandbox Support",
 		VCard: "BEGIN:VCARD\nVERSION:3.0\nFN:Sandbox Support\nTEL;type=CELL;waid=15550009999:+1 555 000 9999\nEND:VCARD"}}},
-	"6607": {Type: "media", Media: &engine.MediaInfo{Kind: "ptv", MimeType: "video/mp4", Size: 802816, SHA256: sandboxSum,
+	"6607": {Type: "media", Media: &engine.MediaInfo{Kind: "ptv", MimeType: "video/mp4",
 		Width: 480, Height: 480, Seconds: 12}},
 	"6608": {Type: engine.TypeVCard, Text: "2 contacts", Contacts: []engine.ContactCard{
 		{DisplayName: "Ann", VCard: "BEGIN:VCARD\nVERSION:3.0\nFN:Ann\nTEL:+15550001001\nEND:VCARD"},
@@ -28,8 +29,27 @@ var Kinds = map[string]engine.Incoming{
 	"6609": {Type: engine.TypeUnknown, RawType: "eventMessage"},
 }
 
-// sandboxSum is the SHA-256 the sandbox reports for its media.
-const sandboxSum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+// init sets the size and SHA-256 of each kind's media from the file its
+// contact sends (kindMedia), as the network tells them.
+func init() {
+	for d, in := range Kinds {
+		if in.Media != nil {
+			data := kindMedia(d)
+			sum := sha256.Sum256(data)
+			in.Media.Size, in.Media.SHA256 = int64(len(data)), hex.EncodeToString(sum[:])
+		}
+	}
+}
+
+// kindRef is the prefix of the reference (engine.MediaInfo.Ref) of a kind's
+// media: the number's last four digits follow.
+const kindRef = "kind:"
+
+// kindMedia is the file the contact of the Kinds number ending in digits sends.
+func kindMedia(digits string) []byte {
+	n, _ := strconv.ParseUint(digits, 10, 64)
+	return mediaBytes(Kinds[digits].Media.MimeType, n)
+}
 
 // kindSteps is what the network reports after the account wrote m (key) to a
 // number of Kinds: its contact's message of that kind, quoting m, after 2.5x.
@@ -45,6 +65,11 @@ func (e *Engine) kindSteps(m engine.Outgoing, key engine.Key) []step {
 	}
 	in.Key = engine.Key{Remote: m.To, ID: "3EB2" + strings.ToUpper(key.ID[max(0, len(key.ID)-9):])}
 	in.From, in.SenderName, in.QuotedKey = m.To, "Sandbox "+digits[max(0, len(digits)-4):], key.Serialized()
+	if in.Media != nil {
+		md := *in.Media
+		md.Ref = []byte(kindRef + digits[max(0, len(digits)-4):])
+		in.Media = &md
+	}
 	return []step{{2.5, e.event(engine.Event{Type: engine.EventMessage, Key: in.Key, Message: &in})}}
 }
 

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
 	"sort"
@@ -295,7 +296,14 @@ func (w *world) mediaOf(key engine.Key) (engine.Media, bool) {
 // mediaBytes makes a small, well-formed file of the type.
 func mediaBytes(mime string, n uint64) []byte {
 	var b bytes.Buffer
-	switch mime {
+	base, _, _ := strings.Cut(mime, ";")
+	switch base {
+	case "image/jpeg":
+		img := image.NewRGBA(image.Rect(0, 0, 16, 16))
+		for p := 0; p < len(img.Pix); p += 4 {
+			img.Pix[p], img.Pix[p+1], img.Pix[p+2], img.Pix[p+3] = uint8(n), uint8(n>>8), uint8(p), 255
+		}
+		_ = jpeg.Encode(&b, img, nil)
 	case "image/png":
 		img := image.NewRGBA(image.Rect(0, 0, 16, 16))
 		c := color.RGBA{uint8(n), uint8(n >> 8), uint8(n >> 16), 255}

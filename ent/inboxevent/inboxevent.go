@@ -42,6 +42,8 @@ const (
 	FieldDeadAt = "dead_at"
 	// FieldLastError holds the string denoting the last_error field in the database.
 	FieldLastError = "last_error"
+	// FieldMediaUrls holds the string denoting the media_urls field in the database.
+	FieldMediaUrls = "media_urls"
 	// Table holds the table name of the inboxevent in the database.
 	Table = "inbox_events"
 )
@@ -63,6 +65,7 @@ var Columns = []string{
 	FieldAppliedAt,
 	FieldDeadAt,
 	FieldLastError,
+	FieldMediaUrls,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).

@@ -849,6 +849,16 @@ func LastErrorContainsFold(v string) predicate.InboxEvent {
 	return predicate.InboxEvent(sql.FieldContainsFold(FieldLastError, v))
 }
 
+// MediaUrlsIsNil applies the IsNil predicate on the "media_urls" field.
+func MediaUrlsIsNil() predicate.InboxEvent {
+	return predicate.InboxEvent(sql.FieldIsNull(FieldMediaUrls))
+}
+
+// MediaUrlsNotNil applies the NotNil predicate on the "media_urls" field.
+func MediaUrlsNotNil() predicate.InboxEvent {
+	return predicate.InboxEvent(sql.FieldNotNull(FieldMediaUrls))
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.InboxEvent) predicate.InboxEvent {
 	return predicate.InboxEvent(sql.AndPredicates(predicates...))

@@ -50,6 +50,10 @@ const (
 	FieldMediaHeight = "media_height"
 	// FieldMediaSeconds holds the string denoting the media_seconds field in the database.
 	FieldMediaSeconds = "media_seconds"
+	// FieldMediaRef holds the string denoting the media_ref field in the database.
+	FieldMediaRef = "media_ref"
+	// FieldMediaFetch holds the string denoting the media_fetch field in the database.
+	FieldMediaFetch = "media_fetch"
 	// FieldLatitude holds the string denoting the latitude field in the database.
 	FieldLatitude = "latitude"
 	// FieldLongitude holds the string denoting the longitude field in the database.
@@ -158,6 +162,8 @@ var Columns = []string{
 	FieldMediaWidth,
 	FieldMediaHeight,
 	FieldMediaSeconds,
+	FieldMediaRef,
+	FieldMediaFetch,
 	FieldLatitude,
 	FieldLongitude,
 	FieldLocationName,
@@ -349,6 +355,11 @@ func ByMediaHeight(opts ...sql.OrderTermOption) OrderOption {
 // ByMediaSeconds orders the results by the media_seconds field.
 func ByMediaSeconds(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldMediaSeconds, opts...).ToFunc()
+}
+
+// ByMediaFetch orders the results by the media_fetch field.
+func ByMediaFetch(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMediaFetch, opts...).ToFunc()
 }
 
 // ByLatitude orders the results by the latitude field.

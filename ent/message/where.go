@@ -140,6 +140,16 @@ func MediaSeconds(v int) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldMediaSeconds, v))
 }
 
+// MediaRef applies equality check predicate on the "media_ref" field. It's identical to MediaRefEQ.
+func MediaRef(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaRef, v))
+}
+
+// MediaFetch applies equality check predicate on the "media_fetch" field. It's identical to MediaFetchEQ.
+func MediaFetch(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaFetch, v))
+}
+
 // Latitude applies equality check predicate on the "latitude" field. It's identical to LatitudeEQ.
 func Latitude(v float64) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldLatitude, v))
@@ -1318,6 +1328,131 @@ func MediaSecondsIsNil() predicate.Message {
 // MediaSecondsNotNil applies the NotNil predicate on the "media_seconds" field.
 func MediaSecondsNotNil() predicate.Message {
 	return predicate.Message(sql.FieldNotNull(FieldMediaSeconds))
+}
+
+// MediaRefEQ applies the EQ predicate on the "media_ref" field.
+func MediaRefEQ(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaRef, v))
+}
+
+// MediaRefNEQ applies the NEQ predicate on the "media_ref" field.
+func MediaRefNEQ(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaRef, v))
+}
+
+// MediaRefIn applies the In predicate on the "media_ref" field.
+func MediaRefIn(vs ...[]byte) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaRef, vs...))
+}
+
+// MediaRefNotIn applies the NotIn predicate on the "media_ref" field.
+func MediaRefNotIn(vs ...[]byte) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaRef, vs...))
+}
+
+// MediaRefGT applies the GT predicate on the "media_ref" field.
+func MediaRefGT(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaRef, v))
+}
+
+// MediaRefGTE applies the GTE predicate on the "media_ref" field.
+func MediaRefGTE(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaRef, v))
+}
+
+// MediaRefLT applies the LT predicate on the "media_ref" field.
+func MediaRefLT(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaRef, v))
+}
+
+// MediaRefLTE applies the LTE predicate on the "media_ref" field.
+func MediaRefLTE(v []byte) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaRef, v))
+}
+
+// MediaRefIsNil applies the IsNil predicate on the "media_ref" field.
+func MediaRefIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaRef))
+}
+
+// MediaRefNotNil applies the NotNil predicate on the "media_ref" field.
+func MediaRefNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaRef))
+}
+
+// MediaFetchEQ applies the EQ predicate on the "media_fetch" field.
+func MediaFetchEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldMediaFetch, v))
+}
+
+// MediaFetchNEQ applies the NEQ predicate on the "media_fetch" field.
+func MediaFetchNEQ(v string) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldMediaFetch, v))
+}
+
+// MediaFetchIn applies the In predicate on the "media_fetch" field.
+func MediaFetchIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldIn(FieldMediaFetch, vs...))
+}
+
+// MediaFetchNotIn applies the NotIn predicate on the "media_fetch" field.
+func MediaFetchNotIn(vs ...string) predicate.Message {
+	return predicate.Message(sql.FieldNotIn(FieldMediaFetch, vs...))
+}
+
+// MediaFetchGT applies the GT predicate on the "media_fetch" field.
+func MediaFetchGT(v string) predicate.Message {
+	return predicate.Message(sql.FieldGT(FieldMediaFetch, v))
+}
+
+// MediaFetchGTE applies the GTE predicate on the "media_fetch" field.
+func MediaFetchGTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldGTE(FieldMediaFetch, v))
+}
+
+// MediaFetchLT applies the LT predicate on the "media_fetch" field.
+func MediaFetchLT(v string) predicate.Message {
+	return predicate.Message(sql.FieldLT(FieldMediaFetch, v))
+}
+
+// MediaFetchLTE applies the LTE predicate on the "media_fetch" field.
+func MediaFetchLTE(v string) predicate.Message {
+	return predicate.Message(sql.FieldLTE(FieldMediaFetch, v))
+}
+
+// MediaFetchContains applies the Contains predicate on the "media_fetch" field.
+func MediaFetchContains(v string) predicate.Message {
+	return predicate.Message(sql.FieldContains(FieldMediaFetch, v))
+}
+
+// MediaFetchHasPrefix applies the HasPrefix predicate on the "media_fetch" field.
+func MediaFetchHasPrefix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasPrefix(FieldMediaFetch, v))
+}
+
+// MediaFetchHasSuffix applies the HasSuffix predicate on the "media_fetch" field.
+func MediaFetchHasSuffix(v string) predicate.Message {
+	return predicate.Message(sql.FieldHasSuffix(FieldMediaFetch, v))
+}
+
+// MediaFetchIsNil applies the IsNil predicate on the "media_fetch" field.
+func MediaFetchIsNil() predicate.Message {
+	return predicate.Message(sql.FieldIsNull(FieldMediaFetch))
+}
+
+// MediaFetchNotNil applies the NotNil predicate on the "media_fetch" field.
+func MediaFetchNotNil() predicate.Message {
+	return predicate.Message(sql.FieldNotNull(FieldMediaFetch))
+}
+
+// MediaFetchEqualFold applies the EqualFold predicate on the "media_fetch" field.
+func MediaFetchEqualFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldEqualFold(FieldMediaFetch, v))
+}
+
+// MediaFetchContainsFold applies the ContainsFold predicate on the "media_fetch" field.
+func MediaFetchContainsFold(v string) predicate.Message {
+	return predicate.Message(sql.FieldContainsFold(FieldMediaFetch, v))
 }
 
 // LatitudeEQ applies the EQ predicate on the "latitude" field.

@@ -563,6 +563,7 @@ var (
 		{Name: "applied_at", Type: field.TypeTime, Nullable: true},
 		{Name: "dead_at", Type: field.TypeTime, Nullable: true},
 		{Name: "last_error", Type: field.TypeString, Nullable: true},
+		{Name: "media_urls", Type: field.TypeJSON, Nullable: true},
 	}
 	// InboxEventsTable holds the schema information for the "inbox_events" table.
 	InboxEventsTable = &schema.Table{
@@ -683,6 +684,8 @@ var (
 		{Name: "media_width", Type: field.TypeInt, Nullable: true},
 		{Name: "media_height", Type: field.TypeInt, Nullable: true},
 		{Name: "media_seconds", Type: field.TypeInt, Nullable: true},
+		{Name: "media_ref", Type: field.TypeBytes, Nullable: true},
+		{Name: "media_fetch", Type: field.TypeString, Nullable: true},
 		{Name: "latitude", Type: field.TypeFloat64, Nullable: true},
 		{Name: "longitude", Type: field.TypeFloat64, Nullable: true},
 		{Name: "location_name", Type: field.TypeString, Nullable: true},
@@ -730,7 +733,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[54]},
+				Columns:    []*schema.Column{MessagesColumns[56]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -739,40 +742,48 @@ var (
 			{
 				Name:    "message_workspace_id_wa_serialized",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[48]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[50]},
 			},
 			{
 				Name:    "message_workspace_id_origin_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[40]},
 			},
 			{
 				Name:    "message_status_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[36], MessagesColumns[37]},
+				Columns: []*schema.Column{MessagesColumns[38], MessagesColumns[39]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "status IN ('pending', 'sending')",
 				},
 			},
 			{
+				Name:    "message_media_fetch",
+				Unique:  false,
+				Columns: []*schema.Column{MessagesColumns[18]},
+				Annotation: &entsql.IndexAnnotation{
+					Where: "media_fetch = 'due'",
+				},
+			},
+			{
 				Name:    "message_workspace_id_to_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[40]},
 			},
 			{
 				Name:    "message_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[40]},
 			},
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[52], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[54], MessagesColumns[40]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[32]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[3], MessagesColumns[34]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "pinned_until IS NOT NULL",
 				},
@@ -780,7 +791,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[54], MessagesColumns[53]},
+				Columns: []*schema.Column{MessagesColumns[56], MessagesColumns[55]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -788,7 +799,7 @@ var (
 			{
 				Name:    "message_campaign_id_status",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[54], MessagesColumns[36]},
+				Columns: []*schema.Column{MessagesColumns[56], MessagesColumns[38]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -796,7 +807,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[52], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[54], MessagesColumns[40]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},

@@ -680,25 +680,25 @@ func init() {
 	// message.TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	message.TypeValidator = messageDescType.Validators[0].(func(string) error)
 	// messageDescStatus is the schema descriptor for status field.
-	messageDescStatus := messageFields[35].Descriptor()
+	messageDescStatus := messageFields[37].Descriptor()
 	// message.DefaultStatus holds the default value on creation for the status field.
 	message.DefaultStatus = messageDescStatus.Default.(string)
 	// messageDescCreatedAt is the schema descriptor for created_at field.
-	messageDescCreatedAt := messageFields[37].Descriptor()
+	messageDescCreatedAt := messageFields[39].Descriptor()
 	// message.DefaultCreatedAt holds the default value on creation for the created_at field.
 	message.DefaultCreatedAt = messageDescCreatedAt.Default.(func() time.Time)
 	// messageDescUpdatedAt is the schema descriptor for updated_at field.
-	messageDescUpdatedAt := messageFields[38].Descriptor()
+	messageDescUpdatedAt := messageFields[40].Descriptor()
 	// message.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	message.DefaultUpdatedAt = messageDescUpdatedAt.Default.(func() time.Time)
 	// message.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.
 	message.UpdateDefaultUpdatedAt = messageDescUpdatedAt.UpdateDefault.(func() time.Time)
 	// messageDescFromMe is the schema descriptor for from_me field.
-	messageDescFromMe := messageFields[48].Descriptor()
+	messageDescFromMe := messageFields[50].Descriptor()
 	// message.DefaultFromMe holds the default value on creation for the from_me field.
 	message.DefaultFromMe = messageDescFromMe.Default.(bool)
 	// messageDescDispatchAttempts is the schema descriptor for dispatch_attempts field.
-	messageDescDispatchAttempts := messageFields[49].Descriptor()
+	messageDescDispatchAttempts := messageFields[51].Descriptor()
 	// message.DefaultDispatchAttempts holds the default value on creation for the dispatch_attempts field.
 	message.DefaultDispatchAttempts = messageDescDispatchAttempts.Default.(int)
 	// messageDescID is the schema descriptor for id field.

@@ -41,6 +41,8 @@ func (InboxEvent) Fields() []ent.Field {
 		field.Time("applied_at").Optional().Nillable(),
 		field.Time("dead_at").Optional().Nillable().Comment("set when every attempt failed; last_error says why"),
 		field.String("last_error").Optional(),
+		field.JSON("media_urls", map[string]string{}).Optional().
+			Comment("the media URLs reserved for the attachments the event brings, by message key: a retry reuses them"),
 	}
 }
 

@@ -41,6 +41,10 @@ func (Message) Fields() []ent.Field {
 		field.Int("media_width").Optional(),
 		field.Int("media_height").Optional(),
 		field.Int("media_seconds").Optional().Comment("the duration of audio and video"),
+		field.Bytes("media_ref").Optional().Sensitive().Annotations(entgql.Skip()).
+			Comment("the engine's reference to download the attachment again (engine.MediaInfo.Ref): the gateway's direct path and keys"),
+		field.String("media_fetch").Optional().Annotations(entgql.Skip()).
+			Comment("due while the attachment's download into media_url is to be made; why it failed (expired, awaiting_sender, error); empty once filled"),
 		field.Float("latitude").Optional().Nillable().Comment("the place a location message shares"),
 		field.Float("longitude").Optional().Nillable(),
 		field.String("location_name").Optional(),
@@ -104,6 +108,7 @@ func (Message) Indexes() []ent.Index {
 		// in it, so the status moves after the send (confirmed, received, read)
 		// write no entry here.
 		index.Fields("status", "send_at").Annotations(entsql.IndexWhere("status IN ('pending', 'sending')")),
+		index.Fields("media_fetch").Annotations(entsql.IndexWhere("media_fetch = 'due'")),
 		// the message store: a chat's messages by time, and the pinned ones.
 		index.Fields("workspace_id", "to", "created_at"),
 		index.Fields("workspace_id", "created_at"),
