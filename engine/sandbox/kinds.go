@@ -57,7 +57,8 @@ func kindMedia(digits string) []byte {
 func (e *Engine) kindSteps(m engine.Outgoing, key engine.Key) []step {
 	digits := recipientDigits(numberOf(m.To))
 	in, ok := Kinds[digits[max(0, len(digits)-4):]]
-	if strings.HasSuffix(digits, EchoSuffix) {
+	echo := strings.HasSuffix(digits, EchoSuffix)
+	if echo {
 		in, ok = Echo(m), true
 	}
 	if !ok || !engine.IsPhoneChat(numberOf(m.To)) {
@@ -65,7 +66,7 @@ func (e *Engine) kindSteps(m engine.Outgoing, key engine.Key) []step {
 	}
 	in.Key = engine.Key{Remote: m.To, ID: "3EB2" + strings.ToUpper(key.ID[max(0, len(key.ID)-9):])}
 	in.From, in.SenderName, in.QuotedKey = m.To, "Sandbox "+digits[max(0, len(digits)-4):], key.Serialized()
-	if in.Media != nil {
+	if in.Media != nil && !echo { // a Kinds file, downloaded by its reference
 		md := *in.Media
 		md.Ref = []byte(kindRef + digits[max(0, len(digits)-4):])
 		in.Media = &md
