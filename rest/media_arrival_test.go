@@ -16,8 +16,10 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/media"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/inbox"
+	"github.com/switchboardhq/switchboard/media/s3test"
 )
 
 // getMedia fetches the path of a media URL from e's server: its status and the
@@ -44,9 +46,22 @@ func getMedia(t *testing.T, e *apptest.Env, mediaURL string) (int, string) {
 // metadata at once, the URL serves the exact bytes (their SHA-256 is the one
 // the network told, which the stored message keeps), the message's media
 // answers the same URL, and after every process restarts on the same database
-// the URL serves the same bytes.
+// (and bucket) the URL serves the same bytes: on the database backend and on
+// the S3 one.
 func TestReceivedImageKeptOnArrival(t *testing.T) {
-	first := newEnv(t)
+	for _, backend := range []string{"db", "s3"} {
+		t.Run(backend, func(t *testing.T) {
+			mediaURL := "db:"
+			if backend == "s3" {
+				mediaURL = s3test.URL(t)
+			}
+			receivedImageKept(t, mediaURL)
+		})
+	}
+}
+
+func receivedImageKept(t *testing.T, mediaBackend string) {
+	first := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) { c.MediaURL = mediaBackend }})
 	rc := newReceiver(t, nil)
 	createWebhook(first, rc.URL, "new_message_received_webhook")
 	schedule(first, "+15550006601", map[string]any{"type": "text", "text": "send me a photo"})
@@ -66,6 +81,11 @@ func TestReceivedImageKeptOnArrival(t *testing.T) {
 	if err != nil || stored.MediaSha256 != want.SHA256 || stored.MediaFetch != "" {
 		t.Fatalf("stored message %+v, %v", stored, err)
 	}
+	token := strings.Split(strings.TrimPrefix(mediaURL, first.Config.PublicURL+"/media/"), "/")[0]
+	wantBackend := map[bool]string{true: "s3", false: "db"}[strings.HasPrefix(mediaBackend, "s3:")]
+	if row, err := first.App.Client.Media.Query().Where(media.Token(token)).Only(systemCtx()); err != nil || row.Backend != wantBackend {
+		t.Fatalf("the media row of %s: %+v, %v; want its bytes on %s", token, row, err, wantBackend)
+	}
 	got := first.Do("GET", "/v1/messages/media/"+stored.WaSerialized, first.Key, nil).Data()
 	if got["url"] != mediaURL || got["mimetype"] != want.MimeType {
 		t.Errorf("message media = %v, want %s", got, mediaURL)
@@ -79,7 +99,7 @@ func TestReceivedImageKeptOnArrival(t *testing.T) {
 	first.Server.Close()
 	first.App.Close()
 	second := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
-		c.DatabaseURL = first.Config.DatabaseURL
+		c.DatabaseURL, c.MediaURL = first.Config.DatabaseURL, mediaBackend
 	}})
 	if status, sum := getMedia(t, second, mediaURL); status != 200 || sum != want.SHA256 {
 		t.Errorf("after a restart GET %s = %d with SHA-256 %s", mediaURL, status, sum)
