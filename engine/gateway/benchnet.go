@@ -5,13 +5,16 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"go.mau.fi/whatsmeow"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/util/cbcutil"
+	"google.golang.org/protobuf/proto"
 )
 
 // This file is built only with -tags mediabench, for bench/media: an engine on
@@ -27,6 +30,11 @@ type benchNet struct {
 	client
 	mu   sync.Mutex
 	sent []*waE2E.Message
+	// cdn holds the one file the network serves (OpenBenchReceiver), encrypted
+	// as the network holds it: the ciphertext and its 10-byte MAC, with key.
+	cdn    *os.File
+	cdnLen int64
+	key    []byte
 }
 
 func (*benchNet) Connect() error    { return nil }
@@ -81,4 +89,49 @@ func OpenBenchEngine(cfg Config) (*Engine, func() []*waE2E.Message) {
 		defer n.mu.Unlock()
 		return append([]*waE2E.Message(nil), n.sent...)
 	}
+}
+
+// DownloadToFile writes the network's file to file and decrypts it there, as
+// whatsmeow does (the ciphertext without its MAC, then cbcutil.DecryptFile in
+// place): never whole in memory.
+func (n *benchNet) DownloadToFile(_ context.Context, _ whatsmeow.DownloadableMessage, file whatsmeow.File) error {
+	if _, err := n.cdn.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(file, n.cdn, n.cdnLen-10); err != nil {
+		return err
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return cbcutil.DecryptFile(n.key, n.key[:16], file)
+}
+
+// OpenBenchReceiver returns an engine on the simulated network whose CDN holds
+// the video at path, encrypted as the network holds it (in a temporary file
+// removed by the returned func), and the reference of a received video message
+// that carries it (engine.MediaInfo.Ref, for FetchMediaRef).
+func OpenBenchReceiver(cfg Config, path string) (*Engine, []byte, func(), error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer src.Close()
+	cdn, err := os.CreateTemp("", "sb-bench-cdn-*")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done := func() { cdn.Close(); os.Remove(cdn.Name()) }
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	sum, encSum, length, size, err := cbcutil.EncryptStream(key, key[:16], key, src, cdn)
+	if err != nil {
+		done()
+		return nil, nil, nil, fmt.Errorf("encrypt: %w", err)
+	}
+	n := &benchNet{cdn: cdn, cdnLen: int64(size), key: key}
+	cfg.DeviceJID = n.OwnID().String()
+	ref := refOf(&waE2E.VideoMessage{DirectPath: proto.String("/v/b"), MediaKey: key, FileSHA256: sum,
+		FileEncSHA256: encSum, FileLength: proto.Uint64(length), Mimetype: proto.String("video/mp4")})
+	return newEngine(cfg, n, nil), ref, done, nil
 }
