@@ -24,9 +24,6 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// Kinds of media a message can carry.
-var Kinds = []string{"image", "video", "audio", "document", "sticker", "voice", "gif"}
-
 // Store keeps media, their metadata in the database and their bytes in a
 // Backend, and builds their public URLs.
 type Store struct {
