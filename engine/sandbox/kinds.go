@@ -13,7 +13,7 @@ import (
 // each kind of message, by the last four digits of the number: so every kind a
 // phone sends can be received without a phone (README, "sandbox").
 var Kinds = map[string]engine.Incoming{
-	"6601": {Type: "media", Text: "Look at this", Media: &engine.MediaInfo{Kind: "image", MimeType: "image/jpeg", Caption: "Look at this", Width: 1280, Height: 960}},
+	"6601": {Type: "media", Text: "Look at this", Media: &engine.MediaInfo{Kind: "image", MimeType: "image/jpeg", Caption: "Look at this", Width: 16, Height: 16}},
 	"6602": {Type: "media", Media: &engine.MediaInfo{Kind: "voice", MimeType: "audio/ogg; codecs=opus", Seconds: 7}},
 	"6603": {Type: "media", Media: &engine.MediaInfo{Kind: "document", MimeType: "application/pdf", Filename: "invoice-0042.pdf"}},
 	"6604": {Type: "media", Media: &engine.MediaInfo{Kind: "sticker", MimeType: "image/webp", Width: 512, Height: 512}},
