@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -211,14 +212,44 @@ func checkMedia(p *switchboard.Problems, d *draft, in model.MessageInput, checkU
 		d.MediaDigest = hex.EncodeToString(sum[:])
 	}
 	d.MediaFilename = name
+	if d.MediaBytes != nil && d.MediaContentType == "" {
+		d.MediaContentType = http.DetectContentType(d.MediaBytes)
+	}
 	if in.MediaKind != nil {
 		if !slices.Contains(engine.MediaKinds, *in.MediaKind) {
 			p.Add("mediaKind", "invalid_enum_value", "mediaKind must be one of %s", strings.Join(engine.MediaKinds, ", "))
+		} else if d.MediaBytes != nil && !kindTakes(*in.MediaKind, d.MediaContentType) {
+			p.Add("mediaKind", "invalid_type", "mediaKind %s cannot carry a file of type %s (send it as a document)",
+				*in.MediaKind, mediaTypeOf(d.MediaContentType))
 		}
 		d.MediaKind = *in.MediaKind
 	} else {
 		d.MediaKind = media.DetectKind(d.MediaContentType, name)
 	}
+}
+
+// kindTakes reports whether a media kind can carry a file of contentType: an
+// image or sticker an image, a video or video note a video, a gif a GIF or a
+// video, audio or a voice note audio (Ogg included); a document anything.
+func kindTakes(kind, contentType string) bool {
+	mt := mediaTypeOf(contentType)
+	switch kind {
+	case "image", "sticker":
+		return strings.HasPrefix(mt, "image/") && mt != "image/svg+xml"
+	case "video", "ptv":
+		return strings.HasPrefix(mt, "video/")
+	case "gif":
+		return mt == "image/gif" || strings.HasPrefix(mt, "video/")
+	case "audio", "voice":
+		return strings.HasPrefix(mt, "audio/") || mt == "application/ogg"
+	}
+	return true
+}
+
+// mediaTypeOf is contentType without its parameters, lower case.
+func mediaTypeOf(contentType string) string {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // checkLocation checks the location of a location message, which no other
