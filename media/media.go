@@ -9,8 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"path"
@@ -210,11 +208,10 @@ func (s *Store) Issued(rawURL string) bool {
 // issued, without its bytes (ok false for any other URL, or one whose media is
 // gone).
 func (s *Store) Info(ctx context.Context, rawURL string) (contentType, filename string, ok bool, err error) {
-	rest, found := strings.CutPrefix(rawURL, s.baseURL+"/media/")
+	token, found := s.tokenOf(rawURL)
 	if !found {
 		return "", "", false, nil
 	}
-	token, _, _ := strings.Cut(rest, "/")
 	m, err := s.client.Media.Query().Where(media.Token(token)).
 		Select(media.FieldContentType, media.FieldFilename).Only(ctx)
 	if ent.IsNotFound(err) {
@@ -223,20 +220,6 @@ func (s *Store) Info(ctx context.Context, rawURL string) (contentType, filename 
 		return "", "", false, err
 	}
 	return m.ContentType, m.Filename, true, nil
-}
-
-// Get returns the media behind a URL this store issued, whole in memory (ok
-// false for any other URL, or one whose media is gone); Open streams them.
-func (s *Store) Get(ctx context.Context, rawURL string) (data []byte, contentType, filename string, ok bool, err error) {
-	rc, o, ok, err := s.Open(ctx, rawURL)
-	if !ok || err != nil {
-		return nil, "", "", ok, err
-	}
-	defer rc.Close()
-	if data, err = io.ReadAll(io.LimitReader(rc, o.Size)); err != nil {
-		return nil, "", "", false, fmt.Errorf("media: read: %w", err)
-	}
-	return data, o.ContentType, o.Filename, true, nil
 }
 
 // ready is the media of token with its bytes: pending media are waited for
