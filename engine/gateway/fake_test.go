@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/appstate"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waMmsRetry"
+	waSyncAction "go.mau.fi/whatsmeow/proto/waSyncAction"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
@@ -53,6 +54,11 @@ type fakeClient struct {
 	retryPaths map[types.MessageID]string
 	retryAsks  []types.MessageID
 	presence   []string // "<chat> <state>[ <media>]" of each SendChatPresence
+	// pushName is the account's push name (whatsmeow's Store.PushName): without
+	// it SendPresence fails as whatsmeow's does; own the presences sent.
+	pushName    string
+	ownPres        []types.Presence
+	retrySource func(requester, to types.JID, id types.MessageID) *waE2E.Message
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -93,6 +99,7 @@ func newFake(paired bool) *fakeClient {
 	f := &fakeClient{alt: map[types.JID]types.JID{}, notOnWA: map[string]bool{}, groups: map[types.JID]*types.GroupInfo{}, partResult: map[types.JID]int{}}
 	if paired {
 		f.own = types.NewADJID("15550001111", 0, 7)
+		f.pushName = "Owner" // kept in the device store since the first sync
 		f.lid = types.NewJID("99990001111", types.HiddenUserServer)
 	}
 	return f
@@ -416,6 +423,50 @@ func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state ty
 	}
 	f.presence = append(f.presence, p)
 	return nil
+}
+
+func (f *fakeClient) SendPresence(_ context.Context, state types.Presence) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pushName == "" {
+		return whatsmeow.ErrNoPushName
+	}
+	f.ownPres = append(f.ownPres, state)
+	return nil
+}
+
+// ownPresence returns the presences sent so far.
+func (f *fakeClient) ownPresence() []types.Presence {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]types.Presence(nil), f.ownPres...)
+}
+
+// setPushName is the phone's settings sync naming the account, as whatsmeow
+// handles it: the store's push name set, then events.PushNameSetting.
+func (f *fakeClient) setPushName(name string) {
+	f.mu.Lock()
+	f.pushName = name
+	f.mu.Unlock()
+	f.emit(&events.PushNameSetting{Timestamp: time.Now(), Action: &waSyncAction.PushNameSetting{Name: proto.String(name)}})
+}
+
+func (f *fakeClient) SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retrySource = source
+}
+
+// retryReceipt is a recipient's retry receipt as whatsmeow handles it once its
+// own cache of recent messages misses: the message GetMessageForRetry gives.
+func (f *fakeClient) retryReceipt(requester, chat types.JID, id types.MessageID) *waE2E.Message {
+	f.mu.Lock()
+	source := f.retrySource
+	f.mu.Unlock()
+	if source == nil {
+		return nil
+	}
+	return source(requester, chat, id)
 }
 
 func (f *fakeClient) OwnID() types.JID {
