@@ -87,14 +87,14 @@ func (c *carefulClient) AddEventHandlerWithSuccessStatus(h whatsmeow.EventHandle
 			retry := c.presencePending && v.Action.GetName() != ""
 			c.mu.Unlock()
 			if retry {
-				go c.sendPresence()
+				defer c.sendPresence() // once the engine saw the event
 			}
 		default:
 			c.observeTimers(ctx, evt)
 		}
 		ok := h(evt)
 		if _, connected := evt.(*events.Connected); connected && !c.e.cfg.HidePresence {
-			go c.sendPresence()
+			c.sendPresence() // one frame written, not a round trip: no need to wait apart
 		}
 		return ok
 	})

@@ -67,7 +67,9 @@ type fakeClient struct {
 	groupErr     error
 	partResult   map[types.JID]int // participant -> error code of the next participant change
 
-	pairPhone string
+	pairPhone   string
+	pairClient  whatsmeow.PairClientType
+	pairDisplay string
 	loggedOut bool
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
@@ -171,7 +173,7 @@ func (f *fakeClient) SendMessage(_ context.Context, to types.JID, msg *waE2E.Mes
 		wire = lid
 	}
 	f.sent = append(f.sent, fakeSend{to, msg, extra, wire})
-	id := types.MessageID("3EB0RANDOM")
+	id := types.MessageID(fmt.Sprintf("3EB0%018X", len(f.sent))) // whatsmeow's are random
 	if len(extra) > 0 && extra[0].ID != "" {
 		id = extra[0].ID
 	}
@@ -300,10 +302,10 @@ func (f *fakeClient) SendAppState(_ context.Context, p appstate.PatchInfo) error
 	return nil
 }
 
-func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, _ whatsmeow.PairClientType, _ string) (string, error) {
+func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, ct whatsmeow.PairClientType, display string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pairPhone = phone
+	f.pairPhone, f.pairClient, f.pairDisplay = phone, ct, display
 	return "ABCD-EFGH", nil
 }
 
