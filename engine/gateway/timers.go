@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
@@ -24,7 +23,8 @@ import (
 //     turns it off) and the timer that messages in the chat carry
 //     (ContextInfo.Expiration, in either direction);
 //   - the history sync's conversations (EphemeralExpiration).
-// A timer set before the one stored (by its setting time) does not replace it.
+// A timer set before the one stored (by its setting time) does not replace it;
+// a group's info (which tells no setting time) replaces whatever is stored.
 
 // chatTimer is the timer of one chat and when it was set (unix seconds).
 type chatTimer struct {
@@ -32,12 +32,14 @@ type chatTimer struct {
 	setAt   int64
 }
 
-// putTimer records the timer of chat for device our unless a later one is stored.
-func (s *Store) putTimer(ctx context.Context, our, chat string, t chatTimer) error {
+// putTimer records the timer of chat for device our unless a later one is
+// stored; a snapshot (a group's info, which tells no setting time) replaces
+// whatever is stored.
+func (s *Store) putTimer(ctx context.Context, our, chat string, t chatTimer, snapshot bool) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO gateway_chat_timers (our_jid, chat_jid, seconds, set_at)
 		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (our_jid, chat_jid) DO UPDATE SET seconds = excluded.seconds, set_at = excluded.set_at
-		WHERE gateway_chat_timers.set_at <= excluded.set_at`, our, chat, int64(t.seconds), t.setAt)
+		WHERE $5 OR gateway_chat_timers.set_at <= excluded.set_at`, our, chat, int64(t.seconds), t.setAt, snapshot)
 	return err
 }
 
@@ -63,26 +65,26 @@ func (s *Store) timer(ctx context.Context, our string, chats ...string) (t chatT
 	return t, ok, nil
 }
 
-// setTimer records a chat's timer, logging a failure.
-func (c *carefulClient) setTimer(ctx context.Context, chat types.JID, t chatTimer) {
+// setTimer records a chat's timer (see putTimer), logging a failure.
+func (c *carefulClient) setTimer(ctx context.Context, chat types.JID, t chatTimer, snapshot bool) {
 	st, our := c.e.cfg.Store, c.ownJID()
 	if st == nil || our == "" || chat.IsEmpty() {
 		return
 	}
-	if err := st.putTimer(ctx, our, chat.ToNonAD().String(), t); err != nil {
+	if err := st.putTimer(ctx, our, chat.ToNonAD().String(), t, snapshot); err != nil {
 		c.e.log.Warn("gateway: keep chat timer", "chat", chat, "err", err)
 	}
 }
 
-// groupTimers records the timers of groups from their infos.
+// groupTimers records the timers of groups from their infos: snapshots without
+// a setting time, which any later change replaces.
 func (c *carefulClient) groupTimers(ctx context.Context, infos ...*types.GroupInfo) {
-	now := time.Now().Unix()
 	for _, g := range infos {
-		t := chatTimer{setAt: now}
+		var t chatTimer
 		if g.IsEphemeral {
 			t.seconds = g.DisappearingTimer
 		}
-		c.setTimer(ctx, g.JID, t)
+		c.setTimer(ctx, g.JID, t, true)
 	}
 }
 
@@ -97,7 +99,7 @@ func (c *carefulClient) observeTimers(ctx context.Context, evt any) {
 			if v.Ephemeral.IsEphemeral {
 				t.seconds = v.Ephemeral.DisappearingTimer
 			}
-			c.setTimer(ctx, v.JID, t)
+			c.setTimer(ctx, v.JID, t, false)
 		}
 	case *events.JoinedGroup:
 		c.groupTimers(ctx, &v.GroupInfo)
@@ -107,7 +109,7 @@ func (c *carefulClient) observeTimers(ctx context.Context, evt any) {
 				continue
 			}
 			if jid, err := types.ParseJID(conv.GetID()); err == nil {
-				c.setTimer(ctx, jid, chatTimer{seconds: conv.GetEphemeralExpiration(), setAt: conv.GetEphemeralSettingTimestamp()})
+				c.setTimer(ctx, jid, chatTimer{seconds: conv.GetEphemeralExpiration(), setAt: conv.GetEphemeralSettingTimestamp()}, false)
 			}
 		}
 	}
@@ -121,7 +123,7 @@ func (c *carefulClient) messageTimer(ctx context.Context, v *events.Message) {
 		if ts := p.GetEphemeralSettingTimestamp(); ts > 0 {
 			at = ts
 		}
-		c.setTimer(ctx, v.Info.Chat, chatTimer{seconds: p.GetEphemeralExpiration(), setAt: at})
+		c.setTimer(ctx, v.Info.Chat, chatTimer{seconds: p.GetEphemeralExpiration(), setAt: at}, false)
 		return
 	}
 	ci := contextInfoOf(v.Message, false)
@@ -131,7 +133,7 @@ func (c *carefulClient) messageTimer(ctx context.Context, v *events.Message) {
 	if ts := ci.GetEphemeralSettingTimestamp(); ts > 0 {
 		at = ts
 	}
-	c.setTimer(ctx, v.Info.Chat, chatTimer{seconds: ci.GetExpiration(), setAt: at})
+	c.setTimer(ctx, v.Info.Chat, chatTimer{seconds: ci.GetExpiration(), setAt: at}, false)
 }
 
 // applyTimer puts the timer of the chat to on msg, when it has one and msg is
