@@ -57,7 +57,7 @@ type fakeClient struct {
 	// pushName is the account's push name (whatsmeow's Store.PushName): without
 	// it SendPresence fails as whatsmeow's does; own the presences sent.
 	pushName    string
-	ownPres        []types.Presence
+	ownPres     []types.Presence
 	retrySource func(requester, to types.JID, id types.MessageID) *waE2E.Message
 
 	groups       map[types.JID]*types.GroupInfo
@@ -70,7 +70,7 @@ type fakeClient struct {
 	pairPhone   string
 	pairClient  whatsmeow.PairClientType
 	pairDisplay string
-	loggedOut bool
+	loggedOut   bool
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
 	onWAAsks [][]string
