@@ -42,7 +42,6 @@ func (*benchNet) Disconnect()       {}
 func (*benchNet) IsConnected() bool { return true }
 func (*benchNet) IsLoggedIn() bool  { return true }
 func (*benchNet) OwnID() types.JID  { return types.NewJID("15550001111", types.DefaultUserServer) }
-func (*benchNet) SetRetrySource(func(types.JID, types.JID, types.MessageID) *waE2E.Message) {}
 func (*benchNet) AddEventHandlerWithSuccessStatus(whatsmeow.EventHandlerWithSuccessStatus) uint32 {
 	return 1
 }
