@@ -26,7 +26,8 @@ type carefulClient struct {
 	e *Engine
 
 	mu              sync.Mutex
-	presencePending bool // a presence refused for want of a push name
+	presencePending bool   // a presence refused for want of a push name
+	own             string // the device's JID once known (whatsmeow forgets it at a logout)
 }
 
 // careful wraps cl (attach calls it) and makes the store answer cl's retry receipts.
@@ -81,7 +82,7 @@ func (c *carefulClient) AddEventHandlerWithSuccessStatus(h whatsmeow.EventHandle
 		ctx := context.Background()
 		switch v := evt.(type) {
 		case *events.LoggedOut:
-			c.forgetDevice(ctx)
+			c.forgetDevice(ctx, c.ownJID())
 		case *events.PushNameSetting:
 			c.mu.Lock()
 			retry := c.presencePending && v.Action.GetName() != ""
@@ -120,10 +121,24 @@ func (c *carefulClient) sendPresence() {
 }
 
 // ownJID is the device's JID the store keys its rows by; empty before pairing.
+// It stays known after whatsmeow deleted the device at a logout, so that its
+// rows can be deleted too.
 func (c *carefulClient) ownJID() string {
 	own := c.client.OwnID()
-	if own.IsEmpty() {
-		return ""
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !own.IsEmpty() {
+		c.own = own.String()
 	}
-	return own.String()
+	return c.own
+}
+
+// Logout implements client, deleting the device's rows with it.
+func (c *carefulClient) Logout(ctx context.Context) error {
+	our := c.ownJID()
+	if err := c.client.Logout(ctx); err != nil {
+		return err
+	}
+	c.forgetDevice(ctx, our)
+	return nil
 }

@@ -183,9 +183,9 @@ func (c *carefulClient) messageForRetry(requester, to types.JID, id types.Messag
 	return msg
 }
 
-// forgetDevice drops the store's rows of the device being logged out.
-func (c *carefulClient) forgetDevice(ctx context.Context) {
-	if st, our := c.e.cfg.Store, c.ownJID(); st != nil && our != "" {
+// forgetDevice drops the store's rows of device our, being logged out.
+func (c *carefulClient) forgetDevice(ctx context.Context, our string) {
+	if st := c.e.cfg.Store; st != nil && our != "" {
 		if err := st.forgetDevice(ctx, our); err != nil {
 			c.e.log.Warn("gateway: forget logged-out device", "err", err)
 		}

@@ -70,6 +70,21 @@ func TestRetryReceiptAfterARestartIsAnsweredFromTheStore(t *testing.T) {
 		if got := second.f.retryReceipt(contact, contact, types.MessageID(text.WireID)); got.GetConversation() != "hello" {
 			t.Errorf("the retried text is %v", got)
 		}
+
+		// A logout forgets the device's messages (and timers) with its keys.
+		our := second.f.own.String()
+		if err := st.putTimer(ctx, our, contact.String(), chatTimer{seconds: week, setAt: 1}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := second.e.Logout(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.sent(ctx, our, text.WireID, contact.String()); got != nil || err != nil {
+			t.Errorf("after logout: %v %v", got, err)
+		}
+		if _, ok, err := st.timer(ctx, our, contact.String()); ok || err != nil {
+			t.Errorf("timer after logout: %v %v", ok, err)
+		}
 	})
 }
 

@@ -105,8 +105,9 @@ func (s *Store) Devices(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// DeleteDevice forgets a device and all its keys (after a logout the engine does
-// this itself). Deleting a device the store does not hold does nothing.
+// DeleteDevice forgets a device, all its keys, its kept sent messages and its
+// chats' timers (after a logout the engine does this itself). Deleting a
+// device the store does not hold does nothing.
 func (s *Store) DeleteDevice(ctx context.Context, jid string) error {
 	dev, err := s.device(ctx, jid)
 	if err != nil {
@@ -115,5 +116,8 @@ func (s *Store) DeleteDevice(ctx context.Context, jid string) error {
 		}
 		return err
 	}
-	return dev.Delete(ctx)
+	if err := dev.Delete(ctx); err != nil {
+		return err
+	}
+	return s.forgetDevice(ctx, jid)
 }
