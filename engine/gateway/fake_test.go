@@ -523,7 +523,7 @@ type harness struct {
 	sink *sink
 }
 
-func newHarness(t *testing.T, paired bool, cfg ...func(*Config)) *harness {
+func newHarness(t testing.TB, paired bool, cfg ...func(*Config)) *harness {
 	t.Helper()
 	f := newFake(paired)
 	s := &sink{}

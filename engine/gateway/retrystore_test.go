@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/storage"
 )
 
 // TestRetryReceiptAfterARestartIsAnsweredFromTheStore sends messages of
@@ -115,4 +117,33 @@ func TestSentMessagesArePrunedInPages(t *testing.T) {
 			t.Errorf("old message: %v %v", got, err)
 		}
 	})
+}
+
+// BenchmarkSendWithTheStore is the cost of a text send through the engine and
+// the fake network with the careful client's store work (the chat's timer read,
+// the message kept) and without a store.
+func BenchmarkSendWithTheStore(b *testing.B) {
+	for _, withSt := range []bool{false, true} {
+		b.Run(fmt.Sprintf("store=%v", withSt), func(b *testing.B) {
+			var st *Store
+			if withSt {
+				_, db, dialect, err := storage.OpenWithDB("sqlite://"+filepath.Join(b.TempDir(), "gw.db"), 4)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st, err = OpenStore(context.Background(), db, dialect); err != nil {
+					b.Fatal(err)
+				}
+			}
+			h := newHarness(b, true, withStore(st))
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := range b.N {
+				m := engine.Outgoing{WireID: engine.WireID(fmt.Sprint("msg_b", i)), To: chatID(contact), Type: "text", Text: "hello"}
+				if _, err := h.e.Send(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
