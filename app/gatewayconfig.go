@@ -25,11 +25,14 @@ type GatewaySettings struct {
 	// RecentHistoryOnly asks the phone for its recent history only when
 	// pairing, not the full history (SWITCHBOARD_GATEWAY_FULL_SYNC=false).
 	RecentHistoryOnly bool
+	// FullSyncDays bounds the full history to its last days
+	// (SWITCHBOARD_GATEWAY_FULL_SYNC_DAYS; 0, the default: the phone's own bound).
+	FullSyncDays uint32
 }
 
 // identity is the gateway.Identity of s.
 func (s GatewaySettings) identity() gateway.Identity {
-	return gateway.Identity{Name: s.DeviceName, Platform: s.Platform, FullSync: !s.RecentHistoryOnly}
+	return gateway.Identity{Name: s.DeviceName, Platform: s.Platform, FullSync: !s.RecentHistoryOnly, FullSyncDays: s.FullSyncDays}
 }
 
 // gatewayFromEnv reads the SWITCHBOARD_GATEWAY_* settings.
@@ -43,6 +46,11 @@ func (c *Config) gatewayFromEnv() error {
 		}
 		*dst = !on
 	}
+	days, err := strconv.ParseUint(env("SWITCHBOARD_GATEWAY_FULL_SYNC_DAYS", "0"), 10, 32)
+	if err != nil {
+		return fmt.Errorf("SWITCHBOARD_GATEWAY_FULL_SYNC_DAYS: must be a number of days (%w)", err)
+	}
+	g.FullSyncDays = uint32(days)
 	if err := gateway.CheckIdentity(g.identity()); err != nil {
 		return fmt.Errorf("SWITCHBOARD_GATEWAY_PLATFORM / SWITCHBOARD_GATEWAY_DEVICE_NAME: %w", err)
 	}

@@ -58,11 +58,17 @@ func TestIdentityIsWhatThePhoneShows(t *testing.T) {
 	if !store.DeviceProps.GetRequireFullSync() {
 		t.Error("full history sync not asked by default")
 	}
+	if err := SetIdentity(Identity{Name: "Acme", Platform: "chrome", FullSync: true, FullSyncDays: 365}); err != nil {
+		t.Fatal(err)
+	}
+	if !store.DeviceProps.GetRequireFullSync() || store.DeviceProps.GetHistorySyncConfig().GetFullSyncDaysLimit() != 365 {
+		t.Errorf("full sync of a year: %v", store.DeviceProps)
+	}
 	if err := SetIdentity(Identity{Name: "Acme Support", Platform: "Firefox"}); err != nil {
 		t.Fatal(err)
 	}
 	if store.DeviceProps.GetOs() != "Acme Support" || store.DeviceProps.GetPlatformType() != waCompanionReg.DeviceProps_FIREFOX ||
-		store.DeviceProps.GetRequireFullSync() {
+		store.DeviceProps.GetRequireFullSync() || store.DeviceProps.GetHistorySyncConfig().FullSyncDaysLimit != nil {
 		t.Errorf("device props %v", store.DeviceProps)
 	}
 	// A phone-code pairing says the same.

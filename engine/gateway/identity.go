@@ -27,6 +27,9 @@ type Identity struct {
 	// own bound on days and size still applies); false takes the recent
 	// history only, as whatsmeow does by default.
 	FullSync bool
+	// FullSyncDays bounds the full history to its last days (0: the phone's
+	// own bound).
+	FullSyncDays uint32
 }
 
 // Defaults of Identity.
@@ -104,6 +107,10 @@ func applyIdentity(id Identity) {
 	store.DeviceProps.Os = proto.String(id.Name)
 	store.DeviceProps.PlatformType = p.typ.Enum()
 	store.DeviceProps.RequireFullSync = proto.Bool(id.FullSync)
+	store.DeviceProps.HistorySyncConfig.FullSyncDaysLimit = nil
+	if id.FullSync && id.FullSyncDays > 0 {
+		store.DeviceProps.HistorySyncConfig.FullSyncDaysLimit = proto.Uint32(id.FullSyncDays)
+	}
 }
 
 func init() { applyIdentity(identity) }
