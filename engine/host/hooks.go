@@ -1,0 +1,44 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// pollOptions reads the options of a poll from the workspace's messages, to
+// name the options of a decrypted vote on a poll this process did not see.
+func (h *Host) pollOptions(workspaceID string) func(context.Context, engine.Key) ([]string, error) {
+	return func(ctx context.Context, key engine.Key) ([]string, error) {
+		m, err := h.Client.Message.Query().Where(message.WaSerialized(key.Serialized())).
+			First(viewer.WorkspaceContext(ctx, workspaceID))
+		if ent.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return m.PollOptions, nil
+	}
+}
+
+// oldestMessage finds the oldest stored message of a chat sent before before:
+// the anchor of an on-demand request for older history.
+func (h *Host) oldestMessage(workspaceID string) func(context.Context, string, time.Time) (engine.Key, time.Time, bool, error) {
+	return func(ctx context.Context, chat string, before time.Time) (engine.Key, time.Time, bool, error) {
+		m, err := h.Client.Message.Query().
+			Where(message.To(chat), message.CreatedAtLT(before), message.WaIDNEQ("")).
+			Order(ent.Asc(message.FieldCreatedAt)).First(viewer.WorkspaceContext(ctx, workspaceID))
+		if ent.IsNotFound(err) {
+			return engine.Key{}, time.Time{}, false, nil
+		}
+		if err != nil {
+			return engine.Key{}, time.Time{}, false, err
+		}
+		return engine.Key{FromMe: m.FromMe, Remote: chat, ID: m.WaID, Participant: m.WaParticipant}, m.CreatedAt, true, nil
+	}
+}
