@@ -113,7 +113,7 @@ func (h *Host) ttl() time.Duration {
 // engines it runs and gives their leases up. Beside it, the fence closes any
 // engine whose lease went unrenewed too long, whatever Redis does.
 func (h *Host) Run(ctx context.Context) {
-	go h.listen(ctx)
+	go h.listen(ctx, h.subscribe(ctx))
 	go h.fence(ctx)
 	t := time.NewTicker(h.ttl() / 6)
 	defer t.Stop()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/switchboardhq/switchboard/ent"
 	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -68,11 +70,23 @@ func (h *Host) announceGone(ctx context.Context, engineID string) {
 	}
 }
 
+// subscribe subscribes to the notices of created and deleted engines, waiting
+// (a little) for Redis to confirm it, so that a notice published after Run began
+// reaches this replica; the first resync covers the engines created before.
+func (h *Host) subscribe(ctx context.Context) *redis.PubSub {
+	ps := h.Redis.Subscribe(ctx, enginesChannel)
+	rctx, cancel := context.WithTimeout(ctx, h.ttl()/6)
+	defer cancel()
+	if _, err := ps.Receive(rctx); err != nil {
+		h.log().Warn("gateway engine notices not subscribed yet", "err", err)
+	}
+	return ps
+}
+
 // listen applies the notices of created and deleted engines until ctx ends.
 // A notice missed (Redis was away) is made up for by the next resync, and a
 // deleted engine is also forgotten when a replica finds its row gone.
-func (h *Host) listen(ctx context.Context) {
-	ps := h.Redis.Subscribe(ctx, enginesChannel)
+func (h *Host) listen(ctx context.Context, ps *redis.PubSub) {
 	defer ps.Close()
 	ch := ps.Channel()
 	for {
