@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/chat"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -40,5 +42,39 @@ func (h *Host) oldestMessage(workspaceID string) func(context.Context, string, t
 			return engine.Key{}, time.Time{}, false, err
 		}
 		return engine.Key{FromMe: m.FromMe, Remote: chat, ID: m.WaID, Participant: m.WaParticipant}, m.CreatedAt, true, nil
+	}
+}
+
+// unreadLimit bounds the unread messages a mark-read sends receipts for.
+const unreadLimit = 100
+
+// unreadMessages finds the incoming messages of a chat not read yet, newest
+// first: as many of the chat's latest incoming messages that engineID (or no
+// engine) received as its unread count says (at most unreadLimit), each with
+// the key it came under, for the read receipts of a mark-read.
+func (h *Host) unreadMessages(workspaceID, engineID string) func(context.Context, string) ([]gateway.Unread, error) {
+	return func(ctx context.Context, chatID string) ([]gateway.Unread, error) {
+		wctx := viewer.WorkspaceContext(ctx, workspaceID)
+		c, err := h.Client.Chat.Query().Where(chat.Jid(chatID)).Only(wctx)
+		if ent.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil || c.UnreadCount == 0 {
+			return nil, err
+		}
+		ms, err := h.Client.Message.Query().
+			Where(message.To(chatID), message.FromMe(false), message.WaSerializedNEQ(""),
+				message.Or(message.EngineID(engineID), message.EngineID(""), message.EngineIDIsNil())).
+			Order(ent.Desc(message.FieldCreatedAt)).Limit(min(c.UnreadCount, unreadLimit)).All(wctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]gateway.Unread, 0, len(ms))
+		for _, m := range ms {
+			if k, ok := engine.ParseKey(m.WaSerialized); ok {
+				out = append(out, gateway.Unread{Key: k, At: m.CreatedAt})
+			}
+		}
+		return out, nil
 	}
 }

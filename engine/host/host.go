@@ -195,6 +195,9 @@ func (h *Host) config(row *ent.Engine) gateway.Config {
 	if cfg.OldestMessage == nil {
 		cfg.OldestMessage = h.oldestMessage(row.WorkspaceID)
 	}
+	if cfg.UnreadMessages == nil {
+		cfg.UnreadMessages = h.unreadMessages(row.WorkspaceID, row.ID)
+	}
 	return cfg
 }
 
