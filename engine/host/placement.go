@@ -78,7 +78,12 @@ func (h *Host) takeUp(ctx context.Context, known []string, share int) error {
 	}
 	rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
 	sys := viewer.SystemContext(ctx)
-	for _, id := range free {
+	for i, id := range free {
+		if i > 0 && i%16 == 0 { // replicas starting together learn of each other as they go
+			if replicas, err := h.register(ctx); err == nil {
+				share = h.share(len(known), replicas)
+			}
+		}
 		if h.count() >= share || ctx.Err() != nil {
 			break
 		}
