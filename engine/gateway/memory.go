@@ -6,6 +6,7 @@ import (
 
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
 )
 
 // The bounds of the engine's memories; the oldest entries go first. What the
@@ -151,10 +152,31 @@ func (m *memory) takeUnread(chat string) []seen {
 	return u
 }
 
+// putMedia remembers a media message for FetchMedia: what a download needs,
+// without its thumbnail, caption or context.
 func (m *memory) putMedia(key string, msg *waE2E.Message) {
+	slim := proto.Clone(msg).(*waE2E.Message)
+	if c := slim.GetImageMessage(); c != nil {
+		c.JPEGThumbnail, c.Caption, c.ContextInfo = nil, nil, nil
+	}
+	if c := slim.GetVideoMessage(); c != nil {
+		c.JPEGThumbnail, c.Caption, c.ContextInfo = nil, nil, nil
+	}
+	if c := slim.GetPtvMessage(); c != nil {
+		c.JPEGThumbnail, c.Caption, c.ContextInfo = nil, nil, nil
+	}
+	if c := slim.GetDocumentMessage(); c != nil {
+		c.JPEGThumbnail, c.Caption, c.ContextInfo = nil, nil, nil
+	}
+	if c := slim.GetAudioMessage(); c != nil {
+		c.Waveform, c.ContextInfo = nil, nil
+	}
+	if c := slim.GetStickerMessage(); c != nil {
+		c.PngThumbnail, c.ContextInfo = nil, nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.media.put(key, msg)
+	m.media.put(key, slim)
 }
 
 func (m *memory) mediaOf(key string) (*waE2E.Message, bool) {
