@@ -108,22 +108,25 @@ func (h *Host) ttl() time.Duration {
 }
 
 // Run registers this replica, listens for new engines, and every sixth of the
-// lease TTL renews its leases, takes up engines no replica runs (up to its
-// share) and hands surplus ones off, until ctx ends; then it closes the
-// engines it runs and gives their leases up. Beside it, the fence closes any
-// engine whose lease went unrenewed too long, whatever Redis does.
+// lease TTL takes up engines no replica runs (up to its share) or hands
+// surplus ones off, until ctx ends; then it closes the engines it runs and
+// gives their leases up. Beside it, and never waiting for it, one loop renews
+// the leases at the same pace and the fence closes any engine whose lease went
+// unrenewed too long, whatever Redis does.
 func (h *Host) Run(ctx context.Context) {
 	go h.listen(ctx, h.subscribe(ctx))
 	go h.fence(ctx)
+	renewing := make(chan struct{})
+	go func() { defer close(renewing); h.renewEvery(ctx) }()
 	t := time.NewTicker(h.ttl() / 6)
 	defer t.Stop()
 	for {
-		h.renew(ctx)
 		if err := h.place(ctx); err != nil && ctx.Err() == nil {
 			h.log().Warn("gateway engines not placed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			<-renewing
 			h.stopAll()
 			h.unregister()
 			return

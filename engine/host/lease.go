@@ -25,6 +25,20 @@ return 0`)
 // before the fence closes it.
 func (h *Host) margin() time.Duration { return h.ttl() / 3 }
 
+// renewEvery renews the leases every sixth of the TTL until ctx ends.
+func (h *Host) renewEvery(ctx context.Context) {
+	t := time.NewTicker(h.ttl() / 6)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.renew(ctx)
+		}
+	}
+}
+
 // renew extends this replica's leases, each in one round trip bounded by a
 // sixth of the TTL; a renewal that succeeds moves the engine's deadline to the
 // time it began plus the TTL. An engine whose lease was lost (Redis lost it,

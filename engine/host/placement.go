@@ -20,6 +20,8 @@ const replicasKey = "switchboard:gateway-replicas"
 // register renews this replica's registration, drops expired ones, and
 // returns how many replicas run hosts (at least 1: this one).
 func (h *Host) register(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.ttl()/6)
+	defer cancel()
 	now := time.Now()
 	pipe := h.Redis.TxPipeline()
 	pipe.ZAdd(ctx, replicasKey, redisZ(float64(now.Add(h.ttl()).UnixMilli()), h.Hub.Replica()))
@@ -113,7 +115,9 @@ func (h *Host) unleased(ctx context.Context, ids []string) ([]string, error) {
 		for i, id := range page {
 			keys[i] = leasePrefix + id
 		}
-		vals, err := h.Redis.MGet(ctx, keys...).Result()
+		rctx, cancel := context.WithTimeout(ctx, h.ttl()/6)
+		vals, err := h.Redis.MGet(rctx, keys...).Result()
+		cancel()
 		if err != nil {
 			return nil, err
 		}
