@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -53,14 +54,16 @@ func TestFencingUnderLeaseLoss(t *testing.T) {
 }
 
 // An engine created on one replica is known to the others through pub/sub
-// (their resync is minutes away): when its replica stops, another takes it.
+// (their resync is minutes away): when its replica stops, another takes it;
+// deleted, it is stopped and forgotten everywhere.
 func TestNewEngineLearntWithoutResync(t *testing.T) {
 	c := newCluster(t, 0)
 	a, stopA := c.host("A", nil)
-	c.host("B", nil)
-	until(t, 5*time.Second, "both replicas registered", func() bool {
+	b, _ := c.host("B", nil)
+	cc, _ := c.host("C", nil)
+	until(t, 5*time.Second, "the replicas registered", func() bool {
 		n, _ := c.mr.ZMembers(replicasKey)
-		return len(n) == 2 && c.mr.PubSubNumSub(enginesChannel)[enginesChannel] == 2
+		return len(n) == 3 && c.mr.PubSubNumSub(enginesChannel)[enginesChannel] == 3
 	})
 	sys := viewer.SystemContext(t.Context())
 	ws := c.client.Workspace.Create().SetName("new").SaveX(sys)
@@ -73,8 +76,18 @@ func TestNewEngineLearntWithoutResync(t *testing.T) {
 		t.Fatalf("the new engine runs on %v, want A", got)
 	}
 	stopA()
-	until(t, 3*testTTL, "B runs the new engine", func() bool {
+	until(t, 3*testTTL, "B or C runs the new engine", func() bool {
 		got := c.s.where()[row.ID]
-		return len(got) == 1 && got[0] == "B"
+		return len(got) == 1 && got[0] != "A"
+	})
+
+	// Deleted (the API deletes the row and ends the session on every replica):
+	// the replica that runs it stops it, forgets it and tells the other one.
+	c.client.Engine.DeleteOneID(row.ID).ExecX(sys)
+	if err := b.Hub.End(t.Context(), ws.ID, row.ID, engine.EndDeleted); err != nil {
+		t.Fatal(err)
+	}
+	until(t, 3*testTTL, "the deleted engine stopped and forgotten", func() bool {
+		return len(c.s.where()[row.ID]) == 0 && len(b.knownIDs()) == 0 && len(cc.knownIDs()) == 0
 	})
 }

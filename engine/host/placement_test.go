@@ -143,7 +143,7 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, engines int) *cluster {
-	client, _ := storagetest.SQLite(t)
+	client := storagetest.Client(t, storagetest.DatabaseURL(t))
 	mr := miniredis.RunT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
