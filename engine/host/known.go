@@ -97,10 +97,9 @@ func (h *Host) listen(ctx context.Context, ps *redis.PubSub) {
 			if !ok {
 				return
 			}
-			switch id := m.Payload[1:]; {
-			case strings.HasPrefix(m.Payload, "+"):
+			if id, ok := strings.CutPrefix(m.Payload, "+"); ok && id != "" {
 				h.learn(id)
-			case strings.HasPrefix(m.Payload, "-"):
+			} else if id, ok := strings.CutPrefix(m.Payload, "-"); ok && id != "" {
 				h.forget(id)
 			}
 		}
