@@ -7,7 +7,7 @@ RACE  ?= $(shell [ "$$($(GO) env CGO_ENABLED)" = "1" ] && command -v cc >/dev/nu
 # ADDR overrides SWITCHBOARD_ADDR (default 127.0.0.1:8080).
 ADDR  ?=
 
-.PHONY: run test checkptr faults generate lint build bench bench-conversations bench-ratelimit bench-campaign bench-media
+.PHONY: run test checkptr faults generate lint build bench bench-conversations bench-ratelimit bench-campaign bench-media bench-sessions
 
 run:
 	$(GO) run ./cmd/switchboard serve $(if $(ADDR),--addr $(ADDR))
@@ -59,3 +59,9 @@ bench-campaign:
 # (target < 100 MB). Needs ffmpeg.
 bench-media:
 	$(GO) run -tags mediabench ./bench/media -mb 64
+
+# 300 gateway sessions (simulated network) on 3 replicas in one process, one
+# database and one Redis: RSS per session (target <= 5 MB beyond idle),
+# placement balance, and fail-over time with one replica cut off from Redis.
+bench-sessions:
+	$(GO) run -tags sessionbench ./bench/sessions

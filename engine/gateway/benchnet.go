@@ -1,4 +1,4 @@
-//go:build mediabench
+//go:build mediabench || sessionbench
 
 package gateway
 
@@ -9,10 +9,12 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"go.mau.fi/whatsmeow"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
 	"google.golang.org/protobuf/proto"
 )
@@ -42,6 +44,10 @@ func (*benchNet) Disconnect()       {}
 func (*benchNet) IsConnected() bool { return true }
 func (*benchNet) IsLoggedIn() bool  { return true }
 func (*benchNet) OwnID() types.JID  { return types.NewJID("15550001111", types.DefaultUserServer) }
+func (*benchNet) OwnLID() types.JID { return types.NewJID("99990001111", types.HiddenUserServer) }
+
+// AltJID knows no other form of any user, as a device store that saw no LID.
+func (*benchNet) AltJID(context.Context, types.JID) (types.JID, error) { return types.EmptyJID, nil }
 func (*benchNet) AddEventHandlerWithSuccessStatus(whatsmeow.EventHandlerWithSuccessStatus) uint32 {
 	return 1
 }
@@ -136,4 +142,26 @@ func OpenBenchReceiver(cfg Config, path string) (*Engine, []byte, func(), error)
 	ref := refOf(&waE2E.VideoMessage{DirectPath: proto.String("/v/b"), MediaKey: key, FileSHA256: sum,
 		FileEncSHA256: encSum, FileLength: proto.Uint64(length), Mimetype: proto.String("video/mp4")})
 	return newEngine(cfg, n, nil), ref, done, nil
+}
+
+// BenchReceive has the engine receive, from the simulated network, perChat
+// messages in each of chats direct chats (every fifth an image), as whatsmeow
+// hands them over, and returns once it has handled them.
+func (e *Engine) BenchReceive(chats, perChat int) {
+	cl := e.client()
+	at := time.Now().Add(-time.Hour)
+	for c := range chats {
+		peer := types.NewJID(fmt.Sprintf("1666%07d", c), types.DefaultUserServer)
+		for i := range perChat {
+			m := &waE2E.Message{Conversation: proto.String(fmt.Sprintf("message %d of chat %d, a line of text", i, c))}
+			if i%5 == 4 {
+				m = &waE2E.Message{ImageMessage: &waE2E.ImageMessage{Mimetype: proto.String("image/jpeg"), Caption: proto.String("a photo"),
+					DirectPath: proto.String(fmt.Sprintf("/v/t62/%d-%d", c, i)), MediaKey: make([]byte, 32), FileSHA256: make([]byte, 32),
+					FileEncSHA256: make([]byte, 32), FileLength: proto.Uint64(120_000), JPEGThumbnail: make([]byte, 2048)}}
+			}
+			at = at.Add(time.Second)
+			e.handle(cl, &events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: peer, Sender: peer},
+				ID: types.MessageID(fmt.Sprintf("3EB0%s%08d%04d", e.cfg.EngineID, c, i)), PushName: "Ann", Timestamp: at}, Message: m})
+		}
+	}
 }

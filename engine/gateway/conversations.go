@@ -20,15 +20,15 @@ import (
 // lastOf is the newest message the engine saw in a chat, the anchor of chat
 // patches (zero values when none: the patch then covers the whole chat).
 func (e *Engine) lastOf(cl client, chat string, j types.JID) (time.Time, *waCommon.MessageKey) {
-	info, ok := e.mem.newestOf(chat)
+	n, ok := e.mem.newestOf(chat)
 	if !ok {
 		return time.Time{}, nil
 	}
-	k := &waCommon.MessageKey{RemoteJID: proto.String(j.String()), FromMe: proto.Bool(info.IsFromMe), ID: proto.String(info.ID)}
-	if info.IsGroup && !info.IsFromMe && !info.Sender.IsEmpty() {
-		k.Participant = proto.String(info.Sender.ToNonAD().String())
+	k := &waCommon.MessageKey{RemoteJID: proto.String(j.String()), FromMe: proto.Bool(n.fromMe), ID: proto.String(n.id)}
+	if n.group && !n.fromMe && !n.sender.IsEmpty() {
+		k.Participant = proto.String(n.sender.ToNonAD().String())
 	}
-	return info.Timestamp, k
+	return n.at, k
 }
 
 // MarkRead implements engine.ChatActor: read receipts for the incoming messages
@@ -49,17 +49,21 @@ func (e *Engine) MarkRead(ctx context.Context, chat string) error {
 	type to struct{ chat, sender types.JID }
 	byAddress := map[to][]types.MessageID{}
 	var last time.Time
-	for _, u := range e.unreadOf(ctx, cl, chat, j) {
-		a := to{chat: u.info.Chat.ToNonAD()}
+	unread, err := e.unreadOf(ctx, cl, chat, j)
+	if err != nil {
+		return fmt.Errorf("gateway: mark read: %w", err)
+	}
+	for _, u := range unread {
+		a := to{chat: u.chat.ToNonAD()}
 		if a.chat.IsEmpty() {
 			a.chat = j
 		}
-		if u.info.IsGroup {
-			a.sender = u.info.Sender
+		if u.group {
+			a.sender = u.sender
 		}
-		byAddress[a] = append(byAddress[a], u.info.ID)
-		if u.info.Timestamp.After(last) {
-			last = u.info.Timestamp
+		byAddress[a] = append(byAddress[a], u.id)
+		if u.at.After(last) {
+			last = u.at
 		}
 	}
 	for a, ids := range byAddress {
@@ -75,18 +79,47 @@ func (e *Engine) MarkRead(ctx context.Context, chat string) error {
 	return e.reportNow(ctx, e.ownChat(chat, "read", &engine.ChatState{UnreadCount: &zero, MarkedUnread: &no}))
 }
 
-// unreadOf takes the incoming messages of chat (j) this process saw unread,
-// and for a phone-number chat also those it saw in the chat's LID chat before
-// it knew the number (the store merged that chat into this one).
-func (e *Engine) unreadOf(ctx context.Context, cl client, chat string, j types.JID) []seen {
+// unreadOf is the incoming messages of chat (j) not read yet: as the message
+// store has them (Config.UnreadMessages), else as this process saw them, and
+// for a phone-number chat also those it saw in the chat's LID chat before it
+// knew the number (the store merged that chat into this one).
+func (e *Engine) unreadOf(ctx context.Context, cl client, chat string, j types.JID) ([]seen, error) {
+	if e.cfg.UnreadMessages != nil {
+		return e.storedUnread(ctx, chat, j)
+	}
 	u := e.mem.takeUnread(chat)
 	if j.Server != types.DefaultUserServer {
-		return u
+		return u, nil
 	}
 	if lid, err := cl.AltJID(ctx, j); err == nil && lid.Server == types.HiddenUserServer {
 		u = append(u, e.mem.takeUnread(chatID(lid))...)
 	}
-	return u
+	return u, nil
+}
+
+// storedUnread is the unread incoming messages of chat (j) the store has.
+func (e *Engine) storedUnread(ctx context.Context, chat string, j types.JID) ([]seen, error) {
+	stored, err := e.cfg.UnreadMessages(ctx, chat)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]seen, 0, len(stored))
+	for _, u := range stored {
+		// The phone expects the receipt on the address its message came on:
+		// the key's (a LID chat's messages are stored in the phone chat).
+		addr := j
+		if a, err := parseChat(u.Key.Remote); err == nil && u.Key.Remote != "" {
+			addr = a
+		}
+		s := seen{chat: addr, id: u.Key.ID, at: u.At, group: j.Server == types.GroupServer}
+		if s.group && u.Key.Participant != "" {
+			if p, err := parseChat(u.Key.Participant); err == nil {
+				s.sender = p
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // ownChat is an EventChat the account caused now.

@@ -131,6 +131,12 @@ type MediaSource interface {
 	Open(ctx context.Context, rawURL string) (rc io.ReadCloser, o media.Object, ok bool, err error)
 }
 
+// Unread is an incoming message not read yet: its key and when it was sent.
+type Unread struct {
+	Key engine.Key
+	At  time.Time
+}
+
 // Config configures an engine.
 type Config struct {
 	// Store is the device store. When nil, one is opened on DB with Dialect
@@ -168,6 +174,11 @@ type Config struct {
 	// (its key and time), the anchor of an on-demand history request. Optional:
 	// messages seen by this process are remembered in memory.
 	OldestMessage func(ctx context.Context, chatID string, before time.Time) (engine.Key, time.Time, bool, error)
+	// UnreadMessages returns the incoming messages of a chat not read yet (at
+	// most 100, newest first), for the read receipts of MarkRead. Optional:
+	// without it the engine remembers, in this process, the incoming messages of
+	// the chats it saw last (bounded).
+	UnreadMessages func(ctx context.Context, chatID string) ([]Unread, error)
 	// OnState is called (in its own goroutine order, never concurrently) after
 	// every change of State, e.g. to persist DeviceJID after pairing.
 	OnState func(State)
@@ -356,7 +367,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
 		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{},
 	}
-	e.mem.init()
+	e.mem.init(cfg.OldestMessage != nil, cfg.UnreadMessages != nil)
 	e.attach(cl)
 	status := StatusUnpaired
 	if cfg.DeviceJID != "" || cl.IsLoggedIn() {

@@ -237,7 +237,9 @@ func (e *Engine) LoadOlder(ctx context.Context, chat string, before time.Time) (
 		}
 	}
 	if !ok {
-		info, ok = e.mem.oldestOf(chat, before)
+		var o seen
+		o, ok = e.mem.oldestOf(chat, before)
+		info = o.info()
 		if info.Chat.IsEmpty() {
 			info.Chat = j
 		}

@@ -1,9 +1,15 @@
 // Package host runs the workspaces' gateway engines (server-side WhatsApp
-// sessions), each on one replica at a time. A replica takes an engine under a
-// Redis lease that it renews, opens it with the device stored on the engine's
-// row, keeps the row in step with the engine's state, and holds it in the hub so
-// that every replica's commands reach it. A replica that stops (or loses Redis)
-// lets its leases lapse, and another takes the engines over within a lease TTL.
+// sessions), each on one replica at a time, spread evenly over the replicas.
+//
+// A replica takes an engine under a Redis lease that it renews, opens it with
+// the device stored on the engine's row, keeps the row in step with the
+// engine's state, and holds it in the hub so that every replica's commands
+// reach it. A replica that cannot renew a lease closes the engine before the
+// lease can expire (fencing), so that no two replicas ever run one number. Each
+// replica registers itself, and takes an engine only while it runs fewer than
+// its fair share (plus a slack); an over-full replica hands its surplus off a
+// few at a time. Replicas learn of new engines through Redis pub/sub and a rare
+// paged resync, not by re-reading every row.
 package host
 
 import (
@@ -18,8 +24,6 @@ import (
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/ent"
-	entengine "github.com/switchboardhq/switchboard/ent/engine"
-	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -27,8 +31,9 @@ import (
 // how long a dead replica's engines stay offline before another takes them.
 const DefaultLeaseTTL = 30 * time.Second
 
-// leasePrefix + engine id holds the id of the replica running the engine.
-const leasePrefix = "switchboard:engine-lease:"
+// DefaultResync is how often a replica re-reads the list of gateway engines
+// (ids only, a page at a time) besides what pub/sub tells it.
+const DefaultResync = 5 * time.Minute
 
 // Gateway is a gateway engine as the host runs it: *gateway.Engine, or a fake
 // in tests.
@@ -46,11 +51,12 @@ func OpenGateway(ctx context.Context, cfg gateway.Config) (Gateway, error) {
 }
 
 // Host runs gateway engines on this replica. Its zero value is not usable: set
-// every field but Logger and LeaseTTL.
+// Client, Redis, Hub, Base and Open.
 type Host struct {
 	// Client reads and updates the engine rows.
 	Client *ent.Client
-	// Redis holds the leases.
+	// Redis holds the leases, the replicas' registrations and the notices of
+	// new engines.
 	Redis redis.UniversalClient
 	// Hub makes the engines reachable from every replica.
 	Hub *remote.Hub
@@ -59,19 +65,32 @@ type Host struct {
 	Base gateway.Config
 	// Open opens an engine.
 	Open Opener
-	// LeaseTTL is DefaultLeaseTTL when zero.
+	// LeaseTTL is DefaultLeaseTTL when zero. Leases are renewed every sixth of
+	// it; an engine whose lease went unrenewed for two thirds of it is closed.
 	LeaseTTL time.Duration
+	// Slack is how many engines over its fair share (ceil(engines/replicas)) a
+	// replica may run; 1 when zero.
+	Slack int
+	// Handoff is how many surplus engines an over-full replica hands off per
+	// renewal; 10 when zero.
+	Handoff int
+	// Resync is DefaultResync when zero.
+	Resync time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
 	mu      sync.Mutex
-	running map[string]*hosted // by engine id
+	running map[string]*hosted   // by engine id
+	known   map[string]time.Time // the gateway engines' ids this replica knows of, and since when
+	synced  time.Time            // when known was last read whole from the database
 }
 
 type hosted struct {
 	eng         Gateway
 	workspaceID string
+	paired      bool
 	started     time.Time
+	validUntil  time.Time // the lease's last renewal began before validUntil-TTL
 }
 
 func (h *Host) log() *slog.Logger {
@@ -88,90 +107,61 @@ func (h *Host) ttl() time.Duration {
 	return DefaultLeaseTTL
 }
 
-// Run takes up the gateway engines no replica runs and renews this replica's
-// leases, every third of the lease TTL, until ctx ends; then it closes the
-// engines it runs and gives their leases up.
+// Run registers this replica, listens for new engines, and every sixth of the
+// lease TTL takes up engines no replica runs (up to its share) or hands
+// surplus ones off, until ctx ends; then it closes the engines it runs and
+// gives their leases up. Beside it, and never waiting for it, one loop renews
+// the leases at the same pace and the fence closes any engine whose lease went
+// unrenewed too long, whatever Redis does.
 func (h *Host) Run(ctx context.Context) {
-	t := time.NewTicker(h.ttl() / 3)
+	go h.listen(ctx, h.subscribe(ctx))
+	go h.fence(ctx)
+	renewing := make(chan struct{})
+	go func() { defer close(renewing); h.renewEvery(ctx) }()
+	t := time.NewTicker(h.ttl() / 6)
 	defer t.Stop()
 	for {
-		h.renew(ctx)
-		if err := h.adopt(ctx); err != nil && ctx.Err() == nil {
-			h.log().Warn("gateway engines not taken up", "err", err)
+		if err := h.place(ctx); err != nil && ctx.Err() == nil {
+			h.log().Warn("gateway engines not placed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
+			<-renewing
 			h.stopAll()
+			h.unregister()
 			return
 		case <-t.C:
 		}
 	}
 }
 
-// adopt pages through the gateway engines (in id order, a page at a time),
-// starts those no replica runs, and stops those this replica runs whose row is
-// gone (deleted while its session was starting here).
-func (h *Host) adopt(ctx context.Context) error {
-	began := time.Now()
-	sys := viewer.SystemContext(ctx)
-	seen := map[string]bool{}
-	after := ""
-	for {
-		rows, err := h.Client.Engine.Query().
-			Where(entengine.KindEQ(entengine.KindGateway), entengine.IDGT(after)).
-			Order(ent.Asc(entengine.FieldID)).Limit(100).All(sys)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			seen[row.ID] = true
-			if err := h.Start(ctx, row); err != nil {
-				h.log().Warn("gateway engine not started", "engine", row.ID, "err", err)
-			}
-		}
-		if len(rows) < 100 {
-			break
-		}
-		after = rows[len(rows)-1].ID
-	}
-	h.mu.Lock()
-	var gone []string
-	for id, r := range h.running {
-		if !seen[id] && r.started.Before(began) {
-			gone = append(gone, id)
-		}
-	}
-	h.mu.Unlock()
-	for _, id := range gone {
-		h.stop(ctx, id)
-	}
-	return nil
+// Start runs the gateway engine of row on this replica, unless this or another
+// replica runs it already, and tells the other replicas the engine exists.
+func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
+	h.learn(row.ID)
+	h.announce(ctx, row.ID)
+	return h.start(ctx, row)
 }
 
-// Start runs the gateway engine of row on this replica, unless this or another
-// replica runs it already.
-func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
+// start runs the gateway engine of row here unless a replica runs it already.
+func (h *Host) start(ctx context.Context, row *ent.Engine) error {
 	h.mu.Lock()
 	_, mine := h.running[row.ID]
 	h.mu.Unlock()
 	if mine {
 		return nil
 	}
+	began := time.Now()
 	took, err := h.Redis.SetNX(ctx, leasePrefix+row.ID, h.Hub.Replica(), h.ttl()).Result()
 	if err != nil || !took {
 		return err
 	}
-	cfg := h.Base
-	cfg.WorkspaceID, cfg.EngineID, cfg.DeviceJID = row.WorkspaceID, row.ID, row.DeviceJid
-	cfg.SessionEvents = false // the hub records sessions from presence
-	if cfg.PollOptions == nil {
-		cfg.PollOptions = h.pollOptions(row.WorkspaceID)
-	}
-	if cfg.OldestMessage == nil {
-		cfg.OldestMessage = h.oldestMessage(row.WorkspaceID)
-	}
+	cfg := h.config(row)
 	var eng Gateway
 	cfg.OnState = func(s gateway.State) {
+		if s.DeviceJID != "" {
+			h.markPaired(row.ID)
+		}
 		if eng != nil {
 			h.apply(context.WithoutCancel(ctx), row.ID, s)
 		}
@@ -185,7 +175,8 @@ func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
 	if h.running == nil {
 		h.running = map[string]*hosted{}
 	}
-	h.running[row.ID] = &hosted{eng: eng, workspaceID: row.WorkspaceID, started: time.Now()}
+	h.running[row.ID] = &hosted{eng: eng, workspaceID: row.WorkspaceID, paired: row.DeviceJid != "",
+		started: time.Now(), validUntil: began.Add(h.ttl())}
 	h.mu.Unlock()
 	if err := h.Hub.Hold(ctx, row.WorkspaceID, eng, func(reason string) { h.ended(row.ID, reason) }); err != nil {
 		h.stop(ctx, row.ID)
@@ -196,72 +187,31 @@ func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
 	return nil
 }
 
-// pollOptions reads the options of a poll from the workspace's messages, to
-// name the options of a decrypted vote on a poll this process did not see.
-func (h *Host) pollOptions(workspaceID string) func(context.Context, engine.Key) ([]string, error) {
-	return func(ctx context.Context, key engine.Key) ([]string, error) {
-		m, err := h.Client.Message.Query().Where(message.WaSerialized(key.Serialized())).
-			First(viewer.WorkspaceContext(ctx, workspaceID))
-		if ent.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return m.PollOptions, nil
+// config is the configuration the engine of row opens with.
+func (h *Host) config(row *ent.Engine) gateway.Config {
+	cfg := h.Base
+	cfg.WorkspaceID, cfg.EngineID, cfg.DeviceJID = row.WorkspaceID, row.ID, row.DeviceJid
+	cfg.SessionEvents = false // the hub records sessions from presence
+	if cfg.PollOptions == nil {
+		cfg.PollOptions = h.pollOptions(row.WorkspaceID)
 	}
+	if cfg.OldestMessage == nil {
+		cfg.OldestMessage = h.oldestMessage(row.WorkspaceID)
+	}
+	if cfg.UnreadMessages == nil {
+		cfg.UnreadMessages = h.unreadMessages(row.WorkspaceID, row.ID)
+	}
+	return cfg
 }
 
-// oldestMessage finds the oldest stored message of a chat sent before before:
-// the anchor of an on-demand request for older history.
-func (h *Host) oldestMessage(workspaceID string) func(context.Context, string, time.Time) (engine.Key, time.Time, bool, error) {
-	return func(ctx context.Context, chat string, before time.Time) (engine.Key, time.Time, bool, error) {
-		m, err := h.Client.Message.Query().
-			Where(message.To(chat), message.CreatedAtLT(before), message.WaIDNEQ("")).
-			Order(ent.Asc(message.FieldCreatedAt)).First(viewer.WorkspaceContext(ctx, workspaceID))
-		if ent.IsNotFound(err) {
-			return engine.Key{}, time.Time{}, false, nil
-		}
-		if err != nil {
-			return engine.Key{}, time.Time{}, false, err
-		}
-		return engine.Key{FromMe: m.FromMe, Remote: chat, ID: m.WaID, Participant: m.WaParticipant}, m.CreatedAt, true, nil
-	}
-}
-
-// renewLease extends a lease that still names this replica; 0 when it does not.
-var renewLease = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
-return 0`)
-
-// dropLease deletes a lease that still names this replica.
-var dropLease = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end
-return 0`)
-
-// renew extends this replica's leases; an engine whose lease was lost (Redis
-// lost it, or another replica took it after a long pause) is stopped here.
-func (h *Host) renew(ctx context.Context) {
-	for _, id := range h.ids() {
-		n, err := renewLease.Run(ctx, h.Redis, []string{leasePrefix + id}, h.Hub.Replica(), h.ttl().Milliseconds()).Int()
-		switch {
-		case err != nil:
-			h.log().Warn("gateway lease not renewed", "engine", id, "err", err)
-		case n == 0:
-			h.log().Warn("gateway lease lost: stopping the engine here", "engine", id)
-			h.stop(ctx, id)
-		}
-	}
-}
-
-func (h *Host) ids() []string {
+// markPaired notes that a running engine has a device: only such engines are
+// handed off (an unpaired one is showing its QR code to someone).
+func (h *Host) markPaired(engineID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]string, 0, len(h.running))
-	for id := range h.running {
-		out = append(out, id)
+	if r := h.running[engineID]; r != nil {
+		r.paired = true
 	}
-	return out
 }
 
 // ended is the hub's word that an engine's session was ended from some replica:
@@ -272,6 +222,8 @@ func (h *Host) ended(engineID, reason string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	h.forget(engineID)
+	h.announceGone(ctx, engineID)
 	h.stop(ctx, engineID)
 }
 
@@ -293,7 +245,9 @@ func (h *Host) stop(ctx context.Context, engineID string) {
 }
 
 func (h *Host) giveUp(ctx context.Context, engineID string) {
-	if err := dropLease.Run(context.WithoutCancel(ctx), h.Redis, []string{leasePrefix + engineID}, h.Hub.Replica()).Err(); err != nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.ttl()/6)
+	defer cancel()
+	if err := dropLease.Run(ctx, h.Redis, []string{leasePrefix + engineID}, h.Hub.Replica()).Err(); err != nil {
 		h.log().Warn("gateway lease not given up", "engine", engineID, "err", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -101,5 +102,50 @@ func TestMessageStoreHooks(t *testing.T) {
 	}
 	if opts, err := h.pollOptions("ws_a")(ctx, engine.Key{Remote: chat, ID: "OTHERS"}); err != nil || opts != nil {
 		t.Errorf("another workspace's poll = %v, %v", opts, err)
+	}
+}
+
+// The unread messages of a chat, for the receipts of a mark-read: as many of
+// its latest incoming messages as its unread count says, received by this
+// engine, newest first, each under the key it came with.
+func TestUnreadMessagesHook(t *testing.T) {
+	ctx := context.Background()
+	client, _ := storagetest.SQLite(t)
+	chat := "15550001234@c.us"
+	base := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	wctx := viewer.WorkspaceContext(ctx, "ws_a")
+	add := func(id, remote, engineID string, fromMe bool, at time.Time) {
+		t.Helper()
+		key := engine.Key{FromMe: fromMe, Remote: remote, ID: id}
+		client.Message.Create().SetOrigin(message.OriginIncoming).SetTo(chat).SetType("text").SetFromMe(fromMe).
+			SetWaID(id).SetWaSerialized(key.Serialized()).SetCreatedAt(at).SetEngineID(engineID).ExecX(wctx)
+	}
+	add("READ", chat, "gw1", false, base)
+	add("BYLID", "88880001234@lid", "gw1", false, base.Add(time.Minute))
+	add("OTHERNUMBER", chat, "gw2", false, base.Add(2*time.Minute))
+	add("MINE", chat, "gw1", true, base.Add(3*time.Minute))
+	add("BYPN", chat, "gw1", false, base.Add(4*time.Minute))
+	h := &Host{Client: client}
+	got, err := h.unreadMessages("ws_a", "gw1")(ctx, chat)
+	if err != nil || got != nil {
+		t.Fatalf("a chat the store does not hold: %v, %v", got, err)
+	}
+	client.Chat.Create().SetJid(chat).SetKind("contact").SetUnreadCount(2).ExecX(wctx)
+	got, err = h.unreadMessages("ws_a", "gw1")(ctx, chat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []gateway.Unread{
+		{Key: engine.Key{Remote: chat, ID: "BYPN"}, At: base.Add(4 * time.Minute)},
+		{Key: engine.Key{Remote: "88880001234@lid", ID: "BYLID"}, At: base.Add(time.Minute)},
+	}
+	for i := range got {
+		got[i].At = got[i].At.UTC()
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unread (-want +got):\n%s", diff)
+	}
+	if got, _ := h.unreadMessages("ws_b", "gw1")(ctx, chat); got != nil {
+		t.Errorf("another workspace's chat: %v", got)
 	}
 }
