@@ -64,6 +64,10 @@ const (
 	// An engine's session connected or dropped.
 	EventSessionConnected    = "session.connected"
 	EventSessionDisconnected = "session.disconnected"
+	// An engine's account was restricted by the network (a temporary ban, a
+	// reach-out time lock, a logout), or its restriction ended.
+	EventSessionRestricted   = "session.restricted"
+	EventSessionUnrestricted = "session.unrestricted"
 	// A campaign's lifecycle.
 	EventCampaignStarted   = "campaign.started"
 	EventCampaignPaused    = "campaign.paused"
@@ -86,7 +90,7 @@ var Catalog = []string{
 	EventParticipantJoinedViaLink, EventParticipantAddedByAdmin, EventParticipantLeftGroup,
 	EventParticipantKickedFromGroup, EventGroupAdminChanged, EventGroupNameChanged,
 	EventGroupDescriptionChanged, EventGroupMessagePinned,
-	EventSessionConnected, EventSessionDisconnected,
+	EventSessionConnected, EventSessionDisconnected, EventSessionRestricted, EventSessionUnrestricted,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 	EventChatMerged,
 }
