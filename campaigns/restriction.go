@@ -13,6 +13,7 @@ import (
 	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
+	"github.com/switchboardhq/switchboard/webhook"
 )
 
 // A campaign whose engine the network restricts (a temporary ban, a reach-out
@@ -179,4 +180,23 @@ func (s *Stepper) ResumeAllLifted(ctx context.Context, now time.Time) (int, erro
 		total += n
 	}
 	return total, nil
+}
+
+// KeepPaused makes the pause of campaign c, paused by a restriction, the user's
+// own (POST …/pause on it): it no longer resumes by itself, and reason is its
+// pause reason; campaign.paused is recorded again. moved is false when c is not
+// (or no longer) paused by a restriction.
+func KeepPaused(ctx context.Context, tx *ent.Tx, c *ent.Campaign, reason string, now time.Time) (next *ent.Campaign, moved bool, err error) {
+	if StatusOf(c) != StatusPaused || c.PauseEngineID == "" {
+		return c, false, nil
+	}
+	n, err := tx.Campaign.Update().
+		Where(campaign.ID(c.ID), StatusIs(StatusPaused), campaign.PauseEngineID(c.PauseEngineID)).
+		SetPauseEngineID("").SetPauseReason(reason).SetPausedAt(now).Save(ctx)
+	if err != nil || n == 0 {
+		return c, false, err
+	}
+	k := *c
+	k.PauseEngineID, k.PauseReason, k.PausedAt = "", reason, &now
+	return &k, true, Record(ctx, tx, &k, webhook.EventCampaignPaused)
 }
