@@ -65,7 +65,8 @@ const (
 	EventSessionConnected    = "session.connected"
 	EventSessionDisconnected = "session.disconnected"
 	// An engine's account was restricted by the network (a temporary ban, a
-	// reach-out time lock, a logout), or its restriction ended.
+	// reach-out time lock, a logout), or its restriction ended: Switchboard's
+	// own, not the spec's (docs/events.md).
 	EventSessionRestricted   = "session.restricted"
 	EventSessionUnrestricted = "session.unrestricted"
 	// A campaign's lifecycle.
@@ -82,7 +83,7 @@ const (
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
-// in the spec's order.
+// in the spec's order, then Switchboard's own.
 var Catalog = []string{
 	EventMessageQueued, EventMessageSending, EventMessageDelivered, EventMessageRead, EventMessageFailed,
 	EventNewMessageReceived, EventReplyToMyMessage, EventMessageEdited,
@@ -90,9 +91,9 @@ var Catalog = []string{
 	EventParticipantJoinedViaLink, EventParticipantAddedByAdmin, EventParticipantLeftGroup,
 	EventParticipantKickedFromGroup, EventGroupAdminChanged, EventGroupNameChanged,
 	EventGroupDescriptionChanged, EventGroupMessagePinned,
-	EventSessionConnected, EventSessionDisconnected, EventSessionRestricted, EventSessionUnrestricted,
+	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
-	EventChatMerged,
+	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 }
 
 // InCatalog reports whether typ is a known event type.
