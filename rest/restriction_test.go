@@ -166,3 +166,37 @@ func TestLapsedRestrictionResumesCampaigns(t *testing.T) {
 		t.Errorf("session.restricted %d times", n)
 	}
 }
+
+// A logout is a restriction without an end time: the campaign pinned to the
+// engine pauses with it, and resumes once a phone is paired again and the
+// session connects.
+func TestLogoutPausesCampaignsUntilPaired(t *testing.T) {
+	var fakes fakeGateways
+	e := remoteEnv(t, func(c *app.Config) { c.OpenGateway = fakes.opener("A") })
+	key := e.NewKey("loggedout", "*")
+	id, f := pairedGateway(t, e, &fakes, key)
+	aud := createAudience(e, key, map[string]any{"name": "out", "contacts": phones(900, 4)})
+	cmp := createCampaign(e, key, map[string]any{"name": "out", "audienceId": aud["id"], "text": "x", "engineId": id, "pacing": slow})["cmpId"].(string)
+	e.Eventually(10*time.Second, "the campaign's first message", func() bool { return len(campaignMessages(e, cmp)) >= 1 })
+
+	if r := e.Do("POST", "/v1/engines/"+id+"/logout", key, nil); r.Status != 200 {
+		t.Fatalf("logout = %d %s", r.Status, r.Raw)
+	}
+	var reason string
+	e.Eventually(10*time.Second, "the campaign paused by the logout", func() bool {
+		var status string
+		status, reason = campaignStatus(e, key, cmp)
+		return status == "paused"
+	})
+	if !strings.Contains(reason, gateway.LoggedOutRestriction) {
+		t.Errorf("pauseReason %q", reason)
+	}
+	if got := e.Do("GET", "/v1/engines/"+id, key, nil).Data(); got["restriction"] != gateway.LoggedOutRestriction || got["restrictedUntil"] != nil {
+		t.Errorf("logged-out engine = %v", got)
+	}
+	f.pair("15550001111:8@s.whatsapp.net")
+	e.Eventually(30*time.Second, "the campaign resumed and sent", func() bool {
+		status, _ := campaignStatus(e, key, cmp)
+		return status == "complete_sent"
+	})
+}

@@ -33,10 +33,16 @@ type Restricted struct {
 }
 
 // recordRestriction records the restriction state s shows on the engine's row
-// and, when one ended, tells Lifted.
+// and, when one ended, tells Lifted. Only a connected session says a
+// restriction is over: one that is closing, unpaired or reopened on another
+// replica does not know of the ban or logout the row shows (a ban's time
+// running out is LiftExpired's).
 func (h *Host) recordRestriction(ctx context.Context, engineID string, s gateway.State) {
 	now := time.Now()
-	why, until, _ := s.Restriction(now)
+	why, until, restricted := s.Restriction(now)
+	if !restricted && !s.Connected {
+		return
+	}
 	lifted, err := RecordRestriction(ctx, h.Client, engineID, why, until, now)
 	if err != nil && !ent.IsNotFound(err) {
 		h.log().Warn("gateway restriction not stored", "engine", engineID, "err", err)
