@@ -79,10 +79,14 @@ func ServerErrorOf(code int) (ServerError, bool) {
 	return ServerError{}, false
 }
 
-// classifySend says what a failed send means: engine.ErrRejected (the message
-// fails at once, with the reason) for what the table or whatsmeow says cannot
-// succeed, else a transient error the dispatcher retries.
-func classifySend(err error) error {
+// classifySend is ClassifySend, as the engine's sends call it.
+var classifySend = ClassifySend
+
+// ClassifySend says what an error of a whatsmeow send means for Switchboard:
+// engine.ErrRejected (the message fails at once, with the reason) for what
+// ServerErrors or whatsmeow says cannot succeed, else a transient error the
+// dispatcher retries.
+func ClassifySend(err error) error {
 	switch {
 	case errors.Is(err, whatsmeow.ErrUnknownServer), errors.Is(err, whatsmeow.ErrRecipientADJID),
 		errors.Is(err, whatsmeow.ErrBroadcastListUnsupported), errors.Is(err, whatsmeow.ErrNotInGroup),
