@@ -137,9 +137,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if open == nil {
 		open = host.OpenGateway
 	}
+	if err := gateway.SetIdentity(cfg.Gateway.identity()); err != nil {
+		return nil, err
+	}
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
 		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
-			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait},
+			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait,
+			HidePresence: cfg.Gateway.HidePresence},
 		Lifted: a.restrictionLifted}
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {

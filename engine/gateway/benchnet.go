@@ -46,6 +46,8 @@ func (*benchNet) AddEventHandlerWithSuccessStatus(whatsmeow.EventHandlerWithSucc
 	return 1
 }
 
+func (*benchNet) SetRetrySource(func(types.JID, types.JID, types.MessageID) *waE2E.Message) {}
+
 func (*benchNet) IsOnWhatsApp(_ context.Context, phones []string) ([]types.IsOnWhatsAppResponse, error) {
 	out := make([]types.IsOnWhatsAppResponse, len(phones))
 	for i, p := range phones {

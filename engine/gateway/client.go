@@ -52,6 +52,12 @@ type client interface {
 	LeaveGroup(ctx context.Context, jid types.JID) error
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
 	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error
+	// SendPresence sets the account's own presence (whatsmeow.ErrNoPushName
+	// before the account's push name is known).
+	SendPresence(ctx context.Context, state types.Presence) error
+	// SetRetrySource makes source answer the recipients' retry receipts for
+	// messages whatsmeow no longer holds (whatsmeow's GetMessageForRetry).
+	SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message)
 
 	// OwnID is the account's phone-number JID (with its device), empty before pairing.
 	OwnID() types.JID
@@ -74,6 +80,11 @@ func (c waClient) OwnID() types.JID { return c.Store.GetJID() }
 
 // OwnLID implements client.
 func (c waClient) OwnLID() types.JID { return c.Store.GetLID() }
+
+// SetRetrySource implements client.
+func (c waClient) SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message) {
+	c.GetMessageForRetry = source
+}
 
 // AltJID implements client.
 func (c waClient) AltJID(ctx context.Context, jid types.JID) (types.JID, error) {

@@ -15,6 +15,7 @@ import (
 	"go.mau.fi/whatsmeow/appstate"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waMmsRetry"
+	waSyncAction "go.mau.fi/whatsmeow/proto/waSyncAction"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
@@ -53,6 +54,11 @@ type fakeClient struct {
 	retryPaths map[types.MessageID]string
 	retryAsks  []types.MessageID
 	presence   []string // "<chat> <state>[ <media>]" of each SendChatPresence
+	// pushName is the account's push name (whatsmeow's Store.PushName): without
+	// it SendPresence fails as whatsmeow's does; own the presences sent.
+	pushName    string
+	ownPres     []types.Presence
+	retrySource func(requester, to types.JID, id types.MessageID) *waE2E.Message
 
 	groups       map[types.JID]*types.GroupInfo
 	created      []whatsmeow.ReqCreateGroup
@@ -61,8 +67,10 @@ type fakeClient struct {
 	groupErr     error
 	partResult   map[types.JID]int // participant -> error code of the next participant change
 
-	pairPhone string
-	loggedOut bool
+	pairPhone   string
+	pairClient  whatsmeow.PairClientType
+	pairDisplay string
+	loggedOut   bool
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
 	onWAAsks [][]string
@@ -93,6 +101,7 @@ func newFake(paired bool) *fakeClient {
 	f := &fakeClient{alt: map[types.JID]types.JID{}, notOnWA: map[string]bool{}, groups: map[types.JID]*types.GroupInfo{}, partResult: map[types.JID]int{}}
 	if paired {
 		f.own = types.NewADJID("15550001111", 0, 7)
+		f.pushName = "Owner" // kept in the device store since the first sync
 		f.lid = types.NewJID("99990001111", types.HiddenUserServer)
 	}
 	return f
@@ -164,7 +173,7 @@ func (f *fakeClient) SendMessage(_ context.Context, to types.JID, msg *waE2E.Mes
 		wire = lid
 	}
 	f.sent = append(f.sent, fakeSend{to, msg, extra, wire})
-	id := types.MessageID("3EB0RANDOM")
+	id := types.MessageID(fmt.Sprintf("3EB0%018X", len(f.sent))) // whatsmeow's are random
 	if len(extra) > 0 && extra[0].ID != "" {
 		id = extra[0].ID
 	}
@@ -293,10 +302,10 @@ func (f *fakeClient) SendAppState(_ context.Context, p appstate.PatchInfo) error
 	return nil
 }
 
-func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, _ whatsmeow.PairClientType, _ string) (string, error) {
+func (f *fakeClient) PairPhone(_ context.Context, phone string, _ bool, ct whatsmeow.PairClientType, display string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pairPhone = phone
+	f.pairPhone, f.pairClient, f.pairDisplay = phone, ct, display
 	return "ABCD-EFGH", nil
 }
 
@@ -418,6 +427,50 @@ func (f *fakeClient) SendChatPresence(_ context.Context, jid types.JID, state ty
 	return nil
 }
 
+func (f *fakeClient) SendPresence(_ context.Context, state types.Presence) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pushName == "" {
+		return whatsmeow.ErrNoPushName
+	}
+	f.ownPres = append(f.ownPres, state)
+	return nil
+}
+
+// ownPresence returns the presences sent so far.
+func (f *fakeClient) ownPresence() []types.Presence {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]types.Presence(nil), f.ownPres...)
+}
+
+// setPushName is the phone's settings sync naming the account, as whatsmeow
+// handles it: the store's push name set, then events.PushNameSetting.
+func (f *fakeClient) setPushName(name string) {
+	f.mu.Lock()
+	f.pushName = name
+	f.mu.Unlock()
+	f.emit(&events.PushNameSetting{Timestamp: time.Now(), Action: &waSyncAction.PushNameSetting{Name: proto.String(name)}})
+}
+
+func (f *fakeClient) SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retrySource = source
+}
+
+// retryReceipt is a recipient's retry receipt as whatsmeow handles it once its
+// own cache of recent messages misses: the message GetMessageForRetry gives.
+func (f *fakeClient) retryReceipt(requester, chat types.JID, id types.MessageID) *waE2E.Message {
+	f.mu.Lock()
+	source := f.retrySource
+	f.mu.Unlock()
+	if source == nil {
+		return nil
+	}
+	return source(requester, chat, id)
+}
+
 func (f *fakeClient) OwnID() types.JID {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -470,7 +523,7 @@ type harness struct {
 	sink *sink
 }
 
-func newHarness(t *testing.T, paired bool, cfg ...func(*Config)) *harness {
+func newHarness(t testing.TB, paired bool, cfg ...func(*Config)) *harness {
 	t.Helper()
 	f := newFake(paired)
 	s := &sink{}

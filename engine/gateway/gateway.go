@@ -177,8 +177,11 @@ type Config struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// DisplayName is shown on the phone for phone-code pairing ("Browser (OS)";
-	// default "Chrome (Linux)").
+	// by default the Identity's: "Chrome (Switchboard)").
 	DisplayName string
+	// HidePresence keeps the engine from telling the network the account is
+	// available once connected (see carefulClient.sendPresence).
+	HidePresence bool
 	// HistoryTimeout bounds the wait for an on-demand history page (default 30s).
 	HistoryTimeout time.Duration
 	// MediaRetryWait bounds the wait for the sender's phone to upload an expired
@@ -320,7 +323,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		cfg.EngineID = "gateway-" + switchboard.RandomToken(8)
 	}
 	if cfg.DisplayName == "" {
-		cfg.DisplayName = "Chrome (Linux)"
+		cfg.DisplayName = currentIdentity().displayName()
 	}
 	if cfg.HistoryTimeout <= 0 {
 		cfg.HistoryTimeout = 30 * time.Second
@@ -366,8 +369,10 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 	return e
 }
 
-// attach makes cl the engine's client and routes its events to the engine.
+// attach makes cl, made careful (see carefulClient), the engine's client and
+// routes its events to the engine.
 func (e *Engine) attach(cl client) {
+	cl = e.careful(cl)
 	e.mu.Lock()
 	e.cl = cl
 	e.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/skip2/go-qrcode"
-	"go.mau.fi/whatsmeow"
 )
 
 // Pairing and its end: the QR codes, pairing by phone code, logging out and
@@ -134,7 +133,7 @@ func (e *Engine) PairPhone(ctx context.Context, phone string) (string, error) {
 	if _, _, err := e.QR(ctx); err != nil {
 		return "", err
 	}
-	code, err := e.client().PairPhone(ctx, phone, true, whatsmeow.PairClientChrome, e.cfg.DisplayName)
+	code, err := e.client().PairPhone(ctx, phone, true, currentIdentity().pairClient(), e.cfg.DisplayName)
 	if err != nil {
 		return "", fmt.Errorf("gateway: pair phone: %w", err)
 	}

@@ -36,7 +36,7 @@ func TestPairingWithQRAndPhoneCode(t *testing.T) {
 	}
 	// Codes that run out unscanned end the pairing connection.
 	h.f.connected = true
-	h.e.qrExpired(h.f, 0)
+	h.e.qrExpired(h.e.client(), 0)
 	if h.f.IsConnected() || h.e.State().Status != StatusUnpaired {
 		t.Errorf("after expired codes: connected %v, state %+v", h.f.IsConnected(), h.e.State())
 	}

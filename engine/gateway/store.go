@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/store/sqlstore"
@@ -19,6 +21,10 @@ import (
 type Store struct {
 	container *sqlstore.Container
 	dialect   string
+	db        *sql.DB
+	// pruned is when the sent messages were last pruned (see pruneSent).
+	pruneMu sync.Mutex
+	pruned  time.Time
 }
 
 // upgradeLock is the PostgreSQL advisory lock key that serializes the upgrade of
@@ -56,7 +62,11 @@ func OpenStore(ctx context.Context, db *sql.DB, dialect string) (*Store, error) 
 	if err := c.Upgrade(ctx); err != nil {
 		return nil, fmt.Errorf("gateway: upgrade whatsmeow tables: %w", err)
 	}
-	return &Store{container: c, dialect: d}, nil
+	s := &Store{container: c, dialect: d, db: db}
+	if err := s.upgradeOwn(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // device returns the stored device of jid (its AD-JID, as DeviceJID reports it),
@@ -95,8 +105,9 @@ func (s *Store) Devices(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// DeleteDevice forgets a device and all its keys (after a logout the engine does
-// this itself). Deleting a device the store does not hold does nothing.
+// DeleteDevice forgets a device, all its keys, its kept sent messages and its
+// chats' timers (after a logout the engine does this itself). Deleting a
+// device the store does not hold does nothing.
 func (s *Store) DeleteDevice(ctx context.Context, jid string) error {
 	dev, err := s.device(ctx, jid)
 	if err != nil {
@@ -105,5 +116,8 @@ func (s *Store) DeleteDevice(ctx context.Context, jid string) error {
 		}
 		return err
 	}
-	return dev.Delete(ctx)
+	if err := dev.Delete(ctx); err != nil {
+		return err
+	}
+	return s.forgetDevice(ctx, jid)
 }

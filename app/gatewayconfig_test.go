@@ -1,0 +1,42 @@
+package app
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestGatewaySettingsFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name                                           string
+		deviceName, platform, presence, fullSync, days string
+		want                                           GatewaySettings
+		wantErr                                        bool
+	}{
+		{"defaults", "", "", "", "", "", GatewaySettings{DeviceName: "Switchboard", Platform: "desktop"}, false},
+		{"all set", "Acme Support", "chrome", "false", "false", "",
+			GatewaySettings{DeviceName: "Acme Support", Platform: "chrome", HidePresence: true, RecentHistoryOnly: true}, false},
+		{"a year of history", "", "", "", "true", "365",
+			GatewaySettings{DeviceName: "Switchboard", Platform: "desktop", FullSyncDays: 365}, false},
+		{"unknown platform", "", "commodore64", "", "", "", GatewaySettings{}, true},
+		{"bad presence", "", "", "sometimes", "", "", GatewaySettings{}, true},
+		{"bad days", "", "", "", "", "-1", GatewaySettings{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SWITCHBOARD_GATEWAY_DEVICE_NAME", tc.deviceName)
+			t.Setenv("SWITCHBOARD_GATEWAY_PLATFORM", tc.platform)
+			t.Setenv("SWITCHBOARD_GATEWAY_PRESENCE", tc.presence)
+			t.Setenv("SWITCHBOARD_GATEWAY_FULL_SYNC", tc.fullSync)
+			t.Setenv("SWITCHBOARD_GATEWAY_FULL_SYNC_DAYS", tc.days)
+			c, err := ConfigFromEnv()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if err == nil {
+				if diff := cmp.Diff(tc.want, c.Gateway); diff != "" {
+					t.Errorf("Gateway (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
