@@ -143,7 +143,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
 		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
 			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait,
-			HidePresence: cfg.Gateway.HidePresence}}
+			HidePresence: cfg.Gateway.HidePresence},
+		Lifted: a.restrictionLifted}
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {
 		return nil, err
@@ -151,6 +152,17 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.assembleAPI(store, songs, files)
 	ok = true
 	return a, nil
+}
+
+// restrictionLifted resumes at once the campaigns a gateway's restriction
+// paused, when the replica that runs it sees the restriction end; the
+// reconciler does it otherwise.
+func (a *App) restrictionLifted(ctx context.Context, engineID string) {
+	if n, err := a.Jobs.Campaigns.ResumeLifted(ctx, engineID, time.Now()); err != nil {
+		a.cfg.Logger.Warn("campaigns not resumed after a restriction; the reconciler retries", "engine", engineID, "err", err)
+	} else if n > 0 {
+		a.cfg.Logger.Info("campaigns resumed after a restriction", "engine", engineID, "count", n)
+	}
 }
 
 // workerClient is the client the background work uses: the API's, or, in a

@@ -9,7 +9,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	entengine "github.com/switchboardhq/switchboard/ent/engine"
 	"github.com/switchboardhq/switchboard/ent/message"
-	"github.com/switchboardhq/switchboard/storage"
 )
 
 // A campaign sends through one engine at a time: the engine it is pinned to
@@ -28,28 +27,54 @@ var errSlotTaken = errors.New("campaigns: the engine's send slot is taken")
 
 // sender returns the engine campaign c sends through now, or nil when the step
 // waits (no engine connected, or the pinned one is not: rescheduled after
-// NoEngineRetry) or stops (a restriction reported by the engine pauses the
-// campaign with it as the reason).
+// NoEngineRetry) or stops: a restriction of its engine (its row's, or what the
+// engine reports) pauses the campaign with it as the reason, to be resumed when
+// the restriction ends (see ResumeLifted). A campaign that is not pinned goes
+// on through another engine of the workspace that is connected and not
+// restricted, if there is one.
 func (s *Stepper) sender(ctx context.Context, c *ent.Campaign, token string, now time.Time) (engine.Engine, error) {
-	var eng engine.Engine
-	var err error
 	if c.EngineID != "" {
-		eng, err = s.Engines.Find(ctx, c.WorkspaceID, c.EngineID)
-	} else {
-		eng, err = s.Engines.Pick(ctx, c.WorkspaceID)
+		eng, err := s.Engines.Find(ctx, c.WorkspaceID, c.EngineID)
+		if err != nil && !gone(err) {
+			return nil, err
+		}
+		return s.usable(ctx, c, token, c.EngineID, eng, now)
 	}
-	if errors.Is(err, engine.ErrNoEngine) || errors.Is(err, engine.ErrDisconnected) {
-		return nil, s.reschedule(ctx, c, token, now.Add(NoEngineRetry))
-	} else if err != nil {
+	eng, err := s.Engines.Pick(ctx, c.WorkspaceID)
+	if err != nil && !gone(err) {
 		return nil, err
 	}
-	if r, ok := eng.(engine.Restrictor); ok {
-		if why, restricted := r.Restriction(); restricted {
-			return nil, storage.WithTx(ctx, s.Client, func(tx *ent.Tx) error {
-				_, _, err := Move(ctx, tx, c, ActionPause, token, "the engine reports a restriction: "+why, now)
-				return err
-			})
+	if eng != nil {
+		why, restricted, err := s.restricted(ctx, eng.ID(), eng, now)
+		if err != nil || !restricted {
+			return eng, err
 		}
+		if other, err := s.unrestricted(ctx, eng.ID(), now); err != nil || other != nil {
+			return other, err
+		}
+		return nil, s.pauseFor(ctx, c, token, eng.ID(), why, now)
+	}
+	id, why, err := s.restrictedRow(ctx, now)
+	if err != nil {
+		return nil, err
+	} else if id != "" {
+		return nil, s.pauseFor(ctx, c, token, id, why, now)
+	}
+	return nil, s.reschedule(ctx, c, token, now.Add(NoEngineRetry))
+}
+
+// usable returns the pinned engine engineID (eng, nil when it is not
+// connected) unless it is restricted (the campaign pauses) or not connected
+// (the step waits).
+func (s *Stepper) usable(ctx context.Context, c *ent.Campaign, token, engineID string, eng engine.Engine, now time.Time) (engine.Engine, error) {
+	why, restricted, err := s.restricted(ctx, engineID, eng, now)
+	switch {
+	case err != nil:
+		return nil, err
+	case restricted:
+		return nil, s.pauseFor(ctx, c, token, engineID, why, now)
+	case eng == nil:
+		return nil, s.reschedule(ctx, c, token, now.Add(NoEngineRetry))
 	}
 	return eng, nil
 }

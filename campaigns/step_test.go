@@ -298,7 +298,7 @@ func TestStep(t *testing.T) {
 		name:    "pinned: its engine restricted pauses the campaign",
 		engines: engines{n: 2, restricted: "eng_b", restriction: "banned for a day"},
 		edit:    pinned("eng_b"),
-		want:    outcome{Status: "paused", Reason: "the engine reports a restriction: banned for a day", NextIn: -1, Events: []string{"campaign.paused"}},
+		want:    outcome{Status: "paused", Reason: campaigns.PauseReason("eng_b", "banned for a day"), NextIn: -1, Events: []string{"campaign.paused"}},
 	}, {
 		name:    "the engine's slot taken by another campaign: wait for it",
 		engines: engines{n: 1},
@@ -342,7 +342,7 @@ func TestStep(t *testing.T) {
 	}, {
 		name:    "a restricted engine pauses the campaign",
 		engines: engines{n: 1, restricted: "eng_a", restriction: "banned for a day"},
-		want:    outcome{Status: "paused", Reason: "the engine reports a restriction: banned for a day", NextIn: -1, Events: []string{"campaign.paused"}},
+		want:    outcome{Status: "paused", Reason: campaigns.PauseReason("eng_a", "banned for a day"), NextIn: -1, Events: []string{"campaign.paused"}},
 	}, {
 		name:    "paused: nothing",
 		engines: engines{n: 1},

@@ -108,8 +108,8 @@ func Move(ctx context.Context, tx *ent.Tx, c *ent.Campaign, action, token, reaso
 		}
 		if action == ActionResume {
 			n.StepToken = switchboard.RandomToken(10)
-			u.SetStepToken(n.StepToken).SetNextStepAt(now).SetPauseReason("").ClearPausedAt()
-			n.NextStepAt, n.PauseReason, n.PausedAt = &now, "", nil
+			u.SetStepToken(n.StepToken).SetNextStepAt(now).SetPauseReason("").SetPauseEngineID("").ClearPausedAt()
+			n.NextStepAt, n.PauseReason, n.PauseEngineID, n.PausedAt = &now, "", "", nil
 		}
 	case StatusPaused:
 		u.SetPausedAt(now).SetPauseReason(reason).SetStepToken("").ClearNextStepAt()

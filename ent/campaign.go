@@ -61,6 +61,8 @@ type Campaign struct {
 	NextStepAt *time.Time `json:"next_step_at,omitempty"`
 	// PauseReason holds the value of the "pause_reason" field.
 	PauseReason string `json:"pause_reason,omitempty"`
+	// the engine whose restriction paused the campaign: it resumes by itself once that engine is no longer restricted; empty when a user paused it
+	PauseEngineID string `json:"pause_engine_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -110,7 +112,7 @@ func (*Campaign) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case campaign.FieldMinDelayMs, campaign.FieldMaxDelayMs, campaign.FieldDailyCap, campaign.FieldTypingMs, campaign.FieldCursor, campaign.FieldLastSeq, campaign.FieldTotalCount:
 			values[i] = new(sql.NullInt64)
-		case campaign.FieldID, campaign.FieldWorkspaceID, campaign.FieldName, campaign.FieldAudienceID, campaign.FieldStatus, campaign.FieldText, campaign.FieldMediaURL, campaign.FieldMediaCaption, campaign.FieldEngineID, campaign.FieldOnMissingVariable, campaign.FieldQuietStart, campaign.FieldQuietEnd, campaign.FieldTimezone, campaign.FieldStepToken, campaign.FieldPauseReason:
+		case campaign.FieldID, campaign.FieldWorkspaceID, campaign.FieldName, campaign.FieldAudienceID, campaign.FieldStatus, campaign.FieldText, campaign.FieldMediaURL, campaign.FieldMediaCaption, campaign.FieldEngineID, campaign.FieldOnMissingVariable, campaign.FieldQuietStart, campaign.FieldQuietEnd, campaign.FieldTimezone, campaign.FieldStepToken, campaign.FieldPauseReason, campaign.FieldPauseEngineID:
 			values[i] = new(sql.NullString)
 		case campaign.FieldNextStepAt, campaign.FieldCreatedAt, campaign.FieldUpdatedAt, campaign.FieldStartedAt, campaign.FieldPausedAt, campaign.FieldSentThroughAt, campaign.FieldCompletedAt, campaign.FieldAbortedAt:
 			values[i] = new(sql.NullTime)
@@ -268,6 +270,12 @@ func (_m *Campaign) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PauseReason = value.String
 			}
+		case campaign.FieldPauseEngineID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field pause_engine_id", values[i])
+			} else if value.Valid {
+				_m.PauseEngineID = value.String
+			}
 		case campaign.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -423,6 +431,9 @@ func (_m *Campaign) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pause_reason=")
 	builder.WriteString(_m.PauseReason)
+	builder.WriteString(", ")
+	builder.WriteString("pause_engine_id=")
+	builder.WriteString(_m.PauseEngineID)
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -300,6 +300,20 @@ func (_c *CampaignCreate) SetNillablePauseReason(v *string) *CampaignCreate {
 	return _c
 }
 
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (_c *CampaignCreate) SetPauseEngineID(v string) *CampaignCreate {
+	_c.mutation.SetPauseEngineID(v)
+	return _c
+}
+
+// SetNillablePauseEngineID sets the "pause_engine_id" field if the given value is not nil.
+func (_c *CampaignCreate) SetNillablePauseEngineID(v *string) *CampaignCreate {
+	if v != nil {
+		_c.SetPauseEngineID(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *CampaignCreate) SetCreatedAt(v time.Time) *CampaignCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -697,6 +711,10 @@ func (_c *CampaignCreate) createSpec() (*Campaign, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.PauseReason(); ok {
 		_spec.SetField(campaign.FieldPauseReason, field.TypeString, value)
 		_node.PauseReason = value
+	}
+	if value, ok := _c.mutation.PauseEngineID(); ok {
+		_spec.SetField(campaign.FieldPauseEngineID, field.TypeString, value)
+		_node.PauseEngineID = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(campaign.FieldCreatedAt, field.TypeTime, value)
@@ -1133,6 +1151,24 @@ func (u *CampaignUpsert) UpdatePauseReason() *CampaignUpsert {
 // ClearPauseReason clears the value of the "pause_reason" field.
 func (u *CampaignUpsert) ClearPauseReason() *CampaignUpsert {
 	u.SetNull(campaign.FieldPauseReason)
+	return u
+}
+
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (u *CampaignUpsert) SetPauseEngineID(v string) *CampaignUpsert {
+	u.Set(campaign.FieldPauseEngineID, v)
+	return u
+}
+
+// UpdatePauseEngineID sets the "pause_engine_id" field to the value that was provided on create.
+func (u *CampaignUpsert) UpdatePauseEngineID() *CampaignUpsert {
+	u.SetExcluded(campaign.FieldPauseEngineID)
+	return u
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (u *CampaignUpsert) ClearPauseEngineID() *CampaignUpsert {
+	u.SetNull(campaign.FieldPauseEngineID)
 	return u
 }
 
@@ -1691,6 +1727,27 @@ func (u *CampaignUpsertOne) UpdatePauseReason() *CampaignUpsertOne {
 func (u *CampaignUpsertOne) ClearPauseReason() *CampaignUpsertOne {
 	return u.Update(func(s *CampaignUpsert) {
 		s.ClearPauseReason()
+	})
+}
+
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (u *CampaignUpsertOne) SetPauseEngineID(v string) *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetPauseEngineID(v)
+	})
+}
+
+// UpdatePauseEngineID sets the "pause_engine_id" field to the value that was provided on create.
+func (u *CampaignUpsertOne) UpdatePauseEngineID() *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdatePauseEngineID()
+	})
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (u *CampaignUpsertOne) ClearPauseEngineID() *CampaignUpsertOne {
+	return u.Update(func(s *CampaignUpsert) {
+		s.ClearPauseEngineID()
 	})
 }
 
@@ -2433,6 +2490,27 @@ func (u *CampaignUpsertBulk) UpdatePauseReason() *CampaignUpsertBulk {
 func (u *CampaignUpsertBulk) ClearPauseReason() *CampaignUpsertBulk {
 	return u.Update(func(s *CampaignUpsert) {
 		s.ClearPauseReason()
+	})
+}
+
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (u *CampaignUpsertBulk) SetPauseEngineID(v string) *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.SetPauseEngineID(v)
+	})
+}
+
+// UpdatePauseEngineID sets the "pause_engine_id" field to the value that was provided on create.
+func (u *CampaignUpsertBulk) UpdatePauseEngineID() *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.UpdatePauseEngineID()
+	})
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (u *CampaignUpsertBulk) ClearPauseEngineID() *CampaignUpsertBulk {
+	return u.Update(func(s *CampaignUpsert) {
+		s.ClearPauseEngineID()
 	})
 }
 

@@ -419,6 +419,26 @@ func (_u *CampaignUpdate) ClearPauseReason() *CampaignUpdate {
 	return _u
 }
 
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (_u *CampaignUpdate) SetPauseEngineID(v string) *CampaignUpdate {
+	_u.mutation.SetPauseEngineID(v)
+	return _u
+}
+
+// SetNillablePauseEngineID sets the "pause_engine_id" field if the given value is not nil.
+func (_u *CampaignUpdate) SetNillablePauseEngineID(v *string) *CampaignUpdate {
+	if v != nil {
+		_u.SetPauseEngineID(*v)
+	}
+	return _u
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (_u *CampaignUpdate) ClearPauseEngineID() *CampaignUpdate {
+	_u.mutation.ClearPauseEngineID()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *CampaignUpdate) SetUpdatedAt(v time.Time) *CampaignUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -746,6 +766,12 @@ func (_u *CampaignUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.PauseReasonCleared() {
 		_spec.ClearField(campaign.FieldPauseReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.PauseEngineID(); ok {
+		_spec.SetField(campaign.FieldPauseEngineID, field.TypeString, value)
+	}
+	if _u.mutation.PauseEngineIDCleared() {
+		_spec.ClearField(campaign.FieldPauseEngineID, field.TypeString)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(campaign.FieldUpdatedAt, field.TypeTime, value)
@@ -1236,6 +1262,26 @@ func (_u *CampaignUpdateOne) ClearPauseReason() *CampaignUpdateOne {
 	return _u
 }
 
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (_u *CampaignUpdateOne) SetPauseEngineID(v string) *CampaignUpdateOne {
+	_u.mutation.SetPauseEngineID(v)
+	return _u
+}
+
+// SetNillablePauseEngineID sets the "pause_engine_id" field if the given value is not nil.
+func (_u *CampaignUpdateOne) SetNillablePauseEngineID(v *string) *CampaignUpdateOne {
+	if v != nil {
+		_u.SetPauseEngineID(*v)
+	}
+	return _u
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (_u *CampaignUpdateOne) ClearPauseEngineID() *CampaignUpdateOne {
+	_u.mutation.ClearPauseEngineID()
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *CampaignUpdateOne) SetUpdatedAt(v time.Time) *CampaignUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -1593,6 +1639,12 @@ func (_u *CampaignUpdateOne) sqlSave(ctx context.Context) (_node *Campaign, err 
 	}
 	if _u.mutation.PauseReasonCleared() {
 		_spec.ClearField(campaign.FieldPauseReason, field.TypeString)
+	}
+	if value, ok := _u.mutation.PauseEngineID(); ok {
+		_spec.SetField(campaign.FieldPauseEngineID, field.TypeString, value)
+	}
+	if _u.mutation.PauseEngineIDCleared() {
+		_spec.ClearField(campaign.FieldPauseEngineID, field.TypeString)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(campaign.FieldUpdatedAt, field.TypeTime, value)

@@ -4753,6 +4753,7 @@ type CampaignMutation struct {
 	step_token          *string
 	next_step_at        *time.Time
 	pause_reason        *string
+	pause_engine_id     *string
 	created_at          *time.Time
 	updated_at          *time.Time
 	started_at          *time.Time
@@ -5935,6 +5936,55 @@ func (m *CampaignMutation) ResetPauseReason() {
 	delete(m.clearedFields, campaign.FieldPauseReason)
 }
 
+// SetPauseEngineID sets the "pause_engine_id" field.
+func (m *CampaignMutation) SetPauseEngineID(s string) {
+	m.pause_engine_id = &s
+}
+
+// PauseEngineID returns the value of the "pause_engine_id" field in the mutation.
+func (m *CampaignMutation) PauseEngineID() (r string, exists bool) {
+	v := m.pause_engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPauseEngineID returns the old "pause_engine_id" field's value of the Campaign entity.
+// If the Campaign object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CampaignMutation) OldPauseEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPauseEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPauseEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPauseEngineID: %w", err)
+	}
+	return oldValue.PauseEngineID, nil
+}
+
+// ClearPauseEngineID clears the value of the "pause_engine_id" field.
+func (m *CampaignMutation) ClearPauseEngineID() {
+	m.pause_engine_id = nil
+	m.clearedFields[campaign.FieldPauseEngineID] = struct{}{}
+}
+
+// PauseEngineIDCleared returns if the "pause_engine_id" field was cleared in this mutation.
+func (m *CampaignMutation) PauseEngineIDCleared() bool {
+	_, ok := m.clearedFields[campaign.FieldPauseEngineID]
+	return ok
+}
+
+// ResetPauseEngineID resets all changes to the "pause_engine_id" field.
+func (m *CampaignMutation) ResetPauseEngineID() {
+	m.pause_engine_id = nil
+	delete(m.clearedFields, campaign.FieldPauseEngineID)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *CampaignMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -6340,7 +6390,7 @@ func (m *CampaignMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *CampaignMutation) Fields() []string {
-	fields := make([]string, 0, 29)
+	fields := make([]string, 0, 30)
 	if m.workspace_id != nil {
 		fields = append(fields, campaign.FieldWorkspaceID)
 	}
@@ -6406,6 +6456,9 @@ func (m *CampaignMutation) Fields() []string {
 	}
 	if m.pause_reason != nil {
 		fields = append(fields, campaign.FieldPauseReason)
+	}
+	if m.pause_engine_id != nil {
+		fields = append(fields, campaign.FieldPauseEngineID)
 	}
 	if m.created_at != nil {
 		fields = append(fields, campaign.FieldCreatedAt)
@@ -6480,6 +6533,8 @@ func (m *CampaignMutation) Field(name string) (ent.Value, bool) {
 		return m.NextStepAt()
 	case campaign.FieldPauseReason:
 		return m.PauseReason()
+	case campaign.FieldPauseEngineID:
+		return m.PauseEngineID()
 	case campaign.FieldCreatedAt:
 		return m.CreatedAt()
 	case campaign.FieldUpdatedAt:
@@ -6547,6 +6602,8 @@ func (m *CampaignMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldNextStepAt(ctx)
 	case campaign.FieldPauseReason:
 		return m.OldPauseReason(ctx)
+	case campaign.FieldPauseEngineID:
+		return m.OldPauseEngineID(ctx)
 	case campaign.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case campaign.FieldUpdatedAt:
@@ -6723,6 +6780,13 @@ func (m *CampaignMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetPauseReason(v)
+		return nil
+	case campaign.FieldPauseEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPauseEngineID(v)
 		return nil
 	case campaign.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -6920,6 +6984,9 @@ func (m *CampaignMutation) ClearedFields() []string {
 	if m.FieldCleared(campaign.FieldPauseReason) {
 		fields = append(fields, campaign.FieldPauseReason)
 	}
+	if m.FieldCleared(campaign.FieldPauseEngineID) {
+		fields = append(fields, campaign.FieldPauseEngineID)
+	}
 	if m.FieldCleared(campaign.FieldStartedAt) {
 		fields = append(fields, campaign.FieldStartedAt)
 	}
@@ -6978,6 +7045,9 @@ func (m *CampaignMutation) ClearField(name string) error {
 		return nil
 	case campaign.FieldPauseReason:
 		m.ClearPauseReason()
+		return nil
+	case campaign.FieldPauseEngineID:
+		m.ClearPauseEngineID()
 		return nil
 	case campaign.FieldStartedAt:
 		m.ClearStartedAt()
@@ -7067,6 +7137,9 @@ func (m *CampaignMutation) ResetField(name string) error {
 		return nil
 	case campaign.FieldPauseReason:
 		m.ResetPauseReason()
+		return nil
+	case campaign.FieldPauseEngineID:
+		m.ResetPauseEngineID()
 		return nil
 	case campaign.FieldCreatedAt:
 		m.ResetCreatedAt()

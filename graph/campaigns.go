@@ -383,6 +383,12 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 		if err != nil {
 			return nil, err
 		}
+		if action == campaigns.ActionPause && c.PauseEngineID != "" {
+			if next, kept, err := r.keepPaused(ctx, c); err != nil || kept {
+				return next, err
+			}
+			continue // resumed meanwhile: pause it as a running one
+		}
 		if _, ok := campaigns.Next(campaigns.StatusOf(c), action); !ok {
 			return nil, &switchboard.Error{Code: switchboard.ECONFLICT,
 				Message: fmt.Sprintf("The campaign is %s; %s.", c.Status, actionRule[action]),
@@ -415,6 +421,16 @@ func (r *Resolver) moveCampaign(ctx context.Context, id, action string) (*ent.Ca
 		return next, nil
 	}
 	return nil, switchboard.Errorf(switchboard.ECONFLICT, "The campaign kept changing; retry.")
+}
+
+// keepPaused is pause on a campaign a restriction paused: the pause becomes
+// the user's, and the end of the restriction no longer resumes it.
+func (r *Resolver) keepPaused(ctx context.Context, c *ent.Campaign) (next *ent.Campaign, kept bool, err error) {
+	err = storage.WithTx(ctx, r.Client, func(tx *ent.Tx) (err error) {
+		next, kept, err = campaigns.KeepPaused(ctx, tx, c, "paused through the API", r.now())
+		return err
+	})
+	return next, kept, err
 }
 
 // campaignList is the use case behind campaignList; engineID keeps the campaigns

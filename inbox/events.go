@@ -54,13 +54,15 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 }
 
 // markEngine records a session change on the engine's row (if the engine has
-// one): connected, or disconnected unless it was logged out.
+// one): connected, or disconnected unless it was logged out, banned or
+// replaced (finer offline states its host wrote, which a late disconnection
+// must not hide).
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
 		return u.SetState(string(engine.StateConnected)).SetConnectedAt(ev.At).Exec(ctx)
 	}
-	return u.Where(entengine.StateNEQ(string(engine.StateLoggedOut))).
+	return u.Where(entengine.StateNotIn(string(engine.StateLoggedOut), string(engine.StateBanned), string(engine.StateConflict))).
 		SetState(string(engine.StateDisconnected)).SetDisconnectedAt(ev.At).Exec(ctx)
 }
 

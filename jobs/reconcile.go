@@ -40,6 +40,11 @@ func (h *Handlers) Reconcile(ctx context.Context, _ *asynq.Task) error {
 	if err := h.ReapEngines(ctx, time.Now()); err != nil {
 		slog.Warn("reconciler: reap lapsed engines", "err", err)
 	}
+	if n, err := h.LiftRestrictions(ctx, time.Now()); err != nil {
+		slog.Warn("reconciler: restrictions", "err", err)
+	} else if n > 0 {
+		slog.Info("reconciler resumed campaigns after restrictions", "count", n)
+	}
 	if h.Music != nil { // a process without music generation has none to reconcile
 		if n, err := h.Music.Reconcile(ctx, time.Now()); err != nil {
 			slog.Warn("reconciler: music", "err", err)

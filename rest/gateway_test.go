@@ -3,12 +3,14 @@ package rest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.mau.fi/whatsmeow"
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
@@ -31,6 +33,10 @@ type fakeGateway struct {
 	// records its questions as "kind type".
 	checkMedia func(kind, contentType string) error
 	asked      []string
+	// serverError is the code the network answers a send to a chat with, as
+	// whatsmeow returns it ("server returned error <code>"), classified as
+	// the gateway classifies it.
+	serverError map[string]int
 }
 
 // CheckMedia implements engine.MediaChecker.
@@ -81,6 +87,9 @@ func (f *fakeGateway) Send(_ context.Context, m engine.Outgoing) (engine.Key, er
 	defer f.mu.Unlock()
 	if !f.state.Connected {
 		return engine.Key{}, gateway.ErrNotConnected
+	}
+	if code, ok := f.serverError[m.To]; ok {
+		return engine.Key{}, gateway.ClassifySend(fmt.Errorf("%w %d", whatsmeow.ErrServerReturnedError, code))
 	}
 	f.sent = append(f.sent, m)
 	return engine.Key{FromMe: true, Remote: m.To, ID: m.WireID}, nil

@@ -64,6 +64,11 @@ const (
 	// An engine's session connected or dropped.
 	EventSessionConnected    = "session.connected"
 	EventSessionDisconnected = "session.disconnected"
+	// An engine's account was restricted by the network (a temporary ban, a
+	// reach-out time lock, a logout), or its restriction ended: Switchboard's
+	// own, not the spec's (docs/events.md).
+	EventSessionRestricted   = "session.restricted"
+	EventSessionUnrestricted = "session.unrestricted"
 	// A campaign's lifecycle.
 	EventCampaignStarted   = "campaign.started"
 	EventCampaignPaused    = "campaign.paused"
@@ -78,7 +83,7 @@ const (
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
-// in the spec's order.
+// in the spec's order, then Switchboard's own.
 var Catalog = []string{
 	EventMessageQueued, EventMessageSending, EventMessageDelivered, EventMessageRead, EventMessageFailed,
 	EventNewMessageReceived, EventReplyToMyMessage, EventMessageEdited,
@@ -88,7 +93,7 @@ var Catalog = []string{
 	EventGroupDescriptionChanged, EventGroupMessagePinned,
 	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
-	EventChatMerged,
+	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -27,6 +27,10 @@ func (e *Engine) PairingCode(ctx context.Context, phone string) (string, error) 
 	return e.PairPhone(ctx, phone)
 }
 
+// LoggedOutRestriction is the restriction of an account the phone (or the
+// network) logged out: it lasts until the engine is paired again.
+const LoggedOutRestriction = "WhatsApp logged the account out: pair the engine again"
+
 // Restriction implements engine.Restrictor: a ban or a reach-out time lock in
 // force now, which campaigns wait out.
 func (e *Engine) Restriction() (string, bool) {
@@ -35,8 +39,12 @@ func (e *Engine) Restriction() (string, bool) {
 }
 
 // Restriction says why the network restricts the account at now and until
-// when; ok is false when it does not.
+// when (zero: until someone acts, as for a logout); ok is false when it does
+// not.
 func (s State) Restriction(now time.Time) (why string, until time.Time, ok bool) {
+	if s.Status == StatusLoggedOut {
+		return LoggedOutRestriction, time.Time{}, true
+	}
 	until, err := s.Blocked(now)
 	switch {
 	case err == nil:

@@ -32,6 +32,8 @@ func TestStateRestriction(t *testing.T) {
 		{"time lock", State{ReachoutTimelockedUntil: &later},
 			got{"WhatsApp forbids the account to message new contacts for now (reach-out time lock), until 2026-11-22T11:00:00Z", later, true}},
 		{"time lock over", State{ReachoutTimelockedUntil: &earlier}, got{}},
+		{"logged out", State{Status: StatusLoggedOut}, got{LoggedOutRestriction, time.Time{}, true}},
+		{"unpaired", State{Status: StatusUnpaired}, got{}},
 	} {
 		why, until, ok := c.state.Restriction(now)
 		if diff := cmp.Diff(c.want, got{why, until, ok}); diff != "" {

@@ -119,17 +119,6 @@ func (e *Engine) checkRecipients(ctx context.Context, cl client, tos []types.JID
 	return nil
 }
 
-// classifySend marks the send errors retrying cannot fix as engine.ErrRejected.
-func classifySend(err error) error {
-	switch {
-	case errors.Is(err, whatsmeow.ErrUnknownServer), errors.Is(err, whatsmeow.ErrRecipientADJID),
-		errors.Is(err, whatsmeow.ErrBroadcastListUnsupported), errors.Is(err, whatsmeow.ErrNotInGroup),
-		errors.Is(err, whatsmeow.ErrGroupNotFound):
-		return fmt.Errorf("%w: %v", engine.ErrRejected, err)
-	}
-	return fmt.Errorf("gateway: send: %w", err)
-}
-
 // mentionRE is the inline mention of Switchboard's text: @[Name](<digits>@c.us).
 var mentionRE = regexp.MustCompile(`@\[([^\]\n]{1,100})\]\(([0-9]+)@c[.]us\)`)
 

@@ -78,6 +78,9 @@ type Host struct {
 	Resync time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Lifted, when set, is told that the restriction of an engine this
+	// replica runs ended (the campaigns it paused may resume).
+	Lifted func(ctx context.Context, engineID string)
 
 	mu      sync.Mutex
 	running map[string]*hosted   // by engine id
@@ -269,15 +272,11 @@ func (h *Host) apply(ctx context.Context, engineID string, s gateway.State) {
 	}
 	u := h.Client.Engine.UpdateOneID(engineID).
 		SetState(string(RowState(s))).SetStream(stream(s)).SetHasSynced(s.HasSynced).SetDeviceJid(s.DeviceJID)
-	if why, until, ok := s.Restriction(time.Now()); ok {
-		u.SetRestriction(why).SetRestrictedUntil(until)
-	} else {
-		u.SetRestriction("").ClearRestrictedUntil()
-	}
 	err := u.Exec(viewer.SystemContext(ctx))
 	if err != nil && !ent.IsNotFound(err) { // a deleted engine has no row to update
 		h.log().Warn("gateway state not stored", "engine", engineID, "err", err)
 	}
+	h.recordRestriction(ctx, engineID, s) // restriction.go
 	h.log().Info("gateway engine state", "engine", engineID, "status", s.Status, "connected", s.Connected,
 		"error", s.LastError)
 }

@@ -59,6 +59,8 @@ const (
 	FieldNextStepAt = "next_step_at"
 	// FieldPauseReason holds the string denoting the pause_reason field in the database.
 	FieldPauseReason = "pause_reason"
+	// FieldPauseEngineID holds the string denoting the pause_engine_id field in the database.
+	FieldPauseEngineID = "pause_engine_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -111,6 +113,7 @@ var Columns = []string{
 	FieldStepToken,
 	FieldNextStepAt,
 	FieldPauseReason,
+	FieldPauseEngineID,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 	FieldStartedAt,
@@ -284,6 +287,11 @@ func ByNextStepAt(opts ...sql.OrderTermOption) OrderOption {
 // ByPauseReason orders the results by the pause_reason field.
 func ByPauseReason(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPauseReason, opts...).ToFunc()
+}
+
+// ByPauseEngineID orders the results by the pause_engine_id field.
+func ByPauseEngineID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPauseEngineID, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -175,6 +175,11 @@ func PauseReason(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldPauseReason, v))
 }
 
+// PauseEngineID applies equality check predicate on the "pause_engine_id" field. It's identical to PauseEngineIDEQ.
+func PauseEngineID(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldPauseEngineID, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Campaign {
 	return predicate.Campaign(sql.FieldEQ(FieldCreatedAt, v))
@@ -1538,6 +1543,81 @@ func PauseReasonEqualFold(v string) predicate.Campaign {
 // PauseReasonContainsFold applies the ContainsFold predicate on the "pause_reason" field.
 func PauseReasonContainsFold(v string) predicate.Campaign {
 	return predicate.Campaign(sql.FieldContainsFold(FieldPauseReason, v))
+}
+
+// PauseEngineIDEQ applies the EQ predicate on the "pause_engine_id" field.
+func PauseEngineIDEQ(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEQ(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDNEQ applies the NEQ predicate on the "pause_engine_id" field.
+func PauseEngineIDNEQ(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNEQ(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDIn applies the In predicate on the "pause_engine_id" field.
+func PauseEngineIDIn(vs ...string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldIn(FieldPauseEngineID, vs...))
+}
+
+// PauseEngineIDNotIn applies the NotIn predicate on the "pause_engine_id" field.
+func PauseEngineIDNotIn(vs ...string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotIn(FieldPauseEngineID, vs...))
+}
+
+// PauseEngineIDGT applies the GT predicate on the "pause_engine_id" field.
+func PauseEngineIDGT(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGT(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDGTE applies the GTE predicate on the "pause_engine_id" field.
+func PauseEngineIDGTE(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldGTE(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDLT applies the LT predicate on the "pause_engine_id" field.
+func PauseEngineIDLT(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLT(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDLTE applies the LTE predicate on the "pause_engine_id" field.
+func PauseEngineIDLTE(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldLTE(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDContains applies the Contains predicate on the "pause_engine_id" field.
+func PauseEngineIDContains(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldContains(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDHasPrefix applies the HasPrefix predicate on the "pause_engine_id" field.
+func PauseEngineIDHasPrefix(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldHasPrefix(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDHasSuffix applies the HasSuffix predicate on the "pause_engine_id" field.
+func PauseEngineIDHasSuffix(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldHasSuffix(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDIsNil applies the IsNil predicate on the "pause_engine_id" field.
+func PauseEngineIDIsNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldIsNull(FieldPauseEngineID))
+}
+
+// PauseEngineIDNotNil applies the NotNil predicate on the "pause_engine_id" field.
+func PauseEngineIDNotNil() predicate.Campaign {
+	return predicate.Campaign(sql.FieldNotNull(FieldPauseEngineID))
+}
+
+// PauseEngineIDEqualFold applies the EqualFold predicate on the "pause_engine_id" field.
+func PauseEngineIDEqualFold(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldEqualFold(FieldPauseEngineID, v))
+}
+
+// PauseEngineIDContainsFold applies the ContainsFold predicate on the "pause_engine_id" field.
+func PauseEngineIDContainsFold(v string) predicate.Campaign {
+	return predicate.Campaign(sql.FieldContainsFold(FieldPauseEngineID, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -212,6 +212,7 @@ var (
 		{Name: "step_token", Type: field.TypeString, Nullable: true},
 		{Name: "next_step_at", Type: field.TypeTime, Nullable: true},
 		{Name: "pause_reason", Type: field.TypeString, Nullable: true},
+		{Name: "pause_engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 		{Name: "updated_at", Type: field.TypeTime},
 		{Name: "started_at", Type: field.TypeTime, Nullable: true},
@@ -234,7 +235,7 @@ var (
 			{
 				Name:    "campaign_workspace_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[23]},
+				Columns: []*schema.Column{CampaignsColumns[1], CampaignsColumns[24]},
 			},
 			{
 				Name:    "campaign_status_next_step_at",

@@ -259,11 +259,11 @@ func init() {
 	// campaign.DefaultTotalCount holds the default value on creation for the total_count field.
 	campaign.DefaultTotalCount = campaignDescTotalCount.Default.(int)
 	// campaignDescCreatedAt is the schema descriptor for created_at field.
-	campaignDescCreatedAt := campaignFields[22].Descriptor()
+	campaignDescCreatedAt := campaignFields[23].Descriptor()
 	// campaign.DefaultCreatedAt holds the default value on creation for the created_at field.
 	campaign.DefaultCreatedAt = campaignDescCreatedAt.Default.(func() time.Time)
 	// campaignDescUpdatedAt is the schema descriptor for updated_at field.
-	campaignDescUpdatedAt := campaignFields[23].Descriptor()
+	campaignDescUpdatedAt := campaignFields[24].Descriptor()
 	// campaign.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	campaign.DefaultUpdatedAt = campaignDescUpdatedAt.Default.(func() time.Time)
 	// campaign.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -132,6 +132,8 @@ func (Campaign) Fields() []ent.Field {
 			Comment("the token of the one step task that may advance the campaign; empty when none may"),
 		field.Time("next_step_at").Optional().Nillable().Annotations(entgql.Skip()),
 		field.String("pause_reason").Optional(),
+		field.String("pause_engine_id").Optional().Annotations(entgql.Skip()).
+			Comment("the engine whose restriction paused the campaign: it resumes by itself once that engine is no longer restricted; empty when a user paused it"),
 		field.Time("created_at").Immutable().Default(time.Now).Annotations(entgql.OrderField("CREATED_AT")),
 		field.Time("updated_at").Default(time.Now).UpdateDefault(time.Now),
 		field.Time("started_at").Optional().Nillable(),
