@@ -79,7 +79,7 @@ const (
 	StatusDisconnected Status = "disconnected" // paired, offline; reconnecting in the background
 	StatusLoggedOut    Status = "logged_out"   // the phone removed the device; pair again
 	StatusBanned       Status = "banned"       // temporarily banned until State.BannedUntil
-	StatusReplaced     Status = "replaced"     // another client took the session (stream replaced); not reconnecting
+	StatusReplaced     Status = "replaced"     // another client took the session (stream replaced); retried a few times (Config.ReplacedRetry), then left until Restart
 	StatusClosed       Status = "closed"       // Close was called
 )
 
@@ -190,6 +190,20 @@ type Config struct {
 	// ReconnectMin and ReconnectMax bound the backoff of the background
 	// connection loop (defaults 2s and 5 min).
 	ReconnectMin, ReconnectMax time.Duration
+	// RedeliverMin and RedeliverMax space the reconnections that make the
+	// network redeliver what the sink refused (see recovery.go; defaults
+	// DefaultRedeliverMin and DefaultRedeliverMax).
+	RedeliverMin, RedeliverMax time.Duration
+	// ReplacedRetry is the wait before each automatic retry of a session another
+	// client replaced (DefaultReplacedRetry when nil; an empty slice: none);
+	// after the last the session stays replaced until Restart.
+	ReplacedRetry []time.Duration
+	// ReplacedStable is how long a session must have stayed connected for a
+	// replacement to start the retries afresh (DefaultReplacedStable when zero).
+	ReplacedStable time.Duration
+	// RestartWait bounds how long Restart waits for the session to log in
+	// (DefaultRestartWait when zero).
+	RestartWait time.Duration
 }
 
 // Engine is one gateway session: one companion device of one WhatsApp account,
@@ -216,7 +230,10 @@ type Engine struct {
 	failures int // connection attempts that failed, ever
 	stop     chan struct{}
 
-	stateMu sync.Mutex // serializes OnState calls
+	stateMu sync.Mutex    // serializes OnState calls
+	changed chan struct{} // closed (and renewed) at every change of State
+
+	rec recovery // redelivery reconnections and replaced-session retries
 
 	retryWait time.Duration // the first wait before reporting to a failing sink again
 
@@ -334,6 +351,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 	if cfg.ReconnectMax <= 0 {
 		cfg.ReconnectMax = 5 * time.Minute
 	}
+	cfg = recoveryDefaults(cfg)
 	if cfg.MaxMediaBytes <= 0 {
 		cfg.MaxMediaBytes = DefaultMaxMediaBytes
 	}
@@ -351,7 +369,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		cfg: cfg, log: slogOr(cfg.Logger).With("engine", cfg.EngineID, "workspace", cfg.WorkspaceID),
 		newCl: newCl, http: h, proc: mediaproc.Find(cfg.FFmpeg), retryWait: 200 * time.Millisecond,
 		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
-		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{},
+		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{}, changed: make(chan struct{}),
 	}
 	e.mem.init()
 	e.attach(cl)
@@ -415,6 +433,8 @@ func (e *Engine) setState(f func(s *State)) {
 		e.state.Since = time.Now()
 	}
 	s := e.snapshot()
+	close(e.changed)
+	e.changed = make(chan struct{})
 	e.mu.Unlock()
 	if e.cfg.OnState != nil {
 		e.stateMu.Lock()
