@@ -54,15 +54,24 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 }
 
 // markEngine records a session change on the engine's row (if the engine has
-// one): connected, or disconnected unless it was logged out.
+// one): connected, or disconnected unless the row says why already (logged
+// out, or a gateway's finer state: replaced, banned, unpaired, pairing, which
+// its host wrote and which this event, applied later, must not overwrite).
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
 		return u.SetState(string(engine.StateConnected)).SetConnectedAt(ev.At).Exec(ctx)
 	}
-	return u.Where(entengine.StateNEQ(string(engine.StateLoggedOut))).
-		SetState(string(engine.StateDisconnected)).SetDisconnectedAt(ev.At).Exec(ctx)
+	if err := u.SetDisconnectedAt(ev.At).Exec(ctx); err != nil {
+		return err
+	}
+	return tx.Engine.Update().Where(entengine.ID(ev.EngineID), entengine.StateNotIn(keptOnDisconnect...)).
+		SetState(string(engine.StateDisconnected)).Exec(ctx)
 }
+
+// keptOnDisconnect are the engine states a lost session does not change.
+var keptOnDisconnect = []string{string(engine.StateLoggedOut), string(engine.StateConflict),
+	string(engine.StateBanned), string(engine.StateUnpaired), string(engine.StatePairing)}
 
 // applyAck moves the message the ack is about. Acks are idempotent and may arrive
 // out of order: a move backwards is ignored. sent holds the messages a batch's

@@ -42,8 +42,8 @@ type fakeClient struct {
 	unacked  []any
 	handling int
 	idle     *sync.Cond
-	pairing  string // Pairing's answer once paired
-	qrCodes     []string // emitted on Connect of an unpaired device
+	pairing  string   // Pairing's answer once paired
+	qrCodes  []string // emitted on Connect of an unpaired device
 
 	sent        []fakeSend
 	sendErr     error

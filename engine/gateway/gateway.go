@@ -433,14 +433,17 @@ func (e *Engine) setState(f func(s *State)) {
 		e.state.Since = time.Now()
 	}
 	s := e.snapshot()
-	close(e.changed)
-	e.changed = make(chan struct{})
 	e.mu.Unlock()
 	if e.cfg.OnState != nil {
 		e.stateMu.Lock()
-		defer e.stateMu.Unlock()
 		e.cfg.OnState(s)
+		e.stateMu.Unlock()
 	}
+	// Those waiting for a change (Restart) see it once OnState recorded it.
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
 }
 
 // Close disconnects the engine; the device stays paired and in the store.
