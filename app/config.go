@@ -102,6 +102,8 @@ type Config struct {
 	// unrenewed (host.DefaultLeaseTTL, 30 s, when zero): how soon another replica
 	// takes over the engines of one that died.
 	GatewayLeaseTTL time.Duration
+	// GatewayReplacedRetry: the waits of a replaced session's retries (gatewayconfig.go).
+	GatewayReplacedRetry []time.Duration
 	// OpenGateway opens a gateway engine; host.OpenGateway (whatsmeow) when nil.
 	// Tests put a fake here.
 	OpenGateway host.Opener
@@ -336,6 +338,9 @@ func ConfigFromEnv() (Config, error) {
 		return c, err
 	}
 	if err := c.receivedMediaFromEnv(); err != nil {
+		return c, err
+	}
+	if c.GatewayReplacedRetry, err = gatewayReplacedRetry(); err != nil {
 		return c, err
 	}
 	if c.MusicMaxUpload, err = strconv.ParseInt(env("SWITCHBOARD_MUSIC_MAX_UPLOAD", "0"), 10, 64); err != nil {
