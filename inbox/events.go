@@ -54,19 +54,25 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 }
 
 // markEngine records a session change on the engine's row (if the engine has
-// one): connected, or disconnected unless the row says why already (logged
-// out, or a gateway's finer state: replaced, banned, unpaired, pairing, which
-// its host wrote and which this event, applied later, must not overwrite).
+// one): when it connected or disconnected, and its state. A gateway's host
+// writes the gateway's finer state itself, in order, and this event may be
+// applied after a later change: so a connection leaves a gateway's state alone,
+// and a lost session turns DISCONNECTED only a state it does not explain
+// (logged out, replaced, banned, unpaired and pairing stay).
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
+	state := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
-		return u.SetState(string(engine.StateConnected)).SetConnectedAt(ev.At).Exec(ctx)
+		u.SetConnectedAt(ev.At)
+		state.Where(entengine.KindNEQ(entengine.KindGateway)).SetState(string(engine.StateConnected))
+	} else {
+		u.SetDisconnectedAt(ev.At)
+		state.Where(entengine.StateNotIn(keptOnDisconnect...)).SetState(string(engine.StateDisconnected))
 	}
-	if err := u.SetDisconnectedAt(ev.At).Exec(ctx); err != nil {
+	if err := u.Exec(ctx); err != nil {
 		return err
 	}
-	return tx.Engine.Update().Where(entengine.ID(ev.EngineID), entengine.StateNotIn(keptOnDisconnect...)).
-		SetState(string(engine.StateDisconnected)).Exec(ctx)
+	return state.Exec(ctx)
 }
 
 // keptOnDisconnect are the engine states a lost session does not change.
