@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -226,6 +225,7 @@ type Engine struct {
 	qrWake   chan struct{}
 	connWake chan struct{}
 	looping  bool
+	again    bool // startConnecting was called while the loop ran
 	closed   bool
 	failures int // connection attempts that failed, ever
 	stop     chan struct{}
@@ -460,79 +460,6 @@ func (e *Engine) Close() error {
 	cl.Disconnect()
 	e.setState(func(s *State) { s.Status, s.Connected = StatusClosed, false })
 	return nil
-}
-
-// startConnecting runs the connection loop unless it runs already: Connect,
-// and on failure again after a backoff (ReconnectMin doubling to ReconnectMax,
-// with jitter), until connected, closed, logged out or replaced. Once connected,
-// whatsmeow's own auto-reconnect takes over drops of the websocket.
-func (e *Engine) startConnecting() {
-	e.mu.Lock()
-	if e.looping || e.closed {
-		e.mu.Unlock()
-		return
-	}
-	e.looping = true
-	e.mu.Unlock()
-	go e.connectLoop()
-}
-
-func (e *Engine) connectLoop() {
-	defer func() {
-		e.mu.Lock()
-		e.looping = false
-		e.mu.Unlock()
-	}()
-	wait := e.cfg.ReconnectMin
-	for {
-		e.mu.Lock()
-		cl, closed, st := e.cl, e.closed, e.state
-		e.mu.Unlock()
-		if closed || st.Status == StatusLoggedOut || st.Status == StatusReplaced {
-			return
-		}
-		if st.BannedUntil != nil && time.Now().Before(*st.BannedUntil) {
-			if !e.sleep(time.Until(*st.BannedUntil)) {
-				return
-			}
-			continue
-		}
-		if cl.IsConnected() {
-			return
-		}
-		err := cl.Connect()
-		if err == nil || errors.Is(err, whatsmeow.ErrAlreadyConnected) {
-			return
-		}
-		e.log.Warn("gateway: connect failed; retrying", "err", err, "in", wait)
-		e.mu.Lock()
-		e.failures++
-		e.mu.Unlock()
-		e.setState(func(s *State) {
-			s.LastError = err.Error()
-			if s.Status == StatusConnecting || s.Status == StatusConnected {
-				s.Status = StatusDisconnected
-			}
-		})
-		jitter := time.Duration(rand.Int64N(int64(wait)/4 + 1))
-		if !e.sleep(wait + jitter) {
-			return
-		}
-		wait = min(wait*2, e.cfg.ReconnectMax)
-	}
-}
-
-// sleep waits d, or less when woken by connWake; false once the engine closed.
-func (e *Engine) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-e.stop:
-		return false
-	case <-t.C:
-	case <-e.connWake:
-	}
-	return true
 }
 
 // ready is the check before a command: the engine is open, paired and online.
