@@ -44,6 +44,7 @@ func TestARefusedMessageIsRedeliveredAfterAReconnect(t *testing.T) {
 		}
 	}
 	var at []time.Time
+	start := time.Now()
 	for i, id := range []string{"IN1", "IN2", "IN3"} {
 		h.sink.mu.Lock()
 		h.sink.fail = 5 // every try of the handler: the database is down for a while
@@ -63,6 +64,8 @@ func TestARefusedMessageIsRedeliveredAfterAReconnect(t *testing.T) {
 	if !h.e.State().Connected {
 		t.Errorf("state after the redeliveries %+v", h.e.State())
 	}
+	t.Logf("stored after a redelivery: first %v after the refusal, then %v and %v apart (spacing %v)",
+		at[0].Sub(start), at[1].Sub(at[0]), at[2].Sub(at[1]), spacing)
 	// The first came at once; the second no sooner than the spacing after it,
 	// the third no sooner than twice the spacing after the second.
 	if gap := at[1].Sub(at[0]); gap < spacing-10*time.Millisecond {
