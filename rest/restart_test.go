@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
 	"github.com/switchboardhq/switchboard/engine/gateway"
@@ -38,7 +40,8 @@ func (f *fakeGateway) restarted() int {
 // the same operation.
 func TestRestartRecoversAReplacedGateway(t *testing.T) {
 	var fakes fakeGateways
-	a := remoteEnv(t, func(c *app.Config) { c.OpenGateway = fakes.opener("A") })
+	retries := []time.Duration{time.Minute, 2 * time.Minute}
+	a := remoteEnv(t, func(c *app.Config) { c.OpenGateway, c.GatewayReplacedRetry = fakes.opener("A"), retries })
 	redisURL := a.Config.RedisURL
 	if redisURL == "" {
 		redisURL = a.App.RedisURL()
@@ -81,6 +84,9 @@ func TestRestartRecoversAReplacedGateway(t *testing.T) {
 	}
 
 	f := fakes.latest(id)
+	if !cmp.Equal(f.cfg.ReplacedRetry, retries) { // SWITCHBOARD_GATEWAY_REPLACED_RETRY reaches the session
+		t.Errorf("the session's replaced retries = %v", f.cfg.ReplacedRetry)
+	}
 	f.pair("15550001111:7@s.whatsapp.net")
 	b.Eventually(10*time.Second, "the paired gateway in ping", func() bool { return pinged(b, key, id) })
 	// Another client takes the session: CONFLICT, out of ping.
