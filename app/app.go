@@ -143,7 +143,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	a.Gateways = &host.Host{Client: client, Redis: a.Redis, Hub: a.Hub, Open: open, LeaseTTL: cfg.GatewayLeaseTTL,
 		Logger: cfg.Logger, Base: gateway.Config{DB: sqlDB, Dialect: dialect, Sink: a.Inbox, Media: store,
 			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait,
-			HidePresence: cfg.Gateway.HidePresence},
+			HidePresence: cfg.Gateway.HidePresence, ReplacedRetry: cfg.Gateway.ReplacedRetry},
 		Lifted: a.restrictionLifted}
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {

@@ -3,6 +3,8 @@ package app
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/switchboardhq/switchboard/engine/gateway"
 )
@@ -28,6 +30,10 @@ type GatewaySettings struct {
 	// FullSyncDays bounds the full history to its last days
 	// (SWITCHBOARD_GATEWAY_FULL_SYNC_DAYS; 0, the default: the phone's own bound).
 	FullSyncDays uint32
+	// ReplacedRetry are the waits before each automatic retry of a session
+	// another client replaced (SWITCHBOARD_GATEWAY_REPLACED_RETRY: nil, the
+	// gateway's default 1m,5m,15m; empty for none).
+	ReplacedRetry []time.Duration
 }
 
 // identity is the gateway.Identity of s.
@@ -54,6 +60,28 @@ func (c *Config) gatewayFromEnv() error {
 	if err := gateway.CheckIdentity(g.identity()); err != nil {
 		return fmt.Errorf("SWITCHBOARD_GATEWAY_PLATFORM / SWITCHBOARD_GATEWAY_DEVICE_NAME: %w", err)
 	}
+	if g.ReplacedRetry, err = gatewayReplacedRetry(); err != nil {
+		return err
+	}
 	c.Gateway = g
 	return nil
+}
+
+// gatewayReplacedRetry reads SWITCHBOARD_GATEWAY_REPLACED_RETRY: the waits
+// before each automatic retry of a gateway session another client replaced
+// (default 1m,5m,15m), or "off" for none (the session then waits for a
+// restart at once). Nil stands for the gateway's own default.
+func gatewayReplacedRetry() ([]time.Duration, error) {
+	v := strings.TrimSpace(env("SWITCHBOARD_GATEWAY_REPLACED_RETRY", ""))
+	switch v {
+	case "":
+		return nil, nil
+	case "off":
+		return []time.Duration{}, nil
+	}
+	s, err := ParseSchedule(v)
+	if err != nil {
+		return nil, fmt.Errorf("SWITCHBOARD_GATEWAY_REPLACED_RETRY: %w (durations such as 1m,5m,15m, or off)", err)
+	}
+	return s, nil
 }

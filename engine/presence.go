@@ -54,6 +54,11 @@ func (p *Presence) forget(workspaceID string) {
 	p.mu.Unlock()
 }
 
+// Forget makes the next List of a workspace read Redis rather than answer from
+// memory: for a caller that waited for a change another replica made (a
+// restarted engine's session connected again).
+func (p *Presence) Forget(workspaceID string) { p.forget(workspaceID) }
+
 // TTL is how long one heartbeat keeps an engine listed.
 func (p *Presence) TTL() time.Duration { return p.ttl }
 

@@ -57,6 +57,13 @@ type LoggerOut interface {
 	Logout(ctx context.Context) error
 }
 
+// Restarter is an engine whose session can be restarted: disconnected and
+// connected again on the same account, which stays linked (a gateway whose
+// session another client replaced, or one stuck offline).
+type Restarter interface {
+	Restart(ctx context.Context) error
+}
+
 // Remote finds the engines whose sessions this process may not hold: engines
 // connected over the engine protocol to any replica.
 type Remote interface {

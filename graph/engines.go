@@ -224,6 +224,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case "pairing":
 		_, ok := eng.(engine.Pairer)
 		return ok
+	case "restart":
+		_, ok := eng.(engine.Restarter)
+		return ok
 	}
 	return false
 }

@@ -26,6 +26,11 @@ func (r *mutationResolver) LogoutEngine(ctx context.Context, id string) (*model.
 	return r.logoutEngine(ctx, id)
 }
 
+// RestartEngine is the resolver for the restartEngine field.
+func (r *mutationResolver) RestartEngine(ctx context.Context, id string) (*model.Engine, error) {
+	return r.restartEngine(ctx, id)
+}
+
 // EnginePairingQR is the resolver for the enginePairingQR field.
 func (r *mutationResolver) EnginePairingQR(ctx context.Context, id string) (string, error) {
 	return r.enginePairingQR(ctx, id)

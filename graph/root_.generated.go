@@ -728,6 +728,7 @@ type ComplexityRoot struct {
 		RedeliverWebhookDelivery func(childComplexity int, webhookID string, deliveryID string) int
 		RemoveAudienceContact    func(childComplexity int, id string, contactID string) int
 		RemoveGroupParticipant   func(childComplexity int, id string, participant string) int
+		RestartEngine            func(childComplexity int, id string) int
 		ResumeCampaign           func(childComplexity int, id string) int
 		RevokeAPIKey             func(childComplexity int, id string) int
 		RevokeMessage            func(childComplexity int, key string, chatID *string) int
@@ -3968,6 +3969,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
+	case "Mutation.restartEngine":
+		if e.ComplexityRoot.Mutation.RestartEngine == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_restartEngine_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RestartEngine(childComplexity, args["id"].(string)), true
 	case "Mutation.resumeCampaign":
 		if e.ComplexityRoot.Mutation.ResumeCampaign == nil {
 			break

@@ -54,17 +54,30 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 }
 
 // markEngine records a session change on the engine's row (if the engine has
-// one): connected, or disconnected unless it was logged out, banned or
-// replaced (finer offline states its host wrote, which a late disconnection
-// must not hide).
+// one): when it connected or disconnected, and its state. A gateway's host
+// writes the gateway's finer state itself, in order, and this event may be
+// applied after a later change: so a connection leaves a gateway's state alone,
+// and a lost session turns DISCONNECTED only a state it does not explain
+// (logged out, replaced, banned, unpaired and pairing stay).
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
+	state := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
-		return u.SetState(string(engine.StateConnected)).SetConnectedAt(ev.At).Exec(ctx)
+		u.SetConnectedAt(ev.At)
+		state.Where(entengine.KindNEQ(entengine.KindGateway)).SetState(string(engine.StateConnected))
+	} else {
+		u.SetDisconnectedAt(ev.At)
+		state.Where(entengine.StateNotIn(keptOnDisconnect...)).SetState(string(engine.StateDisconnected))
 	}
-	return u.Where(entengine.StateNotIn(string(engine.StateLoggedOut), string(engine.StateBanned), string(engine.StateConflict))).
-		SetState(string(engine.StateDisconnected)).SetDisconnectedAt(ev.At).Exec(ctx)
+	if err := u.Exec(ctx); err != nil {
+		return err
+	}
+	return state.Exec(ctx)
 }
+
+// keptOnDisconnect are the engine states a lost session does not change.
+var keptOnDisconnect = []string{string(engine.StateLoggedOut), string(engine.StateConflict),
+	string(engine.StateBanned), string(engine.StateUnpaired), string(engine.StatePairing)}
 
 // applyAck moves the message the ack is about. Acks are idempotent and may arrive
 // out of order: a move backwards is ignored. sent holds the messages a batch's

@@ -123,6 +123,15 @@ func (s *server) logoutEngine(w http.ResponseWriter, r *http.Request) error {
 	return writeData(w, http.StatusOK, newEngineRecord(e))
 }
 
+// restartEngine serves POST /v1/engines/{id}/restart.
+func (s *server) restartEngine(w http.ResponseWriter, r *http.Request) error {
+	e, err := s.mutation.RestartEngine(r.Context(), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, newEngineRecord(e))
+}
+
 // setDefaultEngine serves POST /v1/engines/{id}/default.
 func (s *server) setDefaultEngine(w http.ResponseWriter, r *http.Request) error {
 	e, err := s.mutation.SetDefaultEngine(r.Context(), chi.URLParam(r, "id"))

@@ -29,6 +29,8 @@ type fakeGateway struct {
 	state  gateway.State
 	sent   []engine.Outgoing
 	closed bool
+	// restarts counts Restart calls (restart_test.go).
+	restarts int
 	// checkMedia answers CheckMedia (engine.MediaChecker) when set; asked
 	// records its questions as "kind type".
 	checkMedia func(kind, contentType string) error

@@ -285,6 +285,8 @@
           el("td", { class: "row-actions" }, can("engines:write") ? [
             e.kind === "gateway" && e.state !== "CONNECTED" ? el("button", { onclick: function () { showQR(qr, e.id); } }, "Pair (QR)") : null,
             e.default ? null : action("Make default", "mutation($id: String!) { setDefaultEngine(id: $id) { id } }", { id: e.id }, refresh),
+            e.kind === "gateway" && ["CONFLICT", "DISCONNECTED", "OPENING"].indexOf(e.state) >= 0 ?
+              action("Restart", "mutation($id: String!) { restartEngine(id: $id) { id } }", { id: e.id }, refresh) : null,
             action("Log out", "mutation($id: String!) { logoutEngine(id: $id) { id } }", { id: e.id }, refresh),
             action("Delete", "mutation($id: String!) { deleteEngine(id: $id) }", { id: e.id }, refresh, "danger")
           ] : null));

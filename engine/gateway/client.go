@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"time"
 
@@ -63,6 +66,10 @@ type client interface {
 	OwnID() types.JID
 	// OwnLID is the account's LID, empty when unknown.
 	OwnLID() types.JID
+	// Pairing names the device's pairing: its device number and a digest of
+	// its identity key (a new device, and so new keys, at every pairing);
+	// empty before pairing.
+	Pairing() string
 	// AltJID is the other form (LID for a phone number, phone number for a LID) of
 	// a user, or the empty JID when the device store knows none.
 	AltJID(ctx context.Context, jid types.JID) (types.JID, error)
@@ -84,6 +91,21 @@ func (c waClient) OwnLID() types.JID { return c.Store.GetLID() }
 // SetRetrySource implements client.
 func (c waClient) SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message) {
 	c.GetMessageForRetry = source
+}
+
+// Pairing implements client.
+func (c waClient) Pairing() string {
+	own := c.Store.GetJID()
+	if own.IsEmpty() || c.Store.IdentityKey == nil {
+		return ""
+	}
+	return pairingName(own.Device, c.Store.IdentityKey.Pub[:])
+}
+
+// pairingName is "<device>.<8 hex digits of the identity key's SHA-256>".
+func pairingName(device uint16, identityKey []byte) string {
+	sum := sha256.Sum256(identityKey)
+	return fmt.Sprintf("%d.%s", device, hex.EncodeToString(sum[:4]))
 }
 
 // AltJID implements client.

@@ -26,7 +26,11 @@ func (e *Engine) handle(cl client, evt any) bool {
 	if ok, session := e.sessionEvent(ctx, cl, evt); session {
 		return ok
 	}
-	return e.conversationEvent(ctx, cl, evt)
+	if !e.conversationEvent(ctx, cl, evt) {
+		e.sinkRefused() // reconnect soon: the network redelivers it then
+		return false
+	}
+	return true
 }
 
 // sessionEvent applies an event about the session itself (pairing, connection,
@@ -45,9 +49,7 @@ func (e *Engine) sessionEvent(ctx context.Context, cl client, evt any) (ok, sess
 	case *events.Disconnected:
 		return e.onDisconnected(ctx), true
 	case *events.StreamReplaced:
-		e.setState(func(s *State) {
-			s.Status, s.Connected, s.LastError = StatusReplaced, false, "another client connected with this device (stream replaced)"
-		})
+		e.onReplaced() // retried a few times (recovery.go)
 	case *events.LoggedOut:
 		e.loggedOut(cl, "logged out by the phone: "+v.Reason.String())
 	case *events.TemporaryBan:

@@ -36,7 +36,15 @@ type fakeClient struct {
 
 	connectErrs []error // returned by the next Connect calls, in order
 	connects    int
-	qrCodes     []string // emitted on Connect of an unpaired device
+	disconnects int
+	// The server's side of acks (deliver): events the handler failed are
+	// delivered again after the next Connect; handling counts deliveries
+	// under way, idle signals their end.
+	unacked  []any
+	handling int
+	idle     *sync.Cond
+	pairing  string   // Pairing's answer once paired
+	qrCodes  []string // emitted on Connect of an unpaired device
 
 	sent        []fakeSend
 	sendErr     error
@@ -107,6 +115,46 @@ func newFake(paired bool) *fakeClient {
 	return f
 }
 
+// deliver hands evt to the engine as the server and whatsmeow would: an event
+// the handler fails is left unacknowledged, and the server delivers it again
+// after the next connection (see Connect).
+func (f *fakeClient) deliver(evt any) bool {
+	f.mu.Lock()
+	f.handling++
+	f.mu.Unlock()
+	ok := f.emit(evt)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !ok {
+		f.unacked = append(f.unacked, evt)
+	}
+	f.handling--
+	f.cond().Broadcast()
+	return ok
+}
+
+func (f *fakeClient) cond() *sync.Cond {
+	if f.idle == nil {
+		f.idle = sync.NewCond(&f.mu)
+	}
+	return f.idle
+}
+
+// redeliver delivers again what the engine left unacknowledged, once the
+// deliveries under way are over.
+func (f *fakeClient) redeliver() {
+	f.mu.Lock()
+	for f.handling > 0 {
+		f.cond().Wait()
+	}
+	again := f.unacked
+	f.unacked = nil
+	f.mu.Unlock()
+	for _, evt := range again {
+		f.deliver(evt)
+	}
+}
+
 // emit hands evt to the engine as whatsmeow would.
 func (f *fakeClient) emit(evt any) bool {
 	f.mu.Lock()
@@ -130,6 +178,7 @@ func (f *fakeClient) Connect() error {
 	go func() {
 		if paired {
 			f.emit(&events.Connected{})
+			f.redeliver() // the offline queue: what was not acknowledged
 		} else {
 			f.emit(&events.QR{Codes: codes})
 		}
@@ -139,6 +188,7 @@ func (f *fakeClient) Connect() error {
 
 func (f *fakeClient) Disconnect() {
 	f.mu.Lock()
+	f.disconnects++
 	f.connected = false
 	f.mu.Unlock()
 }
@@ -481,6 +531,18 @@ func (f *fakeClient) OwnLID() types.JID {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.lid
+}
+
+func (f *fakeClient) Pairing() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.own.IsEmpty() {
+		return ""
+	}
+	if f.pairing == "" {
+		return pairingName(f.own.Device, []byte("identity key of "+f.own.String()))
+	}
+	return f.pairing
 }
 
 func (f *fakeClient) AltJID(_ context.Context, j types.JID) (types.JID, error) {

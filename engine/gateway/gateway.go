@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -79,7 +78,7 @@ const (
 	StatusDisconnected Status = "disconnected" // paired, offline; reconnecting in the background
 	StatusLoggedOut    Status = "logged_out"   // the phone removed the device; pair again
 	StatusBanned       Status = "banned"       // temporarily banned until State.BannedUntil
-	StatusReplaced     Status = "replaced"     // another client took the session (stream replaced); not reconnecting
+	StatusReplaced     Status = "replaced"     // another client took the session (stream replaced); retried a few times (Config.ReplacedRetry), then left until Restart
 	StatusClosed       Status = "closed"       // Close was called
 )
 
@@ -204,6 +203,20 @@ type Config struct {
 	// ReconnectMin and ReconnectMax bound the backoff of the background
 	// connection loop (defaults 2s and 5 min).
 	ReconnectMin, ReconnectMax time.Duration
+	// RedeliverMin and RedeliverMax space the reconnections that make the
+	// network redeliver what the sink refused (see recovery.go; defaults
+	// DefaultRedeliverMin and DefaultRedeliverMax).
+	RedeliverMin, RedeliverMax time.Duration
+	// ReplacedRetry is the wait before each automatic retry of a session another
+	// client replaced (DefaultReplacedRetry when nil; an empty slice: none);
+	// after the last the session stays replaced until Restart.
+	ReplacedRetry []time.Duration
+	// ReplacedStable is how long a session must have stayed connected for a
+	// replacement to start the retries afresh (DefaultReplacedStable when zero).
+	ReplacedStable time.Duration
+	// RestartWait bounds how long Restart waits for the session to log in
+	// (DefaultRestartWait when zero).
+	RestartWait time.Duration
 }
 
 // Engine is one gateway session: one companion device of one WhatsApp account,
@@ -226,11 +239,15 @@ type Engine struct {
 	qrWake   chan struct{}
 	connWake chan struct{}
 	looping  bool
+	again    bool // startConnecting was called while the loop ran
 	closed   bool
 	failures int // connection attempts that failed, ever
 	stop     chan struct{}
 
-	stateMu sync.Mutex // serializes OnState calls
+	stateMu sync.Mutex    // serializes OnState calls
+	changed chan struct{} // closed (and renewed) at every change of State
+
+	rec recovery // redelivery reconnections and replaced-session retries
 
 	retryWait time.Duration // the first wait before reporting to a failing sink again
 
@@ -348,6 +365,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 	if cfg.ReconnectMax <= 0 {
 		cfg.ReconnectMax = 5 * time.Minute
 	}
+	cfg = recoveryDefaults(cfg)
 	if cfg.MaxMediaBytes <= 0 {
 		cfg.MaxMediaBytes = DefaultMaxMediaBytes
 	}
@@ -365,7 +383,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		cfg: cfg, log: slogOr(cfg.Logger).With("engine", cfg.EngineID, "workspace", cfg.WorkspaceID),
 		newCl: newCl, http: h, proc: mediaproc.Find(cfg.FFmpeg), retryWait: 200 * time.Millisecond,
 		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
-		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{},
+		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{}, changed: make(chan struct{}),
 	}
 	e.mem.init(cfg.OldestMessage != nil, cfg.UnreadMessages != nil)
 	e.attach(cl)
@@ -434,9 +452,14 @@ func (e *Engine) setState(f func(s *State)) {
 	e.mu.Unlock()
 	if e.cfg.OnState != nil {
 		e.stateMu.Lock()
-		defer e.stateMu.Unlock()
 		e.cfg.OnState(s)
+		e.stateMu.Unlock()
 	}
+	// Those waiting for a change (Restart) see it once OnState recorded it.
+	e.mu.Lock()
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
 }
 
 // Close disconnects the engine; the device stays paired and in the store.
@@ -453,79 +476,6 @@ func (e *Engine) Close() error {
 	cl.Disconnect()
 	e.setState(func(s *State) { s.Status, s.Connected = StatusClosed, false })
 	return nil
-}
-
-// startConnecting runs the connection loop unless it runs already: Connect,
-// and on failure again after a backoff (ReconnectMin doubling to ReconnectMax,
-// with jitter), until connected, closed, logged out or replaced. Once connected,
-// whatsmeow's own auto-reconnect takes over drops of the websocket.
-func (e *Engine) startConnecting() {
-	e.mu.Lock()
-	if e.looping || e.closed {
-		e.mu.Unlock()
-		return
-	}
-	e.looping = true
-	e.mu.Unlock()
-	go e.connectLoop()
-}
-
-func (e *Engine) connectLoop() {
-	defer func() {
-		e.mu.Lock()
-		e.looping = false
-		e.mu.Unlock()
-	}()
-	wait := e.cfg.ReconnectMin
-	for {
-		e.mu.Lock()
-		cl, closed, st := e.cl, e.closed, e.state
-		e.mu.Unlock()
-		if closed || st.Status == StatusLoggedOut || st.Status == StatusReplaced {
-			return
-		}
-		if st.BannedUntil != nil && time.Now().Before(*st.BannedUntil) {
-			if !e.sleep(time.Until(*st.BannedUntil)) {
-				return
-			}
-			continue
-		}
-		if cl.IsConnected() {
-			return
-		}
-		err := cl.Connect()
-		if err == nil || errors.Is(err, whatsmeow.ErrAlreadyConnected) {
-			return
-		}
-		e.log.Warn("gateway: connect failed; retrying", "err", err, "in", wait)
-		e.mu.Lock()
-		e.failures++
-		e.mu.Unlock()
-		e.setState(func(s *State) {
-			s.LastError = err.Error()
-			if s.Status == StatusConnecting || s.Status == StatusConnected {
-				s.Status = StatusDisconnected
-			}
-		})
-		jitter := time.Duration(rand.Int64N(int64(wait)/4 + 1))
-		if !e.sleep(wait + jitter) {
-			return
-		}
-		wait = min(wait*2, e.cfg.ReconnectMax)
-	}
-}
-
-// sleep waits d, or less when woken by connWake; false once the engine closed.
-func (e *Engine) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-e.stop:
-		return false
-	case <-t.C:
-	case <-e.connWake:
-	}
-	return true
 }
 
 // ready is the check before a command: the engine is open, paired and online.

@@ -444,8 +444,8 @@ func TestHistorySyncAndOlderPages(t *testing.T) {
 	}
 	two, no := 2, false
 	want := []engine.Event{
-		{ID: "wa_hs_0_1_contacts", Type: engine.EventHistory, History: &engine.History{Contacts: []engine.ContactInfo{{ID: "15552223333@c.us", PushName: "Ann"}}}},
-		{ID: "wa_hs_0_1_15552223333@c.us", Type: engine.EventHistory, History: &engine.History{
+		{ID: "wa_hs_" + h.f.Pairing() + "_0_1_contacts", Type: engine.EventHistory, History: &engine.History{Contacts: []engine.ContactInfo{{ID: "15552223333@c.us", PushName: "Ann"}}}},
+		{ID: "wa_hs_" + h.f.Pairing() + "_0_1_15552223333@c.us", Type: engine.EventHistory, History: &engine.History{
 			Chats: []engine.ChatState{{ID: "15552223333@c.us", Kind: "contact", Name: "Ann B", UnreadCount: &two, Archived: &no}},
 			Messages: []engine.HistoryMessage{
 				{Incoming: engine.Incoming{Key: engine.Key{Remote: "15552223333@c.us", ID: "H2"}, From: "15552223333@c.us", Type: "text", Text: "second"},

@@ -37,7 +37,7 @@ func (e *Engine) onHistory(ctx context.Context, cl client, v *events.HistorySync
 		return true
 	}
 	typ := d.GetSyncType()
-	chunk := fmt.Sprintf("%d_%d", int(typ), d.GetChunkOrder())
+	chunk := historyChunk(cl, int(typ), d.GetChunkOrder())
 	var evs []engine.Event
 	var contacts []engine.ContactInfo
 	for _, p := range d.GetPushnames() {
@@ -84,6 +84,18 @@ func (e *Engine) onHistory(ctx context.Context, cl client, v *events.HistorySync
 		e.histMu.Unlock()
 	}
 	return true
+}
+
+// historyChunk names a chunk of a history sync in its events' ids
+// (wa_hs_<chunk>_<chat>): the device's pairing, the sync type and the chunk's
+// order. The same chunk delivered again has the same ids (the sink stores it
+// once); the history a phone sends after it is linked again (a new pairing)
+// has new ones, so it is not dropped as a duplicate of the earlier pairing's.
+func historyChunk(cl client, typ int, order uint32) string {
+	if p := cl.Pairing(); p != "" {
+		return fmt.Sprintf("%s_%d_%d", p, typ, order)
+	}
+	return fmt.Sprintf("%d_%d", typ, order)
 }
 
 // conversation maps one conversation of a history sync.

@@ -39,6 +39,7 @@ var (
 	_ engine.GroupAdmin        = (*Engine)(nil)
 	_ engine.Pairer            = (*Engine)(nil)
 	_ engine.LoggerOut         = (*Engine)(nil)
+	_ engine.Restarter         = (*Engine)(nil)
 	_ engine.Restrictor        = (*Engine)(nil)
 )
 
@@ -236,4 +237,9 @@ func (e *Engine) PairingCode(ctx context.Context, phone string) (code string, er
 // Logout implements engine.LoggerOut.
 func (e *Engine) Logout(ctx context.Context) error {
 	return e.invoke(ctx, "Logout", nil)
+}
+
+// Restart implements engine.Restarter.
+func (e *Engine) Restart(ctx context.Context) error {
+	return e.invoke(ctx, "Restart", nil)
 }

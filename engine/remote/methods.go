@@ -36,6 +36,7 @@ var capabilities = []struct {
 	{"groups", reflect.TypeFor[engine.GroupAdmin]()},
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
 	{"logout", reflect.TypeFor[engine.LoggerOut]()},
+	{"restart", reflect.TypeFor[engine.Restarter]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.
