@@ -370,22 +370,8 @@ func ConfigFromEnv() (Config, error) {
 	if c.LoadOlderPace, err = time.ParseDuration(env("SWITCHBOARD_LOAD_OLDER_PACE", "2.5s")); err != nil || c.LoadOlderPace <= 0 {
 		return c, fmt.Errorf("SWITCHBOARD_LOAD_OLDER_PACE: must be a positive duration such as 2.5s (%v)", err)
 	}
-	c.RateLimit = env("SWITCHBOARD_RATE_LIMIT", DefaultRateLimit)
-	if c.RateBurst, err = strconv.Atoi(env("SWITCHBOARD_RATE_BURST", strconv.Itoa(DefaultRateBurst))); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_RATE_BURST: %w", err)
-	}
-	c.WorkspaceRateLimit = os.Getenv("SWITCHBOARD_WORKSPACE_RATE_LIMIT")
-	if c.WorkspaceRateBurst, err = strconv.Atoi(env("SWITCHBOARD_WORKSPACE_RATE_BURST", "0")); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_WORKSPACE_RATE_BURST: %w", err)
-	}
-	c.AddressRateLimit = env("SWITCHBOARD_ADDRESS_RATE_LIMIT", DefaultAddressRateLimit)
-	if c.AddressRateBurst, err = strconv.Atoi(env("SWITCHBOARD_ADDRESS_RATE_BURST", strconv.Itoa(DefaultAddressRateBurst))); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_ADDRESS_RATE_BURST: %w", err)
-	}
-	c.AuthFailureLimit = env("SWITCHBOARD_AUTH_FAILURE_LIMIT", DefaultAuthFailureLimit)
-	c.EngineSendLimit = env("SWITCHBOARD_ENGINE_SEND_LIMIT", DefaultEngineSendLimit)
-	if c.TrustedProxies, err = ParseTrustedProxies(os.Getenv("SWITCHBOARD_TRUSTED_PROXIES")); err != nil {
-		return c, fmt.Errorf("SWITCHBOARD_TRUSTED_PROXIES: %w", err)
+	if err := c.limitsFromEnv(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -230,19 +230,31 @@ func (h *Host) ended(engineID, reason string) {
 	h.stop(ctx, engineID)
 }
 
-// stop closes an engine this replica runs and gives its lease up.
-func (h *Host) stop(ctx context.Context, engineID string) {
+// take removes an engine from those this replica runs and returns it (nil
+// when it runs no such engine).
+func (h *Host) take(engineID string) *hosted {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	r := h.running[engineID]
 	delete(h.running, engineID)
-	h.mu.Unlock()
+	return r
+}
+
+// close closes an engine taken from those this replica runs.
+func (h *Host) close(engineID string, r *hosted) {
+	if err := r.eng.Close(); err != nil {
+		h.log().Warn("gateway engine close failed", "engine", engineID, "err", err)
+	}
+}
+
+// stop closes an engine this replica runs and gives its lease up.
+func (h *Host) stop(ctx context.Context, engineID string) {
+	r := h.take(engineID)
 	if r == nil {
 		return
 	}
 	h.Hub.Release(ctx, engineID)
-	if err := r.eng.Close(); err != nil {
-		h.log().Warn("gateway engine close failed", "engine", engineID, "err", err)
-	}
+	h.close(engineID, r)
 	h.giveUp(ctx, engineID)
 	h.log().Info("gateway engine stopped", "engine", engineID)
 }

@@ -106,16 +106,11 @@ func (h *Host) expiring(now time.Time) []string {
 // fenced closes an engine first, without Redis, and then tries (briefly) to
 // release it in the hub and give its lease up.
 func (h *Host) fenced(engineID string) {
-	h.mu.Lock()
-	r := h.running[engineID]
-	delete(h.running, engineID)
-	h.mu.Unlock()
+	r := h.take(engineID)
 	if r == nil {
 		return
 	}
-	if err := r.eng.Close(); err != nil {
-		h.log().Warn("gateway engine close failed", "engine", engineID, "err", err)
-	}
+	h.close(engineID, r)
 	ctx, cancel := context.WithTimeout(context.Background(), h.ttl()/6)
 	defer cancel()
 	h.Hub.Release(ctx, engineID)

@@ -102,30 +102,43 @@ func recordLifted(ctx context.Context, tx *ent.Tx, row *ent.Engine, now time.Tim
 // once.
 func LiftExpired(ctx context.Context, client *ent.Client, now time.Time) ([]string, error) {
 	sys := viewer.SystemContext(ctx)
-	rows, err := client.Engine.Query().
-		Where(entengine.RestrictionNEQ(""), entengine.RestrictedUntilLTE(now)).Limit(500).All(sys)
-	if err != nil {
-		return nil, err
-	}
 	var lifted []string
-	for _, row := range rows {
-		done := false
-		err := storage.WithTx(sys, client, func(tx *ent.Tx) error {
-			n, err := tx.Engine.Update().
-				Where(entengine.ID(row.ID), entengine.Restriction(row.Restriction), entengine.RestrictedUntilLTE(now)).
-				SetRestriction("").ClearRestrictedUntil().Save(sys)
-			if err != nil || n == 0 {
-				return err
-			}
-			done = true
-			return recordLifted(sys, tx, row, now)
-		})
+	for after := ""; ; {
+		rows, err := client.Engine.Query().
+			Where(entengine.RestrictionNEQ(""), entengine.RestrictedUntilLTE(now), entengine.IDGT(after)).
+			Order(ent.Asc(entengine.FieldID)).Limit(liftPage).All(sys)
 		if err != nil {
 			return lifted, err
 		}
-		if done {
-			lifted = append(lifted, row.ID)
+		for _, row := range rows {
+			after = row.ID
+			if ok, err := liftOne(sys, client, row, now); err != nil {
+				return lifted, err
+			} else if ok {
+				lifted = append(lifted, row.ID)
+			}
+		}
+		if len(rows) < liftPage {
+			return lifted, nil
 		}
 	}
-	return lifted, nil
+}
+
+// liftPage is how many lapsed restrictions LiftExpired reads at a time.
+const liftPage = 500
+
+// liftOne ends the lapsed restriction row shows, unless another replica
+// changed it first, recording session.unrestricted; ok says it did.
+func liftOne(sys context.Context, client *ent.Client, row *ent.Engine, now time.Time) (ok bool, err error) {
+	err = storage.WithTx(sys, client, func(tx *ent.Tx) error {
+		n, err := tx.Engine.Update().
+			Where(entengine.ID(row.ID), entengine.Restriction(row.Restriction), entengine.RestrictedUntilLTE(now)).
+			SetRestriction("").ClearRestrictedUntil().Save(sys)
+		if err != nil || n == 0 {
+			return err
+		}
+		ok = true
+		return recordLifted(sys, tx, row, now)
+	})
+	return ok, err
 }
