@@ -41,7 +41,7 @@ func (f *fakeGateway) restarted() int {
 func TestRestartRecoversAReplacedGateway(t *testing.T) {
 	var fakes fakeGateways
 	retries := []time.Duration{time.Minute, 2 * time.Minute}
-	a := remoteEnv(t, func(c *app.Config) { c.OpenGateway, c.GatewayReplacedRetry = fakes.opener("A"), retries })
+	a := remoteEnv(t, func(c *app.Config) { c.OpenGateway, c.Gateway.ReplacedRetry = fakes.opener("A"), retries })
 	redisURL := a.Config.RedisURL
 	if redisURL == "" {
 		redisURL = a.App.RedisURL()
