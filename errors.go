@@ -31,6 +31,7 @@ const (
 	ETIMEOUT      = "engine_timeout"          // 504: the engine did not answer a command in time
 	ENOTPAIRABLE  = "not_pairable"            // 409: the engine has nothing to pair (no QR, no pairing code)
 	ENOTIMPL      = "not_implemented"         // 501: the server cannot do it yet
+	ENOTSUPPORTED = "not_supported"           // 501: the engine serves no such capability (NotSupported)
 )
 
 // ErrUnavailable marks an error caused by a dependency that is down or restarting
@@ -64,6 +65,15 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotSupported is the error of an operation the engine it acts through cannot
+// do: a remote engine that did not announce capability in its hello, or an
+// engine kind without it. Its detail names the capability.
+func NotSupported(engineID, capability string) *Error {
+	return &Error{Code: ENOTSUPPORTED,
+		Message: fmt.Sprintf("The engine %s does not support %s.", engineID, capability),
+		Details: []Detail{{Path: "engineId", Code: "not_supported", Message: "capability " + capability}}}
 }
 
 // ErrorCode returns the code of the application error in err's chain, or EINTERNAL

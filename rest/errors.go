@@ -40,7 +40,7 @@ func statusOf(code string) int {
 		return http.StatusServiceUnavailable
 	case switchboard.ETIMEOUT:
 		return http.StatusGatewayTimeout
-	case switchboard.ENOTIMPL:
+	case switchboard.ENOTIMPL, switchboard.ENOTSUPPORTED:
 		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
