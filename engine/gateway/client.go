@@ -51,7 +51,13 @@ type client interface {
 	SetGroupDescription(ctx context.Context, jid types.JID, description string) error
 	SetGroupAnnounce(ctx context.Context, jid types.JID, announce bool) error
 	SetGroupLocked(ctx context.Context, jid types.JID, locked bool) error
+	// SetGroupPhoto sets a group's picture, or the account's own with the
+	// empty JID (no target).
 	SetGroupPhoto(ctx context.Context, jid types.JID, avatar []byte) (string, error)
+	SetStatusMessage(ctx context.Context, status types.SetStatusInput) error
+	GetUserInfo(ctx context.Context, jids []types.JID) (map[types.JID]types.UserInfo, error)
+	GetProfilePictureInfo(ctx context.Context, jid types.JID, params *whatsmeow.GetProfilePictureParams) (*types.ProfilePictureInfo, error)
+	RejectCall(ctx context.Context, callFrom types.JID, callID string) error
 	LeaveGroup(ctx context.Context, jid types.JID) error
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
 	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error
@@ -66,6 +72,9 @@ type client interface {
 	OwnID() types.JID
 	// OwnLID is the account's LID, empty when unknown.
 	OwnLID() types.JID
+	// OwnPushName is the account's push name (whatsmeow's Store.PushName, kept
+	// from the app state), empty before it is known.
+	OwnPushName() string
 	// Pairing names the device's pairing: its device number and a digest of
 	// its identity key (a new device, and so new keys, at every pairing);
 	// empty before pairing.
@@ -87,6 +96,9 @@ func (c waClient) OwnID() types.JID { return c.Store.GetJID() }
 
 // OwnLID implements client.
 func (c waClient) OwnLID() types.JID { return c.Store.GetLID() }
+
+// OwnPushName implements client.
+func (c waClient) OwnPushName() string { return c.Store.PushName }
 
 // SetRetrySource implements client.
 func (c waClient) SetRetrySource(source func(requester, to types.JID, id types.MessageID) *waE2E.Message) {

@@ -82,6 +82,8 @@ type fakeClient struct {
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
 	onWAAsks [][]string
+
+	profile fakeProfile // the account's about and picture, the calls rejected (fake_profile_test.go)
 }
 
 type fakeSend struct {
@@ -349,6 +351,13 @@ func (f *fakeClient) SendAppState(_ context.Context, p appstate.PatchInfo) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.appState = append(f.appState, p)
+	// whatsmeow fetches the app state after sending a patch; applying a push
+	// name setting sets the store's push name.
+	for _, m := range p.Mutations {
+		if n := m.Value.GetPushNameSetting(); n != nil {
+			f.pushName = n.GetName()
+		}
+	}
 	return nil
 }
 
@@ -447,9 +456,12 @@ func (f *fakeClient) SetGroupLocked(_ context.Context, _ types.JID, l bool) erro
 	return f.groupCall("locked:off")
 }
 
-func (f *fakeClient) SetGroupPhoto(_ context.Context, _ types.JID, avatar []byte) (string, error) {
+func (f *fakeClient) SetGroupPhoto(_ context.Context, jid types.JID, avatar []byte) (string, error) {
 	if len(avatar) < 3 || avatar[0] != 0xFF {
-		return "", errors.New("not a jpeg")
+		return "", whatsmeow.ErrInvalidImageFormat
+	}
+	if jid.IsEmpty() {
+		return f.setOwnPicture(avatar), nil
 	}
 	return "pic1", f.groupCall("photo")
 }

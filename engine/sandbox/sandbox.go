@@ -47,6 +47,8 @@ type Network struct {
 	worlds map[string]*world   // by workspace, built on first use
 	synced map[string]bool     // workspaces whose history was reported
 	typing map[string][]Typing // by workspace, the latest maxTyping
+	// profiles are the accounts' own profiles, by engine id (profile.go).
+	profiles map[string]*profileState
 }
 
 // scheduled notes that this process scheduled events due until last.
