@@ -26,6 +26,8 @@ const (
 	ScopeWebhooksWrite    = "webhooks:write"
 	ScopeEnginesRead      = "engines:read"
 	ScopeEnginesWrite     = "engines:write"
+	ScopeProfileRead      = "profile:read"
+	ScopeProfileWrite     = "profile:write"
 	ScopeKeysRead         = "keys:read"
 	ScopeKeysWrite        = "keys:write"
 	ScopeAdmin            = "admin"
@@ -41,7 +43,7 @@ var KnownScopes = []string{
 	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesRead, ScopeAudiencesWrite,
 	ScopeCampaignsRead, ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
-	ScopeEnginesRead, ScopeEnginesWrite, ScopeKeysRead, ScopeKeysWrite, ScopeAdmin, ScopeOperator,
+	ScopeEnginesRead, ScopeEnginesWrite, ScopeProfileRead, ScopeProfileWrite, ScopeKeysRead, ScopeKeysWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

@@ -227,6 +227,7 @@ func (a *App) assembleAPI(store *media.Store, songs music.Provider, files *music
 		Music: songs, MusicFiles: files, MusicMaxUpload: cfg.MusicMaxUpload,
 		AllowPrivate: cfg.AllowPrivate, MediaAllowPrivate: cfg.MediaAllowPrivate, PublicURL: cfg.PublicURL}
 	a.Resolver.Deliveries = a.Delivery
+	a.Inbox.Calls = a.Resolver.AnswerCall // rejects calls as engines' settings say (docs/calls.md)
 	if cfg.LoadOlderPace > 0 {
 		a.Resolver.LoadOlderPace = &cfg.LoadOlderPace
 	}

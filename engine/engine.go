@@ -170,6 +170,8 @@ type Event struct {
 	Chat *ChatState `json:"chat,omitempty"`
 	// Pinned is how long an EventPin pins Key for; 0 unpins.
 	Pinned time.Duration `json:"pinned,omitempty"`
+	// Call is the incoming call of an EventCall.
+	Call *Call `json:"call,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -232,6 +234,8 @@ func (ev Event) Subject() string {
 		return "engine:" + ev.EngineID
 	case ev.Type == EventMessage && ev.Message != nil:
 		return "message:" + ev.Message.Key.Serialized()
+	case ev.Type == EventCall && ev.Call != nil:
+		return "call:" + ev.Call.ID
 	}
 	return "message:" + ev.Key.Serialized()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/switchboardhq/switchboard"
@@ -53,6 +54,34 @@ var eventChecks = map[EventType]func(Event) error{
 	EventGroup:    validateGroup,
 	EventChat:     validateChat,
 	EventHistory:  validateHistory,
+	EventCall:     validateCall,
+}
+
+func validateCall(ev Event) error {
+	c := ev.Call
+	switch {
+	case c == nil:
+		return invalid("call", "is missing")
+	case c.ID == "" || len(c.ID) > MaxIDLen:
+		return invalid("call.id", "must be 1-%d bytes", MaxIDLen)
+	case !isUserJID(c.From):
+		return invalid("call.from", "must be a contact id (<digits>@c.us or <digits>@lid)")
+	}
+	return nil
+}
+
+// isUserJID reports whether id is <digits>@c.us or <digits>@lid.
+func isUserJID(id string) bool {
+	user, server, ok := strings.Cut(id, "@")
+	if !ok || user == "" || len(user) > 32 || (server != "c.us" && server != "lid") {
+		return false
+	}
+	for _, r := range user {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Reportable reports whether an engine may report events of type t (session

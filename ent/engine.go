@@ -45,6 +45,10 @@ type Engine struct {
 	RestrictedUntil *time.Time `json:"restricted_until,omitempty"`
 	// the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update
 	CampaignNextAt *time.Time `json:"campaign_next_at,omitempty"`
+	// whether the engine rejects incoming calls at once (docs/calls.md)
+	RejectCalls bool `json:"reject_calls,omitempty"`
+	// the message a rejected caller is answered with; empty answers nothing
+	RejectCallsMessage string `json:"reject_calls_message,omitempty"`
 	// ConnectedAt holds the value of the "connected_at" field.
 	ConnectedAt *time.Time `json:"connected_at,omitempty"`
 	// DisconnectedAt holds the value of the "disconnected_at" field.
@@ -61,9 +65,9 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case engine.FieldHasSynced:
+		case engine.FieldHasSynced, engine.FieldRejectCalls:
 			values[i] = new(sql.NullBool)
-		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction:
+		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction, engine.FieldRejectCallsMessage:
 			values[i] = new(sql.NullString)
 		case engine.FieldRestrictedUntil, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -177,6 +181,18 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 				_m.CampaignNextAt = new(time.Time)
 				*_m.CampaignNextAt = value.Time
 			}
+		case engine.FieldRejectCalls:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field reject_calls", values[i])
+			} else if value.Valid {
+				_m.RejectCalls = value.Bool
+			}
+		case engine.FieldRejectCallsMessage:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field reject_calls_message", values[i])
+			} else if value.Valid {
+				_m.RejectCallsMessage = value.String
+			}
 		case engine.FieldConnectedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field connected_at", values[i])
@@ -287,6 +303,12 @@ func (_m *Engine) String() string {
 		builder.WriteString("campaign_next_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
+	builder.WriteString(", ")
+	builder.WriteString("reject_calls=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RejectCalls))
+	builder.WriteString(", ")
+	builder.WriteString("reject_calls_message=")
+	builder.WriteString(_m.RejectCallsMessage)
 	builder.WriteString(", ")
 	if v := _m.ConnectedAt; v != nil {
 		builder.WriteString("connected_at=")

@@ -203,6 +203,34 @@ func (_c *EngineCreate) SetNillableCampaignNextAt(v *time.Time) *EngineCreate {
 	return _c
 }
 
+// SetRejectCalls sets the "reject_calls" field.
+func (_c *EngineCreate) SetRejectCalls(v bool) *EngineCreate {
+	_c.mutation.SetRejectCalls(v)
+	return _c
+}
+
+// SetNillableRejectCalls sets the "reject_calls" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableRejectCalls(v *bool) *EngineCreate {
+	if v != nil {
+		_c.SetRejectCalls(*v)
+	}
+	return _c
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (_c *EngineCreate) SetRejectCallsMessage(v string) *EngineCreate {
+	_c.mutation.SetRejectCallsMessage(v)
+	return _c
+}
+
+// SetNillableRejectCallsMessage sets the "reject_calls_message" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableRejectCallsMessage(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetRejectCallsMessage(*v)
+	}
+	return _c
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_c *EngineCreate) SetConnectedAt(v time.Time) *EngineCreate {
 	_c.mutation.SetConnectedAt(v)
@@ -334,6 +362,14 @@ func (_c *EngineCreate) defaults() error {
 		v := engine.DefaultRestriction
 		_c.mutation.SetRestriction(v)
 	}
+	if _, ok := _c.mutation.RejectCalls(); !ok {
+		v := engine.DefaultRejectCalls
+		_c.mutation.SetRejectCalls(v)
+	}
+	if _, ok := _c.mutation.RejectCallsMessage(); !ok {
+		v := engine.DefaultRejectCallsMessage
+		_c.mutation.SetRejectCallsMessage(v)
+	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		if engine.DefaultCreatedAt == nil {
 			return fmt.Errorf("ent: uninitialized engine.DefaultCreatedAt (forgotten import ent/runtime?)")
@@ -393,6 +429,12 @@ func (_c *EngineCreate) check() error {
 	}
 	if _, ok := _c.mutation.Restriction(); !ok {
 		return &ValidationError{Name: "restriction", err: errors.New(`ent: missing required field "Engine.restriction"`)}
+	}
+	if _, ok := _c.mutation.RejectCalls(); !ok {
+		return &ValidationError{Name: "reject_calls", err: errors.New(`ent: missing required field "Engine.reject_calls"`)}
+	}
+	if _, ok := _c.mutation.RejectCallsMessage(); !ok {
+		return &ValidationError{Name: "reject_calls_message", err: errors.New(`ent: missing required field "Engine.reject_calls_message"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Engine.created_at"`)}
@@ -491,6 +533,14 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CampaignNextAt(); ok {
 		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
 		_node.CampaignNextAt = &value
+	}
+	if value, ok := _c.mutation.RejectCalls(); ok {
+		_spec.SetField(engine.FieldRejectCalls, field.TypeBool, value)
+		_node.RejectCalls = value
+	}
+	if value, ok := _c.mutation.RejectCallsMessage(); ok {
+		_spec.SetField(engine.FieldRejectCallsMessage, field.TypeString, value)
+		_node.RejectCallsMessage = value
 	}
 	if value, ok := _c.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -701,6 +751,30 @@ func (u *EngineUpsert) UpdateCampaignNextAt() *EngineUpsert {
 // ClearCampaignNextAt clears the value of the "campaign_next_at" field.
 func (u *EngineUpsert) ClearCampaignNextAt() *EngineUpsert {
 	u.SetNull(engine.FieldCampaignNextAt)
+	return u
+}
+
+// SetRejectCalls sets the "reject_calls" field.
+func (u *EngineUpsert) SetRejectCalls(v bool) *EngineUpsert {
+	u.Set(engine.FieldRejectCalls, v)
+	return u
+}
+
+// UpdateRejectCalls sets the "reject_calls" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateRejectCalls() *EngineUpsert {
+	u.SetExcluded(engine.FieldRejectCalls)
+	return u
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (u *EngineUpsert) SetRejectCallsMessage(v string) *EngineUpsert {
+	u.Set(engine.FieldRejectCallsMessage, v)
+	return u
+}
+
+// UpdateRejectCallsMessage sets the "reject_calls_message" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateRejectCallsMessage() *EngineUpsert {
+	u.SetExcluded(engine.FieldRejectCallsMessage)
 	return u
 }
 
@@ -980,6 +1054,34 @@ func (u *EngineUpsertOne) UpdateCampaignNextAt() *EngineUpsertOne {
 func (u *EngineUpsertOne) ClearCampaignNextAt() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearCampaignNextAt()
+	})
+}
+
+// SetRejectCalls sets the "reject_calls" field.
+func (u *EngineUpsertOne) SetRejectCalls(v bool) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRejectCalls(v)
+	})
+}
+
+// UpdateRejectCalls sets the "reject_calls" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateRejectCalls() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRejectCalls()
+	})
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (u *EngineUpsertOne) SetRejectCallsMessage(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRejectCallsMessage(v)
+	})
+}
+
+// UpdateRejectCallsMessage sets the "reject_calls_message" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateRejectCallsMessage() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRejectCallsMessage()
 	})
 }
 
@@ -1434,6 +1536,34 @@ func (u *EngineUpsertBulk) UpdateCampaignNextAt() *EngineUpsertBulk {
 func (u *EngineUpsertBulk) ClearCampaignNextAt() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearCampaignNextAt()
+	})
+}
+
+// SetRejectCalls sets the "reject_calls" field.
+func (u *EngineUpsertBulk) SetRejectCalls(v bool) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRejectCalls(v)
+	})
+}
+
+// UpdateRejectCalls sets the "reject_calls" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateRejectCalls() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRejectCalls()
+	})
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (u *EngineUpsertBulk) SetRejectCallsMessage(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetRejectCallsMessage(v)
+	})
+}
+
+// UpdateRejectCallsMessage sets the "reject_calls_message" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateRejectCallsMessage() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateRejectCallsMessage()
 	})
 }
 

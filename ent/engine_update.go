@@ -193,6 +193,34 @@ func (_u *EngineUpdate) ClearCampaignNextAt() *EngineUpdate {
 	return _u
 }
 
+// SetRejectCalls sets the "reject_calls" field.
+func (_u *EngineUpdate) SetRejectCalls(v bool) *EngineUpdate {
+	_u.mutation.SetRejectCalls(v)
+	return _u
+}
+
+// SetNillableRejectCalls sets the "reject_calls" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableRejectCalls(v *bool) *EngineUpdate {
+	if v != nil {
+		_u.SetRejectCalls(*v)
+	}
+	return _u
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (_u *EngineUpdate) SetRejectCallsMessage(v string) *EngineUpdate {
+	_u.mutation.SetRejectCallsMessage(v)
+	return _u
+}
+
+// SetNillableRejectCallsMessage sets the "reject_calls_message" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableRejectCallsMessage(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetRejectCallsMessage(*v)
+	}
+	return _u
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_u *EngineUpdate) SetConnectedAt(v time.Time) *EngineUpdate {
 	_u.mutation.SetConnectedAt(v)
@@ -348,6 +376,12 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.CampaignNextAtCleared() {
 		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RejectCalls(); ok {
+		_spec.SetField(engine.FieldRejectCalls, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RejectCallsMessage(); ok {
+		_spec.SetField(engine.FieldRejectCallsMessage, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)
@@ -550,6 +584,34 @@ func (_u *EngineUpdateOne) ClearCampaignNextAt() *EngineUpdateOne {
 	return _u
 }
 
+// SetRejectCalls sets the "reject_calls" field.
+func (_u *EngineUpdateOne) SetRejectCalls(v bool) *EngineUpdateOne {
+	_u.mutation.SetRejectCalls(v)
+	return _u
+}
+
+// SetNillableRejectCalls sets the "reject_calls" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableRejectCalls(v *bool) *EngineUpdateOne {
+	if v != nil {
+		_u.SetRejectCalls(*v)
+	}
+	return _u
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (_u *EngineUpdateOne) SetRejectCallsMessage(v string) *EngineUpdateOne {
+	_u.mutation.SetRejectCallsMessage(v)
+	return _u
+}
+
+// SetNillableRejectCallsMessage sets the "reject_calls_message" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableRejectCallsMessage(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetRejectCallsMessage(*v)
+	}
+	return _u
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (_u *EngineUpdateOne) SetConnectedAt(v time.Time) *EngineUpdateOne {
 	_u.mutation.SetConnectedAt(v)
@@ -735,6 +797,12 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.CampaignNextAtCleared() {
 		_spec.ClearField(engine.FieldCampaignNextAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RejectCalls(); ok {
+		_spec.SetField(engine.FieldRejectCalls, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.RejectCallsMessage(); ok {
+		_spec.SetField(engine.FieldRejectCallsMessage, field.TypeString, value)
 	}
 	if value, ok := _u.mutation.ConnectedAt(); ok {
 		_spec.SetField(engine.FieldConnectedAt, field.TypeTime, value)

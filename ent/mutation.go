@@ -12705,31 +12705,33 @@ func (m *DeliveryAttemptMutation) ResetEdge(name string) error {
 // EngineMutation represents an operation that mutates the Engine nodes in the graph.
 type EngineMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *string
-	workspace_id     *string
-	kind             *engine.Kind
-	name             *string
-	state            *string
-	_type            *string
-	token_prefix     *string
-	token_hash       *string
-	phone            *string
-	device_jid       *string
-	stream           *string
-	has_synced       *bool
-	restriction      *string
-	restricted_until *time.Time
-	campaign_next_at *time.Time
-	connected_at     *time.Time
-	disconnected_at  *time.Time
-	created_at       *time.Time
-	updated_at       *time.Time
-	clearedFields    map[string]struct{}
-	done             bool
-	oldValue         func(context.Context) (*Engine, error)
-	predicates       []predicate.Engine
+	op                   Op
+	typ                  string
+	id                   *string
+	workspace_id         *string
+	kind                 *engine.Kind
+	name                 *string
+	state                *string
+	_type                *string
+	token_prefix         *string
+	token_hash           *string
+	phone                *string
+	device_jid           *string
+	stream               *string
+	has_synced           *bool
+	restriction          *string
+	restricted_until     *time.Time
+	campaign_next_at     *time.Time
+	reject_calls         *bool
+	reject_calls_message *string
+	connected_at         *time.Time
+	disconnected_at      *time.Time
+	created_at           *time.Time
+	updated_at           *time.Time
+	clearedFields        map[string]struct{}
+	done                 bool
+	oldValue             func(context.Context) (*Engine, error)
+	predicates           []predicate.Engine
 }
 
 var _ ent.Mutation = (*EngineMutation)(nil)
@@ -13418,6 +13420,78 @@ func (m *EngineMutation) ResetCampaignNextAt() {
 	delete(m.clearedFields, engine.FieldCampaignNextAt)
 }
 
+// SetRejectCalls sets the "reject_calls" field.
+func (m *EngineMutation) SetRejectCalls(b bool) {
+	m.reject_calls = &b
+}
+
+// RejectCalls returns the value of the "reject_calls" field in the mutation.
+func (m *EngineMutation) RejectCalls() (r bool, exists bool) {
+	v := m.reject_calls
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRejectCalls returns the old "reject_calls" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldRejectCalls(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRejectCalls is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRejectCalls requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRejectCalls: %w", err)
+	}
+	return oldValue.RejectCalls, nil
+}
+
+// ResetRejectCalls resets all changes to the "reject_calls" field.
+func (m *EngineMutation) ResetRejectCalls() {
+	m.reject_calls = nil
+}
+
+// SetRejectCallsMessage sets the "reject_calls_message" field.
+func (m *EngineMutation) SetRejectCallsMessage(s string) {
+	m.reject_calls_message = &s
+}
+
+// RejectCallsMessage returns the value of the "reject_calls_message" field in the mutation.
+func (m *EngineMutation) RejectCallsMessage() (r string, exists bool) {
+	v := m.reject_calls_message
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRejectCallsMessage returns the old "reject_calls_message" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldRejectCallsMessage(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRejectCallsMessage is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRejectCallsMessage requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRejectCallsMessage: %w", err)
+	}
+	return oldValue.RejectCallsMessage, nil
+}
+
+// ResetRejectCallsMessage resets all changes to the "reject_calls_message" field.
+func (m *EngineMutation) ResetRejectCallsMessage() {
+	m.reject_calls_message = nil
+}
+
 // SetConnectedAt sets the "connected_at" field.
 func (m *EngineMutation) SetConnectedAt(t time.Time) {
 	m.connected_at = &t
@@ -13622,7 +13696,7 @@ func (m *EngineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EngineMutation) Fields() []string {
-	fields := make([]string, 0, 18)
+	fields := make([]string, 0, 20)
 	if m.workspace_id != nil {
 		fields = append(fields, engine.FieldWorkspaceID)
 	}
@@ -13664,6 +13738,12 @@ func (m *EngineMutation) Fields() []string {
 	}
 	if m.campaign_next_at != nil {
 		fields = append(fields, engine.FieldCampaignNextAt)
+	}
+	if m.reject_calls != nil {
+		fields = append(fields, engine.FieldRejectCalls)
+	}
+	if m.reject_calls_message != nil {
+		fields = append(fields, engine.FieldRejectCallsMessage)
 	}
 	if m.connected_at != nil {
 		fields = append(fields, engine.FieldConnectedAt)
@@ -13713,6 +13793,10 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.RestrictedUntil()
 	case engine.FieldCampaignNextAt:
 		return m.CampaignNextAt()
+	case engine.FieldRejectCalls:
+		return m.RejectCalls()
+	case engine.FieldRejectCallsMessage:
+		return m.RejectCallsMessage()
 	case engine.FieldConnectedAt:
 		return m.ConnectedAt()
 	case engine.FieldDisconnectedAt:
@@ -13758,6 +13842,10 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldRestrictedUntil(ctx)
 	case engine.FieldCampaignNextAt:
 		return m.OldCampaignNextAt(ctx)
+	case engine.FieldRejectCalls:
+		return m.OldRejectCalls(ctx)
+	case engine.FieldRejectCallsMessage:
+		return m.OldRejectCallsMessage(ctx)
 	case engine.FieldConnectedAt:
 		return m.OldConnectedAt(ctx)
 	case engine.FieldDisconnectedAt:
@@ -13872,6 +13960,20 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCampaignNextAt(v)
+		return nil
+	case engine.FieldRejectCalls:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRejectCalls(v)
+		return nil
+	case engine.FieldRejectCallsMessage:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRejectCallsMessage(v)
 		return nil
 	case engine.FieldConnectedAt:
 		v, ok := value.(time.Time)
@@ -14042,6 +14144,12 @@ func (m *EngineMutation) ResetField(name string) error {
 		return nil
 	case engine.FieldCampaignNextAt:
 		m.ResetCampaignNextAt()
+		return nil
+	case engine.FieldRejectCalls:
+		m.ResetRejectCalls()
+		return nil
+	case engine.FieldRejectCallsMessage:
+		m.ResetRejectCallsMessage()
 		return nil
 	case engine.FieldConnectedAt:
 		m.ResetConnectedAt()

@@ -301,6 +301,52 @@ func (ec *executionContext) fieldContext_Engine_restrictedUntil(_ context.Contex
 	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Engine_rejectCalls(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_rejectCalls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RejectCalls(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_rejectCalls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_rejectCallsMessage(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_rejectCallsMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RejectCallsMessage(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_rejectCallsMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Engine_tokenPrefix(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -690,6 +736,16 @@ func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "restrictedUntil":
 			out.Values[i] = ec._Engine_restrictedUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rejectCalls":
+			out.Values[i] = ec._Engine_rejectCalls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectCallsMessage":
+			out.Values[i] = ec._Engine_rejectCallsMessage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -227,6 +227,12 @@ func serves(eng engine.Engine, capability string) bool {
 	case "restart":
 		_, ok := eng.(engine.Restarter)
 		return ok
+	case "profile":
+		_, ok := eng.(engine.Profiler)
+		return ok
+	case "calls":
+		_, ok := eng.(engine.CallRejecter)
+		return ok
 	}
 	return false
 }

@@ -452,6 +452,23 @@ func (r *Resolver) setGroupPicture(ctx context.Context, id string, in model.Grou
 	if err := checkGroupID("id", id); err != nil {
 		return nil, err
 	}
+	if err := checkPictureInput(in); err != nil {
+		return nil, err
+	}
+	c, err := r.groupChat(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	pic, err := r.picture(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return r.groupAction(ctx, c.Jid, "", func(a engine.GroupAdmin) error { return a.SetGroupPicture(ctx, c.Jid, pic) })
+}
+
+// checkPictureInput validates the fields of a picture input (a group's or the
+// account's): exactly one source, within the bounds.
+func checkPictureInput(in model.GroupPictureInput) error {
 	var p switchboard.Problems
 	sources := 0
 	for _, given := range []bool{in.File != nil, in.FileDataURL != nil, in.URL != nil} {
@@ -479,23 +496,21 @@ func (r *Resolver) setGroupPicture(ctx context.Context, id string, in model.Grou
 	} else if m != nil && *m != "image/png" && *m != "image/jpeg" {
 		p.Add("fileMimeType", "invalid_enum_value", "fileMimeType must be image/png or image/jpeg")
 	}
-	if err := p.Err(switchboard.EVALIDATION); err != nil {
-		return nil, err
-	}
-	c, err := r.groupChat(ctx, id)
-	if err != nil {
-		return nil, err
-	}
+	return p.Err(switchboard.EVALIDATION)
+}
+
+// picture reads a checked picture input's image from its source and checks
+// that it is a whole PNG or JPEG (422 not_an_image otherwise).
+func (r *Resolver) picture(ctx context.Context, in model.GroupPictureInput) (engine.Media, error) {
 	data, field, err := r.pictureBytes(ctx, in)
 	if err != nil {
-		return nil, err
+		return engine.Media{}, err
 	}
 	mime, err := checkPicture(field, data)
 	if err != nil {
-		return nil, err
+		return engine.Media{}, err
 	}
-	pic := engine.Media{Data: data, MimeType: mime, Filename: deref(in.FileName)}
-	return r.groupAction(ctx, c.Jid, "", func(a engine.GroupAdmin) error { return a.SetGroupPicture(ctx, c.Jid, pic) })
+	return engine.Media{Data: data, MimeType: mime, Filename: deref(in.FileName)}, nil
 }
 
 // pictureBytes reads the picture from its one source, at most MaxGroupPicture

@@ -245,6 +245,16 @@ type ComplexityRoot struct {
 		MessageKey  func(childComplexity int) int
 	}
 
+	Call struct {
+		At       func(childComplexity int) int
+		EngineID func(childComplexity int) int
+		From     func(childComplexity int) int
+		Group    func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Rejected func(childComplexity int) int
+		Video    func(childComplexity int) int
+	}
+
 	Campaign struct {
 		AbortedAt         func(childComplexity int) int
 		AudienceID        func(childComplexity int) int
@@ -455,23 +465,25 @@ type ComplexityRoot struct {
 	}
 
 	Engine struct {
-		Connected       func(childComplexity int) int
-		ConnectedAt     func(childComplexity int) int
-		CreatedAt       func(childComplexity int) int
-		Default         func(childComplexity int) int
-		DisconnectedAt  func(childComplexity int) int
-		HasSynced       func(childComplexity int) int
-		ID              func(childComplexity int) int
-		Kind            func(childComplexity int) int
-		Name            func(childComplexity int) int
-		Phone           func(childComplexity int) int
-		RestrictedUntil func(childComplexity int) int
-		Restriction     func(childComplexity int) int
-		State           func(childComplexity int) int
-		Stream          func(childComplexity int) int
-		TokenPrefix     func(childComplexity int) int
-		Type            func(childComplexity int) int
-		UpdatedAt       func(childComplexity int) int
+		Connected          func(childComplexity int) int
+		ConnectedAt        func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Default            func(childComplexity int) int
+		DisconnectedAt     func(childComplexity int) int
+		HasSynced          func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Kind               func(childComplexity int) int
+		Name               func(childComplexity int) int
+		Phone              func(childComplexity int) int
+		RejectCalls        func(childComplexity int) int
+		RejectCallsMessage func(childComplexity int) int
+		RestrictedUntil    func(childComplexity int) int
+		Restriction        func(childComplexity int) int
+		State              func(childComplexity int) int
+		Stream             func(childComplexity int) int
+		TokenPrefix        func(childComplexity int) int
+		Type               func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
 	}
 
 	EngineConnection struct {
@@ -728,6 +740,7 @@ type ComplexityRoot struct {
 		RedeliverWebhookDelivery func(childComplexity int, webhookID string, deliveryID string) int
 		RemoveAudienceContact    func(childComplexity int, id string, contactID string) int
 		RemoveGroupParticipant   func(childComplexity int, id string, participant string) int
+		RemoveProfilePicture     func(childComplexity int, engineID *string) int
 		RestartEngine            func(childComplexity int, id string) int
 		ResumeCampaign           func(childComplexity int, id string) int
 		RevokeAPIKey             func(childComplexity int, id string) int
@@ -738,13 +751,17 @@ type ComplexityRoot struct {
 		SetChatPresence          func(childComplexity int, chatID string, state string) int
 		SetDefaultEngine         func(childComplexity int, id string) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
+		SetProfilePicture        func(childComplexity int, engineID *string, input model.GroupPictureInput) int
+		SimulateCall             func(childComplexity int, input model.CallInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
 		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
 		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
 		UpdateBoardItem          func(childComplexity int, boardID string, itemID string, input model.BoardItemPatch) int
 		UpdateCampaign           func(childComplexity int, id string, input model.CampaignPatch) int
+		UpdateEngineCalls        func(childComplexity int, id string, input model.EngineCallsInput) int
 		UpdateGroup              func(childComplexity int, id string, input model.GroupUpdateInput) int
+		UpdateProfile            func(childComplexity int, engineID *string, input model.ProfileInput) int
 		UpdateScheduledMessage   func(childComplexity int, id string, input model.MessagePatch) int
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
 		UploadMusicAudio         func(childComplexity int, input model.MusicUploadInput) int
@@ -777,6 +794,15 @@ type ComplexityRoot struct {
 		AccountID           func(childComplexity int) int
 		Message             func(childComplexity int) int
 		WhatsappConnections func(childComplexity int) int
+	}
+
+	Profile struct {
+		About      func(childComplexity int) int
+		EngineID   func(childComplexity int) int
+		ID         func(childComplexity int) int
+		PictureID  func(childComplexity int) int
+		PictureURL func(childComplexity int) int
+		PushName   func(childComplexity int) int
 	}
 
 	Query struct {
@@ -819,6 +845,7 @@ type ComplexityRoot struct {
 		Nodes                 func(childComplexity int, ids []string) int
 		Ping                  func(childComplexity int) int
 		PinnedMessages        func(childComplexity int, chatID string) int
+		Profile               func(childComplexity int, engineID *string) int
 		ScheduledMessage      func(childComplexity int, id string) int
 		ScheduledMessages     func(childComplexity int, filter *model.ScheduledMessageFilter, limit *int, skip *int) int
 		StoredMessages        func(childComplexity int, filter *model.StoredMessageFilter, limit *int, skip *int) int
@@ -1690,6 +1717,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BoardSource.MessageKey(childComplexity), true
+
+	case "Call.at":
+		if e.ComplexityRoot.Call.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.At(childComplexity), true
+	case "Call.engineId":
+		if e.ComplexityRoot.Call.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.EngineID(childComplexity), true
+	case "Call.from":
+		if e.ComplexityRoot.Call.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.From(childComplexity), true
+	case "Call.group":
+		if e.ComplexityRoot.Call.Group == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.Group(childComplexity), true
+	case "Call.id":
+		if e.ComplexityRoot.Call.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.ID(childComplexity), true
+	case "Call.rejected":
+		if e.ComplexityRoot.Call.Rejected == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.Rejected(childComplexity), true
+	case "Call.video":
+		if e.ComplexityRoot.Call.Video == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Call.Video(childComplexity), true
 
 	case "Campaign.abortedAt":
 		if e.ComplexityRoot.Campaign.AbortedAt == nil {
@@ -2624,6 +2694,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.Phone(childComplexity), true
+	case "Engine.rejectCalls":
+		if e.ComplexityRoot.Engine.RejectCalls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.RejectCalls(childComplexity), true
+	case "Engine.rejectCallsMessage":
+		if e.ComplexityRoot.Engine.RejectCallsMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.RejectCallsMessage(childComplexity), true
 	case "Engine.restrictedUntil":
 		if e.ComplexityRoot.Engine.RestrictedUntil == nil {
 			break
@@ -3969,6 +4051,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveGroupParticipant(childComplexity, args["id"].(string), args["participant"].(string)), true
+	case "Mutation.removeProfilePicture":
+		if e.ComplexityRoot.Mutation.RemoveProfilePicture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeProfilePicture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveProfilePicture(childComplexity, args["engineId"].(*string)), true
 	case "Mutation.restartEngine":
 		if e.ComplexityRoot.Mutation.RestartEngine == nil {
 			break
@@ -4079,6 +4172,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetGroupPicture(childComplexity, args["id"].(string), args["input"].(model.GroupPictureInput)), true
+	case "Mutation.setProfilePicture":
+		if e.ComplexityRoot.Mutation.SetProfilePicture == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setProfilePicture_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetProfilePicture(childComplexity, args["engineId"].(*string), args["input"].(model.GroupPictureInput)), true
+	case "Mutation.simulateCall":
+		if e.ComplexityRoot.Mutation.SimulateCall == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_simulateCall_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SimulateCall(childComplexity, args["input"].(model.CallInput)), true
 	case "Mutation.simulateGroupChange":
 		if e.ComplexityRoot.Mutation.SimulateGroupChange == nil {
 			break
@@ -4145,6 +4260,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCampaign(childComplexity, args["id"].(string), args["input"].(model.CampaignPatch)), true
+	case "Mutation.updateEngineCalls":
+		if e.ComplexityRoot.Mutation.UpdateEngineCalls == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateEngineCalls_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateEngineCalls(childComplexity, args["id"].(string), args["input"].(model.EngineCallsInput)), true
 	case "Mutation.updateGroup":
 		if e.ComplexityRoot.Mutation.UpdateGroup == nil {
 			break
@@ -4156,6 +4282,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["id"].(string), args["input"].(model.GroupUpdateInput)), true
+	case "Mutation.updateProfile":
+		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateProfile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["engineId"].(*string), args["input"].(model.ProfileInput)), true
 	case "Mutation.updateScheduledMessage":
 		if e.ComplexityRoot.Mutation.UpdateScheduledMessage == nil {
 			break
@@ -4300,6 +4437,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ping.WhatsappConnections(childComplexity), true
+
+	case "Profile.about":
+		if e.ComplexityRoot.Profile.About == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.About(childComplexity), true
+	case "Profile.engineId":
+		if e.ComplexityRoot.Profile.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.EngineID(childComplexity), true
+	case "Profile.id":
+		if e.ComplexityRoot.Profile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.ID(childComplexity), true
+	case "Profile.pictureId":
+		if e.ComplexityRoot.Profile.PictureID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.PictureID(childComplexity), true
+	case "Profile.pictureUrl":
+		if e.ComplexityRoot.Profile.PictureURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.PictureURL(childComplexity), true
+	case "Profile.pushName":
+		if e.ComplexityRoot.Profile.PushName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Profile.PushName(childComplexity), true
 
 	case "Query.apiKeyList":
 		if e.ComplexityRoot.Query.APIKeyList == nil {
@@ -4711,6 +4885,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PinnedMessages(childComplexity, args["chatId"].(string)), true
+	case "Query.profile":
+		if e.ComplexityRoot.Query.Profile == nil {
+			break
+		}
+
+		args, err := ec.field_Query_profile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Profile(childComplexity, args["engineId"].(*string)), true
 	case "Query.scheduledMessage":
 		if e.ComplexityRoot.Query.ScheduledMessage == nil {
 			break
@@ -5076,6 +5261,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputBoardOrder,
 		ec.unmarshalInputBoardSourceInput,
 		ec.unmarshalInputBoardWhereInput,
+		ec.unmarshalInputCallInput,
 		ec.unmarshalInputCampaignInput,
 		ec.unmarshalInputCampaignOrder,
 		ec.unmarshalInputCampaignPacingInput,
@@ -5088,6 +5274,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputContactWhereInput,
 		ec.unmarshalInputDeliveryAttemptWhereInput,
 		ec.unmarshalInputDeliveryWhereInput,
+		ec.unmarshalInputEngineCallsInput,
 		ec.unmarshalInputEngineInput,
 		ec.unmarshalInputGroupChangeInput,
 		ec.unmarshalInputGroupPictureInput,
@@ -5098,6 +5285,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMessagePatch,
 		ec.unmarshalInputMessageWhereInput,
 		ec.unmarshalInputMusicUploadInput,
+		ec.unmarshalInputProfileInput,
 		ec.unmarshalInputQuietHoursInput,
 		ec.unmarshalInputScheduledMessageFilter,
 		ec.unmarshalInputSongInput,
@@ -5179,7 +5367,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5194,6 +5382,7 @@ var sources = []*ast.Source{
 	{Name: "actions.graphql", Input: sourceData("actions.graphql"), BuiltIn: false},
 	{Name: "audiences.graphql", Input: sourceData("audiences.graphql"), BuiltIn: false},
 	{Name: "boards.graphql", Input: sourceData("boards.graphql"), BuiltIn: false},
+	{Name: "calls.graphql", Input: sourceData("calls.graphql"), BuiltIn: false},
 	{Name: "campaigns.graphql", Input: sourceData("campaigns.graphql"), BuiltIn: false},
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
 	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
@@ -5201,6 +5390,7 @@ var sources = []*ast.Source{
 	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
 	{Name: "keys.graphql", Input: sourceData("keys.graphql"), BuiltIn: false},
 	{Name: "music.graphql", Input: sourceData("music.graphql"), BuiltIn: false},
+	{Name: "profile.graphql", Input: sourceData("profile.graphql"), BuiltIn: false},
 	{Name: "schema.graphql", Input: sourceData("schema.graphql"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -5603,6 +5793,26 @@ func (ec *executionContext) childFields_BoardSource(ctx context.Context, field g
 		return ec.fieldContext_BoardSource_extractedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BoardSource", field.Name)
+}
+
+func (ec *executionContext) childFields_Call(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Call_id(ctx, field)
+	case "engineId":
+		return ec.fieldContext_Call_engineId(ctx, field)
+	case "from":
+		return ec.fieldContext_Call_from(ctx, field)
+	case "video":
+		return ec.fieldContext_Call_video(ctx, field)
+	case "group":
+		return ec.fieldContext_Call_group(ctx, field)
+	case "rejected":
+		return ec.fieldContext_Call_rejected(ctx, field)
+	case "at":
+		return ec.fieldContext_Call_at(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Call", field.Name)
 }
 
 func (ec *executionContext) childFields_Campaign(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6037,6 +6247,10 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_restriction(ctx, field)
 	case "restrictedUntil":
 		return ec.fieldContext_Engine_restrictedUntil(ctx, field)
+	case "rejectCalls":
+		return ec.fieldContext_Engine_rejectCalls(ctx, field)
+	case "rejectCallsMessage":
+		return ec.fieldContext_Engine_rejectCallsMessage(ctx, field)
 	case "tokenPrefix":
 		return ec.fieldContext_Engine_tokenPrefix(ctx, field)
 	case "connectedAt":
@@ -6541,6 +6755,24 @@ func (ec *executionContext) childFields_Ping(ctx context.Context, field graphql.
 		return ec.fieldContext_Ping_message(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Ping", field.Name)
+}
+
+func (ec *executionContext) childFields_Profile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engineId":
+		return ec.fieldContext_Profile_engineId(ctx, field)
+	case "id":
+		return ec.fieldContext_Profile_id(ctx, field)
+	case "pushName":
+		return ec.fieldContext_Profile_pushName(ctx, field)
+	case "about":
+		return ec.fieldContext_Profile_about(ctx, field)
+	case "pictureId":
+		return ec.fieldContext_Profile_pictureId(ctx, field)
+	case "pictureUrl":
+		return ec.fieldContext_Profile_pictureUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Profile", field.Name)
 }
 
 func (ec *executionContext) childFields_QuietHours(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

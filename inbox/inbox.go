@@ -31,6 +31,8 @@ type Inbox struct {
 	// Media keeps the attachments of incoming messages on arrival; nil leaves
 	// them to be downloaded when first read.
 	Media *Downloads
+	// Calls answers incoming calls on arrival (calls.go); nil stores them only.
+	Calls CallHandler
 
 	once  sync.Once
 	woken chan struct{} // a stored event waits for the applier
@@ -74,6 +76,7 @@ func (h *Inbox) HandleEvents(ctx context.Context, evs []engine.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
+	evs = answerCalls(ctx, h.Calls, evs)
 	creates := make([]*ent.InboxEventCreate, 0, len(evs))
 	refused := 0
 	for _, ev := range evs {

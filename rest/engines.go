@@ -29,6 +29,10 @@ type engineRecord struct {
 	// Switchboard addition); null when it reported none.
 	Phone       *string `json:"phone"`
 	TokenPrefix *string `json:"tokenPrefix,omitempty"`
+	// RejectCalls and RejectCallsMessage are the engine's call settings
+	// (docs/calls.md).
+	RejectCalls        bool    `json:"rejectCalls"`
+	RejectCallsMessage *string `json:"rejectCallsMessage"`
 	// Restriction is why WhatsApp restricts a gateway's account now, until
 	// RestrictedUntil; both absent when it does not.
 	Restriction     *string    `json:"restriction,omitempty"`
@@ -52,6 +56,7 @@ func utc(t *time.Time) *time.Time {
 func newEngineRecord(e *model.Engine) engineRecord {
 	return engineRecord{ID: e.ID(), Type: e.Type(), Connected: e.Connected, Default: e.Default, State: e.State(), Stream: e.Stream(),
 		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), Phone: e.Phone(), TokenPrefix: e.TokenPrefix(),
+		RejectCalls: e.RejectCalls(), RejectCallsMessage: e.RejectCallsMessage(),
 		Restriction: e.Restriction(), RestrictedUntil: utc(e.RestrictedUntil()),
 		ConnectedAt: utc(e.ConnectedAt()), DisconnectedAt: utc(e.DisconnectedAt()),
 		CreatedAt: e.CreatedAt().UTC(), UpdatedAt: e.UpdatedAt().UTC()}

@@ -272,10 +272,26 @@ const maxPictureBody = graph.MaxGroupPictureDataURL + 64<<10
 // setGroupPicture serves PUT /v1/groups/{id}/picture: JSON (fileDataUrl or url),
 // or multipart/form-data with the image as its file part.
 func (s *server) setGroupPicture(w http.ResponseWriter, r *http.Request) error {
-	var in model.GroupPictureInput
+	in, done, err := pictureInput(w, r)
+	if err != nil {
+		return err
+	}
+	defer done()
+	g, err := s.mutation.SetGroupPicture(r.Context(), chi.URLParam(r, "id"), in)
+	if err != nil {
+		return err
+	}
+	return writeData(w, http.StatusOK, newGroupRecord(g))
+}
+
+// pictureInput decodes a picture (a group's or the account's): multipart with
+// a file part, or JSON with fileDataUrl or url. done closes the file part once
+// the picture is read.
+func pictureInput(w http.ResponseWriter, r *http.Request) (in model.GroupPictureInput, done func(), err error) {
+	done = func() {}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
-		if err := parseMultipart(w, r); err != nil {
-			return err
+		if err = parseMultipart(w, r); err != nil {
+			return in, done, err
 		}
 		var p switchboard.Problems
 		for name, v := range r.MultipartForm.Value {
@@ -297,15 +313,15 @@ func (s *server) setGroupPicture(w http.ResponseWriter, r *http.Request) error {
 				p.Add(name, "unrecognized_keys", "Unknown file part %q; send the image as file.", name)
 				continue
 			}
-			f, err := files[0].Open()
-			if err != nil {
-				return invalidBody("file", "invalid_multipart", "file could not be read.")
+			f, ferr := files[0].Open()
+			if ferr != nil {
+				return in, done, invalidBody("file", "invalid_multipart", "file could not be read.")
 			}
-			defer f.Close()
+			done = func() { _ = f.Close() }
 			in.File = &graphql.Upload{File: f, Filename: files[0].Filename, Size: files[0].Size, ContentType: files[0].Header.Get("Content-Type")}
 		}
 		if err := p.Err(switchboard.EINVALID); err != nil {
-			return err
+			return in, done, err
 		}
 	} else {
 		var b struct {
@@ -315,13 +331,9 @@ func (s *server) setGroupPicture(w http.ResponseWriter, r *http.Request) error {
 			FileMimeType *string `json:"fileMimeType"`
 		}
 		if err := decodeJSONUpTo(w, r, &b, false, maxPictureBody); err != nil {
-			return err
+			return in, done, err
 		}
 		in = model.GroupPictureInput{FileDataURL: b.FileDataURL, URL: b.URL, FileName: b.FileName, FileMimeType: b.FileMimeType}
 	}
-	g, err := s.mutation.SetGroupPicture(r.Context(), chi.URLParam(r, "id"), in)
-	if err != nil {
-		return err
-	}
-	return writeData(w, http.StatusOK, newGroupRecord(g))
+	return in, done, nil
 }

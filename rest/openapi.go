@@ -182,13 +182,15 @@ var apiSchemas = map[string]any{
 			"number": integer, "at": dateTime, "statusCode": integer, "error": str,
 		})),
 	}),
-	"Engine": obj([]string{"id", "type", "connected", "default", "state", "stream", "hasSynced", "kind", "name", "connectedAt", "disconnectedAt", "createdAt", "updatedAt"}, map[string]any{
+	"Engine": obj([]string{"id", "type", "connected", "default", "state", "stream", "hasSynced", "kind", "name", "rejectCalls", "rejectCallsMessage", "connectedAt", "disconnectedAt", "createdAt", "updatedAt"}, map[string]any{
 		"id": str, "type": str, "connected": boolean, "state": str,
 		"default": typ("boolean", "description", "The workspace's default engine: the one set, else the first paired real engine."),
 		"stream":  nullable("string"), "hasSynced": nullable("boolean"),
 		"kind":            typ("string", "enum", []string{"sandbox", "gateway", "remote"}),
 		"name":            str,
 		"tokenPrefix":     str,
+		"rejectCalls":     typ("boolean", "description", "Whether the engine rejects incoming calls at once (docs/calls.md)."),
+		"rejectCallsMessage": nullable("string"),
 		"restriction":     str,
 		"restrictedUntil": dateTime,
 		"connectedAt":     nullable("string", "format", "date-time"),

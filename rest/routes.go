@@ -86,12 +86,17 @@ const (
 	tagMusic      = "Music"
 	tagEngines    = "Engines"
 	tagSandbox    = "Sandbox"
+	tagProfile    = "Profile"
 )
 
 // Error statuses: engine-backed operations can find no engine (503) or time out (504).
 var (
 	eng    = []int{404, 409, 503, 504}
 	notFnd = []int{404}
+	// profileErrs: an operation of an optional capability also answers 501
+	// not_supported.
+	profileErrs = []int{404, 409, 501, 503, 504}
+	engineParam = q("engineId", "The engine (number) to act through; the workspace's default engine without it.", str)
 )
 
 // apiOperations is every /v1 operation, in the router's order.
@@ -236,7 +241,20 @@ var apiOperations = []apiOp{
 		query: []apiParam{q("format", "json (the default), png for the image, raw for the QR payload as text; without it, the Accept header chooses.", typ("string", "enum", []string{"json", "png", "raw"}))}, alt: map[string]any{"image/png": binary, "text/plain": str}, data: obj([]string{"qr"}, map[string]any{"qr": str}), errs: eng},
 	{method: "POST", path: "/v1/engines/{id}/pairing-code", handle: on((*server).enginePairingCode), id: "getEnginePairingCode", tag: tagEngines, summary: "Pair a gateway engine by phone number instead of QR", field: "enginePairingCode",
 		body: closed([]string{"phone"}, map[string]any{"phone": typ("string", "description", "The phone number of the WhatsApp account, in E.164 form.")}), data: obj([]string{"code"}, map[string]any{"code": str}), errs: eng},
+	{method: "PATCH", path: "/v1/engines/{id}/calls", handle: on((*server).updateEngineCalls), id: "updateEngineCalls", tag: tagEngines, summary: "Set whether an engine rejects incoming calls, and the message it answers the caller with", field: "updateEngineCalls",
+		body: closed(nil, map[string]any{"rejectCalls": boolean, "rejectCallsMessage": typ("string", "maxLength", 4096)}), data: ref("Engine"), errs: notFnd},
+
+	{method: "GET", path: "/v1/profile", handle: on((*server).getProfile), id: "getProfile", tag: tagProfile, summary: "The account's own profile: push name, about text, picture", field: "profile",
+		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: profileErrs},
+	{method: "PATCH", path: "/v1/profile", handle: on((*server).updateProfile), id: "updateProfile", tag: tagProfile, summary: "Change the account's push name or about text", field: "updateProfile",
+		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"pushName": typ("string", "maxLength", 25), "about": typ("string", "maxLength", 139)}), data: rec("Profile", profileRecord{}), errs: profileErrs},
+	{method: "PUT", path: "/v1/profile/picture", handle: on((*server).setProfilePicture), id: "setProfilePicture", tag: tagProfile, summary: "Replace the account's picture (JSON with a URL, or the image itself)", field: "setProfilePicture",
+		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: rec("Profile", profileRecord{}), errs: profileErrs},
+	{method: "DELETE", path: "/v1/profile/picture", handle: on((*server).removeProfilePicture), id: "removeProfilePicture", tag: tagProfile, summary: "Remove the account's picture", field: "removeProfilePicture",
+		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: profileErrs},
 
 	{method: "POST", path: "/v1/sandbox/group-changes", handle: on((*server).simulateGroupChange), id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", field: "simulateGroupChange", body: bodyOf(groupChangeBody{}), status: 202,
 		data: obj([]string{"accepted"}, map[string]any{"accepted": boolean})},
+	{method: "POST", path: "/v1/sandbox/calls", handle: on((*server).simulateCall), id: "simulateCall", tag: tagSandbox, summary: "Make the sandbox engine report an incoming call", field: "simulateCall",
+		body: closed([]string{"from"}, map[string]any{"from": str, "video": boolean, "group": boolean, "engineId": str}), status: 201, data: rec("Call", callRecord{}), errs: []int{404, 409, 503}},
 }

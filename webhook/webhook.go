@@ -80,6 +80,10 @@ const (
 	// phone-number chat of the same person once the engine learned the number;
 	// data {from, to, timestamp} (docs/conversations.md, "LIDs").
 	EventChatMerged = "chat.merged"
+
+	// EventCallReceived: someone called the account; data {id, engineId,
+	// from, video, group, groupId, rejected, at} (docs/calls.md).
+	EventCallReceived = "call.received"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -94,6 +98,7 @@ var Catalog = []string{
 	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
+	EventCallReceived,
 }
 
 // InCatalog reports whether typ is a known event type.

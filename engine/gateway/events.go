@@ -176,6 +176,8 @@ func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool
 		}
 		return e.report(ctx, engine.Event{ID: "wa_contact_" + c.ID + "_" + fmt.Sprint(v.Timestamp.Unix()), Type: engine.EventHistory,
 			At: v.Timestamp, History: &engine.History{Contacts: []engine.ContactInfo{c}}})
+	case *events.CallOffer, *events.CallOfferNotice:
+		return e.report(ctx, e.callEvent(ctx, cl, v))
 	case *events.PushName:
 		c := engine.ContactInfo{ID: e.pnChatID(ctx, cl, v.JID, v.JIDAlt), PushName: v.NewPushName}
 		return e.report(ctx, engine.Event{ID: "wa_pushname_" + c.ID + "_" + digest(v.NewPushName), Type: engine.EventHistory,

@@ -254,6 +254,7 @@ type Engine struct {
 	mem     memory       // what the engine remembers of messages it saw (bounded)
 	retries mediaRetries // downloads waiting for a media retry's answer
 	lids    lidBook      // phone numbers of LIDs learned, to report
+	calls   callBook     // the callers of recent calls, to reject them (calls.go)
 
 	histMu   sync.Mutex
 	histWait map[string][]chan historyResult // on-demand history waiters by chat

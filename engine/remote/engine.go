@@ -41,6 +41,8 @@ var (
 	_ engine.LoggerOut         = (*Engine)(nil)
 	_ engine.Restarter         = (*Engine)(nil)
 	_ engine.Restrictor        = (*Engine)(nil)
+	_ engine.Profiler          = (*Engine)(nil)
+	_ engine.CallRejecter      = (*Engine)(nil)
 )
 
 // Restriction implements engine.Restrictor: what the replica running the engine

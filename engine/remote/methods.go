@@ -37,6 +37,8 @@ var capabilities = []struct {
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
 	{"logout", reflect.TypeFor[engine.LoggerOut]()},
 	{"restart", reflect.TypeFor[engine.Restarter]()},
+	{"profile", reflect.TypeFor[engine.Profiler]()},
+	{"calls", reflect.TypeFor[engine.CallRejecter]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

@@ -111,3 +111,9 @@ func asJPEG(data []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+var _ engine.CallRejecter = (*Engine)(nil)
+
+// RejectCall implements engine.CallRejecter: the sandbox's callers hang up
+// when rejected; the network remembers nothing of it.
+func (e *Engine) RejectCall(ctx context.Context, from, callID string) error { return nil }

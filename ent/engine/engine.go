@@ -45,6 +45,10 @@ const (
 	FieldRestrictedUntil = "restricted_until"
 	// FieldCampaignNextAt holds the string denoting the campaign_next_at field in the database.
 	FieldCampaignNextAt = "campaign_next_at"
+	// FieldRejectCalls holds the string denoting the reject_calls field in the database.
+	FieldRejectCalls = "reject_calls"
+	// FieldRejectCallsMessage holds the string denoting the reject_calls_message field in the database.
+	FieldRejectCallsMessage = "reject_calls_message"
 	// FieldConnectedAt holds the string denoting the connected_at field in the database.
 	FieldConnectedAt = "connected_at"
 	// FieldDisconnectedAt holds the string denoting the disconnected_at field in the database.
@@ -74,6 +78,8 @@ var Columns = []string{
 	FieldRestriction,
 	FieldRestrictedUntil,
 	FieldCampaignNextAt,
+	FieldRejectCalls,
+	FieldRejectCallsMessage,
 	FieldConnectedAt,
 	FieldDisconnectedAt,
 	FieldCreatedAt,
@@ -112,6 +118,10 @@ var (
 	DefaultDeviceJid string
 	// DefaultRestriction holds the default value on creation for the "restriction" field.
 	DefaultRestriction string
+	// DefaultRejectCalls holds the default value on creation for the "reject_calls" field.
+	DefaultRejectCalls bool
+	// DefaultRejectCallsMessage holds the default value on creation for the "reject_calls_message" field.
+	DefaultRejectCallsMessage string
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
 	DefaultCreatedAt func() time.Time
 	// DefaultUpdatedAt holds the default value on creation for the "updated_at" field.
@@ -222,6 +232,16 @@ func ByRestrictedUntil(opts ...sql.OrderTermOption) OrderOption {
 // ByCampaignNextAt orders the results by the campaign_next_at field.
 func ByCampaignNextAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCampaignNextAt, opts...).ToFunc()
+}
+
+// ByRejectCalls orders the results by the reject_calls field.
+func ByRejectCalls(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRejectCalls, opts...).ToFunc()
+}
+
+// ByRejectCallsMessage orders the results by the reject_calls_message field.
+func ByRejectCallsMessage(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRejectCallsMessage, opts...).ToFunc()
 }
 
 // ByConnectedAt orders the results by the connected_at field.

@@ -129,6 +129,16 @@ func CampaignNextAt(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
 }
 
+// RejectCalls applies equality check predicate on the "reject_calls" field. It's identical to RejectCallsEQ.
+func RejectCalls(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRejectCalls, v))
+}
+
+// RejectCallsMessage applies equality check predicate on the "reject_calls_message" field. It's identical to RejectCallsMessageEQ.
+func RejectCallsMessage(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRejectCallsMessage, v))
+}
+
 // ConnectedAt applies equality check predicate on the "connected_at" field. It's identical to ConnectedAtEQ.
 func ConnectedAt(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldConnectedAt, v))
@@ -967,6 +977,81 @@ func CampaignNextAtIsNil() predicate.Engine {
 // CampaignNextAtNotNil applies the NotNil predicate on the "campaign_next_at" field.
 func CampaignNextAtNotNil() predicate.Engine {
 	return predicate.Engine(sql.FieldNotNull(FieldCampaignNextAt))
+}
+
+// RejectCallsEQ applies the EQ predicate on the "reject_calls" field.
+func RejectCallsEQ(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRejectCalls, v))
+}
+
+// RejectCallsNEQ applies the NEQ predicate on the "reject_calls" field.
+func RejectCallsNEQ(v bool) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldRejectCalls, v))
+}
+
+// RejectCallsMessageEQ applies the EQ predicate on the "reject_calls_message" field.
+func RejectCallsMessageEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageNEQ applies the NEQ predicate on the "reject_calls_message" field.
+func RejectCallsMessageNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageIn applies the In predicate on the "reject_calls_message" field.
+func RejectCallsMessageIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldRejectCallsMessage, vs...))
+}
+
+// RejectCallsMessageNotIn applies the NotIn predicate on the "reject_calls_message" field.
+func RejectCallsMessageNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldRejectCallsMessage, vs...))
+}
+
+// RejectCallsMessageGT applies the GT predicate on the "reject_calls_message" field.
+func RejectCallsMessageGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageGTE applies the GTE predicate on the "reject_calls_message" field.
+func RejectCallsMessageGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageLT applies the LT predicate on the "reject_calls_message" field.
+func RejectCallsMessageLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageLTE applies the LTE predicate on the "reject_calls_message" field.
+func RejectCallsMessageLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageContains applies the Contains predicate on the "reject_calls_message" field.
+func RejectCallsMessageContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageHasPrefix applies the HasPrefix predicate on the "reject_calls_message" field.
+func RejectCallsMessageHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageHasSuffix applies the HasSuffix predicate on the "reject_calls_message" field.
+func RejectCallsMessageHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageEqualFold applies the EqualFold predicate on the "reject_calls_message" field.
+func RejectCallsMessageEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldRejectCallsMessage, v))
+}
+
+// RejectCallsMessageContainsFold applies the ContainsFold predicate on the "reject_calls_message" field.
+func RejectCallsMessageContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldRejectCallsMessage, v))
 }
 
 // ConnectedAtEQ applies the EQ predicate on the "connected_at" field.

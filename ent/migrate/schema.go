@@ -469,6 +469,8 @@ var (
 		{Name: "restriction", Type: field.TypeString, Default: ""},
 		{Name: "restricted_until", Type: field.TypeTime, Nullable: true},
 		{Name: "campaign_next_at", Type: field.TypeTime, Nullable: true},
+		{Name: "reject_calls", Type: field.TypeBool, Default: false},
+		{Name: "reject_calls_message", Type: field.TypeString, Default: ""},
 		{Name: "connected_at", Type: field.TypeTime, Nullable: true},
 		{Name: "disconnected_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},

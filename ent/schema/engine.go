@@ -38,6 +38,8 @@ func (Engine) Fields() []ent.Field {
 		field.Time("restricted_until").Optional().Nillable(),
 		field.Time("campaign_next_at").Optional().Nillable().
 			Comment("the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update"),
+		field.Bool("reject_calls").Default(false).Comment("whether the engine rejects incoming calls at once (docs/calls.md)"),
+		field.String("reject_calls_message").Default("").Comment("the message a rejected caller is answered with; empty answers nothing"),
 		field.Time("connected_at").Optional().Nillable(),
 		field.Time("disconnected_at").Optional().Nillable(),
 		field.Time("created_at").Immutable().Default(time.Now),

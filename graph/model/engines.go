@@ -105,3 +105,15 @@ func (e *Engine) CreatedAt() time.Time { return e.Row.CreatedAt }
 
 // UpdatedAt is when the row last changed.
 func (e *Engine) UpdatedAt() time.Time { return e.Row.UpdatedAt }
+
+// RejectCalls is whether the engine rejects incoming calls (docs/calls.md).
+func (e *Engine) RejectCalls() bool { return e.Row.RejectCalls }
+
+// RejectCallsMessage is the message a rejected caller is answered with; nil
+// when none.
+func (e *Engine) RejectCallsMessage() *string {
+	if e.Row.RejectCallsMessage == "" {
+		return nil
+	}
+	return &e.Row.RejectCallsMessage
+}

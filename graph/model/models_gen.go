@@ -3,6 +3,8 @@
 package model
 
 import (
+	"time"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
@@ -187,6 +189,30 @@ type BoardPage struct {
 	Total int          `json:"total"`
 }
 
+// An incoming call, as the call.received event tells it.
+type Call struct {
+	ID       string `json:"id"`
+	EngineID string `json:"engineId"`
+	// The caller's chat id.
+	From  string `json:"from"`
+	Video bool   `json:"video"`
+	Group bool   `json:"group"`
+	// Whether the engine rejected it (its rejectCalls setting).
+	Rejected bool      `json:"rejected"`
+	At       time.Time `json:"at"`
+}
+
+// An incoming call to simulate.
+type CallInput struct {
+	// The caller: E.164 phone number or contact id.
+	From string `json:"from"`
+	// A video call (a voice call otherwise).
+	Video *bool `json:"video,omitempty"`
+	// A group call.
+	Group    *bool   `json:"group,omitempty"`
+	EngineID *string `json:"engineId,omitempty"`
+}
+
 type CampaignInput struct {
 	// 1-120 characters.
 	Name       *string `json:"name,omitempty"`
@@ -319,6 +345,12 @@ type DeliveryPage struct {
 	Limit int             `json:"limit"`
 	Skip  int             `json:"skip"`
 	Total int             `json:"total"`
+}
+
+// The call settings of an engine; fields left out are unchanged.
+type EngineCallsInput struct {
+	RejectCalls        *bool   `json:"rejectCalls,omitempty"`
+	RejectCallsMessage *string `json:"rejectCallsMessage,omitempty"`
 }
 
 type EngineConnection struct {
@@ -543,6 +575,28 @@ type Ping struct {
 	AccountID           string              `json:"accountId"`
 	WhatsappConnections []*EngineConnection `json:"whatsappConnections"`
 	Message             *string             `json:"message,omitempty"`
+}
+
+// The account's own profile, as the network holds it.
+type Profile struct {
+	// The engine it was read through.
+	EngineID string `json:"engineId"`
+	// The account's chat id (<digits>@c.us).
+	ID string `json:"id"`
+	// The name the account's messages show to people who have not saved its number.
+	PushName string `json:"pushName"`
+	// The about text (WhatsApp's status message).
+	About string `json:"about"`
+	// The id of the current picture; null when the account has none.
+	PictureID *string `json:"pictureId,omitempty"`
+	// The picture as a media-store URL (GET /v1/media/...); null when the account has none.
+	PictureURL *string `json:"pictureUrl,omitempty"`
+}
+
+// A change of the profile; at least one field.
+type ProfileInput struct {
+	PushName *string `json:"pushName,omitempty"`
+	About    *string `json:"about,omitempty"`
 }
 
 type QuietHours struct {
