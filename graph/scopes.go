@@ -45,6 +45,8 @@ var resourceScopes = map[string]string{
 	"Message":      scopeReadStore,
 	"MusicAccount": switchboard.ScopeMusicRead,
 	"MusicClip":    switchboard.ScopeMusicRead,
+	// The account's own profile (docs/profile.md).
+	"Profile": switchboard.ScopeProfileRead,
 	// What the store holds of the message a reply quotes: store content.
 	"QuotedMessage": scopeReadStore,
 	"Webhook":       switchboard.ScopeWebhooksRead,
@@ -71,6 +73,7 @@ var typeParts = map[string]string{
 	"SongJob":                 "MusicClip",
 
 	"AudienceVariable":    "",
+	"Call":                "",
 	"BoardCell":           "",
 	"BoardColumn":         "",
 	"BoardOption":         "",
