@@ -36,10 +36,10 @@ func answerCalls(ctx context.Context, h CallHandler, evs []engine.Event) []engin
 		evs[i].Call = &c
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		h(cctx, &evs[i])
-		cancel()
 		if cctx.Err() != nil {
 			slog.Warn("inbox: answering a call took too long", "engine", evs[i].EngineID, "call", evs[i].Call.ID)
 		}
+		cancel()
 	}
 	return evs
 }
