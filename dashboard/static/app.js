@@ -253,9 +253,29 @@
         el("p", {}, d.ping.whatsappConnections.length ? d.ping.whatsappConnections.length + " engine(s) connected." : "No engine connected.")));
       append(body, el("h2", {}, "Your key"), el("p", {}, el("span", { class: "mono" }, session.prefix), " with scopes ", session.scopes.join(", ")));
     });
+    if (can("profile:read")) profileCard(main);
   }
 
-  var engineFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix connectedAt createdAt";
+  // profileCard shows the account's own profile through the default engine
+  // (docs/profile.md), and changes its push name and about text.
+  function profileCard(main) {
+    append(main, el("h2", {}, "Profile"));
+    var refresh = load(main, "{ profile { engineId id pushName about pictureUrl } }", {}, function (body, d) {
+      var p = d.profile;
+      append(body, el("div", { class: "card", "data-profile": p.id },
+        p.pictureUrl ? el("img", { src: p.pictureUrl, alt: "profile picture", width: 96, height: 96 }) : null,
+        el("p", {}, el("strong", {}, p.pushName), " ", el("span", { class: "mono muted" }, p.id)),
+        el("p", { class: "muted" }, p.about)));
+    });
+    if (can("profile:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Push name", el("input", { name: "pushName", maxlength: 25 })),
+      field("About", el("input", { name: "about", maxlength: 139 })),
+      el("button", { type: "submit" }, "Update profile")),
+    function (v) { return ["mutation($in: ProfileInput!) { updateProfile(input: $in) { id } }", { in: { pushName: v.pushName || null, about: v.about || null } }]; },
+    function () { refresh(); }));
+  }
+
+  var engineFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix rejectCalls connectedAt createdAt";
 
   function enginesPage(main) {
     append(main, el("h1", {}, "Engines"));
@@ -287,6 +307,8 @@
             e.default ? null : action("Make default", "mutation($id: String!) { setDefaultEngine(id: $id) { id } }", { id: e.id }, refresh),
             e.kind === "gateway" && ["CONFLICT", "DISCONNECTED", "OPENING"].indexOf(e.state) >= 0 ?
               action("Restart", "mutation($id: String!) { restartEngine(id: $id) { id } }", { id: e.id }, refresh) : null,
+            action(e.rejectCalls ? "Allow calls" : "Reject calls", "mutation($id: String!, $in: EngineCallsInput!) { updateEngineCalls(id: $id, input: $in) { id } }",
+              { id: e.id, in: { rejectCalls: !e.rejectCalls } }, refresh),
             action("Log out", "mutation($id: String!) { logoutEngine(id: $id) { id } }", { id: e.id }, refresh),
             action("Delete", "mutation($id: String!) { deleteEngine(id: $id) }", { id: e.id }, refresh, "danger")
           ] : null));
