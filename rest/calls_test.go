@@ -39,7 +39,7 @@ func TestCallsRejectedAndAnswered(t *testing.T) {
 
 	e.Eventually(15*time.Second, "two call.received events", func() bool { return len(rc.ofType("call.received")) == 2 })
 	type call struct {
-		ID, From              string
+		ID, From               string
 		Video, Group, Rejected bool
 	}
 	var got []call
