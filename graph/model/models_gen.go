@@ -589,7 +589,7 @@ type Profile struct {
 	About string `json:"about"`
 	// The id of the current picture; null when the account has none.
 	PictureID *string `json:"pictureId,omitempty"`
-	// The picture as a media-store URL (GET /v1/media/...); null when the account has none.
+	// The picture as a media-store URL (/media/...); null when the account has none.
 	PictureURL *string `json:"pictureUrl,omitempty"`
 }
 
