@@ -170,6 +170,8 @@ type Event struct {
 	Chat *ChatState `json:"chat,omitempty"`
 	// Pinned is how long an EventPin pins Key for; 0 unpins.
 	Pinned time.Duration `json:"pinned,omitempty"`
+	// Block is the block-list change of an EventBlock.
+	Block *BlockChange `json:"block,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -228,6 +230,8 @@ func (ev Event) Subject() string {
 		return "chat:" + ev.History.Coverage[0].ChatID
 	case ev.Type == EventHistory:
 		return "history:" + ev.WorkspaceID
+	case ev.Type == EventBlock && ev.Block != nil:
+		return "contact:" + ev.Block.ChatID
 	case ev.Type == EventConnected || ev.Type == EventGone:
 		return "engine:" + ev.EngineID
 	case ev.Type == EventMessage && ev.Message != nil:

@@ -227,6 +227,12 @@ func serves(eng engine.Engine, capability string) bool {
 	case "restart":
 		_, ok := eng.(engine.Restarter)
 		return ok
+	case engine.CapCheckNumbers:
+		_, ok := eng.(engine.NumberChecker)
+		return ok
+	case engine.CapBlockList:
+		_, ok := eng.(engine.Blocker)
+		return ok
 	}
 	return false
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"go.mau.fi/whatsmeow/appstate"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waMmsRetry"
+	waVnameCert "go.mau.fi/whatsmeow/proto/waVnameCert"
 	waSyncAction "go.mau.fi/whatsmeow/proto/waSyncAction"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
@@ -82,6 +84,13 @@ type fakeClient struct {
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
 	onWAAsks [][]string
+	onWAAt   []time.Time // when each IsOnWhatsApp query went
+	// business names numbers ("+digits") that are businesses, by verified name.
+	business map[string]string
+	// blocked is the block list as whatsmeow's server keeps it: by LID when
+	// the store knows the number's LID (UpdateBlocklist resolves it).
+	blocked     []types.JID
+	blockCalls  []string // "<action> <jid as given>"
 }
 
 type fakeSend struct {
@@ -331,11 +340,50 @@ func (f *fakeClient) IsOnWhatsApp(_ context.Context, phones []string) ([]types.I
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onWAAsks = append(f.onWAAsks, phones)
+	f.onWAAt = append(f.onWAAt, time.Now())
 	var out []types.IsOnWhatsAppResponse
 	for _, p := range phones {
-		out = append(out, types.IsOnWhatsAppResponse{Query: p, IsIn: !f.notOnWA[p]})
+		// whatsmeow asks with addressing_mode lid: a number on the network
+		// answers its LID as JID (when the server has one) and its number as
+		// PhoneNumber; one not on it answers its number, IsIn false.
+		pn := types.NewJID(p[1:], types.DefaultUserServer)
+		r := types.IsOnWhatsAppResponse{Query: p, JID: pn, PhoneNumber: pn, IsIn: !f.notOnWA[p]}
+		if lid, ok := f.alt[pn]; ok && r.IsIn {
+			r.JID = lid
+		}
+		if name, ok := f.business[p]; ok && r.IsIn {
+			r.VerifiedName = &types.VerifiedName{Details: &waVnameCert.VerifiedNameCertificate_Details{VerifiedName: proto.String(name)}}
+		}
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+func (f *fakeClient) GetBlocklist(context.Context) (*types.Blocklist, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &types.Blocklist{DHash: fmt.Sprint(len(f.blockCalls)), JIDs: slices.Clone(f.blocked)}, nil
+}
+
+// UpdateBlocklist keeps the list by LID, as whatsmeow sends it: a phone number
+// is resolved to its LID through the store (an unknown one fails, as
+// whatsmeow's does when the server knows no LID either).
+func (f *fakeClient) UpdateBlocklist(_ context.Context, jid types.JID, action events.BlocklistChangeAction) (*types.Blocklist, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.blockCalls = append(f.blockCalls, string(action)+" "+jid.String())
+	lid := jid
+	if jid.Server == types.DefaultUserServer {
+		var ok bool
+		if lid, ok = f.alt[jid]; !ok {
+			return nil, fmt.Errorf("no LID found for %s from server", jid)
+		}
+	}
+	f.blocked = slices.DeleteFunc(f.blocked, func(j types.JID) bool { return j == lid })
+	if action == events.BlocklistChangeActionBlock {
+		f.blocked = append(f.blocked, lid)
+	}
+	return &types.Blocklist{DHash: fmt.Sprint(len(f.blockCalls)), JIDs: slices.Clone(f.blocked)}, nil
 }
 
 func (f *fakeClient) MarkRead(_ context.Context, ids []types.MessageID, _ time.Time, chat, sender types.JID, _ ...types.ReceiptType) error {

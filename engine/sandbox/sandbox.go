@@ -47,6 +47,8 @@ type Network struct {
 	worlds map[string]*world   // by workspace, built on first use
 	synced map[string]bool     // workspaces whose history was reported
 	typing map[string][]Typing // by workspace, the latest maxTyping
+	// blocked is each engine's block list (by workspace|engine), in the order blocked.
+	blocked map[string][]string
 }
 
 // scheduled notes that this process scheduled events due until last.
