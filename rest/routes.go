@@ -92,7 +92,12 @@ const (
 var (
 	eng    = []int{404, 409, 503, 504}
 	notFnd = []int{404}
+	// engNS: an engine-backed operation of an optional capability (501 not_supported).
+	engNS = []int{404, 409, 501, 503, 504}
 )
+
+// engineParam is the engineId of an operation that acts through one engine.
+var engineParam = q("engineId", "The engine (number) to act through; the workspace's default engine when absent.", str)
 
 // apiOperations is every /v1 operation, in the router's order.
 var apiOperations = []apiOp{
@@ -157,6 +162,14 @@ var apiOperations = []apiOp{
 
 	{method: "GET", path: "/v1/contacts", handle: on((*server).listContacts), id: "listContacts", tag: tagContacts, summary: "List contacts", field: "contactList",
 		query: []apiParam{q("limit", "How many contacts to return (default 10); -1 returns every contact in one answer.", map[string]any{"type": "integer", "default": 10, "oneOf": []any{typ("integer", "const", -1), typ("integer", "minimum", 1, "maximum", 200)}}), pageParams[1], q("searchToken", "Text a contact's name or number holds.", str), q("engineId", "Only contacts this engine (number) last reported.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)}, data: rec("Contact", contactRecord{}), list: true},
+	{method: "POST", path: "/v1/contacts/check", handle: on((*server).checkNumbers), id: "checkNumbers", tag: tagContacts, summary: "Whether phone numbers are on WhatsApp (1-100 a call; cached an hour, paced)", field: "checkNumbers",
+		body: closed([]string{"phones"}, map[string]any{"phones": arrayOf(str), "engineId": str}), data: rec("NumberCheckResult", model.NumberCheckResult{}), errs: engNS},
+	{method: "GET", path: "/v1/contacts/blocked", handle: on((*server).blockedContacts), id: "listBlockedContacts", tag: tagContacts, summary: "The contacts the account has blocked", field: "blockedContacts",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
+	{method: "POST", path: "/v1/contacts/{id}/block", handle: func(s *server) http.Handler { return s.setBlocked(true) }, id: "blockContact", tag: tagContacts, summary: "Block a contact", field: "blockContact",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
+	{method: "DELETE", path: "/v1/contacts/{id}/block", handle: func(s *server) http.Handler { return s.setBlocked(false) }, id: "unblockContact", tag: tagContacts, summary: "Unblock a contact", field: "unblockContact",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
 	{method: "GET", path: "/v1/contacts/{id}", handle: on((*server).getContact), id: "getContact", tag: tagContacts, summary: "One contact, by its chat id or its LID", field: "contact",
 		data: rec("Contact", contactRecord{}), errs: notFnd},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", handle: on((*server).commonGroups), id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", field: "commonGroups",

@@ -16,8 +16,8 @@ import (
 	"go.mau.fi/whatsmeow/appstate"
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waMmsRetry"
-	waVnameCert "go.mau.fi/whatsmeow/proto/waVnameCert"
 	waSyncAction "go.mau.fi/whatsmeow/proto/waSyncAction"
+	waVnameCert "go.mau.fi/whatsmeow/proto/waVnameCert"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
@@ -89,8 +89,8 @@ type fakeClient struct {
 	business map[string]string
 	// blocked is the block list as whatsmeow's server keeps it: by LID when
 	// the store knows the number's LID (UpdateBlocklist resolves it).
-	blocked     []types.JID
-	blockCalls  []string // "<action> <jid as given>"
+	blocked    []types.JID
+	blockCalls []string // "<action> <jid as given>"
 }
 
 type fakeSend struct {
