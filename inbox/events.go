@@ -40,6 +40,8 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 		return applyPin(ctx, tx, ev)
 	case engine.EventGroup:
 		return applyGroupChange(ctx, tx, ev)
+	case engine.EventBlock:
+		return applyBlock(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
 		typ := wh.EventSessionConnected
 		if ev.Type == engine.EventGone {

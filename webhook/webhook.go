@@ -80,6 +80,12 @@ const (
 	// phone-number chat of the same person once the engine learned the number;
 	// data {from, to, timestamp} (docs/conversations.md, "LIDs").
 	EventChatMerged = "chat.merged"
+
+	// EventContactBlocked, EventContactUnblocked: the account's block list
+	// changed on the network (on the phone, or echoed from a change made
+	// through the API); data {engineId, chatId, at} (docs/contacts.md).
+	EventContactBlocked   = "contact.blocked"
+	EventContactUnblocked = "contact.unblocked"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -94,6 +100,7 @@ var Catalog = []string{
 	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
+	EventContactBlocked, EventContactUnblocked,
 }
 
 // InCatalog reports whether typ is a known event type.
