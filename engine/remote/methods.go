@@ -37,6 +37,8 @@ var capabilities = []struct {
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
 	{"logout", reflect.TypeFor[engine.LoggerOut]()},
 	{"restart", reflect.TypeFor[engine.Restarter]()},
+	{engine.CapCheckNumbers, reflect.TypeFor[engine.NumberChecker]()},
+	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.
