@@ -223,3 +223,29 @@ func TestCheckNumbersCachePerEngine(t *testing.T) {
 		t.Errorf("asks (-want +got):\n%s", diff)
 	}
 }
+
+// TestContactOpsGraphQL: the GraphQL fields share the core with REST: a block
+// made in GraphQL is in the REST list, a check answers the same.
+func TestContactOpsGraphQL(t *testing.T) {
+	e := newEnv(t)
+	res := gql(e, e.Key, `mutation { blockContact(id: "+15551230001") { total items } }`, nil)
+	if len(res.Errors) > 0 || res.Data["blockContact"].(map[string]any)["total"] != float64(1) {
+		t.Fatalf("block: %+v", res)
+	}
+	if got := e.Do("GET", "/v1/contacts/blocked", e.Key, nil).Data()["items"]; !cmp.Equal(got, []any{"15551230001@c.us"}) {
+		t.Errorf("REST list %v", got)
+	}
+	res = gql(e, e.Key, `{ checkNumbers(phones: ["+15551230000", "bad"]) { items { phone } } }`, nil)
+	if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "validation_failed" {
+		t.Errorf("bad check: %+v", res)
+	}
+	res = gql(e, e.Key, `{ checkNumbers(phones: ["+15551235555"]) { items { onWhatsApp isBusiness businessName chatId } } blockedContacts { items } }`, nil)
+	item := res.Data["checkNumbers"].(map[string]any)["items"].([]any)[0].(map[string]any)
+	if item["businessName"] != "Sandbox Business 5555" || item["chatId"] != "15551235555@c.us" {
+		t.Errorf("check: %+v", res)
+	}
+	res = gql(e, e.NewKey("default", "contacts:read"), `mutation { unblockContact(id: "+15551230001") { total } }`, nil)
+	if len(res.Errors) != 1 {
+		t.Errorf("unblock without contacts:write: %+v", res)
+	}
+}

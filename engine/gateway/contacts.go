@@ -171,3 +171,9 @@ func (e *Engine) blocklistEvents(ctx context.Context, cl client, v *events.Block
 	}
 	return out
 }
+
+// The gateway serves the contact operations.
+var (
+	_ engine.NumberChecker = (*Engine)(nil)
+	_ engine.Blocker       = (*Engine)(nil)
+)
