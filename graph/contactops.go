@@ -137,7 +137,8 @@ func (r *Resolver) cachedChecks(ctx context.Context, engineID string, digits []s
 // cacheChecks stores the engine's answers (replacing older ones) and adds them
 // to cached.
 func (r *Resolver) cacheChecks(ctx context.Context, engineID string, res []engine.NumberStatus, cached map[string]*ent.NumberCheck) error {
-	ws, now := viewerWorkspace(ctx), time.Now().UTC()
+	// Microseconds: what PostgreSQL keeps, so that a cached answer tells the same time.
+	ws, now := viewerWorkspace(ctx), time.Now().UTC().Truncate(time.Microsecond)
 	creates := make([]*ent.NumberCheckCreate, len(res))
 	for i, s := range res {
 		creates[i] = r.Client.NumberCheck.Create().SetWorkspaceID(ws).SetEngineID(engineID).SetPhone(s.Phone).
