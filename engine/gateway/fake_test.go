@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -357,33 +356,6 @@ func (f *fakeClient) IsOnWhatsApp(_ context.Context, phones []string) ([]types.I
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func (f *fakeClient) GetBlocklist(context.Context) (*types.Blocklist, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return &types.Blocklist{DHash: fmt.Sprint(len(f.blockCalls)), JIDs: slices.Clone(f.blocked)}, nil
-}
-
-// UpdateBlocklist keeps the list by LID, as whatsmeow sends it: a phone number
-// is resolved to its LID through the store (an unknown one fails, as
-// whatsmeow's does when the server knows no LID either).
-func (f *fakeClient) UpdateBlocklist(_ context.Context, jid types.JID, action events.BlocklistChangeAction) (*types.Blocklist, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.blockCalls = append(f.blockCalls, string(action)+" "+jid.String())
-	lid := jid
-	if jid.Server == types.DefaultUserServer {
-		var ok bool
-		if lid, ok = f.alt[jid]; !ok {
-			return nil, fmt.Errorf("no LID found for %s from server", jid)
-		}
-	}
-	f.blocked = slices.DeleteFunc(f.blocked, func(j types.JID) bool { return j == lid })
-	if action == events.BlocklistChangeActionBlock {
-		f.blocked = append(f.blocked, lid)
-	}
-	return &types.Blocklist{DHash: fmt.Sprint(len(f.blockCalls)), JIDs: slices.Clone(f.blocked)}, nil
 }
 
 func (f *fakeClient) MarkRead(_ context.Context, ids []types.MessageID, _ time.Time, chat, sender types.JID, _ ...types.ReceiptType) error {
