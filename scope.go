@@ -10,6 +10,7 @@ const (
 	ScopeChatsRead        = "chats:read"
 	ScopeChatsWrite       = "chats:write"
 	ScopeContactsRead     = "contacts:read"
+	ScopeContactsWrite    = "contacts:write"
 	ScopeNewslettersRead  = "newsletters:read"
 	ScopeNewslettersWrite = "newsletters:write"
 	ScopeGroupsRead       = "groups:read"
@@ -39,7 +40,7 @@ const (
 
 // KnownScopes lists every scope a key may be created with, besides ScopeAll.
 var KnownScopes = []string{
-	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead, ScopeChatsWrite, ScopeContactsRead,
+	ScopeAccountRead, ScopeMessagesRead, ScopeMessagesWrite, ScopeChatsRead, ScopeChatsWrite, ScopeContactsRead, ScopeContactsWrite,
 	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesRead, ScopeAudiencesWrite,
 	ScopeCampaignsRead, ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite,

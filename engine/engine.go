@@ -172,6 +172,8 @@ type Event struct {
 	Pinned time.Duration `json:"pinned,omitempty"`
 	// Call is the incoming call of an EventCall.
 	Call *Call `json:"call,omitempty"`
+	// Block is the block-list change of an EventBlock.
+	Block *BlockChange `json:"block,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -230,6 +232,8 @@ func (ev Event) Subject() string {
 		return "chat:" + ev.History.Coverage[0].ChatID
 	case ev.Type == EventHistory:
 		return "history:" + ev.WorkspaceID
+	case ev.Type == EventBlock && ev.Block != nil:
+		return "contact:" + ev.Block.ChatID
 	case ev.Type == EventConnected || ev.Type == EventGone:
 		return "engine:" + ev.EngineID
 	case ev.Type == EventMessage && ev.Message != nil:

@@ -54,6 +54,7 @@ var eventChecks = map[EventType]func(Event) error{
 	EventGroup:    validateGroup,
 	EventChat:     validateChat,
 	EventHistory:  validateHistory,
+	EventBlock:    validateBlock,
 	EventCall:     validateCall,
 }
 
@@ -172,6 +173,19 @@ func validatePin(ev Event) error {
 	}
 	if ev.Pinned < 0 {
 		return invalid("pinned", "must not be negative")
+	}
+	return nil
+}
+
+func validateBlock(ev Event) error {
+	if ev.Block == nil {
+		return invalid("block", "is missing")
+	}
+	if err := validateID("block.chatId", ev.Block.ChatID, true); err != nil {
+		return err
+	}
+	if ChatKind(ev.Block.ChatID) != ChatContact || !strings.Contains(ev.Block.ChatID, "@") {
+		return invalid("block.chatId", "must be a contact's chat id (<digits>@c.us or <digits>@lid)")
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/ent/numbercheck"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
@@ -90,6 +91,8 @@ type Client struct {
 	MusicClip *MusicClipClient
 	// MusicUpload is the client for interacting with the MusicUpload builders.
 	MusicUpload *MusicUploadClient
+	// NumberCheck is the client for interacting with the NumberCheck builders.
+	NumberCheck *NumberCheckClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
 	// SandboxGroup is the client for interacting with the SandboxGroup builders.
@@ -133,6 +136,7 @@ func (c *Client) init() {
 	c.Message = NewMessageClient(c.config)
 	c.MusicClip = NewMusicClipClient(c.config)
 	c.MusicUpload = NewMusicUploadClient(c.config)
+	c.NumberCheck = NewNumberCheckClient(c.config)
 	c.SandboxEvent = NewSandboxEventClient(c.config)
 	c.SandboxGroup = NewSandboxGroupClient(c.config)
 	c.SandboxSend = NewSandboxSendClient(c.config)
@@ -251,6 +255,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Message:         NewMessageClient(cfg),
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
+		NumberCheck:     NewNumberCheckClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
@@ -296,6 +301,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Message:         NewMessageClient(cfg),
 		MusicClip:       NewMusicClipClient(cfg),
 		MusicUpload:     NewMusicUploadClient(cfg),
+		NumberCheck:     NewNumberCheckClient(cfg),
 		SandboxEvent:    NewSandboxEventClient(cfg),
 		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
@@ -334,8 +340,8 @@ func (c *Client) Use(hooks ...Hook) {
 		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
 		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
-		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend,
-		c.SandboxWorld, c.Webhook, c.Workspace,
+		c.MusicClip, c.MusicUpload, c.NumberCheck, c.SandboxEvent, c.SandboxGroup,
+		c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -348,8 +354,8 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.APIKey, c.Audience, c.AudienceContact, c.Board, c.BoardItem, c.Campaign,
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
 		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
-		c.MusicClip, c.MusicUpload, c.SandboxEvent, c.SandboxGroup, c.SandboxSend,
-		c.SandboxWorld, c.Webhook, c.Workspace,
+		c.MusicClip, c.MusicUpload, c.NumberCheck, c.SandboxEvent, c.SandboxGroup,
+		c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -398,6 +404,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.MusicClip.mutate(ctx, m)
 	case *MusicUploadMutation:
 		return c.MusicUpload.mutate(ctx, m)
+	case *NumberCheckMutation:
+		return c.NumberCheck.mutate(ctx, m)
 	case *SandboxEventMutation:
 		return c.SandboxEvent.mutate(ctx, m)
 	case *SandboxGroupMutation:
@@ -3257,6 +3265,141 @@ func (c *MusicUploadClient) mutate(ctx context.Context, m *MusicUploadMutation) 
 	}
 }
 
+// NumberCheckClient is a client for the NumberCheck schema.
+type NumberCheckClient struct {
+	config
+}
+
+// NewNumberCheckClient returns a client for the NumberCheck from the given config.
+func NewNumberCheckClient(c config) *NumberCheckClient {
+	return &NumberCheckClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `numbercheck.Hooks(f(g(h())))`.
+func (c *NumberCheckClient) Use(hooks ...Hook) {
+	c.hooks.NumberCheck = append(c.hooks.NumberCheck, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `numbercheck.Intercept(f(g(h())))`.
+func (c *NumberCheckClient) Intercept(interceptors ...Interceptor) {
+	c.inters.NumberCheck = append(c.inters.NumberCheck, interceptors...)
+}
+
+// Create returns a builder for creating a NumberCheck entity.
+func (c *NumberCheckClient) Create() *NumberCheckCreate {
+	mutation := newNumberCheckMutation(c.config, OpCreate)
+	return &NumberCheckCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of NumberCheck entities.
+func (c *NumberCheckClient) CreateBulk(builders ...*NumberCheckCreate) *NumberCheckCreateBulk {
+	return &NumberCheckCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *NumberCheckClient) MapCreateBulk(slice any, setFunc func(*NumberCheckCreate, int)) *NumberCheckCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &NumberCheckCreateBulk{err: fmt.Errorf("calling to NumberCheckClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*NumberCheckCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &NumberCheckCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for NumberCheck.
+func (c *NumberCheckClient) Update() *NumberCheckUpdate {
+	mutation := newNumberCheckMutation(c.config, OpUpdate)
+	return &NumberCheckUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *NumberCheckClient) UpdateOne(_m *NumberCheck) *NumberCheckUpdateOne {
+	mutation := newNumberCheckMutation(c.config, OpUpdateOne, withNumberCheck(_m))
+	return &NumberCheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *NumberCheckClient) UpdateOneID(id int) *NumberCheckUpdateOne {
+	mutation := newNumberCheckMutation(c.config, OpUpdateOne, withNumberCheckID(id))
+	return &NumberCheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for NumberCheck.
+func (c *NumberCheckClient) Delete() *NumberCheckDelete {
+	mutation := newNumberCheckMutation(c.config, OpDelete)
+	return &NumberCheckDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *NumberCheckClient) DeleteOne(_m *NumberCheck) *NumberCheckDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *NumberCheckClient) DeleteOneID(id int) *NumberCheckDeleteOne {
+	builder := c.Delete().Where(numbercheck.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &NumberCheckDeleteOne{builder}
+}
+
+// Query returns a query builder for NumberCheck.
+func (c *NumberCheckClient) Query() *NumberCheckQuery {
+	return &NumberCheckQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeNumberCheck},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a NumberCheck entity by its id.
+func (c *NumberCheckClient) Get(ctx context.Context, id int) (*NumberCheck, error) {
+	return c.Query().Where(numbercheck.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *NumberCheckClient) GetX(ctx context.Context, id int) *NumberCheck {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *NumberCheckClient) Hooks() []Hook {
+	hooks := c.hooks.NumberCheck
+	return append(hooks[:len(hooks):len(hooks)], numbercheck.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *NumberCheckClient) Interceptors() []Interceptor {
+	inters := c.inters.NumberCheck
+	return append(inters[:len(inters):len(inters)], numbercheck.Interceptors[:]...)
+}
+
+func (c *NumberCheckClient) mutate(ctx context.Context, m *NumberCheckMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&NumberCheckCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&NumberCheckUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&NumberCheckUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&NumberCheckDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown NumberCheck mutation op: %q", m.Op())
+	}
+}
+
 // SandboxEventClient is a client for the SandboxEvent schema.
 type SandboxEventClient struct {
 	config
@@ -4086,14 +4229,14 @@ type (
 	hooks struct {
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
-		Media, MediaChunk, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
-		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
+		Media, MediaChunk, Message, MusicClip, MusicUpload, NumberCheck, SandboxEvent,
+		SandboxGroup, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
-		Media, MediaChunk, Message, MusicClip, MusicUpload, SandboxEvent, SandboxGroup,
-		SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
+		Media, MediaChunk, Message, MusicClip, MusicUpload, NumberCheck, SandboxEvent,
+		SandboxGroup, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
 	}
 )
 

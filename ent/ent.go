@@ -32,6 +32,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/ent/numbercheck"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
@@ -118,6 +119,7 @@ func checkColumn(t, c string) error {
 			message.Table:         message.ValidColumn,
 			musicclip.Table:       musicclip.ValidColumn,
 			musicupload.Table:     musicupload.ValidColumn,
+			numbercheck.Table:     numbercheck.ValidColumn,
 			sandboxevent.Table:    sandboxevent.ValidColumn,
 			sandboxgroup.Table:    sandboxgroup.ValidColumn,
 			sandboxsend.Table:     sandboxsend.ValidColumn,

@@ -33,6 +33,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/ent/numbercheck"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
@@ -71,6 +72,7 @@ const (
 	TypeMessage         = "Message"
 	TypeMusicClip       = "MusicClip"
 	TypeMusicUpload     = "MusicUpload"
+	TypeNumberCheck     = "NumberCheck"
 	TypeSandboxEvent    = "SandboxEvent"
 	TypeSandboxGroup    = "SandboxGroup"
 	TypeSandboxSend     = "SandboxSend"
@@ -24864,6 +24866,764 @@ func (m *MusicUploadMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *MusicUploadMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown MusicUpload edge %s", name)
+}
+
+// NumberCheckMutation represents an operation that mutates the NumberCheck nodes in the graph.
+type NumberCheckMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	workspace_id  *string
+	engine_id     *string
+	phone         *string
+	on_network    *bool
+	jid           *string
+	lid           *string
+	is_business   *bool
+	business_name *string
+	checked_at    *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*NumberCheck, error)
+	predicates    []predicate.NumberCheck
+}
+
+var _ ent.Mutation = (*NumberCheckMutation)(nil)
+
+// numbercheckOption allows management of the mutation configuration using functional options.
+type numbercheckOption func(*NumberCheckMutation)
+
+// newNumberCheckMutation creates new mutation for the NumberCheck entity.
+func newNumberCheckMutation(c config, op Op, opts ...numbercheckOption) *NumberCheckMutation {
+	m := &NumberCheckMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeNumberCheck,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withNumberCheckID sets the ID field of the mutation.
+func withNumberCheckID(id int) numbercheckOption {
+	return func(m *NumberCheckMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *NumberCheck
+		)
+		m.oldValue = func(ctx context.Context) (*NumberCheck, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().NumberCheck.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withNumberCheck sets the old NumberCheck of the mutation.
+func withNumberCheck(node *NumberCheck) numbercheckOption {
+	return func(m *NumberCheckMutation) {
+		m.oldValue = func(context.Context) (*NumberCheck, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m NumberCheckMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m NumberCheckMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *NumberCheckMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *NumberCheckMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().NumberCheck.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *NumberCheckMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *NumberCheckMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *NumberCheckMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetEngineID sets the "engine_id" field.
+func (m *NumberCheckMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *NumberCheckMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *NumberCheckMutation) ResetEngineID() {
+	m.engine_id = nil
+}
+
+// SetPhone sets the "phone" field.
+func (m *NumberCheckMutation) SetPhone(s string) {
+	m.phone = &s
+}
+
+// Phone returns the value of the "phone" field in the mutation.
+func (m *NumberCheckMutation) Phone() (r string, exists bool) {
+	v := m.phone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPhone returns the old "phone" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldPhone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPhone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPhone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPhone: %w", err)
+	}
+	return oldValue.Phone, nil
+}
+
+// ResetPhone resets all changes to the "phone" field.
+func (m *NumberCheckMutation) ResetPhone() {
+	m.phone = nil
+}
+
+// SetOnNetwork sets the "on_network" field.
+func (m *NumberCheckMutation) SetOnNetwork(b bool) {
+	m.on_network = &b
+}
+
+// OnNetwork returns the value of the "on_network" field in the mutation.
+func (m *NumberCheckMutation) OnNetwork() (r bool, exists bool) {
+	v := m.on_network
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOnNetwork returns the old "on_network" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldOnNetwork(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOnNetwork is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOnNetwork requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOnNetwork: %w", err)
+	}
+	return oldValue.OnNetwork, nil
+}
+
+// ResetOnNetwork resets all changes to the "on_network" field.
+func (m *NumberCheckMutation) ResetOnNetwork() {
+	m.on_network = nil
+}
+
+// SetJid sets the "jid" field.
+func (m *NumberCheckMutation) SetJid(s string) {
+	m.jid = &s
+}
+
+// Jid returns the value of the "jid" field in the mutation.
+func (m *NumberCheckMutation) Jid() (r string, exists bool) {
+	v := m.jid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJid returns the old "jid" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldJid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJid: %w", err)
+	}
+	return oldValue.Jid, nil
+}
+
+// ResetJid resets all changes to the "jid" field.
+func (m *NumberCheckMutation) ResetJid() {
+	m.jid = nil
+}
+
+// SetLid sets the "lid" field.
+func (m *NumberCheckMutation) SetLid(s string) {
+	m.lid = &s
+}
+
+// Lid returns the value of the "lid" field in the mutation.
+func (m *NumberCheckMutation) Lid() (r string, exists bool) {
+	v := m.lid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLid returns the old "lid" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldLid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLid: %w", err)
+	}
+	return oldValue.Lid, nil
+}
+
+// ResetLid resets all changes to the "lid" field.
+func (m *NumberCheckMutation) ResetLid() {
+	m.lid = nil
+}
+
+// SetIsBusiness sets the "is_business" field.
+func (m *NumberCheckMutation) SetIsBusiness(b bool) {
+	m.is_business = &b
+}
+
+// IsBusiness returns the value of the "is_business" field in the mutation.
+func (m *NumberCheckMutation) IsBusiness() (r bool, exists bool) {
+	v := m.is_business
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldIsBusiness returns the old "is_business" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldIsBusiness(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldIsBusiness is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldIsBusiness requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldIsBusiness: %w", err)
+	}
+	return oldValue.IsBusiness, nil
+}
+
+// ResetIsBusiness resets all changes to the "is_business" field.
+func (m *NumberCheckMutation) ResetIsBusiness() {
+	m.is_business = nil
+}
+
+// SetBusinessName sets the "business_name" field.
+func (m *NumberCheckMutation) SetBusinessName(s string) {
+	m.business_name = &s
+}
+
+// BusinessName returns the value of the "business_name" field in the mutation.
+func (m *NumberCheckMutation) BusinessName() (r string, exists bool) {
+	v := m.business_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBusinessName returns the old "business_name" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldBusinessName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBusinessName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBusinessName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBusinessName: %w", err)
+	}
+	return oldValue.BusinessName, nil
+}
+
+// ResetBusinessName resets all changes to the "business_name" field.
+func (m *NumberCheckMutation) ResetBusinessName() {
+	m.business_name = nil
+}
+
+// SetCheckedAt sets the "checked_at" field.
+func (m *NumberCheckMutation) SetCheckedAt(t time.Time) {
+	m.checked_at = &t
+}
+
+// CheckedAt returns the value of the "checked_at" field in the mutation.
+func (m *NumberCheckMutation) CheckedAt() (r time.Time, exists bool) {
+	v := m.checked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckedAt returns the old "checked_at" field's value of the NumberCheck entity.
+// If the NumberCheck object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *NumberCheckMutation) OldCheckedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckedAt: %w", err)
+	}
+	return oldValue.CheckedAt, nil
+}
+
+// ResetCheckedAt resets all changes to the "checked_at" field.
+func (m *NumberCheckMutation) ResetCheckedAt() {
+	m.checked_at = nil
+}
+
+// Where appends a list predicates to the NumberCheckMutation builder.
+func (m *NumberCheckMutation) Where(ps ...predicate.NumberCheck) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the NumberCheckMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *NumberCheckMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.NumberCheck, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *NumberCheckMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *NumberCheckMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (NumberCheck).
+func (m *NumberCheckMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *NumberCheckMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.workspace_id != nil {
+		fields = append(fields, numbercheck.FieldWorkspaceID)
+	}
+	if m.engine_id != nil {
+		fields = append(fields, numbercheck.FieldEngineID)
+	}
+	if m.phone != nil {
+		fields = append(fields, numbercheck.FieldPhone)
+	}
+	if m.on_network != nil {
+		fields = append(fields, numbercheck.FieldOnNetwork)
+	}
+	if m.jid != nil {
+		fields = append(fields, numbercheck.FieldJid)
+	}
+	if m.lid != nil {
+		fields = append(fields, numbercheck.FieldLid)
+	}
+	if m.is_business != nil {
+		fields = append(fields, numbercheck.FieldIsBusiness)
+	}
+	if m.business_name != nil {
+		fields = append(fields, numbercheck.FieldBusinessName)
+	}
+	if m.checked_at != nil {
+		fields = append(fields, numbercheck.FieldCheckedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *NumberCheckMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case numbercheck.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case numbercheck.FieldEngineID:
+		return m.EngineID()
+	case numbercheck.FieldPhone:
+		return m.Phone()
+	case numbercheck.FieldOnNetwork:
+		return m.OnNetwork()
+	case numbercheck.FieldJid:
+		return m.Jid()
+	case numbercheck.FieldLid:
+		return m.Lid()
+	case numbercheck.FieldIsBusiness:
+		return m.IsBusiness()
+	case numbercheck.FieldBusinessName:
+		return m.BusinessName()
+	case numbercheck.FieldCheckedAt:
+		return m.CheckedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *NumberCheckMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case numbercheck.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case numbercheck.FieldEngineID:
+		return m.OldEngineID(ctx)
+	case numbercheck.FieldPhone:
+		return m.OldPhone(ctx)
+	case numbercheck.FieldOnNetwork:
+		return m.OldOnNetwork(ctx)
+	case numbercheck.FieldJid:
+		return m.OldJid(ctx)
+	case numbercheck.FieldLid:
+		return m.OldLid(ctx)
+	case numbercheck.FieldIsBusiness:
+		return m.OldIsBusiness(ctx)
+	case numbercheck.FieldBusinessName:
+		return m.OldBusinessName(ctx)
+	case numbercheck.FieldCheckedAt:
+		return m.OldCheckedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown NumberCheck field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *NumberCheckMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case numbercheck.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case numbercheck.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
+	case numbercheck.FieldPhone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPhone(v)
+		return nil
+	case numbercheck.FieldOnNetwork:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOnNetwork(v)
+		return nil
+	case numbercheck.FieldJid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJid(v)
+		return nil
+	case numbercheck.FieldLid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLid(v)
+		return nil
+	case numbercheck.FieldIsBusiness:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetIsBusiness(v)
+		return nil
+	case numbercheck.FieldBusinessName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBusinessName(v)
+		return nil
+	case numbercheck.FieldCheckedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown NumberCheck field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *NumberCheckMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *NumberCheckMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *NumberCheckMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown NumberCheck numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *NumberCheckMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *NumberCheckMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *NumberCheckMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown NumberCheck nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *NumberCheckMutation) ResetField(name string) error {
+	switch name {
+	case numbercheck.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case numbercheck.FieldEngineID:
+		m.ResetEngineID()
+		return nil
+	case numbercheck.FieldPhone:
+		m.ResetPhone()
+		return nil
+	case numbercheck.FieldOnNetwork:
+		m.ResetOnNetwork()
+		return nil
+	case numbercheck.FieldJid:
+		m.ResetJid()
+		return nil
+	case numbercheck.FieldLid:
+		m.ResetLid()
+		return nil
+	case numbercheck.FieldIsBusiness:
+		m.ResetIsBusiness()
+		return nil
+	case numbercheck.FieldBusinessName:
+		m.ResetBusinessName()
+		return nil
+	case numbercheck.FieldCheckedAt:
+		m.ResetCheckedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown NumberCheck field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *NumberCheckMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *NumberCheckMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *NumberCheckMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *NumberCheckMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *NumberCheckMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *NumberCheckMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *NumberCheckMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown NumberCheck unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *NumberCheckMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown NumberCheck edge %s", name)
 }
 
 // SandboxEventMutation represents an operation that mutates the SandboxEvent nodes in the graph.

@@ -54,6 +54,8 @@ type Tx struct {
 	MusicClip *MusicClipClient
 	// MusicUpload is the client for interacting with the MusicUpload builders.
 	MusicUpload *MusicUploadClient
+	// NumberCheck is the client for interacting with the NumberCheck builders.
+	NumberCheck *NumberCheckClient
 	// SandboxEvent is the client for interacting with the SandboxEvent builders.
 	SandboxEvent *SandboxEventClient
 	// SandboxGroup is the client for interacting with the SandboxGroup builders.
@@ -217,6 +219,7 @@ func (tx *Tx) init() {
 	tx.Message = NewMessageClient(tx.config)
 	tx.MusicClip = NewMusicClipClient(tx.config)
 	tx.MusicUpload = NewMusicUploadClient(tx.config)
+	tx.NumberCheck = NewNumberCheckClient(tx.config)
 	tx.SandboxEvent = NewSandboxEventClient(tx.config)
 	tx.SandboxGroup = NewSandboxGroupClient(tx.config)
 	tx.SandboxSend = NewSandboxSendClient(tx.config)

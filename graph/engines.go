@@ -233,6 +233,12 @@ func serves(eng engine.Engine, capability string) bool {
 	case "calls":
 		_, ok := eng.(engine.CallRejecter)
 		return ok
+	case engine.CapCheckNumbers:
+		_, ok := eng.(engine.NumberChecker)
+		return ok
+	case engine.CapBlockList:
+		_, ok := eng.(engine.Blocker)
+		return ok
 	}
 	return false
 }

@@ -133,6 +133,12 @@ type ComplexityRoot struct {
 		Value func(childComplexity int) int
 	}
 
+	BlockedContacts struct {
+		EngineID func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Total    func(childComplexity int) int
+	}
+
 	Board struct {
 		AgentID             func(childComplexity int) int
 		AgentManaged        func(childComplexity int) int
@@ -708,6 +714,7 @@ type ComplexityRoot struct {
 		AddAudienceContacts      func(childComplexity int, id string, contacts []*model.AudienceContactInput) int
 		AddGroupParticipants     func(childComplexity int, id string, participants []string) int
 		ArchiveChat              func(childComplexity int, chatID string, archived bool) int
+		BlockContact             func(childComplexity int, id string, engineID *string) int
 		CancelCampaign           func(childComplexity int, id string) int
 		CancelScheduledMessage   func(childComplexity int, id string) int
 		CreateAPIKey             func(childComplexity int, input model.APIKeyInput) int
@@ -754,6 +761,7 @@ type ComplexityRoot struct {
 		SetProfilePicture        func(childComplexity int, engineID *string, input model.GroupPictureInput) int
 		SimulateCall             func(childComplexity int, input model.CallInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
+		UnblockContact           func(childComplexity int, id string, engineID *string) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
 		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
 		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
@@ -766,6 +774,21 @@ type ComplexityRoot struct {
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
 		UploadMusicAudio         func(childComplexity int, input model.MusicUploadInput) int
 		UpsertBoardItems         func(childComplexity int, boardID string, items []*model.BoardItemInput, mode *string) int
+	}
+
+	NumberCheckResult struct {
+		EngineID func(childComplexity int) int
+		Items    func(childComplexity int) int
+	}
+
+	NumberStatus struct {
+		BusinessName func(childComplexity int) int
+		ChatID       func(childComplexity int) int
+		CheckedAt    func(childComplexity int) int
+		IsBusiness   func(childComplexity int) int
+		Lid          func(childComplexity int) int
+		OnWhatsApp   func(childComplexity int) int
+		Phone        func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -810,6 +833,7 @@ type ComplexityRoot struct {
 		Account               func(childComplexity int) int
 		Audience              func(childComplexity int, id string) int
 		AudienceList          func(childComplexity int, order *string, limit *int, skip *int) int
+		BlockedContacts       func(childComplexity int, engineID *string) int
 		Board                 func(childComplexity int, id string) int
 		BoardItems            func(childComplexity int, boardID string, filter *model.BoardItemFilter, limit *int, skip *int) int
 		BoardList             func(childComplexity int, filter *model.BoardFilter, limit *int, skip *int) int
@@ -820,6 +844,7 @@ type ComplexityRoot struct {
 		ChatConnection        func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.ChatOrder, where *ent.ChatWhereInput) int
 		ChatList              func(childComplexity int, filter *model.ChatFilter, limit *int, skip *int) int
 		ChatParticipants      func(childComplexity int, chatID string, searchToken *string, limit *int, skip *int) int
+		CheckNumbers          func(childComplexity int, phones []string, engineID *string) int
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
 		Contact               func(childComplexity int, id string) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
@@ -1278,6 +1303,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AudienceVariable.Value(childComplexity), true
+
+	case "BlockedContacts.engineId":
+		if e.ComplexityRoot.BlockedContacts.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedContacts.EngineID(childComplexity), true
+	case "BlockedContacts.items":
+		if e.ComplexityRoot.BlockedContacts.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedContacts.Items(childComplexity), true
+	case "BlockedContacts.total":
+		if e.ComplexityRoot.BlockedContacts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BlockedContacts.Total(childComplexity), true
 
 	case "Board.agentID":
 		if e.ComplexityRoot.Board.AgentID == nil {
@@ -3699,6 +3743,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ArchiveChat(childComplexity, args["chatId"].(string), args["archived"].(bool)), true
+	case "Mutation.blockContact":
+		if e.ComplexityRoot.Mutation.BlockContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_blockContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BlockContact(childComplexity, args["id"].(string), args["engineId"].(*string)), true
 	case "Mutation.cancelCampaign":
 		if e.ComplexityRoot.Mutation.CancelCampaign == nil {
 			break
@@ -4205,6 +4260,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SimulateGroupChange(childComplexity, args["input"].(model.GroupChangeInput)), true
+	case "Mutation.unblockContact":
+		if e.ComplexityRoot.Mutation.UnblockContact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblockContact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnblockContact(childComplexity, args["id"].(string), args["engineId"].(*string)), true
 	case "Mutation.unpinMessage":
 		if e.ComplexityRoot.Mutation.UnpinMessage == nil {
 			break
@@ -4337,6 +4403,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpsertBoardItems(childComplexity, args["boardId"].(string), args["items"].([]*model.BoardItemInput), args["mode"].(*string)), true
+
+	case "NumberCheckResult.engineId":
+		if e.ComplexityRoot.NumberCheckResult.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheckResult.EngineID(childComplexity), true
+	case "NumberCheckResult.items":
+		if e.ComplexityRoot.NumberCheckResult.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberCheckResult.Items(childComplexity), true
+
+	case "NumberStatus.businessName":
+		if e.ComplexityRoot.NumberStatus.BusinessName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.BusinessName(childComplexity), true
+	case "NumberStatus.chatId":
+		if e.ComplexityRoot.NumberStatus.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.ChatID(childComplexity), true
+	case "NumberStatus.checkedAt":
+		if e.ComplexityRoot.NumberStatus.CheckedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.CheckedAt(childComplexity), true
+	case "NumberStatus.isBusiness":
+		if e.ComplexityRoot.NumberStatus.IsBusiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.IsBusiness(childComplexity), true
+	case "NumberStatus.lid":
+		if e.ComplexityRoot.NumberStatus.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.Lid(childComplexity), true
+	case "NumberStatus.onWhatsApp":
+		if e.ComplexityRoot.NumberStatus.OnWhatsApp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.OnWhatsApp(childComplexity), true
+	case "NumberStatus.phone":
+		if e.ComplexityRoot.NumberStatus.Phone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NumberStatus.Phone(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -4514,6 +4636,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AudienceList(childComplexity, args["order"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.blockedContacts":
+		if e.ComplexityRoot.Query.BlockedContacts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_blockedContacts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BlockedContacts(childComplexity, args["engineId"].(*string)), true
 	case "Query.board":
 		if e.ComplexityRoot.Query.Board == nil {
 			break
@@ -4624,6 +4757,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ChatParticipants(childComplexity, args["chatId"].(string), args["searchToken"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.checkNumbers":
+		if e.ComplexityRoot.Query.CheckNumbers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkNumbers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CheckNumbers(childComplexity, args["phones"].([]string), args["engineId"].(*string)), true
 	case "Query.commonGroups":
 		if e.ComplexityRoot.Query.CommonGroups == nil {
 			break
@@ -5367,7 +5511,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactops.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5385,6 +5529,7 @@ var sources = []*ast.Source{
 	{Name: "calls.graphql", Input: sourceData("calls.graphql"), BuiltIn: false},
 	{Name: "campaigns.graphql", Input: sourceData("campaigns.graphql"), BuiltIn: false},
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
+	{Name: "contactops.graphql", Input: sourceData("contactops.graphql"), BuiltIn: false},
 	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
@@ -5569,6 +5714,18 @@ func (ec *executionContext) childFields_AudienceVariable(ctx context.Context, fi
 		return ec.fieldContext_AudienceVariable_value(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AudienceVariable", field.Name)
+}
+
+func (ec *executionContext) childFields_BlockedContacts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engineId":
+		return ec.fieldContext_BlockedContacts_engineId(ctx, field)
+	case "items":
+		return ec.fieldContext_BlockedContacts_items(ctx, field)
+	case "total":
+		return ec.fieldContext_BlockedContacts_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BlockedContacts", field.Name)
 }
 
 func (ec *executionContext) childFields_Board(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6699,6 +6856,36 @@ func (ec *executionContext) childFields_MusicUploadResult(ctx context.Context, f
 		return ec.fieldContext_MusicUploadResult_status(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MusicUploadResult", field.Name)
+}
+
+func (ec *executionContext) childFields_NumberCheckResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engineId":
+		return ec.fieldContext_NumberCheckResult_engineId(ctx, field)
+	case "items":
+		return ec.fieldContext_NumberCheckResult_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NumberCheckResult", field.Name)
+}
+
+func (ec *executionContext) childFields_NumberStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "phone":
+		return ec.fieldContext_NumberStatus_phone(ctx, field)
+	case "onWhatsApp":
+		return ec.fieldContext_NumberStatus_onWhatsApp(ctx, field)
+	case "chatId":
+		return ec.fieldContext_NumberStatus_chatId(ctx, field)
+	case "lid":
+		return ec.fieldContext_NumberStatus_lid(ctx, field)
+	case "isBusiness":
+		return ec.fieldContext_NumberStatus_isBusiness(ctx, field)
+	case "businessName":
+		return ec.fieldContext_NumberStatus_businessName(ctx, field)
+	case "checkedAt":
+		return ec.fieldContext_NumberStatus_checkedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NumberStatus", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -25,6 +25,7 @@ var boundedLists = map[string]string{
 	"Group.participants":             "one group's participants (at most 1024 on WhatsApp); a page of groups answers at most 5,000 in all (maxListedParticipants); values only",
 	"GroupResult.failedParticipants": "at most the 256 participants the mutation was given; values only",
 	"LatestChats.chats":              "counted by latestChats (numberOfChats)",
+	"NumberCheckResult.items":        "at most the 100 numbers checkNumbers was given (MaxCheckNumbers); values only",
 	"Message.contacts":               "at most 256 cards (engine.MaxContacts, checked when sent or received); values only",
 	"Ping.whatsappConnections":       "the workspace's engines; values only",
 	"SimilarItems.matches":           "counted by findSimilarBoardItems: at most one per candidate (500)",

@@ -59,6 +59,9 @@ var resourceScopes = map[string]string{
 // in neither map, so a new type is classified when it is added.
 var typeParts = map[string]string{
 	"APIKeyCreated":           "APIKey",
+	"BlockedContacts":         "Contact",
+	"NumberCheckResult":       "Contact",
+	"NumberStatus":            "Contact",
 	"AudienceContactsPayload": "Audience",
 	"BoardItemPayload":        "BoardItem",
 	"BoardMergeReport":        "BoardItem",

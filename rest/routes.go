@@ -93,9 +93,8 @@ const (
 var (
 	eng    = []int{404, 409, 503, 504}
 	notFnd = []int{404}
-	// profileErrs: an operation of an optional capability also answers 501
-	// not_supported.
-	profileErrs = []int{404, 409, 501, 503, 504}
+	// engNS: an engine-backed operation of an optional capability (501 not_supported).
+	engNS       = []int{404, 409, 501, 503, 504}
 	engineParam = q("engineId", "The engine (number) to act through; the workspace's default engine without it.", str)
 )
 
@@ -162,6 +161,14 @@ var apiOperations = []apiOp{
 
 	{method: "GET", path: "/v1/contacts", handle: on((*server).listContacts), id: "listContacts", tag: tagContacts, summary: "List contacts", field: "contactList",
 		query: []apiParam{q("limit", "How many contacts to return (default 10); -1 returns every contact in one answer.", map[string]any{"type": "integer", "default": 10, "oneOf": []any{typ("integer", "const", -1), typ("integer", "minimum", 1, "maximum", 200)}}), pageParams[1], q("searchToken", "Text a contact's name or number holds.", str), q("engineId", "Only contacts this engine (number) last reported.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)}, data: rec("Contact", contactRecord{}), list: true},
+	{method: "POST", path: "/v1/contacts/check", handle: on((*server).checkNumbers), id: "checkNumbers", tag: tagContacts, summary: "Whether phone numbers are on WhatsApp (1-100 a call; cached an hour, paced)", field: "checkNumbers",
+		body: closed([]string{"phones"}, map[string]any{"phones": arrayOf(str), "engineId": str}), data: rec("NumberCheckResult", model.NumberCheckResult{}), errs: engNS},
+	{method: "GET", path: "/v1/contacts/blocked", handle: on((*server).blockedContacts), id: "listBlockedContacts", tag: tagContacts, summary: "The contacts the account has blocked", field: "blockedContacts",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
+	{method: "POST", path: "/v1/contacts/{id}/block", handle: func(s *server) http.Handler { return s.setBlocked(true) }, id: "blockContact", tag: tagContacts, summary: "Block a contact", field: "blockContact",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
+	{method: "DELETE", path: "/v1/contacts/{id}/block", handle: func(s *server) http.Handler { return s.setBlocked(false) }, id: "unblockContact", tag: tagContacts, summary: "Unblock a contact", field: "unblockContact",
+		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
 	{method: "GET", path: "/v1/contacts/{id}", handle: on((*server).getContact), id: "getContact", tag: tagContacts, summary: "One contact, by its chat id or its LID", field: "contact",
 		data: rec("Contact", contactRecord{}), errs: notFnd},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", handle: on((*server).commonGroups), id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", field: "commonGroups",
@@ -245,13 +252,13 @@ var apiOperations = []apiOp{
 		body: closed(nil, map[string]any{"rejectCalls": boolean, "rejectCallsMessage": typ("string", "maxLength", 4096)}), data: ref("Engine"), errs: notFnd},
 
 	{method: "GET", path: "/v1/profile", handle: on((*server).getProfile), id: "getProfile", tag: tagProfile, summary: "The account's own profile: push name, about text, picture", field: "profile",
-		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: profileErrs},
+		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: engNS},
 	{method: "PATCH", path: "/v1/profile", handle: on((*server).updateProfile), id: "updateProfile", tag: tagProfile, summary: "Change the account's push name or about text", field: "updateProfile",
-		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"pushName": typ("string", "maxLength", 25), "about": typ("string", "maxLength", 139)}), data: rec("Profile", profileRecord{}), errs: profileErrs},
+		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"pushName": typ("string", "maxLength", 25), "about": typ("string", "maxLength", 139)}), data: rec("Profile", profileRecord{}), errs: engNS},
 	{method: "PUT", path: "/v1/profile/picture", handle: on((*server).setProfilePicture), id: "setProfilePicture", tag: tagProfile, summary: "Replace the account's picture (JSON with a URL, or the image itself)", field: "setProfilePicture",
-		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: rec("Profile", profileRecord{}), errs: profileErrs},
+		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), form: obj(nil, map[string]any{"file": binary, "fileDataUrl": str, "url": str, "fileName": str, "fileMimeType": str}), data: rec("Profile", profileRecord{}), errs: engNS},
 	{method: "DELETE", path: "/v1/profile/picture", handle: on((*server).removeProfilePicture), id: "removeProfilePicture", tag: tagProfile, summary: "Remove the account's picture", field: "removeProfilePicture",
-		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: profileErrs},
+		query: []apiParam{engineParam}, data: rec("Profile", profileRecord{}), errs: engNS},
 
 	{method: "POST", path: "/v1/sandbox/group-changes", handle: on((*server).simulateGroupChange), id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", field: "simulateGroupChange", body: bodyOf(groupChangeBody{}), status: 202,
 		data: obj([]string{"accepted"}, map[string]any{"accepted": boolean})},

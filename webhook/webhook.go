@@ -84,6 +84,11 @@ const (
 	// EventCallReceived: someone called the account; data {id, engineId,
 	// from, video, group, groupId, rejected, at} (docs/calls.md).
 	EventCallReceived = "call.received"
+	// EventContactBlocked, EventContactUnblocked: the account's block list
+	// changed on the network (on the phone, or echoed from a change made
+	// through the API); data {engineId, chatId, at} (docs/contacts.md).
+	EventContactBlocked   = "contact.blocked"
+	EventContactUnblocked = "contact.unblocked"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -99,6 +104,7 @@ var Catalog = []string{
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 	EventCallReceived,
+	EventContactBlocked, EventContactUnblocked,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -138,6 +138,7 @@
     { path: "/dashboard/chats", title: "Chats", scope: "chats:read", nav: true, render: chatsPage },
     { re: /^\/dashboard\/chats\/([^/]+)$/, title: "Chat", render: chatPage },
     { path: "/dashboard/groups", title: "Groups", scope: "groups:read", nav: true, render: groupsPage },
+    { path: "/dashboard/contacts", title: "Contacts", scope: "contacts:read", nav: true, render: contactsPage },
     { path: "/dashboard/audiences", title: "Audiences", scope: "audiences:read", nav: true, render: audiencesPage },
     { path: "/dashboard/campaigns", title: "Campaigns", scope: "campaigns:read", nav: true, render: campaignsPage },
     { path: "/dashboard/boards", title: "Boards", scope: "boards:read", nav: true, render: boardsPage },
@@ -427,6 +428,36 @@
           el("td", {}, g.announce ? "admins send" : "all send", ", ", g.restrict ? "admins edit" : "all edit"),
           el("td", {}, when(g.lastMessageAt)));
       }), "No groups."));
+    });
+  }
+
+  // contactsPage checks numbers (docs/contacts.md) and shows the block list.
+  function contactsPage(main) {
+    append(main, el("h1", {}, "Contacts"));
+    var results = el("div", { "data-checked": "" });
+    append(main, submitForm(el("form", { class: "card" },
+      field("Check numbers (one E.164 number per line, at most 100)", el("textarea", { name: "phones", required: true })),
+      el("button", { type: "submit" }, "Check")),
+    function (v) {
+      return ["query($p: [String!]!) { checkNumbers(phones: $p) { items { phone onWhatsApp chatId lid isBusiness businessName } } }",
+        { p: v.phones.split(/\s*\n\s*/).filter(Boolean) }];
+    }, function (d) {
+      append(clear(results), table(["Number", "On WhatsApp", "Chat id", "LID", "Business"], d.checkNumbers.items.map(function (n) {
+        return el("tr", {}, el("td", { class: "mono" }, n.phone), el("td", {}, n.onWhatsApp ? "yes" : "no"),
+          el("td", { class: "mono" }, n.chatId || ""), el("td", { class: "mono" }, n.lid || ""), el("td", {}, n.isBusiness ? (n.businessName || "yes") : ""));
+      }), "No numbers."));
+    }));
+    append(main, results, el("h2", {}, "Blocked"));
+    var refresh;
+    if (can("contacts:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Block a contact (E.164 number or chat id)", el("input", { name: "id", required: true })),
+      el("button", { type: "submit", class: "danger" }, "Block")),
+    function (v) { return ["mutation($id: String!) { blockContact(id: $id) { total } }", { id: v.id }]; }, function () { refresh(); }));
+    refresh = load(main, "{ blockedContacts { total items } }", {}, function (body, d) {
+      append(body, table(["Contact", ""], d.blockedContacts.items.map(function (id) {
+        return el("tr", { "data-blocked": id }, el("td", { class: "mono" }, id),
+          el("td", {}, can("contacts:write") ? action("Unblock", "mutation($id: String!) { unblockContact(id: $id) { total } }", { id: id }, function () { refresh(); }) : ""));
+      }), "No blocked contacts."));
     });
   }
 

@@ -156,6 +156,8 @@ func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool
 		return e.report(ctx, e.groupInfoEvents(ctx, cl, v)...)
 	case *events.JoinedGroup:
 		return e.report(ctx, e.joinedEvents(ctx, cl, v)...)
+	case *events.Blocklist:
+		return e.report(ctx, e.blocklistEvents(ctx, cl, v)...)
 	case *events.Archive:
 		a := v.Action.GetArchived()
 		return e.report(ctx, e.chatEvent(ctx, cl, v.JID, v.Timestamp, "archive", &engine.ChatState{Archived: &a}))

@@ -16,6 +16,7 @@ import (
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/proto/waMmsRetry"
 	waSyncAction "go.mau.fi/whatsmeow/proto/waSyncAction"
+	waVnameCert "go.mau.fi/whatsmeow/proto/waVnameCert"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 	"go.mau.fi/whatsmeow/util/cbcutil"
@@ -84,6 +85,13 @@ type fakeClient struct {
 	onWAAsks [][]string
 
 	profile fakeProfile // the account's about and picture, the calls rejected (fake_profile_test.go)
+	onWAAt  []time.Time // when each IsOnWhatsApp query went
+	// business names numbers ("+digits") that are businesses, by verified name.
+	business map[string]string
+	// blocked is the block list as whatsmeow's server keeps it: by LID when
+	// the store knows the number's LID (UpdateBlocklist resolves it).
+	blocked    []types.JID
+	blockCalls []string // "<action> <jid as given>"
 }
 
 type fakeSend struct {
@@ -333,9 +341,21 @@ func (f *fakeClient) IsOnWhatsApp(_ context.Context, phones []string) ([]types.I
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.onWAAsks = append(f.onWAAsks, phones)
+	f.onWAAt = append(f.onWAAt, time.Now())
 	var out []types.IsOnWhatsAppResponse
 	for _, p := range phones {
-		out = append(out, types.IsOnWhatsAppResponse{Query: p, IsIn: !f.notOnWA[p]})
+		// whatsmeow asks with addressing_mode lid: a number on the network
+		// answers its LID as JID (when the server has one) and its number as
+		// PhoneNumber; one not on it answers its number, IsIn false.
+		pn := types.NewJID(p[1:], types.DefaultUserServer)
+		r := types.IsOnWhatsAppResponse{Query: p, JID: pn, PhoneNumber: pn, IsIn: !f.notOnWA[p]}
+		if lid, ok := f.alt[pn]; ok && r.IsIn {
+			r.JID = lid
+		}
+		if name, ok := f.business[p]; ok && r.IsIn {
+			r.VerifiedName = &types.VerifiedName{Details: &waVnameCert.VerifiedNameCertificate_Details{VerifiedName: proto.String(name)}}
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

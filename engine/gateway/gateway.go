@@ -197,6 +197,8 @@ type Config struct {
 	// MediaRetryWait bounds the wait for the sender's phone to upload an expired
 	// attachment again (DefaultMediaRetryWait when zero).
 	MediaRetryWait time.Duration
+	// CheckGap spaces one engine's number-check queries (DefaultCheckGap when zero).
+	CheckGap time.Duration
 	// QRTimeout bounds the wait of QR and PairPhone for the network's first
 	// pairing code (default 30 s).
 	QRTimeout time.Duration
@@ -258,6 +260,8 @@ type Engine struct {
 
 	histMu   sync.Mutex
 	histWait map[string][]chan historyResult // on-demand history waiters by chat
+
+	pace checkPace // spaces the number checks' queries
 
 	groupMu     sync.Mutex
 	joined      []*types.GroupInfo
@@ -385,6 +389,7 @@ func newEngine(cfg Config, cl client, newCl func() (client, error)) *Engine {
 		newCl: newCl, http: h, proc: mediaproc.Find(cfg.FFmpeg), retryWait: 200 * time.Millisecond,
 		qrWake: make(chan struct{}), connWake: make(chan struct{}, 1), stop: make(chan struct{}),
 		histWait: map[string][]chan historyResult{}, ownReported: map[string]time.Time{}, changed: make(chan struct{}),
+		pace: checkPace{mu: make(chan struct{}, 1)},
 	}
 	e.mem.init(cfg.OldestMessage != nil, cfg.UnreadMessages != nil)
 	e.attach(cl)

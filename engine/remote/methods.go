@@ -39,6 +39,8 @@ var capabilities = []struct {
 	{"restart", reflect.TypeFor[engine.Restarter]()},
 	{"profile", reflect.TypeFor[engine.Profiler]()},
 	{"calls", reflect.TypeFor[engine.CallRejecter]()},
+	{engine.CapCheckNumbers, reflect.TypeFor[engine.NumberChecker]()},
+	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

@@ -49,6 +49,8 @@ type Network struct {
 	typing map[string][]Typing // by workspace, the latest maxTyping
 	// profiles are the accounts' own profiles, by engine id (profile.go).
 	profiles map[string]*profileState
+	// blocked is each engine's block list (by workspace|engine), in the order blocked.
+	blocked map[string][]string
 }
 
 // scheduled notes that this process scheduled events due until last.

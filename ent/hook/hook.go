@@ -249,6 +249,18 @@ func (f MusicUploadFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MusicUploadMutation", m)
 }
 
+// The NumberCheckFunc type is an adapter to allow the use of ordinary
+// function as NumberCheck mutator.
+type NumberCheckFunc func(context.Context, *ent.NumberCheckMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f NumberCheckFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.NumberCheckMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.NumberCheckMutation", m)
+}
+
 // The SandboxEventFunc type is an adapter to allow the use of ordinary
 // function as SandboxEvent mutator.
 type SandboxEventFunc func(context.Context, *ent.SandboxEventMutation) (ent.Value, error)

@@ -28,6 +28,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/ent/numbercheck"
 	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
@@ -633,6 +634,33 @@ func (f TraverseMusicUpload) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.MusicUploadQuery", q)
 }
 
+// The NumberCheckFunc type is an adapter to allow the use of ordinary function as a Querier.
+type NumberCheckFunc func(context.Context, *ent.NumberCheckQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f NumberCheckFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.NumberCheckQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.NumberCheckQuery", q)
+}
+
+// The TraverseNumberCheck type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseNumberCheck func(context.Context, *ent.NumberCheckQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseNumberCheck) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseNumberCheck) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.NumberCheckQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.NumberCheckQuery", q)
+}
+
 // The SandboxEventFunc type is an adapter to allow the use of ordinary function as a Querier.
 type SandboxEventFunc func(context.Context, *ent.SandboxEventQuery) (ent.Value, error)
 
@@ -838,6 +866,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.MusicClipQuery, predicate.MusicClip, musicclip.OrderOption]{typ: ent.TypeMusicClip, tq: q}, nil
 	case *ent.MusicUploadQuery:
 		return &query[*ent.MusicUploadQuery, predicate.MusicUpload, musicupload.OrderOption]{typ: ent.TypeMusicUpload, tq: q}, nil
+	case *ent.NumberCheckQuery:
+		return &query[*ent.NumberCheckQuery, predicate.NumberCheck, numbercheck.OrderOption]{typ: ent.TypeNumberCheck, tq: q}, nil
 	case *ent.SandboxEventQuery:
 		return &query[*ent.SandboxEventQuery, predicate.SandboxEvent, sandboxevent.OrderOption]{typ: ent.TypeSandboxEvent, tq: q}, nil
 	case *ent.SandboxGroupQuery:

@@ -885,6 +885,37 @@ var (
 			},
 		},
 	}
+	// NumberChecksColumns holds the columns for the "number_checks" table.
+	NumberChecksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "engine_id", Type: field.TypeString},
+		{Name: "phone", Type: field.TypeString},
+		{Name: "on_network", Type: field.TypeBool},
+		{Name: "jid", Type: field.TypeString, Default: ""},
+		{Name: "lid", Type: field.TypeString, Default: ""},
+		{Name: "is_business", Type: field.TypeBool, Default: false},
+		{Name: "business_name", Type: field.TypeString, Default: ""},
+		{Name: "checked_at", Type: field.TypeTime},
+	}
+	// NumberChecksTable holds the schema information for the "number_checks" table.
+	NumberChecksTable = &schema.Table{
+		Name:       "number_checks",
+		Columns:    NumberChecksColumns,
+		PrimaryKey: []*schema.Column{NumberChecksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "numbercheck_workspace_id_engine_id_phone",
+				Unique:  true,
+				Columns: []*schema.Column{NumberChecksColumns[1], NumberChecksColumns[2], NumberChecksColumns[3]},
+			},
+			{
+				Name:    "numbercheck_checked_at",
+				Unique:  false,
+				Columns: []*schema.Column{NumberChecksColumns[9]},
+			},
+		},
+	}
 	// SandboxEventsColumns holds the columns for the "sandbox_events" table.
 	SandboxEventsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1051,6 +1082,7 @@ var (
 		MessagesTable,
 		MusicClipsTable,
 		MusicUploadsTable,
+		NumberChecksTable,
 		SandboxEventsTable,
 		SandboxGroupsTable,
 		SandboxSendsTable,

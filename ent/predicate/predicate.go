@@ -66,6 +66,9 @@ type MusicClip func(*sql.Selector)
 // MusicUpload is the predicate function for musicupload builders.
 type MusicUpload func(*sql.Selector)
 
+// NumberCheck is the predicate function for numbercheck builders.
+type NumberCheck func(*sql.Selector)
+
 // SandboxEvent is the predicate function for sandboxevent builders.
 type SandboxEvent func(*sql.Selector)
 

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/ent/musicclip"
 	"github.com/switchboardhq/switchboard/ent/musicupload"
+	"github.com/switchboardhq/switchboard/ent/numbercheck"
 	"github.com/switchboardhq/switchboard/ent/sandboxevent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
@@ -765,6 +766,39 @@ func init() {
 	musicuploadDescID := musicuploadFields[0].Descriptor()
 	// musicupload.DefaultID holds the default value on creation for the id field.
 	musicupload.DefaultID = musicuploadDescID.Default.(func() string)
+	numbercheckMixin := schema.NumberCheck{}.Mixin()
+	numbercheckMixinHooks0 := numbercheckMixin[0].Hooks()
+	numbercheck.Hooks[0] = numbercheckMixinHooks0[0]
+	numbercheckMixinInters0 := numbercheckMixin[0].Interceptors()
+	numbercheck.Interceptors[0] = numbercheckMixinInters0[0]
+	numbercheckMixinFields0 := numbercheckMixin[0].Fields()
+	_ = numbercheckMixinFields0
+	numbercheckFields := schema.NumberCheck{}.Fields()
+	_ = numbercheckFields
+	// numbercheckDescWorkspaceID is the schema descriptor for workspace_id field.
+	numbercheckDescWorkspaceID := numbercheckMixinFields0[0].Descriptor()
+	// numbercheck.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	numbercheck.WorkspaceIDValidator = numbercheckDescWorkspaceID.Validators[0].(func(string) error)
+	// numbercheckDescJid is the schema descriptor for jid field.
+	numbercheckDescJid := numbercheckFields[3].Descriptor()
+	// numbercheck.DefaultJid holds the default value on creation for the jid field.
+	numbercheck.DefaultJid = numbercheckDescJid.Default.(string)
+	// numbercheckDescLid is the schema descriptor for lid field.
+	numbercheckDescLid := numbercheckFields[4].Descriptor()
+	// numbercheck.DefaultLid holds the default value on creation for the lid field.
+	numbercheck.DefaultLid = numbercheckDescLid.Default.(string)
+	// numbercheckDescIsBusiness is the schema descriptor for is_business field.
+	numbercheckDescIsBusiness := numbercheckFields[5].Descriptor()
+	// numbercheck.DefaultIsBusiness holds the default value on creation for the is_business field.
+	numbercheck.DefaultIsBusiness = numbercheckDescIsBusiness.Default.(bool)
+	// numbercheckDescBusinessName is the schema descriptor for business_name field.
+	numbercheckDescBusinessName := numbercheckFields[6].Descriptor()
+	// numbercheck.DefaultBusinessName holds the default value on creation for the business_name field.
+	numbercheck.DefaultBusinessName = numbercheckDescBusinessName.Default.(string)
+	// numbercheckDescCheckedAt is the schema descriptor for checked_at field.
+	numbercheckDescCheckedAt := numbercheckFields[7].Descriptor()
+	// numbercheck.DefaultCheckedAt holds the default value on creation for the checked_at field.
+	numbercheck.DefaultCheckedAt = numbercheckDescCheckedAt.Default.(func() time.Time)
 	sandboxeventMixin := schema.SandboxEvent{}.Mixin()
 	sandboxeventMixinHooks0 := sandboxeventMixin[0].Hooks()
 	sandboxevent.Hooks[0] = sandboxeventMixinHooks0[0]

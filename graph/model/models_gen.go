@@ -83,6 +83,14 @@ type AudienceVariableInput struct {
 	Value string `json:"value"`
 }
 
+// The account's block list.
+type BlockedContacts struct {
+	EngineID string `json:"engineId"`
+	// Chat ids (<digits>@c.us, or <digits>@lid when the number is unknown).
+	Items []string `json:"items"`
+	Total int      `json:"total"`
+}
+
 // A text to match against a board's items (1-2000 characters).
 type BoardCandidateInput struct {
 	Text string `json:"text"`
@@ -554,6 +562,30 @@ type MusicUploadInput struct {
 type MusicUploadResult struct {
 	UploadID string `json:"uploadId"`
 	Status   string `json:"status"`
+}
+
+// What the network answered about phone numbers.
+type NumberCheckResult struct {
+	// The engine whose network answered.
+	EngineID string `json:"engineId"`
+	// One per number asked, in the order asked.
+	Items []*NumberStatus `json:"items"`
+}
+
+// Whether one phone number is on the network.
+type NumberStatus struct {
+	// The number as given.
+	Phone      string `json:"phone"`
+	OnWhatsApp bool   `json:"onWhatsApp"`
+	// The chat id (<digits>@c.us); null when not on the network.
+	ChatID *string `json:"chatId,omitempty"`
+	// The contact's LID (<digits>@lid) when the network told it.
+	Lid        *string `json:"lid,omitempty"`
+	IsBusiness bool    `json:"isBusiness"`
+	// The business's verified name, when it is one.
+	BusinessName *string `json:"businessName,omitempty"`
+	// When the network answered (an answer from the cache is older than the call).
+	CheckedAt time.Time `json:"checkedAt"`
 }
 
 type Participant struct {
