@@ -227,6 +227,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case "restart":
 		_, ok := eng.(engine.Restarter)
 		return ok
+	case engine.CapabilityContactDetails:
+		_, ok := eng.(engine.ContactDetailer)
+		return ok
 	}
 	return false
 }

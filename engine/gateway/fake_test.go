@@ -82,6 +82,8 @@ type fakeClient struct {
 
 	notOnWA  map[string]bool // phone numbers ("+digits") not on the network
 	onWAAsks [][]string
+
+	profiles fakeProfiles // contact details (contactdetails_test.go)
 }
 
 type fakeSend struct {

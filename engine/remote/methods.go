@@ -37,6 +37,7 @@ var capabilities = []struct {
 	{"pairing", reflect.TypeFor[engine.Pairer]()},
 	{"logout", reflect.TypeFor[engine.LoggerOut]()},
 	{"restart", reflect.TypeFor[engine.Restarter]()},
+	{engine.CapabilityContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.
