@@ -80,6 +80,10 @@ const (
 	// phone-number chat of the same person once the engine learned the number;
 	// data {from, to, timestamp} (docs/conversations.md, "LIDs").
 	EventChatMerged = "chat.merged"
+	// EventContactUpdated: the network reported that a contact changed its
+	// picture, about text, business name or push name; data {chatId, changed,
+	// pushName, engineId, timestamp} (docs/contact-details.md).
+	EventContactUpdated = "contact.updated"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -93,7 +97,7 @@ var Catalog = []string{
 	EventGroupDescriptionChanged, EventGroupMessagePinned,
 	EventSessionConnected, EventSessionDisconnected,
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
-	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
+	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted, EventContactUpdated,
 }
 
 // InCatalog reports whether typ is a known event type.
