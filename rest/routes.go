@@ -159,6 +159,8 @@ var apiOperations = []apiOp{
 		query: []apiParam{q("limit", "How many contacts to return (default 10); -1 returns every contact in one answer.", map[string]any{"type": "integer", "default": 10, "oneOf": []any{typ("integer", "const", -1), typ("integer", "minimum", 1, "maximum", 200)}}), pageParams[1], q("searchToken", "Text a contact's name or number holds.", str), q("engineId", "Only contacts this engine (number) last reported.", str), q("includeArchive", "Accepted for compatibility; ignored.", boolean)}, data: rec("Contact", contactRecord{}), list: true},
 	{method: "GET", path: "/v1/contacts/{id}", handle: on((*server).getContact), id: "getContact", tag: tagContacts, summary: "One contact, by its chat id or its LID", field: "contact",
 		data: rec("Contact", contactRecord{}), errs: notFnd},
+	{method: "GET", path: "/v1/contacts/{id}/details", handle: on((*server).getContactDetails), id: "getContactDetails", tag: tagContacts, summary: "A contact's details from the network: push name, about text, business profile, profile picture", field: "contactDetails",
+		query: []apiParam{q("engineId", "The engine (number) to read them through; default: the workspace's default engine.", str), q("refresh", "Ask the network even when the stored details are fresh (younger than 24 hours).", boolean)}, data: rec("ContactDetails", model.ContactDetails{}), errs: []int{400, 404, 501, 503, 504}},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", handle: on((*server).commonGroups), id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", field: "commonGroups",
 		query: pageParams, data: rec("GroupSummary", groupItem{}), list: true, errs: eng},
 
