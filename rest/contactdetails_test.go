@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboardhq/switchboard/engine"
+	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
 )
 
@@ -126,5 +127,40 @@ func TestContactUpdatedEvent(t *testing.T) {
 	after := e.Do("GET", "/v1/contacts/"+id+"/details", e.Key, nil).Data()
 	if after["refreshedAt"] == first["refreshedAt"] {
 		t.Errorf("details after a picture change were not read again: %v", after)
+	}
+}
+
+// A remote engine that announces contact_details serves them through the
+// protocol (its ContactDetails command).
+func TestContactDetailsRemote(t *testing.T) {
+	e := newEnv(t)
+	rec := createEngine(e, e.Key, "remote")
+	db := sandboxDB(t)
+	sb := (*sandbox.Engine)(nil)
+	c := &remote.Client{URL: e.Server.URL, Token: rec["token"].(string), NoReconnect: true, Capabilities: remote.Capabilities(sb)}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = c.Run(ctx, func(_ context.Context, w remote.Welcome, sink engine.BatchSink) (engine.Engine, error) {
+			return sandbox.NewNetwork(db, 50*time.Millisecond, sink).EngineFor(w.WorkspaceID, w.EngineID), nil
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-stopped:
+		case <-time.After(5 * time.Second):
+			t.Error("the sandbox client did not stop")
+		}
+	})
+	id := rec["id"].(string)
+	e.Eventually(10*time.Second, "engine "+id+" in ping", func() bool { return pinged(e, e.Key, id) })
+	r := e.Do("GET", "/v1/contacts/+15550418888/details?engineId="+id, e.Key, nil)
+	if r.Status != 200 || r.Data()["isBusiness"] != true || r.Data()["engineId"] != id || r.Data()["pictureUrl"] == nil {
+		t.Errorf("details through the remote engine: %d %s", r.Status, r.Raw)
+	}
+	if r := e.Do("GET", "/v1/contacts/+15550410000/details?engineId="+id, e.Key, nil); r.Status != 404 {
+		t.Errorf("not on the network, through the remote engine: %d %s", r.Status, r.Raw)
 	}
 }
