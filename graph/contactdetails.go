@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard"
@@ -126,7 +127,7 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 	}
 	err := storage.WithTx(ctx, r.Client, func(tx *ent.Tx) error {
 		if pic != nil {
-			u, err := r.Media.Put(ctx, tx, pic, mime, "picture.jpg")
+			u, err := r.Media.Put(ctx, tx, pic, mime, "picture."+strings.TrimPrefix(mime, "image/"))
 			if err != nil {
 				return err
 			}
