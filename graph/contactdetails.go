@@ -105,7 +105,7 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 			return nil, err
 		}
 	}
-	now := time.Now().UTC()
+	now := time.Now().UTC().Truncate(time.Millisecond) // as both databases keep it
 	out := &ent.Contact{Jid: jid, PushName: d.PushName, IsBusiness: d.IsBusiness, EngineID: engineID, About: d.About, DetailsAt: &now}
 	if c != nil {
 		*out = *c
@@ -115,7 +115,7 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 		}
 	}
 	if !d.AboutSetAt.IsZero() {
-		t := d.AboutSetAt.UTC()
+		t := d.AboutSetAt.UTC().Truncate(time.Millisecond)
 		out.AboutSetAt = &t
 	}
 	out.PictureID, out.Business = "", nil
@@ -138,9 +138,15 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 		if c == nil {
 			return nil
 		}
-		return tx.Contact.UpdateOneID(c.ID).SetEngineID(engineID).SetPushName(out.PushName).SetIsBusiness(out.IsBusiness).
+		u := tx.Contact.UpdateOneID(c.ID).SetEngineID(engineID).SetPushName(out.PushName).SetIsBusiness(out.IsBusiness).
 			SetAbout(out.About).SetNillableAboutSetAt(out.AboutSetAt).SetPictureID(out.PictureID).SetPictureURL(out.PictureURL).
-			SetBusiness(out.Business).SetDetailsAt(now).Exec(ctx)
+			SetDetailsAt(now)
+		if out.Business != nil {
+			u.SetBusiness(out.Business)
+		} else {
+			u.ClearBusiness()
+		}
+		return u.Exec(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -193,7 +199,7 @@ func (r *Resolver) fetchPicture(ctx context.Context, raw string) ([]byte, error)
 // detailsOf is the API's shape of a contact's stored details; business, when
 // not nil, is the profile just read (else the row's is decoded).
 func detailsOf(c *ent.Contact, business *engine.BusinessProfile) *model.ContactDetails {
-	if business == nil && len(c.Business) > 0 {
+	if business == nil && len(c.Business) > 0 && string(c.Business) != "null" {
 		business = &engine.BusinessProfile{}
 		if json.Unmarshal(c.Business, business) != nil {
 			business = nil
