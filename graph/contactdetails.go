@@ -39,6 +39,9 @@ func (r *Resolver) contactDetails(ctx context.Context, id string, engineID *stri
 	if err != nil {
 		return nil, err
 	}
+	if err := r.syncHistory(ctx); err != nil {
+		return nil, err
+	}
 	c, err := r.store().Contact(ctx, jid)
 	if err != nil && !ent.IsNotFound(err) {
 		return nil, err

@@ -60,6 +60,7 @@ var typeParts = map[string]string{
 	"AudienceContactsPayload": "Audience",
 	"BoardItemPayload":        "BoardItem",
 	"BoardMergeReport":        "BoardItem",
+	"ContactDetails":          "Contact",
 	"CreateWebhookPayload":    "Webhook",
 	"EngineCreated":           "Engine",
 	"GroupResult":             "Group",
@@ -71,6 +72,8 @@ var typeParts = map[string]string{
 	"SongJob":                 "MusicClip",
 
 	"AudienceVariable":    "",
+	"BusinessHours":       "",
+	"BusinessProfile":     "",
 	"BoardCell":           "",
 	"BoardColumn":         "",
 	"BoardOption":         "",

@@ -104,10 +104,13 @@ func (e *Engine) contactChange(ctx context.Context, cl client, evt any) (engine.
 	case *events.BusinessName:
 		c.ID, what, at = e.pnChatID(ctx, cl, v.JID, types.EmptyJID), engine.ContactBusiness, digest(v.NewBusinessName)
 		c.IsBusiness = v.NewBusinessName != ""
+		if v.OldBusinessName == "" { // the first one seen: a business, not a change
+			what = ""
+		}
 	default:
 		return engine.Event{}, false
 	}
 	c.Changed = what
-	return engine.Event{ID: "wa_" + what + "_" + c.ID + "_" + at, Type: engine.EventHistory,
+	return engine.Event{ID: "wa_contact_" + what + "_" + c.ID + "_" + at, Type: engine.EventHistory,
 		History: &engine.History{Contacts: []engine.ContactInfo{c}}}, true
 }

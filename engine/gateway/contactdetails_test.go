@@ -68,8 +68,8 @@ func TestContactDetailsCalls(t *testing.T) {
 }
 
 // whatsmeow's events of a contact's details changing become contact reports
-// whose Changed says what changed; a group's picture and a first push name
-// are not changes.
+// whose Changed says what changed; a group's picture, a first push name and a
+// first business name are not changes.
 func TestContactChangeEvents(t *testing.T) {
 	h := newHarness(t, true)
 	user := types.NewJID("15551230001", types.DefaultUserServer)
@@ -78,7 +78,8 @@ func TestContactChangeEvents(t *testing.T) {
 	h.f.emit(&events.Picture{JID: user, PictureID: "112", Timestamp: at})
 	h.f.emit(&events.Picture{JID: group, PictureID: "9", Timestamp: at})
 	h.f.emit(&events.UserAbout{JID: user, Status: "Busy", Timestamp: at})
-	h.f.emit(&events.BusinessName{JID: user, NewBusinessName: "Shop Ltd"})
+	h.f.emit(&events.BusinessName{JID: user, NewBusinessName: "Shop"})
+	h.f.emit(&events.BusinessName{JID: user, OldBusinessName: "Shop", NewBusinessName: "Shop Ltd"})
 	h.f.emit(&events.PushName{JID: user, NewPushName: "Ana"})
 	h.f.emit(&events.PushName{JID: user, OldPushName: "Ana", NewPushName: "Ana B"})
 	var got []string
@@ -90,7 +91,7 @@ func TestContactChangeEvents(t *testing.T) {
 			got = append(got, c.ID+" "+c.Changed+" "+c.PushName)
 		}
 	}
-	want := []string{"15551230001@c.us picture ", "15551230001@c.us about ", "15551230001@c.us business_name ",
+	want := []string{"15551230001@c.us picture ", "15551230001@c.us about ", "15551230001@c.us  ", "15551230001@c.us business_name ",
 		"15551230001@c.us  Ana", "15551230001@c.us push_name Ana B"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("contact reports (-want +got):\n%s", diff)
