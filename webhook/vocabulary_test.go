@@ -27,7 +27,7 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		"group_description_changed_webhook", "group_message_pinned_webhook",
 		"session.connected", "session.disconnected",
 		"campaign.started", "campaign.paused", "campaign.resumed", "campaign.completed", "campaign.aborted",
-		"chat.merged", "session.restricted", "session.unrestricted",
+		"chat.merged", "session.restricted", "session.unrestricted", "contact.updated",
 	}
 	if diff := cmp.Diff(spec, Catalog); diff != "" {
 		t.Errorf("catalog (-spec +got):\n%s", diff)
