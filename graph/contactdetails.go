@@ -48,7 +48,7 @@ func (r *Resolver) contactDetails(ctx context.Context, id string, engineID *stri
 	}
 	if c != nil {
 		jid = c.Jid
-		if (refresh == nil || !*refresh) && fresh(c, eid) {
+		if (refresh == nil || !*refresh) && fresh(c, eid) && r.pictureKept(ctx, c) {
 			return detailsOf(c, nil), nil
 		}
 	}
@@ -102,7 +102,7 @@ func (r *Resolver) detailer(ctx context.Context, engineID string) (engine.Contac
 func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineID string, d engine.ContactDetails) (*model.ContactDetails, error) {
 	var pic []byte
 	var mime string
-	if p := d.Picture; p != nil && (c == nil || c.PictureID != p.ID || c.PictureURL == "") {
+	if p := d.Picture; p != nil && (c == nil || c.PictureID != p.ID || !r.pictureKept(ctx, c)) {
 		var err error
 		if pic, mime, err = r.pictureOf(ctx, p); err != nil {
 			return nil, err
@@ -117,6 +117,7 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 			out.PushName = d.PushName
 		}
 	}
+	out.AboutSetAt = nil
 	if !d.AboutSetAt.IsZero() {
 		t := d.AboutSetAt.UTC().Truncate(time.Millisecond)
 		out.AboutSetAt = &t
@@ -142,8 +143,13 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 			return nil
 		}
 		u := tx.Contact.UpdateOneID(c.ID).SetEngineID(engineID).SetPushName(out.PushName).SetIsBusiness(out.IsBusiness).
-			SetAbout(out.About).SetNillableAboutSetAt(out.AboutSetAt).SetPictureID(out.PictureID).SetPictureURL(out.PictureURL).
+			SetAbout(out.About).SetPictureID(out.PictureID).SetPictureURL(out.PictureURL).
 			SetDetailsAt(now)
+		if out.AboutSetAt != nil {
+			u.SetAboutSetAt(*out.AboutSetAt)
+		} else {
+			u.ClearAboutSetAt()
+		}
 		if out.Business != nil {
 			u.SetBusiness(out.Business)
 		} else {
@@ -155,6 +161,16 @@ func (r *Resolver) keepDetails(ctx context.Context, c *ent.Contact, jid, engineI
 		return nil, err
 	}
 	return detailsOf(out, d.Business), nil
+}
+
+// pictureKept says whether the picture stored for c, if any, is still in the
+// media store (media are pruned after their retention).
+func (r *Resolver) pictureKept(ctx context.Context, c *ent.Contact) bool {
+	if c.PictureURL == "" {
+		return c.PictureID == ""
+	}
+	_, _, ok, err := r.Media.Info(ctx, c.PictureURL)
+	return ok && err == nil
 }
 
 // pictureOf returns the bytes of a profile picture and their type: the ones

@@ -45,6 +45,14 @@ func TestContactDetailsSandbox(t *testing.T) {
 	if refreshed["refreshedAt"] == d["refreshedAt"] || refreshed["pictureUrl"] != pic {
 		t.Errorf("refresh: %v (the same picture id keeps its stored picture)", refreshed)
 	}
+	// Media are pruned after their retention: a fresh row whose picture is gone is read again.
+	if _, err := e.App.Client.Media.Delete().Exec(systemCtx()); err != nil {
+		t.Fatal(err)
+	}
+	after := e.Do("GET", "/v1/contacts/"+id+"/details", e.Key, nil).Data()
+	if p, _ := after["pictureUrl"].(string); p == pic || p == "" || e.Do("GET", strings.TrimPrefix(p, e.Server.URL), "", nil).Status != 200 {
+		t.Errorf("after the prune: %v, want a new stored picture", after)
+	}
 
 	biz := e.Do("GET", "/v1/contacts/+15550418888/details", e.Key, nil)
 	b, _ := biz.Data()["business"].(map[string]any)
