@@ -70,7 +70,19 @@ type ContactInfo struct {
 	PushName   string `json:"pushName,omitempty"`
 	IsBusiness bool   `json:"isBusiness,omitempty"`
 	Saved      bool   `json:"saved,omitempty"`
+	// Changed says what of the contact's details the network reported changed
+	// (ContactPicture, ContactAbout, ContactBusiness, ContactPushName): the
+	// stored details are stale, and a contact.updated webhook event is due.
+	Changed string `json:"changed,omitempty"`
 }
+
+// What changed of a contact (ContactInfo.Changed).
+const (
+	ContactPicture  = "picture"
+	ContactAbout    = "about"
+	ContactBusiness = "business_name"
+	ContactPushName = "push_name"
+)
 
 // HistoryMessage is one message of a history sync: any message of the chat, the
 // account's own included, in its state at the time of the sync.

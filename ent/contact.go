@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -33,6 +34,18 @@ type Contact struct {
 	Saved bool `json:"saved,omitempty"`
 	// the engine (number) that last reported the contact
 	EngineID string `json:"engine_id,omitempty"`
+	// the contact's about text, as last read from the network
+	About string `json:"about,omitempty"`
+	// when the contact set its about text, when known
+	AboutSetAt *time.Time `json:"about_set_at,omitempty"`
+	// the network's id of the contact's profile picture (empty: none)
+	PictureID string `json:"picture_id,omitempty"`
+	// Switchboard's media URL of the stored profile picture (never the network's)
+	PictureURL string `json:"picture_url,omitempty"`
+	// the business profile of a business account (an engine.BusinessProfile as JSON)
+	Business json.RawMessage `json:"business,omitempty"`
+	// when the details (about, picture, business) were last read from the network; nil: never, or stale after a change event
+	DetailsAt *time.Time `json:"details_at,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt    time.Time `json:"created_at,omitempty"`
 	selectValues sql.SelectValues
@@ -43,11 +56,13 @@ func (*Contact) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case contact.FieldBusiness:
+			values[i] = new([]byte)
 		case contact.FieldIsBusiness, contact.FieldSaved:
 			values[i] = new(sql.NullBool)
-		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldLid, contact.FieldName, contact.FieldPushName, contact.FieldEngineID:
+		case contact.FieldID, contact.FieldWorkspaceID, contact.FieldJid, contact.FieldLid, contact.FieldName, contact.FieldPushName, contact.FieldEngineID, contact.FieldAbout, contact.FieldPictureID, contact.FieldPictureURL:
 			values[i] = new(sql.NullString)
-		case contact.FieldCreatedAt:
+		case contact.FieldAboutSetAt, contact.FieldDetailsAt, contact.FieldCreatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -118,6 +133,46 @@ func (_m *Contact) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.EngineID = value.String
 			}
+		case contact.FieldAbout:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field about", values[i])
+			} else if value.Valid {
+				_m.About = value.String
+			}
+		case contact.FieldAboutSetAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field about_set_at", values[i])
+			} else if value.Valid {
+				_m.AboutSetAt = new(time.Time)
+				*_m.AboutSetAt = value.Time
+			}
+		case contact.FieldPictureID:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field picture_id", values[i])
+			} else if value.Valid {
+				_m.PictureID = value.String
+			}
+		case contact.FieldPictureURL:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field picture_url", values[i])
+			} else if value.Valid {
+				_m.PictureURL = value.String
+			}
+		case contact.FieldBusiness:
+			if value, ok := values[i].(*[]byte); !ok {
+				return fmt.Errorf("unexpected type %T for field business", values[i])
+			} else if value != nil && len(*value) > 0 {
+				if err := json.Unmarshal(*value, &_m.Business); err != nil {
+					return fmt.Errorf("unmarshal field business: %w", err)
+				}
+			}
+		case contact.FieldDetailsAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field details_at", values[i])
+			} else if value.Valid {
+				_m.DetailsAt = new(time.Time)
+				*_m.DetailsAt = value.Time
+			}
 		case contact.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -183,6 +238,28 @@ func (_m *Contact) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("engine_id=")
 	builder.WriteString(_m.EngineID)
+	builder.WriteString(", ")
+	builder.WriteString("about=")
+	builder.WriteString(_m.About)
+	builder.WriteString(", ")
+	if v := _m.AboutSetAt; v != nil {
+		builder.WriteString("about_set_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("picture_id=")
+	builder.WriteString(_m.PictureID)
+	builder.WriteString(", ")
+	builder.WriteString("picture_url=")
+	builder.WriteString(_m.PictureURL)
+	builder.WriteString(", ")
+	builder.WriteString("business=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Business))
+	builder.WriteString(", ")
+	if v := _m.DetailsAt; v != nil {
+		builder.WriteString("details_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

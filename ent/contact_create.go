@@ -4,6 +4,7 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -115,6 +116,82 @@ func (_c *ContactCreate) SetEngineID(v string) *ContactCreate {
 func (_c *ContactCreate) SetNillableEngineID(v *string) *ContactCreate {
 	if v != nil {
 		_c.SetEngineID(*v)
+	}
+	return _c
+}
+
+// SetAbout sets the "about" field.
+func (_c *ContactCreate) SetAbout(v string) *ContactCreate {
+	_c.mutation.SetAbout(v)
+	return _c
+}
+
+// SetNillableAbout sets the "about" field if the given value is not nil.
+func (_c *ContactCreate) SetNillableAbout(v *string) *ContactCreate {
+	if v != nil {
+		_c.SetAbout(*v)
+	}
+	return _c
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (_c *ContactCreate) SetAboutSetAt(v time.Time) *ContactCreate {
+	_c.mutation.SetAboutSetAt(v)
+	return _c
+}
+
+// SetNillableAboutSetAt sets the "about_set_at" field if the given value is not nil.
+func (_c *ContactCreate) SetNillableAboutSetAt(v *time.Time) *ContactCreate {
+	if v != nil {
+		_c.SetAboutSetAt(*v)
+	}
+	return _c
+}
+
+// SetPictureID sets the "picture_id" field.
+func (_c *ContactCreate) SetPictureID(v string) *ContactCreate {
+	_c.mutation.SetPictureID(v)
+	return _c
+}
+
+// SetNillablePictureID sets the "picture_id" field if the given value is not nil.
+func (_c *ContactCreate) SetNillablePictureID(v *string) *ContactCreate {
+	if v != nil {
+		_c.SetPictureID(*v)
+	}
+	return _c
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (_c *ContactCreate) SetPictureURL(v string) *ContactCreate {
+	_c.mutation.SetPictureURL(v)
+	return _c
+}
+
+// SetNillablePictureURL sets the "picture_url" field if the given value is not nil.
+func (_c *ContactCreate) SetNillablePictureURL(v *string) *ContactCreate {
+	if v != nil {
+		_c.SetPictureURL(*v)
+	}
+	return _c
+}
+
+// SetBusiness sets the "business" field.
+func (_c *ContactCreate) SetBusiness(v json.RawMessage) *ContactCreate {
+	_c.mutation.SetBusiness(v)
+	return _c
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (_c *ContactCreate) SetDetailsAt(v time.Time) *ContactCreate {
+	_c.mutation.SetDetailsAt(v)
+	return _c
+}
+
+// SetNillableDetailsAt sets the "details_at" field if the given value is not nil.
+func (_c *ContactCreate) SetNillableDetailsAt(v *time.Time) *ContactCreate {
+	if v != nil {
+		_c.SetDetailsAt(*v)
 	}
 	return _c
 }
@@ -304,6 +381,30 @@ func (_c *ContactCreate) createSpec() (*Contact, *sqlgraph.CreateSpec) {
 		_spec.SetField(contact.FieldEngineID, field.TypeString, value)
 		_node.EngineID = value
 	}
+	if value, ok := _c.mutation.About(); ok {
+		_spec.SetField(contact.FieldAbout, field.TypeString, value)
+		_node.About = value
+	}
+	if value, ok := _c.mutation.AboutSetAt(); ok {
+		_spec.SetField(contact.FieldAboutSetAt, field.TypeTime, value)
+		_node.AboutSetAt = &value
+	}
+	if value, ok := _c.mutation.PictureID(); ok {
+		_spec.SetField(contact.FieldPictureID, field.TypeString, value)
+		_node.PictureID = value
+	}
+	if value, ok := _c.mutation.PictureURL(); ok {
+		_spec.SetField(contact.FieldPictureURL, field.TypeString, value)
+		_node.PictureURL = value
+	}
+	if value, ok := _c.mutation.Business(); ok {
+		_spec.SetField(contact.FieldBusiness, field.TypeJSON, value)
+		_node.Business = value
+	}
+	if value, ok := _c.mutation.DetailsAt(); ok {
+		_spec.SetField(contact.FieldDetailsAt, field.TypeTime, value)
+		_node.DetailsAt = &value
+	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(contact.FieldCreatedAt, field.TypeTime, value)
 		_node.CreatedAt = value
@@ -453,6 +554,114 @@ func (u *ContactUpsert) UpdateEngineID() *ContactUpsert {
 // ClearEngineID clears the value of the "engine_id" field.
 func (u *ContactUpsert) ClearEngineID() *ContactUpsert {
 	u.SetNull(contact.FieldEngineID)
+	return u
+}
+
+// SetAbout sets the "about" field.
+func (u *ContactUpsert) SetAbout(v string) *ContactUpsert {
+	u.Set(contact.FieldAbout, v)
+	return u
+}
+
+// UpdateAbout sets the "about" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateAbout() *ContactUpsert {
+	u.SetExcluded(contact.FieldAbout)
+	return u
+}
+
+// ClearAbout clears the value of the "about" field.
+func (u *ContactUpsert) ClearAbout() *ContactUpsert {
+	u.SetNull(contact.FieldAbout)
+	return u
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (u *ContactUpsert) SetAboutSetAt(v time.Time) *ContactUpsert {
+	u.Set(contact.FieldAboutSetAt, v)
+	return u
+}
+
+// UpdateAboutSetAt sets the "about_set_at" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateAboutSetAt() *ContactUpsert {
+	u.SetExcluded(contact.FieldAboutSetAt)
+	return u
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (u *ContactUpsert) ClearAboutSetAt() *ContactUpsert {
+	u.SetNull(contact.FieldAboutSetAt)
+	return u
+}
+
+// SetPictureID sets the "picture_id" field.
+func (u *ContactUpsert) SetPictureID(v string) *ContactUpsert {
+	u.Set(contact.FieldPictureID, v)
+	return u
+}
+
+// UpdatePictureID sets the "picture_id" field to the value that was provided on create.
+func (u *ContactUpsert) UpdatePictureID() *ContactUpsert {
+	u.SetExcluded(contact.FieldPictureID)
+	return u
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (u *ContactUpsert) ClearPictureID() *ContactUpsert {
+	u.SetNull(contact.FieldPictureID)
+	return u
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (u *ContactUpsert) SetPictureURL(v string) *ContactUpsert {
+	u.Set(contact.FieldPictureURL, v)
+	return u
+}
+
+// UpdatePictureURL sets the "picture_url" field to the value that was provided on create.
+func (u *ContactUpsert) UpdatePictureURL() *ContactUpsert {
+	u.SetExcluded(contact.FieldPictureURL)
+	return u
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (u *ContactUpsert) ClearPictureURL() *ContactUpsert {
+	u.SetNull(contact.FieldPictureURL)
+	return u
+}
+
+// SetBusiness sets the "business" field.
+func (u *ContactUpsert) SetBusiness(v json.RawMessage) *ContactUpsert {
+	u.Set(contact.FieldBusiness, v)
+	return u
+}
+
+// UpdateBusiness sets the "business" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateBusiness() *ContactUpsert {
+	u.SetExcluded(contact.FieldBusiness)
+	return u
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (u *ContactUpsert) ClearBusiness() *ContactUpsert {
+	u.SetNull(contact.FieldBusiness)
+	return u
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (u *ContactUpsert) SetDetailsAt(v time.Time) *ContactUpsert {
+	u.Set(contact.FieldDetailsAt, v)
+	return u
+}
+
+// UpdateDetailsAt sets the "details_at" field to the value that was provided on create.
+func (u *ContactUpsert) UpdateDetailsAt() *ContactUpsert {
+	u.SetExcluded(contact.FieldDetailsAt)
+	return u
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (u *ContactUpsert) ClearDetailsAt() *ContactUpsert {
+	u.SetNull(contact.FieldDetailsAt)
 	return u
 }
 
@@ -622,6 +831,132 @@ func (u *ContactUpsertOne) UpdateEngineID() *ContactUpsertOne {
 func (u *ContactUpsertOne) ClearEngineID() *ContactUpsertOne {
 	return u.Update(func(s *ContactUpsert) {
 		s.ClearEngineID()
+	})
+}
+
+// SetAbout sets the "about" field.
+func (u *ContactUpsertOne) SetAbout(v string) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetAbout(v)
+	})
+}
+
+// UpdateAbout sets the "about" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateAbout() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateAbout()
+	})
+}
+
+// ClearAbout clears the value of the "about" field.
+func (u *ContactUpsertOne) ClearAbout() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearAbout()
+	})
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (u *ContactUpsertOne) SetAboutSetAt(v time.Time) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetAboutSetAt(v)
+	})
+}
+
+// UpdateAboutSetAt sets the "about_set_at" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateAboutSetAt() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateAboutSetAt()
+	})
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (u *ContactUpsertOne) ClearAboutSetAt() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearAboutSetAt()
+	})
+}
+
+// SetPictureID sets the "picture_id" field.
+func (u *ContactUpsertOne) SetPictureID(v string) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetPictureID(v)
+	})
+}
+
+// UpdatePictureID sets the "picture_id" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdatePictureID() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdatePictureID()
+	})
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (u *ContactUpsertOne) ClearPictureID() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearPictureID()
+	})
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (u *ContactUpsertOne) SetPictureURL(v string) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetPictureURL(v)
+	})
+}
+
+// UpdatePictureURL sets the "picture_url" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdatePictureURL() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdatePictureURL()
+	})
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (u *ContactUpsertOne) ClearPictureURL() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearPictureURL()
+	})
+}
+
+// SetBusiness sets the "business" field.
+func (u *ContactUpsertOne) SetBusiness(v json.RawMessage) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetBusiness(v)
+	})
+}
+
+// UpdateBusiness sets the "business" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateBusiness() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateBusiness()
+	})
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (u *ContactUpsertOne) ClearBusiness() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearBusiness()
+	})
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (u *ContactUpsertOne) SetDetailsAt(v time.Time) *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetDetailsAt(v)
+	})
+}
+
+// UpdateDetailsAt sets the "details_at" field to the value that was provided on create.
+func (u *ContactUpsertOne) UpdateDetailsAt() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateDetailsAt()
+	})
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (u *ContactUpsertOne) ClearDetailsAt() *ContactUpsertOne {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearDetailsAt()
 	})
 }
 
@@ -958,6 +1293,132 @@ func (u *ContactUpsertBulk) UpdateEngineID() *ContactUpsertBulk {
 func (u *ContactUpsertBulk) ClearEngineID() *ContactUpsertBulk {
 	return u.Update(func(s *ContactUpsert) {
 		s.ClearEngineID()
+	})
+}
+
+// SetAbout sets the "about" field.
+func (u *ContactUpsertBulk) SetAbout(v string) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetAbout(v)
+	})
+}
+
+// UpdateAbout sets the "about" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateAbout() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateAbout()
+	})
+}
+
+// ClearAbout clears the value of the "about" field.
+func (u *ContactUpsertBulk) ClearAbout() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearAbout()
+	})
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (u *ContactUpsertBulk) SetAboutSetAt(v time.Time) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetAboutSetAt(v)
+	})
+}
+
+// UpdateAboutSetAt sets the "about_set_at" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateAboutSetAt() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateAboutSetAt()
+	})
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (u *ContactUpsertBulk) ClearAboutSetAt() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearAboutSetAt()
+	})
+}
+
+// SetPictureID sets the "picture_id" field.
+func (u *ContactUpsertBulk) SetPictureID(v string) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetPictureID(v)
+	})
+}
+
+// UpdatePictureID sets the "picture_id" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdatePictureID() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdatePictureID()
+	})
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (u *ContactUpsertBulk) ClearPictureID() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearPictureID()
+	})
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (u *ContactUpsertBulk) SetPictureURL(v string) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetPictureURL(v)
+	})
+}
+
+// UpdatePictureURL sets the "picture_url" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdatePictureURL() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdatePictureURL()
+	})
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (u *ContactUpsertBulk) ClearPictureURL() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearPictureURL()
+	})
+}
+
+// SetBusiness sets the "business" field.
+func (u *ContactUpsertBulk) SetBusiness(v json.RawMessage) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetBusiness(v)
+	})
+}
+
+// UpdateBusiness sets the "business" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateBusiness() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateBusiness()
+	})
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (u *ContactUpsertBulk) ClearBusiness() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearBusiness()
+	})
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (u *ContactUpsertBulk) SetDetailsAt(v time.Time) *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.SetDetailsAt(v)
+	})
+}
+
+// UpdateDetailsAt sets the "details_at" field to the value that was provided on create.
+func (u *ContactUpsertBulk) UpdateDetailsAt() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.UpdateDetailsAt()
+	})
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (u *ContactUpsertBulk) ClearDetailsAt() *ContactUpsertBulk {
+	return u.Update(func(s *ContactUpsert) {
+		s.ClearDetailsAt()
 	})
 }
 

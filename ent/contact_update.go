@@ -4,11 +4,14 @@ package ent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 	"github.com/switchboardhq/switchboard/ent/contact"
 	"github.com/switchboardhq/switchboard/ent/predicate"
@@ -136,6 +139,124 @@ func (_u *ContactUpdate) ClearEngineID() *ContactUpdate {
 	return _u
 }
 
+// SetAbout sets the "about" field.
+func (_u *ContactUpdate) SetAbout(v string) *ContactUpdate {
+	_u.mutation.SetAbout(v)
+	return _u
+}
+
+// SetNillableAbout sets the "about" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillableAbout(v *string) *ContactUpdate {
+	if v != nil {
+		_u.SetAbout(*v)
+	}
+	return _u
+}
+
+// ClearAbout clears the value of the "about" field.
+func (_u *ContactUpdate) ClearAbout() *ContactUpdate {
+	_u.mutation.ClearAbout()
+	return _u
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (_u *ContactUpdate) SetAboutSetAt(v time.Time) *ContactUpdate {
+	_u.mutation.SetAboutSetAt(v)
+	return _u
+}
+
+// SetNillableAboutSetAt sets the "about_set_at" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillableAboutSetAt(v *time.Time) *ContactUpdate {
+	if v != nil {
+		_u.SetAboutSetAt(*v)
+	}
+	return _u
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (_u *ContactUpdate) ClearAboutSetAt() *ContactUpdate {
+	_u.mutation.ClearAboutSetAt()
+	return _u
+}
+
+// SetPictureID sets the "picture_id" field.
+func (_u *ContactUpdate) SetPictureID(v string) *ContactUpdate {
+	_u.mutation.SetPictureID(v)
+	return _u
+}
+
+// SetNillablePictureID sets the "picture_id" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillablePictureID(v *string) *ContactUpdate {
+	if v != nil {
+		_u.SetPictureID(*v)
+	}
+	return _u
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (_u *ContactUpdate) ClearPictureID() *ContactUpdate {
+	_u.mutation.ClearPictureID()
+	return _u
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (_u *ContactUpdate) SetPictureURL(v string) *ContactUpdate {
+	_u.mutation.SetPictureURL(v)
+	return _u
+}
+
+// SetNillablePictureURL sets the "picture_url" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillablePictureURL(v *string) *ContactUpdate {
+	if v != nil {
+		_u.SetPictureURL(*v)
+	}
+	return _u
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (_u *ContactUpdate) ClearPictureURL() *ContactUpdate {
+	_u.mutation.ClearPictureURL()
+	return _u
+}
+
+// SetBusiness sets the "business" field.
+func (_u *ContactUpdate) SetBusiness(v json.RawMessage) *ContactUpdate {
+	_u.mutation.SetBusiness(v)
+	return _u
+}
+
+// AppendBusiness appends value to the "business" field.
+func (_u *ContactUpdate) AppendBusiness(v json.RawMessage) *ContactUpdate {
+	_u.mutation.AppendBusiness(v)
+	return _u
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (_u *ContactUpdate) ClearBusiness() *ContactUpdate {
+	_u.mutation.ClearBusiness()
+	return _u
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (_u *ContactUpdate) SetDetailsAt(v time.Time) *ContactUpdate {
+	_u.mutation.SetDetailsAt(v)
+	return _u
+}
+
+// SetNillableDetailsAt sets the "details_at" field if the given value is not nil.
+func (_u *ContactUpdate) SetNillableDetailsAt(v *time.Time) *ContactUpdate {
+	if v != nil {
+		_u.SetDetailsAt(*v)
+	}
+	return _u
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (_u *ContactUpdate) ClearDetailsAt() *ContactUpdate {
+	_u.mutation.ClearDetailsAt()
+	return _u
+}
+
 // Mutation returns the ContactMutation object of the builder.
 func (_u *ContactUpdate) Mutation() *ContactMutation {
 	return _u.mutation
@@ -212,6 +333,47 @@ func (_u *ContactUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.EngineIDCleared() {
 		_spec.ClearField(contact.FieldEngineID, field.TypeString)
+	}
+	if value, ok := _u.mutation.About(); ok {
+		_spec.SetField(contact.FieldAbout, field.TypeString, value)
+	}
+	if _u.mutation.AboutCleared() {
+		_spec.ClearField(contact.FieldAbout, field.TypeString)
+	}
+	if value, ok := _u.mutation.AboutSetAt(); ok {
+		_spec.SetField(contact.FieldAboutSetAt, field.TypeTime, value)
+	}
+	if _u.mutation.AboutSetAtCleared() {
+		_spec.ClearField(contact.FieldAboutSetAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PictureID(); ok {
+		_spec.SetField(contact.FieldPictureID, field.TypeString, value)
+	}
+	if _u.mutation.PictureIDCleared() {
+		_spec.ClearField(contact.FieldPictureID, field.TypeString)
+	}
+	if value, ok := _u.mutation.PictureURL(); ok {
+		_spec.SetField(contact.FieldPictureURL, field.TypeString, value)
+	}
+	if _u.mutation.PictureURLCleared() {
+		_spec.ClearField(contact.FieldPictureURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.Business(); ok {
+		_spec.SetField(contact.FieldBusiness, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedBusiness(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, contact.FieldBusiness, value)
+		})
+	}
+	if _u.mutation.BusinessCleared() {
+		_spec.ClearField(contact.FieldBusiness, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.DetailsAt(); ok {
+		_spec.SetField(contact.FieldDetailsAt, field.TypeTime, value)
+	}
+	if _u.mutation.DetailsAtCleared() {
+		_spec.ClearField(contact.FieldDetailsAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -343,6 +505,124 @@ func (_u *ContactUpdateOne) ClearEngineID() *ContactUpdateOne {
 	return _u
 }
 
+// SetAbout sets the "about" field.
+func (_u *ContactUpdateOne) SetAbout(v string) *ContactUpdateOne {
+	_u.mutation.SetAbout(v)
+	return _u
+}
+
+// SetNillableAbout sets the "about" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillableAbout(v *string) *ContactUpdateOne {
+	if v != nil {
+		_u.SetAbout(*v)
+	}
+	return _u
+}
+
+// ClearAbout clears the value of the "about" field.
+func (_u *ContactUpdateOne) ClearAbout() *ContactUpdateOne {
+	_u.mutation.ClearAbout()
+	return _u
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (_u *ContactUpdateOne) SetAboutSetAt(v time.Time) *ContactUpdateOne {
+	_u.mutation.SetAboutSetAt(v)
+	return _u
+}
+
+// SetNillableAboutSetAt sets the "about_set_at" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillableAboutSetAt(v *time.Time) *ContactUpdateOne {
+	if v != nil {
+		_u.SetAboutSetAt(*v)
+	}
+	return _u
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (_u *ContactUpdateOne) ClearAboutSetAt() *ContactUpdateOne {
+	_u.mutation.ClearAboutSetAt()
+	return _u
+}
+
+// SetPictureID sets the "picture_id" field.
+func (_u *ContactUpdateOne) SetPictureID(v string) *ContactUpdateOne {
+	_u.mutation.SetPictureID(v)
+	return _u
+}
+
+// SetNillablePictureID sets the "picture_id" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillablePictureID(v *string) *ContactUpdateOne {
+	if v != nil {
+		_u.SetPictureID(*v)
+	}
+	return _u
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (_u *ContactUpdateOne) ClearPictureID() *ContactUpdateOne {
+	_u.mutation.ClearPictureID()
+	return _u
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (_u *ContactUpdateOne) SetPictureURL(v string) *ContactUpdateOne {
+	_u.mutation.SetPictureURL(v)
+	return _u
+}
+
+// SetNillablePictureURL sets the "picture_url" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillablePictureURL(v *string) *ContactUpdateOne {
+	if v != nil {
+		_u.SetPictureURL(*v)
+	}
+	return _u
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (_u *ContactUpdateOne) ClearPictureURL() *ContactUpdateOne {
+	_u.mutation.ClearPictureURL()
+	return _u
+}
+
+// SetBusiness sets the "business" field.
+func (_u *ContactUpdateOne) SetBusiness(v json.RawMessage) *ContactUpdateOne {
+	_u.mutation.SetBusiness(v)
+	return _u
+}
+
+// AppendBusiness appends value to the "business" field.
+func (_u *ContactUpdateOne) AppendBusiness(v json.RawMessage) *ContactUpdateOne {
+	_u.mutation.AppendBusiness(v)
+	return _u
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (_u *ContactUpdateOne) ClearBusiness() *ContactUpdateOne {
+	_u.mutation.ClearBusiness()
+	return _u
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (_u *ContactUpdateOne) SetDetailsAt(v time.Time) *ContactUpdateOne {
+	_u.mutation.SetDetailsAt(v)
+	return _u
+}
+
+// SetNillableDetailsAt sets the "details_at" field if the given value is not nil.
+func (_u *ContactUpdateOne) SetNillableDetailsAt(v *time.Time) *ContactUpdateOne {
+	if v != nil {
+		_u.SetDetailsAt(*v)
+	}
+	return _u
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (_u *ContactUpdateOne) ClearDetailsAt() *ContactUpdateOne {
+	_u.mutation.ClearDetailsAt()
+	return _u
+}
+
 // Mutation returns the ContactMutation object of the builder.
 func (_u *ContactUpdateOne) Mutation() *ContactMutation {
 	return _u.mutation
@@ -449,6 +729,47 @@ func (_u *ContactUpdateOne) sqlSave(ctx context.Context) (_node *Contact, err er
 	}
 	if _u.mutation.EngineIDCleared() {
 		_spec.ClearField(contact.FieldEngineID, field.TypeString)
+	}
+	if value, ok := _u.mutation.About(); ok {
+		_spec.SetField(contact.FieldAbout, field.TypeString, value)
+	}
+	if _u.mutation.AboutCleared() {
+		_spec.ClearField(contact.FieldAbout, field.TypeString)
+	}
+	if value, ok := _u.mutation.AboutSetAt(); ok {
+		_spec.SetField(contact.FieldAboutSetAt, field.TypeTime, value)
+	}
+	if _u.mutation.AboutSetAtCleared() {
+		_spec.ClearField(contact.FieldAboutSetAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PictureID(); ok {
+		_spec.SetField(contact.FieldPictureID, field.TypeString, value)
+	}
+	if _u.mutation.PictureIDCleared() {
+		_spec.ClearField(contact.FieldPictureID, field.TypeString)
+	}
+	if value, ok := _u.mutation.PictureURL(); ok {
+		_spec.SetField(contact.FieldPictureURL, field.TypeString, value)
+	}
+	if _u.mutation.PictureURLCleared() {
+		_spec.ClearField(contact.FieldPictureURL, field.TypeString)
+	}
+	if value, ok := _u.mutation.Business(); ok {
+		_spec.SetField(contact.FieldBusiness, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedBusiness(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, contact.FieldBusiness, value)
+		})
+	}
+	if _u.mutation.BusinessCleared() {
+		_spec.ClearField(contact.FieldBusiness, field.TypeJSON)
+	}
+	if value, ok := _u.mutation.DetailsAt(); ok {
+		_spec.SetField(contact.FieldDetailsAt, field.TypeTime, value)
+	}
+	if _u.mutation.DetailsAtCleared() {
+		_spec.ClearField(contact.FieldDetailsAt, field.TypeTime)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &Contact{config: _u.config}

@@ -1226,6 +1226,26 @@ func (_q *ContactQuery) collectField(ctx context.Context, oneNode bool, opCtx *g
 				selectedFields = append(selectedFields, contact.FieldEngineID)
 				fieldSeen[contact.FieldEngineID] = struct{}{}
 			}
+		case "about":
+			if _, ok := fieldSeen[contact.FieldAbout]; !ok {
+				selectedFields = append(selectedFields, contact.FieldAbout)
+				fieldSeen[contact.FieldAbout] = struct{}{}
+			}
+		case "aboutSetAt":
+			if _, ok := fieldSeen[contact.FieldAboutSetAt]; !ok {
+				selectedFields = append(selectedFields, contact.FieldAboutSetAt)
+				fieldSeen[contact.FieldAboutSetAt] = struct{}{}
+			}
+		case "pictureURL":
+			if _, ok := fieldSeen[contact.FieldPictureURL]; !ok {
+				selectedFields = append(selectedFields, contact.FieldPictureURL)
+				fieldSeen[contact.FieldPictureURL] = struct{}{}
+			}
+		case "detailsAt":
+			if _, ok := fieldSeen[contact.FieldDetailsAt]; !ok {
+				selectedFields = append(selectedFields, contact.FieldDetailsAt)
+				fieldSeen[contact.FieldDetailsAt] = struct{}{}
+			}
 		case "createdAt":
 			if _, ok := fieldSeen[contact.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, contact.FieldCreatedAt)

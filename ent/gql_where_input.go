@@ -4017,6 +4017,64 @@ type ContactWhereInput struct {
 	EngineIDEqualFold    *string  `json:"engineIDEqualFold,omitempty"`
 	EngineIDContainsFold *string  `json:"engineIDContainsFold,omitempty"`
 
+	// "about" field predicates.
+	About             *string  `json:"about,omitempty"`
+	AboutNEQ          *string  `json:"aboutNEQ,omitempty"`
+	AboutIn           []string `json:"aboutIn,omitempty"`
+	AboutNotIn        []string `json:"aboutNotIn,omitempty"`
+	AboutGT           *string  `json:"aboutGT,omitempty"`
+	AboutGTE          *string  `json:"aboutGTE,omitempty"`
+	AboutLT           *string  `json:"aboutLT,omitempty"`
+	AboutLTE          *string  `json:"aboutLTE,omitempty"`
+	AboutContains     *string  `json:"aboutContains,omitempty"`
+	AboutHasPrefix    *string  `json:"aboutHasPrefix,omitempty"`
+	AboutHasSuffix    *string  `json:"aboutHasSuffix,omitempty"`
+	AboutIsNil        bool     `json:"aboutIsNil,omitempty"`
+	AboutNotNil       bool     `json:"aboutNotNil,omitempty"`
+	AboutEqualFold    *string  `json:"aboutEqualFold,omitempty"`
+	AboutContainsFold *string  `json:"aboutContainsFold,omitempty"`
+
+	// "about_set_at" field predicates.
+	AboutSetAt       *time.Time  `json:"aboutSetAt,omitempty"`
+	AboutSetAtNEQ    *time.Time  `json:"aboutSetAtNEQ,omitempty"`
+	AboutSetAtIn     []time.Time `json:"aboutSetAtIn,omitempty"`
+	AboutSetAtNotIn  []time.Time `json:"aboutSetAtNotIn,omitempty"`
+	AboutSetAtGT     *time.Time  `json:"aboutSetAtGT,omitempty"`
+	AboutSetAtGTE    *time.Time  `json:"aboutSetAtGTE,omitempty"`
+	AboutSetAtLT     *time.Time  `json:"aboutSetAtLT,omitempty"`
+	AboutSetAtLTE    *time.Time  `json:"aboutSetAtLTE,omitempty"`
+	AboutSetAtIsNil  bool        `json:"aboutSetAtIsNil,omitempty"`
+	AboutSetAtNotNil bool        `json:"aboutSetAtNotNil,omitempty"`
+
+	// "picture_url" field predicates.
+	PictureURL             *string  `json:"pictureURL,omitempty"`
+	PictureURLNEQ          *string  `json:"pictureURLNEQ,omitempty"`
+	PictureURLIn           []string `json:"pictureURLIn,omitempty"`
+	PictureURLNotIn        []string `json:"pictureURLNotIn,omitempty"`
+	PictureURLGT           *string  `json:"pictureURLGT,omitempty"`
+	PictureURLGTE          *string  `json:"pictureURLGTE,omitempty"`
+	PictureURLLT           *string  `json:"pictureURLLT,omitempty"`
+	PictureURLLTE          *string  `json:"pictureURLLTE,omitempty"`
+	PictureURLContains     *string  `json:"pictureURLContains,omitempty"`
+	PictureURLHasPrefix    *string  `json:"pictureURLHasPrefix,omitempty"`
+	PictureURLHasSuffix    *string  `json:"pictureURLHasSuffix,omitempty"`
+	PictureURLIsNil        bool     `json:"pictureURLIsNil,omitempty"`
+	PictureURLNotNil       bool     `json:"pictureURLNotNil,omitempty"`
+	PictureURLEqualFold    *string  `json:"pictureURLEqualFold,omitempty"`
+	PictureURLContainsFold *string  `json:"pictureURLContainsFold,omitempty"`
+
+	// "details_at" field predicates.
+	DetailsAt       *time.Time  `json:"detailsAt,omitempty"`
+	DetailsAtNEQ    *time.Time  `json:"detailsAtNEQ,omitempty"`
+	DetailsAtIn     []time.Time `json:"detailsAtIn,omitempty"`
+	DetailsAtNotIn  []time.Time `json:"detailsAtNotIn,omitempty"`
+	DetailsAtGT     *time.Time  `json:"detailsAtGT,omitempty"`
+	DetailsAtGTE    *time.Time  `json:"detailsAtGTE,omitempty"`
+	DetailsAtLT     *time.Time  `json:"detailsAtLT,omitempty"`
+	DetailsAtLTE    *time.Time  `json:"detailsAtLTE,omitempty"`
+	DetailsAtIsNil  bool        `json:"detailsAtIsNil,omitempty"`
+	DetailsAtNotNil bool        `json:"detailsAtNotNil,omitempty"`
+
 	// "created_at" field predicates.
 	CreatedAt      *time.Time  `json:"createdAt,omitempty"`
 	CreatedAtNEQ   *time.Time  `json:"createdAtNEQ,omitempty"`
@@ -4398,6 +4456,156 @@ func (i *ContactWhereInput) P() (predicate.Contact, error) {
 	}
 	if i.EngineIDContainsFold != nil {
 		predicates = append(predicates, contact.EngineIDContainsFold(*i.EngineIDContainsFold))
+	}
+	if i.About != nil {
+		predicates = append(predicates, contact.AboutEQ(*i.About))
+	}
+	if i.AboutNEQ != nil {
+		predicates = append(predicates, contact.AboutNEQ(*i.AboutNEQ))
+	}
+	if len(i.AboutIn) > 0 {
+		predicates = append(predicates, contact.AboutIn(i.AboutIn...))
+	}
+	if len(i.AboutNotIn) > 0 {
+		predicates = append(predicates, contact.AboutNotIn(i.AboutNotIn...))
+	}
+	if i.AboutGT != nil {
+		predicates = append(predicates, contact.AboutGT(*i.AboutGT))
+	}
+	if i.AboutGTE != nil {
+		predicates = append(predicates, contact.AboutGTE(*i.AboutGTE))
+	}
+	if i.AboutLT != nil {
+		predicates = append(predicates, contact.AboutLT(*i.AboutLT))
+	}
+	if i.AboutLTE != nil {
+		predicates = append(predicates, contact.AboutLTE(*i.AboutLTE))
+	}
+	if i.AboutContains != nil {
+		predicates = append(predicates, contact.AboutContains(*i.AboutContains))
+	}
+	if i.AboutHasPrefix != nil {
+		predicates = append(predicates, contact.AboutHasPrefix(*i.AboutHasPrefix))
+	}
+	if i.AboutHasSuffix != nil {
+		predicates = append(predicates, contact.AboutHasSuffix(*i.AboutHasSuffix))
+	}
+	if i.AboutIsNil {
+		predicates = append(predicates, contact.AboutIsNil())
+	}
+	if i.AboutNotNil {
+		predicates = append(predicates, contact.AboutNotNil())
+	}
+	if i.AboutEqualFold != nil {
+		predicates = append(predicates, contact.AboutEqualFold(*i.AboutEqualFold))
+	}
+	if i.AboutContainsFold != nil {
+		predicates = append(predicates, contact.AboutContainsFold(*i.AboutContainsFold))
+	}
+	if i.AboutSetAt != nil {
+		predicates = append(predicates, contact.AboutSetAtEQ(*i.AboutSetAt))
+	}
+	if i.AboutSetAtNEQ != nil {
+		predicates = append(predicates, contact.AboutSetAtNEQ(*i.AboutSetAtNEQ))
+	}
+	if len(i.AboutSetAtIn) > 0 {
+		predicates = append(predicates, contact.AboutSetAtIn(i.AboutSetAtIn...))
+	}
+	if len(i.AboutSetAtNotIn) > 0 {
+		predicates = append(predicates, contact.AboutSetAtNotIn(i.AboutSetAtNotIn...))
+	}
+	if i.AboutSetAtGT != nil {
+		predicates = append(predicates, contact.AboutSetAtGT(*i.AboutSetAtGT))
+	}
+	if i.AboutSetAtGTE != nil {
+		predicates = append(predicates, contact.AboutSetAtGTE(*i.AboutSetAtGTE))
+	}
+	if i.AboutSetAtLT != nil {
+		predicates = append(predicates, contact.AboutSetAtLT(*i.AboutSetAtLT))
+	}
+	if i.AboutSetAtLTE != nil {
+		predicates = append(predicates, contact.AboutSetAtLTE(*i.AboutSetAtLTE))
+	}
+	if i.AboutSetAtIsNil {
+		predicates = append(predicates, contact.AboutSetAtIsNil())
+	}
+	if i.AboutSetAtNotNil {
+		predicates = append(predicates, contact.AboutSetAtNotNil())
+	}
+	if i.PictureURL != nil {
+		predicates = append(predicates, contact.PictureURLEQ(*i.PictureURL))
+	}
+	if i.PictureURLNEQ != nil {
+		predicates = append(predicates, contact.PictureURLNEQ(*i.PictureURLNEQ))
+	}
+	if len(i.PictureURLIn) > 0 {
+		predicates = append(predicates, contact.PictureURLIn(i.PictureURLIn...))
+	}
+	if len(i.PictureURLNotIn) > 0 {
+		predicates = append(predicates, contact.PictureURLNotIn(i.PictureURLNotIn...))
+	}
+	if i.PictureURLGT != nil {
+		predicates = append(predicates, contact.PictureURLGT(*i.PictureURLGT))
+	}
+	if i.PictureURLGTE != nil {
+		predicates = append(predicates, contact.PictureURLGTE(*i.PictureURLGTE))
+	}
+	if i.PictureURLLT != nil {
+		predicates = append(predicates, contact.PictureURLLT(*i.PictureURLLT))
+	}
+	if i.PictureURLLTE != nil {
+		predicates = append(predicates, contact.PictureURLLTE(*i.PictureURLLTE))
+	}
+	if i.PictureURLContains != nil {
+		predicates = append(predicates, contact.PictureURLContains(*i.PictureURLContains))
+	}
+	if i.PictureURLHasPrefix != nil {
+		predicates = append(predicates, contact.PictureURLHasPrefix(*i.PictureURLHasPrefix))
+	}
+	if i.PictureURLHasSuffix != nil {
+		predicates = append(predicates, contact.PictureURLHasSuffix(*i.PictureURLHasSuffix))
+	}
+	if i.PictureURLIsNil {
+		predicates = append(predicates, contact.PictureURLIsNil())
+	}
+	if i.PictureURLNotNil {
+		predicates = append(predicates, contact.PictureURLNotNil())
+	}
+	if i.PictureURLEqualFold != nil {
+		predicates = append(predicates, contact.PictureURLEqualFold(*i.PictureURLEqualFold))
+	}
+	if i.PictureURLContainsFold != nil {
+		predicates = append(predicates, contact.PictureURLContainsFold(*i.PictureURLContainsFold))
+	}
+	if i.DetailsAt != nil {
+		predicates = append(predicates, contact.DetailsAtEQ(*i.DetailsAt))
+	}
+	if i.DetailsAtNEQ != nil {
+		predicates = append(predicates, contact.DetailsAtNEQ(*i.DetailsAtNEQ))
+	}
+	if len(i.DetailsAtIn) > 0 {
+		predicates = append(predicates, contact.DetailsAtIn(i.DetailsAtIn...))
+	}
+	if len(i.DetailsAtNotIn) > 0 {
+		predicates = append(predicates, contact.DetailsAtNotIn(i.DetailsAtNotIn...))
+	}
+	if i.DetailsAtGT != nil {
+		predicates = append(predicates, contact.DetailsAtGT(*i.DetailsAtGT))
+	}
+	if i.DetailsAtGTE != nil {
+		predicates = append(predicates, contact.DetailsAtGTE(*i.DetailsAtGTE))
+	}
+	if i.DetailsAtLT != nil {
+		predicates = append(predicates, contact.DetailsAtLT(*i.DetailsAtLT))
+	}
+	if i.DetailsAtLTE != nil {
+		predicates = append(predicates, contact.DetailsAtLTE(*i.DetailsAtLTE))
+	}
+	if i.DetailsAtIsNil {
+		predicates = append(predicates, contact.DetailsAtIsNil())
+	}
+	if i.DetailsAtNotNil {
+		predicates = append(predicates, contact.DetailsAtNotNil())
 	}
 	if i.CreatedAt != nil {
 		predicates = append(predicates, contact.CreatedAtEQ(*i.CreatedAt))

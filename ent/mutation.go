@@ -9729,22 +9729,29 @@ func (m *ChatMemberMutation) ResetEdge(name string) error {
 // ContactMutation represents an operation that mutates the Contact nodes in the graph.
 type ContactMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *string
-	workspace_id  *string
-	jid           *string
-	lid           *string
-	name          *string
-	push_name     *string
-	is_business   *bool
-	saved         *bool
-	engine_id     *string
-	created_at    *time.Time
-	clearedFields map[string]struct{}
-	done          bool
-	oldValue      func(context.Context) (*Contact, error)
-	predicates    []predicate.Contact
+	op             Op
+	typ            string
+	id             *string
+	workspace_id   *string
+	jid            *string
+	lid            *string
+	name           *string
+	push_name      *string
+	is_business    *bool
+	saved          *bool
+	engine_id      *string
+	about          *string
+	about_set_at   *time.Time
+	picture_id     *string
+	picture_url    *string
+	business       *json.RawMessage
+	appendbusiness json.RawMessage
+	details_at     *time.Time
+	created_at     *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*Contact, error)
+	predicates     []predicate.Contact
 }
 
 var _ ent.Mutation = (*ContactMutation)(nil)
@@ -10191,6 +10198,316 @@ func (m *ContactMutation) ResetEngineID() {
 	delete(m.clearedFields, contact.FieldEngineID)
 }
 
+// SetAbout sets the "about" field.
+func (m *ContactMutation) SetAbout(s string) {
+	m.about = &s
+}
+
+// About returns the value of the "about" field in the mutation.
+func (m *ContactMutation) About() (r string, exists bool) {
+	v := m.about
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAbout returns the old "about" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldAbout(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAbout is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAbout requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAbout: %w", err)
+	}
+	return oldValue.About, nil
+}
+
+// ClearAbout clears the value of the "about" field.
+func (m *ContactMutation) ClearAbout() {
+	m.about = nil
+	m.clearedFields[contact.FieldAbout] = struct{}{}
+}
+
+// AboutCleared returns if the "about" field was cleared in this mutation.
+func (m *ContactMutation) AboutCleared() bool {
+	_, ok := m.clearedFields[contact.FieldAbout]
+	return ok
+}
+
+// ResetAbout resets all changes to the "about" field.
+func (m *ContactMutation) ResetAbout() {
+	m.about = nil
+	delete(m.clearedFields, contact.FieldAbout)
+}
+
+// SetAboutSetAt sets the "about_set_at" field.
+func (m *ContactMutation) SetAboutSetAt(t time.Time) {
+	m.about_set_at = &t
+}
+
+// AboutSetAt returns the value of the "about_set_at" field in the mutation.
+func (m *ContactMutation) AboutSetAt() (r time.Time, exists bool) {
+	v := m.about_set_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAboutSetAt returns the old "about_set_at" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldAboutSetAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAboutSetAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAboutSetAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAboutSetAt: %w", err)
+	}
+	return oldValue.AboutSetAt, nil
+}
+
+// ClearAboutSetAt clears the value of the "about_set_at" field.
+func (m *ContactMutation) ClearAboutSetAt() {
+	m.about_set_at = nil
+	m.clearedFields[contact.FieldAboutSetAt] = struct{}{}
+}
+
+// AboutSetAtCleared returns if the "about_set_at" field was cleared in this mutation.
+func (m *ContactMutation) AboutSetAtCleared() bool {
+	_, ok := m.clearedFields[contact.FieldAboutSetAt]
+	return ok
+}
+
+// ResetAboutSetAt resets all changes to the "about_set_at" field.
+func (m *ContactMutation) ResetAboutSetAt() {
+	m.about_set_at = nil
+	delete(m.clearedFields, contact.FieldAboutSetAt)
+}
+
+// SetPictureID sets the "picture_id" field.
+func (m *ContactMutation) SetPictureID(s string) {
+	m.picture_id = &s
+}
+
+// PictureID returns the value of the "picture_id" field in the mutation.
+func (m *ContactMutation) PictureID() (r string, exists bool) {
+	v := m.picture_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPictureID returns the old "picture_id" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldPictureID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPictureID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPictureID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPictureID: %w", err)
+	}
+	return oldValue.PictureID, nil
+}
+
+// ClearPictureID clears the value of the "picture_id" field.
+func (m *ContactMutation) ClearPictureID() {
+	m.picture_id = nil
+	m.clearedFields[contact.FieldPictureID] = struct{}{}
+}
+
+// PictureIDCleared returns if the "picture_id" field was cleared in this mutation.
+func (m *ContactMutation) PictureIDCleared() bool {
+	_, ok := m.clearedFields[contact.FieldPictureID]
+	return ok
+}
+
+// ResetPictureID resets all changes to the "picture_id" field.
+func (m *ContactMutation) ResetPictureID() {
+	m.picture_id = nil
+	delete(m.clearedFields, contact.FieldPictureID)
+}
+
+// SetPictureURL sets the "picture_url" field.
+func (m *ContactMutation) SetPictureURL(s string) {
+	m.picture_url = &s
+}
+
+// PictureURL returns the value of the "picture_url" field in the mutation.
+func (m *ContactMutation) PictureURL() (r string, exists bool) {
+	v := m.picture_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPictureURL returns the old "picture_url" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldPictureURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPictureURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPictureURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPictureURL: %w", err)
+	}
+	return oldValue.PictureURL, nil
+}
+
+// ClearPictureURL clears the value of the "picture_url" field.
+func (m *ContactMutation) ClearPictureURL() {
+	m.picture_url = nil
+	m.clearedFields[contact.FieldPictureURL] = struct{}{}
+}
+
+// PictureURLCleared returns if the "picture_url" field was cleared in this mutation.
+func (m *ContactMutation) PictureURLCleared() bool {
+	_, ok := m.clearedFields[contact.FieldPictureURL]
+	return ok
+}
+
+// ResetPictureURL resets all changes to the "picture_url" field.
+func (m *ContactMutation) ResetPictureURL() {
+	m.picture_url = nil
+	delete(m.clearedFields, contact.FieldPictureURL)
+}
+
+// SetBusiness sets the "business" field.
+func (m *ContactMutation) SetBusiness(jm json.RawMessage) {
+	m.business = &jm
+	m.appendbusiness = nil
+}
+
+// Business returns the value of the "business" field in the mutation.
+func (m *ContactMutation) Business() (r json.RawMessage, exists bool) {
+	v := m.business
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBusiness returns the old "business" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldBusiness(ctx context.Context) (v json.RawMessage, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBusiness is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBusiness requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBusiness: %w", err)
+	}
+	return oldValue.Business, nil
+}
+
+// AppendBusiness adds jm to the "business" field.
+func (m *ContactMutation) AppendBusiness(jm json.RawMessage) {
+	m.appendbusiness = append(m.appendbusiness, jm...)
+}
+
+// AppendedBusiness returns the list of values that were appended to the "business" field in this mutation.
+func (m *ContactMutation) AppendedBusiness() (json.RawMessage, bool) {
+	if len(m.appendbusiness) == 0 {
+		return nil, false
+	}
+	return m.appendbusiness, true
+}
+
+// ClearBusiness clears the value of the "business" field.
+func (m *ContactMutation) ClearBusiness() {
+	m.business = nil
+	m.appendbusiness = nil
+	m.clearedFields[contact.FieldBusiness] = struct{}{}
+}
+
+// BusinessCleared returns if the "business" field was cleared in this mutation.
+func (m *ContactMutation) BusinessCleared() bool {
+	_, ok := m.clearedFields[contact.FieldBusiness]
+	return ok
+}
+
+// ResetBusiness resets all changes to the "business" field.
+func (m *ContactMutation) ResetBusiness() {
+	m.business = nil
+	m.appendbusiness = nil
+	delete(m.clearedFields, contact.FieldBusiness)
+}
+
+// SetDetailsAt sets the "details_at" field.
+func (m *ContactMutation) SetDetailsAt(t time.Time) {
+	m.details_at = &t
+}
+
+// DetailsAt returns the value of the "details_at" field in the mutation.
+func (m *ContactMutation) DetailsAt() (r time.Time, exists bool) {
+	v := m.details_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDetailsAt returns the old "details_at" field's value of the Contact entity.
+// If the Contact object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ContactMutation) OldDetailsAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDetailsAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDetailsAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDetailsAt: %w", err)
+	}
+	return oldValue.DetailsAt, nil
+}
+
+// ClearDetailsAt clears the value of the "details_at" field.
+func (m *ContactMutation) ClearDetailsAt() {
+	m.details_at = nil
+	m.clearedFields[contact.FieldDetailsAt] = struct{}{}
+}
+
+// DetailsAtCleared returns if the "details_at" field was cleared in this mutation.
+func (m *ContactMutation) DetailsAtCleared() bool {
+	_, ok := m.clearedFields[contact.FieldDetailsAt]
+	return ok
+}
+
+// ResetDetailsAt resets all changes to the "details_at" field.
+func (m *ContactMutation) ResetDetailsAt() {
+	m.details_at = nil
+	delete(m.clearedFields, contact.FieldDetailsAt)
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ContactMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -10261,7 +10578,7 @@ func (m *ContactMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ContactMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 15)
 	if m.workspace_id != nil {
 		fields = append(fields, contact.FieldWorkspaceID)
 	}
@@ -10285,6 +10602,24 @@ func (m *ContactMutation) Fields() []string {
 	}
 	if m.engine_id != nil {
 		fields = append(fields, contact.FieldEngineID)
+	}
+	if m.about != nil {
+		fields = append(fields, contact.FieldAbout)
+	}
+	if m.about_set_at != nil {
+		fields = append(fields, contact.FieldAboutSetAt)
+	}
+	if m.picture_id != nil {
+		fields = append(fields, contact.FieldPictureID)
+	}
+	if m.picture_url != nil {
+		fields = append(fields, contact.FieldPictureURL)
+	}
+	if m.business != nil {
+		fields = append(fields, contact.FieldBusiness)
+	}
+	if m.details_at != nil {
+		fields = append(fields, contact.FieldDetailsAt)
 	}
 	if m.created_at != nil {
 		fields = append(fields, contact.FieldCreatedAt)
@@ -10313,6 +10648,18 @@ func (m *ContactMutation) Field(name string) (ent.Value, bool) {
 		return m.Saved()
 	case contact.FieldEngineID:
 		return m.EngineID()
+	case contact.FieldAbout:
+		return m.About()
+	case contact.FieldAboutSetAt:
+		return m.AboutSetAt()
+	case contact.FieldPictureID:
+		return m.PictureID()
+	case contact.FieldPictureURL:
+		return m.PictureURL()
+	case contact.FieldBusiness:
+		return m.Business()
+	case contact.FieldDetailsAt:
+		return m.DetailsAt()
 	case contact.FieldCreatedAt:
 		return m.CreatedAt()
 	}
@@ -10340,6 +10687,18 @@ func (m *ContactMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldSaved(ctx)
 	case contact.FieldEngineID:
 		return m.OldEngineID(ctx)
+	case contact.FieldAbout:
+		return m.OldAbout(ctx)
+	case contact.FieldAboutSetAt:
+		return m.OldAboutSetAt(ctx)
+	case contact.FieldPictureID:
+		return m.OldPictureID(ctx)
+	case contact.FieldPictureURL:
+		return m.OldPictureURL(ctx)
+	case contact.FieldBusiness:
+		return m.OldBusiness(ctx)
+	case contact.FieldDetailsAt:
+		return m.OldDetailsAt(ctx)
 	case contact.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	}
@@ -10407,6 +10766,48 @@ func (m *ContactMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEngineID(v)
 		return nil
+	case contact.FieldAbout:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAbout(v)
+		return nil
+	case contact.FieldAboutSetAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAboutSetAt(v)
+		return nil
+	case contact.FieldPictureID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPictureID(v)
+		return nil
+	case contact.FieldPictureURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPictureURL(v)
+		return nil
+	case contact.FieldBusiness:
+		v, ok := value.(json.RawMessage)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBusiness(v)
+		return nil
+	case contact.FieldDetailsAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDetailsAt(v)
+		return nil
 	case contact.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -10456,6 +10857,24 @@ func (m *ContactMutation) ClearedFields() []string {
 	if m.FieldCleared(contact.FieldEngineID) {
 		fields = append(fields, contact.FieldEngineID)
 	}
+	if m.FieldCleared(contact.FieldAbout) {
+		fields = append(fields, contact.FieldAbout)
+	}
+	if m.FieldCleared(contact.FieldAboutSetAt) {
+		fields = append(fields, contact.FieldAboutSetAt)
+	}
+	if m.FieldCleared(contact.FieldPictureID) {
+		fields = append(fields, contact.FieldPictureID)
+	}
+	if m.FieldCleared(contact.FieldPictureURL) {
+		fields = append(fields, contact.FieldPictureURL)
+	}
+	if m.FieldCleared(contact.FieldBusiness) {
+		fields = append(fields, contact.FieldBusiness)
+	}
+	if m.FieldCleared(contact.FieldDetailsAt) {
+		fields = append(fields, contact.FieldDetailsAt)
+	}
 	return fields
 }
 
@@ -10481,6 +10900,24 @@ func (m *ContactMutation) ClearField(name string) error {
 		return nil
 	case contact.FieldEngineID:
 		m.ClearEngineID()
+		return nil
+	case contact.FieldAbout:
+		m.ClearAbout()
+		return nil
+	case contact.FieldAboutSetAt:
+		m.ClearAboutSetAt()
+		return nil
+	case contact.FieldPictureID:
+		m.ClearPictureID()
+		return nil
+	case contact.FieldPictureURL:
+		m.ClearPictureURL()
+		return nil
+	case contact.FieldBusiness:
+		m.ClearBusiness()
+		return nil
+	case contact.FieldDetailsAt:
+		m.ClearDetailsAt()
 		return nil
 	}
 	return fmt.Errorf("unknown Contact nullable field %s", name)
@@ -10513,6 +10950,24 @@ func (m *ContactMutation) ResetField(name string) error {
 		return nil
 	case contact.FieldEngineID:
 		m.ResetEngineID()
+		return nil
+	case contact.FieldAbout:
+		m.ResetAbout()
+		return nil
+	case contact.FieldAboutSetAt:
+		m.ResetAboutSetAt()
+		return nil
+	case contact.FieldPictureID:
+		m.ResetPictureID()
+		return nil
+	case contact.FieldPictureURL:
+		m.ResetPictureURL()
+		return nil
+	case contact.FieldBusiness:
+		m.ResetBusiness()
+		return nil
+	case contact.FieldDetailsAt:
+		m.ResetDetailsAt()
 		return nil
 	case contact.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -239,6 +239,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapBlockList:
 		_, ok := eng.(engine.Blocker)
 		return ok
+	case engine.CapContactDetails:
+		_, ok := eng.(engine.ContactDetailer)
+		return ok
 	}
 	return false
 }

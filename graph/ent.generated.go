@@ -88,6 +88,7 @@ type QueryResolver interface {
 	MessageMedia(ctx context.Context, key string, chatID *string, maxAttempts *int) (*model.MessageMedia, error)
 	NewsletterList(ctx context.Context, searchToken *string, limit *int, skip *int) (*model.ChatPage, error)
 	Newsletter(ctx context.Context, id string) (*ent.Chat, error)
+	ContactDetails(ctx context.Context, id string, engineID *string, refresh *bool) (*model.ContactDetails, error)
 	CheckNumbers(ctx context.Context, phones []string, engineID *string) (*model.NumberCheckResult, error)
 	BlockedContacts(ctx context.Context, engineID *string) (*model.BlockedContacts, error)
 	EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error)
@@ -860,6 +861,36 @@ func (ec *executionContext) field_Query_contactConnection_args(ctx context.Conte
 		return nil, err
 	}
 	args["where"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_contactDetails_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "refresh",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["refresh"] = arg2
 	return args, nil
 }
 
@@ -5095,6 +5126,98 @@ func (ec *executionContext) fieldContext_Contact_engineID(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Contact_about(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_about(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.About, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_about(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Contact_aboutSetAt(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_aboutSetAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AboutSetAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_aboutSetAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _Contact_pictureURL(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_pictureURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PictureURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_pictureURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Contact_detailsAt(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Contact_detailsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DetailsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Contact_detailsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Contact", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Contact_createdAt(ctx context.Context, field graphql.CollectedField, obj *ent.Contact) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8896,6 +9019,50 @@ func (ec *executionContext) fieldContext_Query_newsletter(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_newsletter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_contactDetails(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_contactDetails(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ContactDetails(ctx, fc.Args["id"].(string), fc.Args["engineId"].(*string), fc.Args["refresh"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContactDetails) graphql.Marshaler {
+			return ec.marshalNContactDetails2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐContactDetails(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_contactDetails(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContactDetails(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_contactDetails_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16787,7 +16954,7 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "lid", "lidNEQ", "lidIn", "lidNotIn", "lidGT", "lidGTE", "lidLT", "lidLTE", "lidContains", "lidHasPrefix", "lidHasSuffix", "lidIsNil", "lidNotNil", "lidEqualFold", "lidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "lid", "lidNEQ", "lidIn", "lidNotIn", "lidGT", "lidGTE", "lidLT", "lidLTE", "lidContains", "lidHasPrefix", "lidHasSuffix", "lidIsNil", "lidNotNil", "lidEqualFold", "lidContainsFold", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pushName", "pushNameNEQ", "pushNameIn", "pushNameNotIn", "pushNameGT", "pushNameGTE", "pushNameLT", "pushNameLTE", "pushNameContains", "pushNameHasPrefix", "pushNameHasSuffix", "pushNameIsNil", "pushNameNotNil", "pushNameEqualFold", "pushNameContainsFold", "isBusiness", "isBusinessNEQ", "saved", "savedNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "about", "aboutNEQ", "aboutIn", "aboutNotIn", "aboutGT", "aboutGTE", "aboutLT", "aboutLTE", "aboutContains", "aboutHasPrefix", "aboutHasSuffix", "aboutIsNil", "aboutNotNil", "aboutEqualFold", "aboutContainsFold", "aboutSetAt", "aboutSetAtNEQ", "aboutSetAtIn", "aboutSetAtNotIn", "aboutSetAtGT", "aboutSetAtGTE", "aboutSetAtLT", "aboutSetAtLTE", "aboutSetAtIsNil", "aboutSetAtNotNil", "pictureURL", "pictureURLNEQ", "pictureURLIn", "pictureURLNotIn", "pictureURLGT", "pictureURLGTE", "pictureURLLT", "pictureURLLTE", "pictureURLContains", "pictureURLHasPrefix", "pictureURLHasSuffix", "pictureURLIsNil", "pictureURLNotNil", "pictureURLEqualFold", "pictureURLContainsFold", "detailsAt", "detailsAtNEQ", "detailsAtIn", "detailsAtNotIn", "detailsAtGT", "detailsAtGTE", "detailsAtLT", "detailsAtLTE", "detailsAtIsNil", "detailsAtNotNil", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17515,6 +17682,356 @@ func (ec *executionContext) unmarshalInputContactWhereInput(ctx context.Context,
 				return it, err
 			}
 			it.EngineIDContainsFold = data
+		case "about":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("about"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.About = data
+		case "aboutNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutNEQ = data
+		case "aboutIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutIn = data
+		case "aboutNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutNotIn = data
+		case "aboutGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutGT = data
+		case "aboutGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutGTE = data
+		case "aboutLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutLT = data
+		case "aboutLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutLTE = data
+		case "aboutContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutContains = data
+		case "aboutHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutHasPrefix = data
+		case "aboutHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutHasSuffix = data
+		case "aboutIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutIsNil = data
+		case "aboutNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutNotNil = data
+		case "aboutEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutEqualFold = data
+		case "aboutContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutContainsFold = data
+		case "aboutSetAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAt = data
+		case "aboutSetAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtNEQ = data
+		case "aboutSetAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtIn = data
+		case "aboutSetAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtNotIn = data
+		case "aboutSetAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtGT = data
+		case "aboutSetAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtGTE = data
+		case "aboutSetAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtLT = data
+		case "aboutSetAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtLTE = data
+		case "aboutSetAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtIsNil = data
+		case "aboutSetAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("aboutSetAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AboutSetAtNotNil = data
+		case "pictureURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURL = data
+		case "pictureURLNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLNEQ = data
+		case "pictureURLIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLIn = data
+		case "pictureURLNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLNotIn = data
+		case "pictureURLGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLGT = data
+		case "pictureURLGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLGTE = data
+		case "pictureURLLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLLT = data
+		case "pictureURLLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLLTE = data
+		case "pictureURLContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLContains = data
+		case "pictureURLHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLHasPrefix = data
+		case "pictureURLHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLHasSuffix = data
+		case "pictureURLIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLIsNil = data
+		case "pictureURLNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLNotNil = data
+		case "pictureURLEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLEqualFold = data
+		case "pictureURLContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pictureURLContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PictureURLContainsFold = data
+		case "detailsAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAt = data
+		case "detailsAtNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtNEQ"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtNEQ = data
+		case "detailsAtIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtIn = data
+		case "detailsAtNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtNotIn"))
+			data, err := ec.unmarshalOTime2ᚕtimeᚐTimeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtNotIn = data
+		case "detailsAtGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtGT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtGT = data
+		case "detailsAtGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtGTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtGTE = data
+		case "detailsAtLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtLT"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtLT = data
+		case "detailsAtLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtLTE"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtLTE = data
+		case "detailsAtIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtIsNil = data
+		case "detailsAtNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("detailsAtNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DetailsAtNotNil = data
 		case "createdAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -26087,6 +26604,26 @@ func (ec *executionContext) _Contact(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "about":
+			out.Values[i] = ec._Contact_about(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "aboutSetAt":
+			out.Values[i] = ec._Contact_aboutSetAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pictureURL":
+			out.Values[i] = ec._Contact_pictureURL(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "detailsAt":
+			out.Values[i] = ec._Contact_detailsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "createdAt":
 			out.Values[i] = ec._Contact_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -27896,6 +28433,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_newsletter(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "contactDetails":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_contactDetails(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -251,6 +251,24 @@ type ComplexityRoot struct {
 		MessageKey  func(childComplexity int) int
 	}
 
+	BusinessHours struct {
+		CloseTime func(childComplexity int) int
+		Day       func(childComplexity int) int
+		Mode      func(childComplexity int) int
+		OpenTime  func(childComplexity int) int
+	}
+
+	BusinessProfile struct {
+		Address     func(childComplexity int) int
+		Categories  func(childComplexity int) int
+		Description func(childComplexity int) int
+		Email       func(childComplexity int) int
+		Hours       func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Timezone    func(childComplexity int) int
+		Websites    func(childComplexity int) int
+	}
+
 	Call struct {
 		At       func(childComplexity int) int
 		EngineID func(childComplexity int) int
@@ -370,13 +388,17 @@ type ComplexityRoot struct {
 	}
 
 	Contact struct {
+		About       func(childComplexity int) int
+		AboutSetAt  func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
+		DetailsAt   func(childComplexity int) int
 		EngineID    func(childComplexity int) int
 		ID          func(childComplexity int) int
 		IsBusiness  func(childComplexity int) int
 		Jid         func(childComplexity int) int
 		Lid         func(childComplexity int) int
 		Name        func(childComplexity int) int
+		PictureURL  func(childComplexity int) int
 		PushName    func(childComplexity int) int
 		Saved       func(childComplexity int) int
 		WorkspaceID func(childComplexity int) int
@@ -391,6 +413,20 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	ContactDetails struct {
+		About       func(childComplexity int) int
+		AboutSetAt  func(childComplexity int) int
+		Business    func(childComplexity int) int
+		ChatID      func(childComplexity int) int
+		EngineID    func(childComplexity int) int
+		IsBusiness  func(childComplexity int) int
+		Lid         func(childComplexity int) int
+		Name        func(childComplexity int) int
+		PictureURL  func(childComplexity int) int
+		PushName    func(childComplexity int) int
+		RefreshedAt func(childComplexity int) int
 	}
 
 	ContactEdge struct {
@@ -848,6 +884,7 @@ type ComplexityRoot struct {
 		CommonGroups          func(childComplexity int, contactID string, limit *int, skip *int) int
 		Contact               func(childComplexity int, id string) int
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
+		ContactDetails        func(childComplexity int, id string, engineID *string, refresh *bool) int
 		ContactList           func(childComplexity int, searchToken *string, engineID *string, limit *int, skip *int) int
 		Engine                func(childComplexity int, id string) int
 		EngineList            func(childComplexity int, limit *int, skip *int) int
@@ -1762,6 +1799,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BoardSource.MessageKey(childComplexity), true
 
+	case "BusinessHours.closeTime":
+		if e.ComplexityRoot.BusinessHours.CloseTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessHours.CloseTime(childComplexity), true
+	case "BusinessHours.day":
+		if e.ComplexityRoot.BusinessHours.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessHours.Day(childComplexity), true
+	case "BusinessHours.mode":
+		if e.ComplexityRoot.BusinessHours.Mode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessHours.Mode(childComplexity), true
+	case "BusinessHours.openTime":
+		if e.ComplexityRoot.BusinessHours.OpenTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessHours.OpenTime(childComplexity), true
+
+	case "BusinessProfile.address":
+		if e.ComplexityRoot.BusinessProfile.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Address(childComplexity), true
+	case "BusinessProfile.categories":
+		if e.ComplexityRoot.BusinessProfile.Categories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Categories(childComplexity), true
+	case "BusinessProfile.description":
+		if e.ComplexityRoot.BusinessProfile.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Description(childComplexity), true
+	case "BusinessProfile.email":
+		if e.ComplexityRoot.BusinessProfile.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Email(childComplexity), true
+	case "BusinessProfile.hours":
+		if e.ComplexityRoot.BusinessProfile.Hours == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Hours(childComplexity), true
+	case "BusinessProfile.name":
+		if e.ComplexityRoot.BusinessProfile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Name(childComplexity), true
+	case "BusinessProfile.timezone":
+		if e.ComplexityRoot.BusinessProfile.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Timezone(childComplexity), true
+	case "BusinessProfile.websites":
+		if e.ComplexityRoot.BusinessProfile.Websites == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BusinessProfile.Websites(childComplexity), true
+
 	case "Call.at":
 		if e.ComplexityRoot.Call.At == nil {
 			break
@@ -2293,12 +2404,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChatPage.Total(childComplexity), true
 
+	case "Contact.about":
+		if e.ComplexityRoot.Contact.About == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.About(childComplexity), true
+	case "Contact.aboutSetAt":
+		if e.ComplexityRoot.Contact.AboutSetAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.AboutSetAt(childComplexity), true
 	case "Contact.createdAt":
 		if e.ComplexityRoot.Contact.CreatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Contact.CreatedAt(childComplexity), true
+	case "Contact.detailsAt":
+		if e.ComplexityRoot.Contact.DetailsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.DetailsAt(childComplexity), true
 	case "Contact.engineID":
 		if e.ComplexityRoot.Contact.EngineID == nil {
 			break
@@ -2335,6 +2464,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Contact.Name(childComplexity), true
+	case "Contact.pictureURL":
+		if e.ComplexityRoot.Contact.PictureURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Contact.PictureURL(childComplexity), true
 	case "Contact.pushName":
 		if e.ComplexityRoot.Contact.PushName == nil {
 			break
@@ -2385,6 +2520,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContactConnection.TotalCount(childComplexity), true
+
+	case "ContactDetails.about":
+		if e.ComplexityRoot.ContactDetails.About == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.About(childComplexity), true
+	case "ContactDetails.aboutSetAt":
+		if e.ComplexityRoot.ContactDetails.AboutSetAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.AboutSetAt(childComplexity), true
+	case "ContactDetails.business":
+		if e.ComplexityRoot.ContactDetails.Business == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.Business(childComplexity), true
+	case "ContactDetails.chatId":
+		if e.ComplexityRoot.ContactDetails.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.ChatID(childComplexity), true
+	case "ContactDetails.engineId":
+		if e.ComplexityRoot.ContactDetails.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.EngineID(childComplexity), true
+	case "ContactDetails.isBusiness":
+		if e.ComplexityRoot.ContactDetails.IsBusiness == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.IsBusiness(childComplexity), true
+	case "ContactDetails.lid":
+		if e.ComplexityRoot.ContactDetails.Lid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.Lid(childComplexity), true
+	case "ContactDetails.name":
+		if e.ComplexityRoot.ContactDetails.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.Name(childComplexity), true
+	case "ContactDetails.pictureUrl":
+		if e.ComplexityRoot.ContactDetails.PictureURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.PictureURL(childComplexity), true
+	case "ContactDetails.pushName":
+		if e.ComplexityRoot.ContactDetails.PushName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.PushName(childComplexity), true
+	case "ContactDetails.refreshedAt":
+		if e.ComplexityRoot.ContactDetails.RefreshedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContactDetails.RefreshedAt(childComplexity), true
 
 	case "ContactEdge.cursor":
 		if e.ComplexityRoot.ContactEdge.Cursor == nil {
@@ -4801,6 +5003,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ContactConnection(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["where"].(*ent.ContactWhereInput)), true
+	case "Query.contactDetails":
+		if e.ComplexityRoot.Query.ContactDetails == nil {
+			break
+		}
+
+		args, err := ec.field_Query_contactDetails_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ContactDetails(childComplexity, args["id"].(string), args["engineId"].(*string), args["refresh"].(*bool)), true
 	case "Query.contactList":
 		if e.ComplexityRoot.Query.ContactList == nil {
 			break
@@ -5511,7 +5724,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactops.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5529,6 +5742,7 @@ var sources = []*ast.Source{
 	{Name: "calls.graphql", Input: sourceData("calls.graphql"), BuiltIn: false},
 	{Name: "campaigns.graphql", Input: sourceData("campaigns.graphql"), BuiltIn: false},
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
+	{Name: "contactdetails.graphql", Input: sourceData("contactdetails.graphql"), BuiltIn: false},
 	{Name: "contactops.graphql", Input: sourceData("contactops.graphql"), BuiltIn: false},
 	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
@@ -5952,6 +6166,42 @@ func (ec *executionContext) childFields_BoardSource(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type BoardSource", field.Name)
 }
 
+func (ec *executionContext) childFields_BusinessHours(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_BusinessHours_day(ctx, field)
+	case "mode":
+		return ec.fieldContext_BusinessHours_mode(ctx, field)
+	case "openTime":
+		return ec.fieldContext_BusinessHours_openTime(ctx, field)
+	case "closeTime":
+		return ec.fieldContext_BusinessHours_closeTime(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BusinessHours", field.Name)
+}
+
+func (ec *executionContext) childFields_BusinessProfile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_BusinessProfile_name(ctx, field)
+	case "description":
+		return ec.fieldContext_BusinessProfile_description(ctx, field)
+	case "address":
+		return ec.fieldContext_BusinessProfile_address(ctx, field)
+	case "email":
+		return ec.fieldContext_BusinessProfile_email(ctx, field)
+	case "websites":
+		return ec.fieldContext_BusinessProfile_websites(ctx, field)
+	case "categories":
+		return ec.fieldContext_BusinessProfile_categories(ctx, field)
+	case "timezone":
+		return ec.fieldContext_BusinessProfile_timezone(ctx, field)
+	case "hours":
+		return ec.fieldContext_BusinessProfile_hours(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BusinessProfile", field.Name)
+}
+
 func (ec *executionContext) childFields_Call(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6196,6 +6446,14 @@ func (ec *executionContext) childFields_Contact(ctx context.Context, field graph
 		return ec.fieldContext_Contact_saved(ctx, field)
 	case "engineID":
 		return ec.fieldContext_Contact_engineID(ctx, field)
+	case "about":
+		return ec.fieldContext_Contact_about(ctx, field)
+	case "aboutSetAt":
+		return ec.fieldContext_Contact_aboutSetAt(ctx, field)
+	case "pictureURL":
+		return ec.fieldContext_Contact_pictureURL(ctx, field)
+	case "detailsAt":
+		return ec.fieldContext_Contact_detailsAt(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Contact_createdAt(ctx, field)
 	}
@@ -6222,6 +6480,34 @@ func (ec *executionContext) childFields_ContactConnection(ctx context.Context, f
 		return ec.fieldContext_ContactConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContactConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ContactDetails(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "chatId":
+		return ec.fieldContext_ContactDetails_chatId(ctx, field)
+	case "lid":
+		return ec.fieldContext_ContactDetails_lid(ctx, field)
+	case "name":
+		return ec.fieldContext_ContactDetails_name(ctx, field)
+	case "pushName":
+		return ec.fieldContext_ContactDetails_pushName(ctx, field)
+	case "isBusiness":
+		return ec.fieldContext_ContactDetails_isBusiness(ctx, field)
+	case "about":
+		return ec.fieldContext_ContactDetails_about(ctx, field)
+	case "aboutSetAt":
+		return ec.fieldContext_ContactDetails_aboutSetAt(ctx, field)
+	case "pictureUrl":
+		return ec.fieldContext_ContactDetails_pictureUrl(ctx, field)
+	case "business":
+		return ec.fieldContext_ContactDetails_business(ctx, field)
+	case "engineId":
+		return ec.fieldContext_ContactDetails_engineId(ctx, field)
+	case "refreshedAt":
+		return ec.fieldContext_ContactDetails_refreshedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContactDetails", field.Name)
 }
 
 func (ec *executionContext) childFields_ContactEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

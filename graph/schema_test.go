@@ -17,6 +17,7 @@ import (
 var boundedLists = map[string]string{
 	"AudienceContact.variables":      "at most 32 per contact (checked when written); values only",
 	"Board.columns":                  "the columns of the board's template, a handful",
+	"BusinessProfile.hours":          "one per day of the week (7); values only",
 	"BoardColumn.options":            "the options of one template column, a handful",
 	"BoardItem.cells":                "one per column of the item's board",
 	"BoardMergeReport.created":       "counted by upsertBoardItems: at most one per item given (500)",

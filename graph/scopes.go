@@ -65,6 +65,7 @@ var typeParts = map[string]string{
 	"AudienceContactsPayload": "Audience",
 	"BoardItemPayload":        "BoardItem",
 	"BoardMergeReport":        "BoardItem",
+	"ContactDetails":          "Contact",
 	"CreateWebhookPayload":    "Webhook",
 	"EngineCreated":           "Engine",
 	"GroupResult":             "Group",
@@ -77,6 +78,8 @@ var typeParts = map[string]string{
 
 	"AudienceVariable":    "",
 	"Call":                "",
+	"BusinessHours":       "",
+	"BusinessProfile":     "",
 	"BoardCell":           "",
 	"BoardColumn":         "",
 	"BoardOption":         "",

@@ -275,8 +275,13 @@ func upsertContact(ctx context.Context, tx *ent.Tx, c engine.ContactInfo, engine
 	if c.IsBusiness {
 		u.SetIsBusiness(true)
 	}
-	_, err = u.Save(ctx)
-	return err
+	if c.Changed != "" {
+		u.ClearDetailsAt() // the next read of its details asks the network
+	}
+	if _, err = u.Save(ctx); err != nil || c.Changed == "" {
+		return err
+	}
+	return contactUpdated(ctx, tx, c, engineID)
 }
 
 // knowContact makes the recipient of a direct chat a contact (the reference's

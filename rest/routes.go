@@ -171,6 +171,8 @@ var apiOperations = []apiOp{
 		query: []apiParam{engineParam}, data: rec("BlockedContacts", model.BlockedContacts{}), errs: engNS},
 	{method: "GET", path: "/v1/contacts/{id}", handle: on((*server).getContact), id: "getContact", tag: tagContacts, summary: "One contact, by its chat id or its LID", field: "contact",
 		data: rec("Contact", contactRecord{}), errs: notFnd},
+	{method: "GET", path: "/v1/contacts/{id}/details", handle: on((*server).getContactDetails), id: "getContactDetails", tag: tagContacts, summary: "A contact's details from the network: push name, about text, business profile, profile picture", field: "contactDetails",
+		query: []apiParam{q("engineId", "The engine (number) to read them through; default: the workspace's default engine.", str), q("refresh", "Ask the network even when the stored details are fresh (younger than 24 hours).", boolean)}, data: rec("ContactDetails", model.ContactDetails{}), errs: []int{400, 404, 501, 503, 504}},
 	{method: "GET", path: "/v1/contacts/{id}/common_groups", handle: on((*server).commonGroups), id: "listCommonGroups", tag: tagContacts, summary: "The groups shared with a contact", field: "commonGroups",
 		query: pageParams, data: rec("GroupSummary", groupItem{}), list: true, errs: eng},
 

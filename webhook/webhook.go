@@ -89,6 +89,10 @@ const (
 	// through the API); data {engineId, chatId, at} (docs/contacts.md).
 	EventContactBlocked   = "contact.blocked"
 	EventContactUnblocked = "contact.unblocked"
+	// EventContactUpdated: the network reported that a contact changed its
+	// picture, about text, business name or push name; data {chatId, changed,
+	// pushName, engineId, timestamp} (docs/contact-details.md).
+	EventContactUpdated = "contact.updated"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -104,7 +108,7 @@ var Catalog = []string{
 	EventCampaignStarted, EventCampaignPaused, EventCampaignResumed, EventCampaignCompleted, EventCampaignAborted,
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 	EventCallReceived,
-	EventContactBlocked, EventContactUnblocked,
+	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
 }
 
 // InCatalog reports whether typ is a known event type.

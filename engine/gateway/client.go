@@ -39,6 +39,9 @@ type client interface {
 	IsOnWhatsApp(ctx context.Context, phones []string) ([]types.IsOnWhatsAppResponse, error)
 	GetBlocklist(ctx context.Context) (*types.Blocklist, error)
 	UpdateBlocklist(ctx context.Context, jid types.JID, action events.BlocklistChangeAction) (*types.Blocklist, error)
+	GetUserInfo(ctx context.Context, jids []types.JID) (map[types.JID]types.UserInfo, error)
+	GetBusinessProfile(ctx context.Context, jid types.JID) (*types.BusinessProfile, error)
+	GetProfilePictureInfo(ctx context.Context, jid types.JID, params *whatsmeow.GetProfilePictureParams) (*types.ProfilePictureInfo, error)
 	MarkRead(ctx context.Context, ids []types.MessageID, timestamp time.Time, chat, sender types.JID, receiptTypeExtra ...types.ReceiptType) error
 	SendAppState(ctx context.Context, patch appstate.PatchInfo) error
 
@@ -57,8 +60,6 @@ type client interface {
 	// empty JID (no target).
 	SetGroupPhoto(ctx context.Context, jid types.JID, avatar []byte) (string, error)
 	SetStatusMessage(ctx context.Context, status types.SetStatusInput) error
-	GetUserInfo(ctx context.Context, jids []types.JID) (map[types.JID]types.UserInfo, error)
-	GetProfilePictureInfo(ctx context.Context, jid types.JID, params *whatsmeow.GetProfilePictureParams) (*types.ProfilePictureInfo, error)
 	RejectCall(ctx context.Context, callFrom types.JID, callID string) error
 	LeaveGroup(ctx context.Context, jid types.JID) error
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)

@@ -182,8 +182,14 @@ func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool
 		return e.report(ctx, e.callEvent(ctx, cl, v))
 	case *events.PushName:
 		c := engine.ContactInfo{ID: e.pnChatID(ctx, cl, v.JID, v.JIDAlt), PushName: v.NewPushName}
+		if v.OldPushName != "" { // a change, not the first sighting
+			c.Changed = engine.ContactPushName
+		}
 		return e.report(ctx, engine.Event{ID: "wa_pushname_" + c.ID + "_" + digest(v.NewPushName), Type: engine.EventHistory,
 			History: &engine.History{Contacts: []engine.ContactInfo{c}}})
+	}
+	if ev, ok := e.contactChange(ctx, cl, evt); ok {
+		return e.report(ctx, ev)
 	}
 	return true
 }

@@ -45,26 +45,25 @@ func (f *fakeClient) SetStatusMessage(_ context.Context, status types.SetStatusI
 	return nil
 }
 
-// GetUserInfo answers the account's own entry only (what the tests ask).
-func (f *fakeClient) GetUserInfo(_ context.Context, jids []types.JID) (map[types.JID]types.UserInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := map[types.JID]types.UserInfo{}
-	for _, j := range jids {
-		if j.User == f.own.User {
-			out[j] = types.UserInfo{Status: f.profile.about, PictureID: f.profile.pictureID}
-		}
+// ownUserInfo is the account's own entry of GetUserInfo, ok false for
+// another user's (contactdetails_fake_test.go answers those).
+func (f *fakeClient) ownUserInfo(j types.JID) (types.UserInfo, bool) {
+	if f.own.IsEmpty() || j.User != f.own.User {
+		return types.UserInfo{}, false
 	}
-	return out, nil
+	return types.UserInfo{Status: f.profile.about, PictureID: f.profile.pictureID}, true
 }
 
-func (f *fakeClient) GetProfilePictureInfo(_ context.Context, jid types.JID, _ *whatsmeow.GetProfilePictureParams) (*types.ProfilePictureInfo, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if jid.User != f.own.User || f.profile.picture == nil {
-		return nil, whatsmeow.ErrProfilePictureNotSet
+// ownPicture answers GetProfilePictureInfo for the account itself, ok false
+// for another user.
+func (f *fakeClient) ownPicture(j types.JID) (*types.ProfilePictureInfo, bool, error) {
+	if f.own.IsEmpty() || j.User != f.own.User {
+		return nil, false, nil
 	}
-	return &types.ProfilePictureInfo{URL: f.profile.pictureURL, ID: f.profile.pictureID, Type: "image"}, nil
+	if f.profile.picture == nil {
+		return nil, true, whatsmeow.ErrProfilePictureNotSet
+	}
+	return &types.ProfilePictureInfo{URL: f.profile.pictureURL, ID: f.profile.pictureID, Type: "image"}, true, nil
 }
 
 func (f *fakeClient) RejectCall(_ context.Context, from types.JID, id string) error {

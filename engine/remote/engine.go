@@ -245,3 +245,8 @@ func (e *Engine) Logout(ctx context.Context) error {
 func (e *Engine) Restart(ctx context.Context) error {
 	return e.invoke(ctx, "Restart", nil)
 }
+
+// ContactDetails implements engine.ContactDetailer.
+func (e *Engine) ContactDetails(ctx context.Context, jid string) (d engine.ContactDetails, err error) {
+	return d, e.invoke(ctx, "ContactDetails", []any{&d}, jid)
+}

@@ -41,6 +41,7 @@ var capabilities = []struct {
 	{"calls", reflect.TypeFor[engine.CallRejecter]()},
 	{engine.CapCheckNumbers, reflect.TypeFor[engine.NumberChecker]()},
 	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
+	{engine.CapContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

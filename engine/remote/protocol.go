@@ -48,7 +48,7 @@ const (
 	// socket can make the server hold no more than this; a welcomed engine's
 	// frames are bounded by the welcome's maxFrame instead.
 	HelloMaxFrame = 64 << 10
-	// MaxCapabilities bounds the capabilities a hello announces (there are seventeen).
+	// MaxCapabilities bounds the capabilities a hello announces (there are twenty).
 	MaxCapabilities = 64
 	// DefaultMaxBatch bounds the events one events frame carries, as the welcome's
 	// maxBatch tells the engine: a frame over it is refused whole (events_ack

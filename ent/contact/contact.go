@@ -30,6 +30,18 @@ const (
 	FieldSaved = "saved"
 	// FieldEngineID holds the string denoting the engine_id field in the database.
 	FieldEngineID = "engine_id"
+	// FieldAbout holds the string denoting the about field in the database.
+	FieldAbout = "about"
+	// FieldAboutSetAt holds the string denoting the about_set_at field in the database.
+	FieldAboutSetAt = "about_set_at"
+	// FieldPictureID holds the string denoting the picture_id field in the database.
+	FieldPictureID = "picture_id"
+	// FieldPictureURL holds the string denoting the picture_url field in the database.
+	FieldPictureURL = "picture_url"
+	// FieldBusiness holds the string denoting the business field in the database.
+	FieldBusiness = "business"
+	// FieldDetailsAt holds the string denoting the details_at field in the database.
+	FieldDetailsAt = "details_at"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// Table holds the table name of the contact in the database.
@@ -47,6 +59,12 @@ var Columns = []string{
 	FieldIsBusiness,
 	FieldSaved,
 	FieldEngineID,
+	FieldAbout,
+	FieldAboutSetAt,
+	FieldPictureID,
+	FieldPictureURL,
+	FieldBusiness,
+	FieldDetailsAt,
 	FieldCreatedAt,
 }
 
@@ -128,6 +146,31 @@ func BySaved(opts ...sql.OrderTermOption) OrderOption {
 // ByEngineID orders the results by the engine_id field.
 func ByEngineID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEngineID, opts...).ToFunc()
+}
+
+// ByAbout orders the results by the about field.
+func ByAbout(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAbout, opts...).ToFunc()
+}
+
+// ByAboutSetAt orders the results by the about_set_at field.
+func ByAboutSetAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAboutSetAt, opts...).ToFunc()
+}
+
+// ByPictureID orders the results by the picture_id field.
+func ByPictureID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPictureID, opts...).ToFunc()
+}
+
+// ByPictureURL orders the results by the picture_url field.
+func ByPictureURL(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPictureURL, opts...).ToFunc()
+}
+
+// ByDetailsAt orders the results by the details_at field.
+func ByDetailsAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldDetailsAt, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -104,6 +104,31 @@ func EngineID(v string) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldEngineID, v))
 }
 
+// About applies equality check predicate on the "about" field. It's identical to AboutEQ.
+func About(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldAbout, v))
+}
+
+// AboutSetAt applies equality check predicate on the "about_set_at" field. It's identical to AboutSetAtEQ.
+func AboutSetAt(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldAboutSetAt, v))
+}
+
+// PictureID applies equality check predicate on the "picture_id" field. It's identical to PictureIDEQ.
+func PictureID(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldPictureID, v))
+}
+
+// PictureURL applies equality check predicate on the "picture_url" field. It's identical to PictureURLEQ.
+func PictureURL(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldPictureURL, v))
+}
+
+// DetailsAt applies equality check predicate on the "details_at" field. It's identical to DetailsAtEQ.
+func DetailsAt(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldDetailsAt, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Contact {
 	return predicate.Contact(sql.FieldEQ(FieldCreatedAt, v))
@@ -557,6 +582,341 @@ func EngineIDEqualFold(v string) predicate.Contact {
 // EngineIDContainsFold applies the ContainsFold predicate on the "engine_id" field.
 func EngineIDContainsFold(v string) predicate.Contact {
 	return predicate.Contact(sql.FieldContainsFold(FieldEngineID, v))
+}
+
+// AboutEQ applies the EQ predicate on the "about" field.
+func AboutEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldAbout, v))
+}
+
+// AboutNEQ applies the NEQ predicate on the "about" field.
+func AboutNEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldAbout, v))
+}
+
+// AboutIn applies the In predicate on the "about" field.
+func AboutIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldAbout, vs...))
+}
+
+// AboutNotIn applies the NotIn predicate on the "about" field.
+func AboutNotIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldAbout, vs...))
+}
+
+// AboutGT applies the GT predicate on the "about" field.
+func AboutGT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldAbout, v))
+}
+
+// AboutGTE applies the GTE predicate on the "about" field.
+func AboutGTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldAbout, v))
+}
+
+// AboutLT applies the LT predicate on the "about" field.
+func AboutLT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldAbout, v))
+}
+
+// AboutLTE applies the LTE predicate on the "about" field.
+func AboutLTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldAbout, v))
+}
+
+// AboutContains applies the Contains predicate on the "about" field.
+func AboutContains(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContains(FieldAbout, v))
+}
+
+// AboutHasPrefix applies the HasPrefix predicate on the "about" field.
+func AboutHasPrefix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasPrefix(FieldAbout, v))
+}
+
+// AboutHasSuffix applies the HasSuffix predicate on the "about" field.
+func AboutHasSuffix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasSuffix(FieldAbout, v))
+}
+
+// AboutIsNil applies the IsNil predicate on the "about" field.
+func AboutIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldAbout))
+}
+
+// AboutNotNil applies the NotNil predicate on the "about" field.
+func AboutNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldAbout))
+}
+
+// AboutEqualFold applies the EqualFold predicate on the "about" field.
+func AboutEqualFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEqualFold(FieldAbout, v))
+}
+
+// AboutContainsFold applies the ContainsFold predicate on the "about" field.
+func AboutContainsFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContainsFold(FieldAbout, v))
+}
+
+// AboutSetAtEQ applies the EQ predicate on the "about_set_at" field.
+func AboutSetAtEQ(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldAboutSetAt, v))
+}
+
+// AboutSetAtNEQ applies the NEQ predicate on the "about_set_at" field.
+func AboutSetAtNEQ(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldAboutSetAt, v))
+}
+
+// AboutSetAtIn applies the In predicate on the "about_set_at" field.
+func AboutSetAtIn(vs ...time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldAboutSetAt, vs...))
+}
+
+// AboutSetAtNotIn applies the NotIn predicate on the "about_set_at" field.
+func AboutSetAtNotIn(vs ...time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldAboutSetAt, vs...))
+}
+
+// AboutSetAtGT applies the GT predicate on the "about_set_at" field.
+func AboutSetAtGT(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldAboutSetAt, v))
+}
+
+// AboutSetAtGTE applies the GTE predicate on the "about_set_at" field.
+func AboutSetAtGTE(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldAboutSetAt, v))
+}
+
+// AboutSetAtLT applies the LT predicate on the "about_set_at" field.
+func AboutSetAtLT(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldAboutSetAt, v))
+}
+
+// AboutSetAtLTE applies the LTE predicate on the "about_set_at" field.
+func AboutSetAtLTE(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldAboutSetAt, v))
+}
+
+// AboutSetAtIsNil applies the IsNil predicate on the "about_set_at" field.
+func AboutSetAtIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldAboutSetAt))
+}
+
+// AboutSetAtNotNil applies the NotNil predicate on the "about_set_at" field.
+func AboutSetAtNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldAboutSetAt))
+}
+
+// PictureIDEQ applies the EQ predicate on the "picture_id" field.
+func PictureIDEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldPictureID, v))
+}
+
+// PictureIDNEQ applies the NEQ predicate on the "picture_id" field.
+func PictureIDNEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldPictureID, v))
+}
+
+// PictureIDIn applies the In predicate on the "picture_id" field.
+func PictureIDIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldPictureID, vs...))
+}
+
+// PictureIDNotIn applies the NotIn predicate on the "picture_id" field.
+func PictureIDNotIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldPictureID, vs...))
+}
+
+// PictureIDGT applies the GT predicate on the "picture_id" field.
+func PictureIDGT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldPictureID, v))
+}
+
+// PictureIDGTE applies the GTE predicate on the "picture_id" field.
+func PictureIDGTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldPictureID, v))
+}
+
+// PictureIDLT applies the LT predicate on the "picture_id" field.
+func PictureIDLT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldPictureID, v))
+}
+
+// PictureIDLTE applies the LTE predicate on the "picture_id" field.
+func PictureIDLTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldPictureID, v))
+}
+
+// PictureIDContains applies the Contains predicate on the "picture_id" field.
+func PictureIDContains(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContains(FieldPictureID, v))
+}
+
+// PictureIDHasPrefix applies the HasPrefix predicate on the "picture_id" field.
+func PictureIDHasPrefix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasPrefix(FieldPictureID, v))
+}
+
+// PictureIDHasSuffix applies the HasSuffix predicate on the "picture_id" field.
+func PictureIDHasSuffix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasSuffix(FieldPictureID, v))
+}
+
+// PictureIDIsNil applies the IsNil predicate on the "picture_id" field.
+func PictureIDIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldPictureID))
+}
+
+// PictureIDNotNil applies the NotNil predicate on the "picture_id" field.
+func PictureIDNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldPictureID))
+}
+
+// PictureIDEqualFold applies the EqualFold predicate on the "picture_id" field.
+func PictureIDEqualFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEqualFold(FieldPictureID, v))
+}
+
+// PictureIDContainsFold applies the ContainsFold predicate on the "picture_id" field.
+func PictureIDContainsFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContainsFold(FieldPictureID, v))
+}
+
+// PictureURLEQ applies the EQ predicate on the "picture_url" field.
+func PictureURLEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldPictureURL, v))
+}
+
+// PictureURLNEQ applies the NEQ predicate on the "picture_url" field.
+func PictureURLNEQ(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldPictureURL, v))
+}
+
+// PictureURLIn applies the In predicate on the "picture_url" field.
+func PictureURLIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldPictureURL, vs...))
+}
+
+// PictureURLNotIn applies the NotIn predicate on the "picture_url" field.
+func PictureURLNotIn(vs ...string) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldPictureURL, vs...))
+}
+
+// PictureURLGT applies the GT predicate on the "picture_url" field.
+func PictureURLGT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldPictureURL, v))
+}
+
+// PictureURLGTE applies the GTE predicate on the "picture_url" field.
+func PictureURLGTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldPictureURL, v))
+}
+
+// PictureURLLT applies the LT predicate on the "picture_url" field.
+func PictureURLLT(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldPictureURL, v))
+}
+
+// PictureURLLTE applies the LTE predicate on the "picture_url" field.
+func PictureURLLTE(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldPictureURL, v))
+}
+
+// PictureURLContains applies the Contains predicate on the "picture_url" field.
+func PictureURLContains(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContains(FieldPictureURL, v))
+}
+
+// PictureURLHasPrefix applies the HasPrefix predicate on the "picture_url" field.
+func PictureURLHasPrefix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasPrefix(FieldPictureURL, v))
+}
+
+// PictureURLHasSuffix applies the HasSuffix predicate on the "picture_url" field.
+func PictureURLHasSuffix(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldHasSuffix(FieldPictureURL, v))
+}
+
+// PictureURLIsNil applies the IsNil predicate on the "picture_url" field.
+func PictureURLIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldPictureURL))
+}
+
+// PictureURLNotNil applies the NotNil predicate on the "picture_url" field.
+func PictureURLNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldPictureURL))
+}
+
+// PictureURLEqualFold applies the EqualFold predicate on the "picture_url" field.
+func PictureURLEqualFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldEqualFold(FieldPictureURL, v))
+}
+
+// PictureURLContainsFold applies the ContainsFold predicate on the "picture_url" field.
+func PictureURLContainsFold(v string) predicate.Contact {
+	return predicate.Contact(sql.FieldContainsFold(FieldPictureURL, v))
+}
+
+// BusinessIsNil applies the IsNil predicate on the "business" field.
+func BusinessIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldBusiness))
+}
+
+// BusinessNotNil applies the NotNil predicate on the "business" field.
+func BusinessNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldBusiness))
+}
+
+// DetailsAtEQ applies the EQ predicate on the "details_at" field.
+func DetailsAtEQ(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldEQ(FieldDetailsAt, v))
+}
+
+// DetailsAtNEQ applies the NEQ predicate on the "details_at" field.
+func DetailsAtNEQ(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldNEQ(FieldDetailsAt, v))
+}
+
+// DetailsAtIn applies the In predicate on the "details_at" field.
+func DetailsAtIn(vs ...time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldIn(FieldDetailsAt, vs...))
+}
+
+// DetailsAtNotIn applies the NotIn predicate on the "details_at" field.
+func DetailsAtNotIn(vs ...time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldNotIn(FieldDetailsAt, vs...))
+}
+
+// DetailsAtGT applies the GT predicate on the "details_at" field.
+func DetailsAtGT(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldGT(FieldDetailsAt, v))
+}
+
+// DetailsAtGTE applies the GTE predicate on the "details_at" field.
+func DetailsAtGTE(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldGTE(FieldDetailsAt, v))
+}
+
+// DetailsAtLT applies the LT predicate on the "details_at" field.
+func DetailsAtLT(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldLT(FieldDetailsAt, v))
+}
+
+// DetailsAtLTE applies the LTE predicate on the "details_at" field.
+func DetailsAtLTE(v time.Time) predicate.Contact {
+	return predicate.Contact(sql.FieldLTE(FieldDetailsAt, v))
+}
+
+// DetailsAtIsNil applies the IsNil predicate on the "details_at" field.
+func DetailsAtIsNil() predicate.Contact {
+	return predicate.Contact(sql.FieldIsNull(FieldDetailsAt))
+}
+
+// DetailsAtNotNil applies the NotNil predicate on the "details_at" field.
+func DetailsAtNotNil() predicate.Contact {
+	return predicate.Contact(sql.FieldNotNull(FieldDetailsAt))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -337,6 +337,12 @@ var (
 		{Name: "is_business", Type: field.TypeBool, Default: false},
 		{Name: "saved", Type: field.TypeBool, Default: false},
 		{Name: "engine_id", Type: field.TypeString, Nullable: true},
+		{Name: "about", Type: field.TypeString, Nullable: true},
+		{Name: "about_set_at", Type: field.TypeTime, Nullable: true},
+		{Name: "picture_id", Type: field.TypeString, Nullable: true},
+		{Name: "picture_url", Type: field.TypeString, Nullable: true},
+		{Name: "business", Type: field.TypeJSON, Nullable: true},
+		{Name: "details_at", Type: field.TypeTime, Nullable: true},
 		{Name: "created_at", Type: field.TypeTime},
 	}
 	// ContactsTable holds the schema information for the "contacts" table.

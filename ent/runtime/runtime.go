@@ -405,7 +405,7 @@ func init() {
 	// contact.DefaultSaved holds the default value on creation for the saved field.
 	contact.DefaultSaved = contactDescSaved.Default.(bool)
 	// contactDescCreatedAt is the schema descriptor for created_at field.
-	contactDescCreatedAt := contactFields[8].Descriptor()
+	contactDescCreatedAt := contactFields[14].Descriptor()
 	// contact.DefaultCreatedAt holds the default value on creation for the created_at field.
 	contact.DefaultCreatedAt = contactDescCreatedAt.Default.(func() time.Time)
 	// contactDescID is the schema descriptor for id field.

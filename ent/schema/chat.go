@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -90,6 +91,14 @@ func (Contact) Fields() []ent.Field {
 		field.Bool("is_business").Default(false),
 		field.Bool("saved").Default(false).Comment("in the phone's address book"),
 		field.String("engine_id").Optional().Comment("the engine (number) that last reported the contact"),
+		field.String("about").Optional().Comment("the contact's about text, as last read from the network"),
+		field.Time("about_set_at").Optional().Nillable().Comment("when the contact set its about text, when known"),
+		field.String("picture_id").Optional().Annotations(entgql.Skip()).Comment("the network's id of the contact's profile picture (empty: none)"),
+		field.String("picture_url").Optional().Comment("Switchboard's media URL of the stored profile picture (never the network's)"),
+		field.JSON("business", json.RawMessage{}).Optional().Annotations(entgql.Skip()).
+			Comment("the business profile of a business account (an engine.BusinessProfile as JSON)"),
+		field.Time("details_at").Optional().Nillable().
+			Comment("when the details (about, picture, business) were last read from the network; nil: never, or stale after a change event"),
 		field.Time("created_at").Immutable().Default(time.Now),
 	}
 }

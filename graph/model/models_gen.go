@@ -326,6 +326,31 @@ type ContactCardInput struct {
 	Vcard       string  `json:"vcard"`
 }
 
+// What the network tells of a contact, as last read.
+type ContactDetails struct {
+	// The contact's chat id (<digits>@c.us, or its LID while the number is unknown).
+	ChatID string `json:"chatId"`
+	// The contact's LID (<digits>@lid), when known.
+	Lid *string `json:"lid,omitempty"`
+	// The name saved in the phone's address book.
+	Name *string `json:"name,omitempty"`
+	// The name the contact gave themselves.
+	PushName   *string `json:"pushName,omitempty"`
+	IsBusiness bool    `json:"isBusiness"`
+	// The contact's about text; null when unset or hidden.
+	About *string `json:"about,omitempty"`
+	// When the about text was set, when known.
+	AboutSetAt *time.Time `json:"aboutSetAt,omitempty"`
+	// Switchboard's URL of the stored profile picture; null when the contact has none or hides it.
+	PictureURL *string `json:"pictureUrl,omitempty"`
+	// The business profile of a business account.
+	Business *engine.BusinessProfile `json:"business,omitempty"`
+	// The engine (number) that read the details.
+	EngineID *string `json:"engineId,omitempty"`
+	// When the details were read from the network.
+	RefreshedAt time.Time `json:"refreshedAt"`
+}
+
 type ContactPage struct {
 	Items []*ent.Contact `json:"items"`
 	Limit int            `json:"limit"`
