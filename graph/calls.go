@@ -121,7 +121,7 @@ func (r *Resolver) simulateCall(ctx context.Context, in model.CallInput) (*model
 		return nil, fieldError(switchboard.EVALIDATION, "from", "invalid_string",
 			"from must be a phone number in E.164 form (+15551234567) or a contact id (<digits>@c.us)")
 	}
-	eng, err := r.operating(ctx, in.EngineID, "simulating a call")
+	eng, err := r.actingEngine(ctx, in.EngineID, "", "simulating a call")
 	if err != nil {
 		return nil, err
 	}

@@ -52,9 +52,13 @@ func (r *Resolver) contactDetails(ctx context.Context, id string, engineID *stri
 			return detailsOf(c, nil), nil
 		}
 	}
-	cd, err := r.detailer(ctx, eid)
+	eng, err := r.actingEngineID(ctx, eid, engine.CapContactDetails, "reading contact details")
 	if err != nil {
 		return nil, err
+	}
+	cd, ok := eng.(engine.ContactDetailer)
+	if !ok {
+		return nil, switchboard.NotSupported(eng.ID(), engine.CapContactDetails)
 	}
 	d, err := cd.ContactDetails(ctx, jid)
 	if errors.Is(err, engine.ErrNotFound) {
@@ -62,38 +66,13 @@ func (r *Resolver) contactDetails(ctx context.Context, id string, engineID *stri
 	} else if err != nil {
 		return nil, err
 	}
-	return r.keepDetails(ctx, c, jid, cd.(engine.Engine).ID(), d)
+	return r.keepDetails(ctx, c, jid, eng.ID(), d)
 }
 
 // fresh says whether c's stored details may be answered: read less than
 // DetailsMaxAge ago (through engineID, when one is named) and not made stale.
 func fresh(c *ent.Contact, engineID string) bool {
 	return c.DetailsAt != nil && time.Since(*c.DetailsAt) < DetailsMaxAge && (engineID == "" || engineID == c.EngineID)
-}
-
-// detailer is the engine that reads contact details: engineID when not "",
-// else the workspace's default; not_supported when it cannot.
-func (r *Resolver) detailer(ctx context.Context, engineID string) (engine.ContactDetailer, error) {
-	var (
-		eng engine.Engine
-		err error
-	)
-	if engineID != "" {
-		eng, err = r.Engines.Find(ctx, viewerWorkspace(ctx), engineID)
-		if errors.Is(err, engine.ErrDisconnected) {
-			return nil, switchboard.Errorf(switchboard.ENOENGINE, "The engine %s is not connected; reading contact details needs it.", engineID)
-		}
-	} else {
-		eng, err = r.Engines.Pick(ctx, viewerWorkspace(ctx))
-	}
-	if err != nil {
-		return phoneAs[engine.ContactDetailer](eng, err, "read contact details")
-	}
-	cd, ok := eng.(engine.ContactDetailer)
-	if !ok || !serves(eng, engine.CapContactDetails) {
-		return nil, switchboard.NotSupported(eng.ID(), engine.CapContactDetails)
-	}
-	return cd, nil
 }
 
 // keepDetails stores what the network told of a contact (c, nil when the

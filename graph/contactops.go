@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -23,28 +22,6 @@ const (
 	// NumberCheckTTL is how long an answer of the network is reused.
 	NumberCheckTTL = time.Hour
 )
-
-// contactEngine is the engine a contact operation acts through: engineId (400
-// when malformed, 404 when the workspace has none such, engine_unavailable when
-// it is not connected), else the workspace's default engine; not_supported when
-// the engine does not serve capability.
-func (r *Resolver) contactEngine(ctx context.Context, engineID *string, capability, what string) (engine.Engine, error) {
-	id, err := r.sendingEngine(ctx, engineID)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := r.Dispatcher.Route(ctx, viewerWorkspace(ctx), "", id)
-	if errors.Is(err, engine.ErrNoEngine) && id != "" {
-		return nil, switchboard.Errorf(switchboard.ENOENGINE, "The engine %s is not connected; %s needs it.", id, what)
-	}
-	if eng, err = phoneAs[engine.Engine](eng, err, what); err != nil {
-		return nil, err
-	}
-	if !serves(eng, capability) {
-		return nil, switchboard.NotSupported(eng.ID(), capability)
-	}
-	return eng, nil
-}
 
 // checkPhones validates the numbers of checkNumbers: 1-MaxCheckNumbers E.164
 // numbers or <digits>@c.us, none twice; each wrong one is named by its index.
@@ -85,7 +62,7 @@ func (r *Resolver) checkNumbers(ctx context.Context, phones []string, engineID *
 	if err != nil {
 		return nil, err
 	}
-	eng, err := r.contactEngine(ctx, engineID, engine.CapCheckNumbers, "checking numbers")
+	eng, err := r.actingEngine(ctx, engineID, engine.CapCheckNumbers, "checking numbers")
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +143,7 @@ func numberStatus(phone string, c *ent.NumberCheck) *model.NumberStatus {
 
 // blockedContacts is the use case behind blockedContacts (GET /v1/contacts/blocked).
 func (r *Resolver) blockedContacts(ctx context.Context, engineID *string) (*model.BlockedContacts, error) {
-	eng, err := r.contactEngine(ctx, engineID, engine.CapBlockList, "reading the block list")
+	eng, err := r.actingEngine(ctx, engineID, engine.CapBlockList, "reading the block list")
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +167,7 @@ func (r *Resolver) setBlocked(ctx context.Context, id string, engineID *string, 
 		return nil, &switchboard.Error{Code: switchboard.EINVALID, Message: msg + ".",
 			Details: []switchboard.Detail{{Path: "id", Code: "invalid_string", Message: "Invalid contact " + quote(id)}}}
 	}
-	eng, err := r.contactEngine(ctx, engineID, engine.CapBlockList, "changing the block list")
+	eng, err := r.actingEngine(ctx, engineID, engine.CapBlockList, "changing the block list")
 	if err != nil {
 		return nil, err
 	}

@@ -25,48 +25,6 @@ const (
 	keepPictureURL = time.Hour
 )
 
-// operatingEngine returns the engine an operation of capability acts through,
-// as T: engineID when given (400 malformed, 404 unknown), else the workspace's
-// default engine, else the one Pick chooses; 503 when it is not connected, 501
-// not_supported when it does not serve capability.
-func operatingEngine[T any](ctx context.Context, r *Resolver, engineID *string, capability string) (T, string, error) {
-	var zero T
-	eng, err := r.operating(ctx, engineID, capability)
-	if err != nil {
-		return zero, "", err
-	}
-	t, ok := eng.(T)
-	if !ok || !serves(eng, capability) {
-		return zero, "", switchboard.NotSupported(eng.ID(), capability)
-	}
-	return t, eng.ID(), nil
-}
-
-// operating returns the engine an operation acts through (operatingEngine);
-// what names the operation in the error of an engine that is not connected.
-func (r *Resolver) operating(ctx context.Context, engineID *string, what string) (engine.Engine, error) {
-	ws := viewerWorkspace(ctx)
-	id, err := r.sendingEngine(ctx, engineID)
-	if err != nil {
-		return nil, err
-	}
-	if id == "" {
-		if id, err = r.defaultEngine(ctx, ws); err != nil {
-			return nil, err
-		}
-	}
-	var eng engine.Engine
-	if id != "" {
-		eng, err = r.Engines.Find(ctx, ws, id)
-	} else {
-		eng, err = r.Engines.Pick(ctx, ws)
-	}
-	if errors.Is(err, engine.ErrNoEngine) || errors.Is(err, engine.ErrDisconnected) {
-		return nil, switchboard.Errorf(switchboard.ENOENGINE, "The engine %s is not connected; %s needs it.", cmpOr(id, "of this account"), what)
-	}
-	return eng, err
-}
-
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -76,10 +34,11 @@ func cmpOr(a, b string) string {
 
 // profile is the use case behind profile (GET /v1/profile).
 func (r *Resolver) profile(ctx context.Context, engineID *string) (*model.Profile, error) {
-	pr, id, err := operatingEngine[engine.Profiler](ctx, r, engineID, "profile")
+	pr, eng, err := actingAs[engine.Profiler](ctx, r, engineID, "profile", "the profile")
 	if err != nil {
 		return nil, err
 	}
+	id := eng.ID()
 	return r.readProfile(ctx, pr, id)
 }
 
@@ -189,10 +148,11 @@ func (r *Resolver) removeProfilePicture(ctx context.Context, engineID *string) (
 // known: an image is fetched only for an engine that can take it), makes it
 // and answers the profile as it then is.
 func (r *Resolver) changeProfile(ctx context.Context, engineID *string, build func(context.Context) (engine.ProfileUpdate, error)) (*model.Profile, error) {
-	pr, id, err := operatingEngine[engine.Profiler](ctx, r, engineID, "profile")
+	pr, eng, err := actingAs[engine.Profiler](ctx, r, engineID, "profile", "the profile")
 	if err != nil {
 		return nil, err
 	}
+	id := eng.ID()
 	u, err := build(ctx)
 	if err != nil {
 		return nil, err
