@@ -61,6 +61,9 @@ type client interface {
 	SetGroupPhoto(ctx context.Context, jid types.JID, avatar []byte) (string, error)
 	SetStatusMessage(ctx context.Context, status types.SetStatusInput) error
 	RejectCall(ctx context.Context, callFrom types.JID, callID string) error
+	// SetDisappearingTimer sets a chat's disappearing-messages timer: a timer
+	// setting message to a user, a group IQ to a group.
+	SetDisappearingTimer(ctx context.Context, chat types.JID, timer time.Duration, settingTS time.Time) error
 	LeaveGroup(ctx context.Context, jid types.JID) error
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
 	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error

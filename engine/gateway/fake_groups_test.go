@@ -4,10 +4,13 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.mau.fi/whatsmeow"
+	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
 	"go.mau.fi/whatsmeow/types"
+	"google.golang.org/protobuf/proto"
 )
 
 func (f *fakeClient) GetGroupInfo(_ context.Context, jid types.JID) (*types.GroupInfo, error) {
@@ -111,4 +114,40 @@ func (f *fakeClient) CreateNewsletter(_ context.Context, p whatsmeow.CreateNewsl
 	md.ThreadMeta.Description.Text = p.Description
 	md.ThreadMeta.InviteCode = "abc"
 	return md, nil
+}
+
+// SetDisappearingTimer behaves as whatsmeow's: a timer setting message to a
+// user (sent with the raw client, not through the careful one), a group IQ
+// that changes the group's info (404 for a group the network does not know),
+// an error for any other server.
+func (f *fakeClient) SetDisappearingTimer(ctx context.Context, chat types.JID, timer time.Duration, settingTS time.Time) error {
+	f.mu.Lock()
+	f.timerCalls = append(f.timerCalls, fakeTimerCall{chat, timer, settingTS})
+	f.mu.Unlock()
+	switch chat.Server {
+	case types.DefaultUserServer, types.HiddenUserServer:
+		_, err := f.SendMessage(ctx, chat, &waE2E.Message{ProtocolMessage: &waE2E.ProtocolMessage{
+			Type:                      waE2E.ProtocolMessage_EPHEMERAL_SETTING.Enum(),
+			EphemeralExpiration:       proto.Uint32(uint32(timer.Seconds())),
+			EphemeralSettingTimestamp: proto.Int64(settingTS.Unix()),
+		}})
+		return err
+	case types.GroupServer:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		g, ok := f.groups[chat]
+		if !ok {
+			return whatsmeow.ErrIQNotFound
+		}
+		g.IsEphemeral, g.DisappearingTimer = timer > 0, uint32(timer.Seconds())
+		return nil
+	}
+	return fmt.Errorf("can't set disappearing time in a %s chat", chat.Server)
+}
+
+// fakeTimerCall is one SetDisappearingTimer call.
+type fakeTimerCall struct {
+	chat      types.JID
+	timer     time.Duration
+	settingTS time.Time
 }

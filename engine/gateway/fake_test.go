@@ -91,8 +91,9 @@ type fakeClient struct {
 	// blocked is the block list as whatsmeow's server keeps it: by LID when
 	// the store knows the number's LID (UpdateBlocklist resolves it).
 	blocked    []types.JID
-	blockCalls []string     // "<action> <jid as given>"
-	profiles   fakeProfiles // contact details (contactdetails_test.go)
+	blockCalls []string        // "<action> <jid as given>"
+	timerCalls []fakeTimerCall // SetDisappearingTimer's calls (fake_groups_test.go)
+	profiles   fakeProfiles    // contact details (contactdetails_test.go)
 }
 
 type fakeSend struct {

@@ -136,24 +136,36 @@ func (c *carefulClient) messageTimer(ctx context.Context, v *events.Message) {
 	c.setTimer(ctx, v.Info.Chat, chatTimer{seconds: ci.GetExpiration(), setAt: at}, false)
 }
 
-// applyTimer puts the timer of the chat to on msg, when it has one and msg is
-// a kind that carries it (not a reaction, an edit or a deletion).
-func (c *carefulClient) applyTimer(ctx context.Context, to types.JID, msg *waE2E.Message) {
+// chatTimer is the timer the store keeps for the chat to (by phone number
+// or LID); a group never seen asks its info once (which keeps its timer), and
+// answers its error. ok false when no timer is known.
+func (c *carefulClient) chatTimer(ctx context.Context, to types.JID) (t chatTimer, ok bool, err error) {
 	st, our := c.e.cfg.Store, c.ownJID()
-	if st == nil || our == "" || contextInfoOf(msg, false) == nil && !carriesContext(msg) {
-		return
+	if st == nil || our == "" {
+		return chatTimer{}, false, nil
 	}
 	chats := []string{to.ToNonAD().String()}
 	if alt, err := c.client.AltJID(ctx, to); err == nil && !alt.IsEmpty() {
 		chats = append(chats, alt.ToNonAD().String())
 	}
-	t, ok, err := st.timer(ctx, our, chats...)
+	t, ok, err = st.timer(ctx, our, chats...)
 	if err == nil && !ok && to.Server == types.GroupServer {
 		// A group never seen: its info says its timer (and is kept, so once).
-		if _, gerr := c.GetGroupInfo(ctx, to); gerr == nil {
-			t, ok, err = st.timer(ctx, our, chats...)
+		if _, err = c.GetGroupInfo(ctx, to); err != nil {
+			return chatTimer{}, false, err
 		}
+		t, ok, err = st.timer(ctx, our, chats...)
 	}
+	return t, ok, err
+}
+
+// applyTimer puts the timer of the chat to on msg, when it has one and msg is
+// a kind that carries it (not a reaction, an edit or a deletion).
+func (c *carefulClient) applyTimer(ctx context.Context, to types.JID, msg *waE2E.Message) {
+	if c.e.cfg.Store == nil || c.ownJID() == "" || contextInfoOf(msg, false) == nil && !carriesContext(msg) {
+		return
+	}
+	t, ok, err := c.chatTimer(ctx, to)
 	if err != nil {
 		c.e.log.Warn("gateway: read chat timer", "chat", to, "err", err)
 	}

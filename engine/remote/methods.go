@@ -42,6 +42,7 @@ var capabilities = []struct {
 	{engine.CapCheckNumbers, reflect.TypeFor[engine.NumberChecker]()},
 	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
 	{engine.CapContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
+	{engine.CapDisappearing, reflect.TypeFor[engine.DisappearingTimer]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

@@ -51,6 +51,9 @@ type Network struct {
 	profiles map[string]*profileState
 	// blocked is each engine's block list (by workspace|engine), in the order blocked.
 	blocked map[string][]string
+	// timers are chats' disappearing-message timers (by
+	// workspace|engine|chat; disappearing.go).
+	timers map[string]uint32
 }
 
 // scheduled notes that this process scheduled events due until last.
