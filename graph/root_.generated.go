@@ -506,6 +506,12 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	DisappearingTimer struct {
+		ChatID   func(childComplexity int) int
+		EngineID func(childComplexity int) int
+		Seconds  func(childComplexity int) int
+	}
+
 	Engine struct {
 		Connected          func(childComplexity int) int
 		ConnectedAt        func(childComplexity int) int
@@ -793,6 +799,7 @@ type ComplexityRoot struct {
 		SendMessage              func(childComplexity int, chatID string, input model.MessageInput, withTyping *bool, typingSeconds *float64) int
 		SetChatPresence          func(childComplexity int, chatID string, state string) int
 		SetDefaultEngine         func(childComplexity int, id string) int
+		SetDisappearingTimer     func(childComplexity int, chatID string, seconds int, engineID *string) int
 		SetGroupPicture          func(childComplexity int, id string, input model.GroupPictureInput) int
 		SetProfilePicture        func(childComplexity int, engineID *string, input model.GroupPictureInput) int
 		SimulateCall             func(childComplexity int, input model.CallInput) int
@@ -886,6 +893,7 @@ type ComplexityRoot struct {
 		ContactConnection     func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, where *ent.ContactWhereInput) int
 		ContactDetails        func(childComplexity int, id string, engineID *string, refresh *bool) int
 		ContactList           func(childComplexity int, searchToken *string, engineID *string, limit *int, skip *int) int
+		DisappearingTimer     func(childComplexity int, chatID string, engineID *string) int
 		Engine                func(childComplexity int, id string) int
 		EngineList            func(childComplexity int, limit *int, skip *int) int
 		FindSimilarBoardItems func(childComplexity int, boardID string, candidates []*model.BoardCandidateInput) int
@@ -2880,6 +2888,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeliveryPage.Total(childComplexity), true
 
+	case "DisappearingTimer.chatId":
+		if e.ComplexityRoot.DisappearingTimer.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisappearingTimer.ChatID(childComplexity), true
+	case "DisappearingTimer.engineId":
+		if e.ComplexityRoot.DisappearingTimer.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisappearingTimer.EngineID(childComplexity), true
+	case "DisappearingTimer.seconds":
+		if e.ComplexityRoot.DisappearingTimer.Seconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisappearingTimer.Seconds(childComplexity), true
+
 	case "Engine.connected":
 		if e.ComplexityRoot.Engine.Connected == nil {
 			break
@@ -4418,6 +4445,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetDefaultEngine(childComplexity, args["id"].(string)), true
+	case "Mutation.setDisappearingTimer":
+		if e.ComplexityRoot.Mutation.SetDisappearingTimer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setDisappearingTimer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetDisappearingTimer(childComplexity, args["chatId"].(string), args["seconds"].(int), args["engineId"].(*string)), true
 	case "Mutation.setGroupPicture":
 		if e.ComplexityRoot.Mutation.SetGroupPicture == nil {
 			break
@@ -5025,6 +5063,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ContactList(childComplexity, args["searchToken"].(*string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.disappearingTimer":
+		if e.ComplexityRoot.Query.DisappearingTimer == nil {
+			break
+		}
+
+		args, err := ec.field_Query_disappearingTimer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.DisappearingTimer(childComplexity, args["chatId"].(string), args["engineId"].(*string)), true
 	case "Query.engine":
 		if e.ComplexityRoot.Query.Engine == nil {
 			break
@@ -5724,7 +5773,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5744,6 +5793,7 @@ var sources = []*ast.Source{
 	{Name: "chats.graphql", Input: sourceData("chats.graphql"), BuiltIn: false},
 	{Name: "contactdetails.graphql", Input: sourceData("contactdetails.graphql"), BuiltIn: false},
 	{Name: "contactops.graphql", Input: sourceData("contactops.graphql"), BuiltIn: false},
+	{Name: "disappearing.graphql", Input: sourceData("disappearing.graphql"), BuiltIn: false},
 	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
 	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
@@ -6662,6 +6712,18 @@ func (ec *executionContext) childFields_DeliveryPage(ctx context.Context, field 
 		return ec.fieldContext_DeliveryPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeliveryPage", field.Name)
+}
+
+func (ec *executionContext) childFields_DisappearingTimer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engineId":
+		return ec.fieldContext_DisappearingTimer_engineId(ctx, field)
+	case "chatId":
+		return ec.fieldContext_DisappearingTimer_chatId(ctx, field)
+	case "seconds":
+		return ec.fieldContext_DisappearingTimer_seconds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DisappearingTimer", field.Name)
 }
 
 func (ec *executionContext) childFields_Engine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

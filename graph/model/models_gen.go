@@ -380,6 +380,16 @@ type DeliveryPage struct {
 	Total int             `json:"total"`
 }
 
+// A chat's disappearing-messages timer.
+type DisappearingTimer struct {
+	// The engine it was read or set through.
+	EngineID string `json:"engineId"`
+	// The chat's id (<digits>@c.us, <digits>@lid or <id>@g.us).
+	ChatID string `json:"chatId"`
+	// Seconds after which the chat's messages disappear; 0 is off.
+	Seconds int `json:"seconds"`
+}
+
 // The call settings of an engine; fields left out are unchanged.
 type EngineCallsInput struct {
 	RejectCalls        *bool   `json:"rejectCalls,omitempty"`
