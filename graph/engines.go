@@ -242,6 +242,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapContactDetails:
 		_, ok := eng.(engine.ContactDetailer)
 		return ok
+	case engine.CapDisappearing:
+		_, ok := eng.(engine.DisappearingTimer)
+		return ok
 	}
 	return false
 }
