@@ -401,7 +401,23 @@
         })));
       });
     if (can("messages:write")) append(main, el("h2", {}, "Reply"), sendForm(jid, function () { setTimeout(refresh, 500); }));
+    if (can("chats:read") && !/@newsletter$/.test(jid)) append(main, disappearingCard(jid));
     every(3000, refresh);
+  }
+
+  // disappearingCard shows a chat's disappearing-messages timer, changeable with chats:write.
+  function disappearingCard(jid) {
+    var timers = [["0", "Off"], ["86400", "24 hours"], ["604800", "7 days"], ["7776000", "90 days"]];
+    var pick = el("select", { name: "seconds", disabled: !can("chats:write") }, timers.map(function (t) { return el("option", { value: t[0] }, t[1]); }));
+    var status = el("div", {});
+    var card = el("div", { class: "card", "data-disappearing": "" }, el("h2", {}, "Disappearing messages"), field("Timer", pick), status);
+    function show(p) { return p.then(function (t) { clear(status); pick.value = String(t.seconds); }, function (err) { clear(status); append(status, errorBox(err)); }); }
+    show(gql("query($c: String!) { disappearingTimer(chatId: $c) { seconds } }", { c: jid }).then(function (d) { return d.disappearingTimer; }));
+    pick.addEventListener("change", function () {
+      show(gql("mutation($c: String!, $s: Int!) { setDisappearingTimer(chatId: $c, seconds: $s) { seconds } }", { c: jid, s: Number(pick.value) })
+        .then(function (d) { return d.setDisappearingTimer; }));
+    });
+    return card;
   }
 
   function groupsPage(main) {
