@@ -67,6 +67,7 @@ var typeParts = map[string]string{
 	"BoardMergeReport":        "BoardItem",
 	"ContactDetails":          "Contact",
 	"CreateWebhookPayload":    "Webhook",
+	"DisappearingTimer":       "Chat",
 	"EngineCreated":           "Engine",
 	"GroupResult":             "Group",
 	"LatestChat":              "Chat",
