@@ -385,3 +385,67 @@ func TestGatewayContactDetails(t *testing.T) {
 	}
 	callsAre(t, "business and unknown", f, "ContactDetails "+shop, "ContactDetails 15550007003@c.us")
 }
+
+// A gateway held by replica A serves the contact operations asked through
+// replica B: the commands and their answers (a details' picture URL and
+// business profile, the network not knowing a number) cross the hub intact.
+// Reads that sync history first skip an engine that does not serve
+// history_sync (B's handle of the gateway has the method, not the capability).
+func TestGatewayContactOpsAcrossReplicas(t *testing.T) {
+	var fakes fakeGateways
+	a := remoteEnv(t, func(c *app.Config) { c.OpenGateway = fakes.opener("A") })
+	redisURL := a.Config.RedisURL
+	if redisURL == "" {
+		redisURL = a.App.RedisURL()
+	}
+	b := apptest.New(t, apptest.Options{RedisDB: redisDB, Configure: func(c *app.Config) {
+		c.SandboxWorkspaces = []string{"default"}
+		c.PresenceTTL = a.Config.PresenceTTL
+		c.DatabaseURL, c.RedisURL, c.Role = a.Config.DatabaseURL, redisURL, app.RoleAPI
+		c.OpenGateway = fakes.opener("B")
+	}})
+	key := a.NewKey("acme", "*")
+	id, f := pairedGateway(t, a, &fakes, key)
+	if f.replica != "A" {
+		t.Fatalf("the gateway runs on %s", f.replica)
+	}
+	b.Eventually(10*time.Second, "the gateway in B's ping", func() bool { return pinged(b, key, id) })
+	_, png := pngDataURL(t, 4, 4)
+	cdn := newPictureCDN(t, png)
+	f.setContacts(func(c *fakeContacts) {
+		c.numbers = map[string]engine.NumberStatus{"15551230001": {Phone: "15551230001", OnNetwork: true, ChatID: "15551230001@c.us", LID: "777000001@lid"}}
+		c.details = map[string]engine.ContactDetails{"15550007002@c.us": {About: "open 9-5", IsBusiness: true,
+			Business: &engine.BusinessProfile{Name: "Acme Shop", Hours: []engine.BusinessHours{{Day: "mon", Mode: "specific_hours", OpenTime: 540, CloseTime: 1020}}},
+			Picture:  &engine.ProfilePicture{ID: "p1", URL: cdn.URL + "/shop.jpg"}}}
+	})
+
+	r := b.Do("POST", "/v1/contacts/check", key, map[string]any{"phones": []string{"+15551230001", "+15551230000"}})
+	items, _ := r.Data()["items"].([]any)
+	if diff := cmp.Diff([]string{"+15551230001 true 15551230001@c.us 777000001@lid false <nil>", "+15551230000 false <nil> <nil> false <nil>"},
+		statusLines(items)); r.Status != 200 || r.Data()["engineId"] != id || diff != "" {
+		t.Errorf("check through B: %d %s %s", r.Status, r.Raw, diff)
+	}
+	if r := b.Do("POST", "/v1/contacts/+15551230001/block?engineId="+id, key, nil); r.Status != 200 || !cmp.Equal(r.Data()["items"], []any{"15551230001@c.us"}) {
+		t.Errorf("block through B: %d %s", r.Status, r.Raw)
+	}
+	d := b.Do("GET", "/v1/contacts/15550007002@c.us/details?engineId="+id, key, nil)
+	biz, _ := d.Data()["business"].(map[string]any)
+	pic, _ := d.Data()["pictureUrl"].(string)
+	if d.Status != 200 || d.Data()["about"] != "open 9-5" || biz["name"] != "Acme Shop" || len(biz["hours"].([]any)) != 1 || pic == "" {
+		t.Errorf("details through B: %d %s", d.Status, d.Raw)
+	} else if got := fetchURL(t, b, pic); string(got) != string(png) {
+		t.Errorf("the stored picture is %d bytes, the CDN's %d", len(got), len(png))
+	}
+	if r := b.Do("GET", "/v1/contacts/+15550007003/details?engineId="+id, key, nil); errorOf(r) != "404 not_found id:not_found" {
+		t.Errorf("not on the network, through B: %s", r.Raw)
+	}
+	// The reads of the store (which first ask the engine for its history when
+	// it serves history_sync; the gateway does not) answer through B too.
+	for _, path := range []string{"/v1/chats", "/v1/contacts"} {
+		if r := b.Do("GET", path, key, nil); r.Status != 200 {
+			t.Errorf("GET %s through B: %d %s", path, r.Status, r.Raw)
+		}
+	}
+	callsAre(t, "through B", f, "CheckNumbers 15551230001 15551230000", "Block 15551230001@c.us", "Blocklist",
+		"ContactDetails 15550007002@c.us", "ContactDetails 15550007003@c.us")
+}
