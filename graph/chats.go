@@ -54,14 +54,16 @@ var chatKinds = []string{engine.ChatContact, engine.ChatGroup, engine.ChatNewsle
 
 // syncHistory makes sure the store holds the account's recent history before a
 // read: the connected engine reports it the first time (the sandbox does), and
-// the read waits until it is applied. Without an engine the store answers as it is.
+// the read waits until it is applied. Without an engine, or with one that does
+// not serve history_sync (a remote engine's handle, or a gateway held by another
+// replica, has the method but not the capability), the store answers as it is.
 func (r *Resolver) syncHistory(ctx context.Context) error {
 	eng, err := r.Engines.Pick(ctx, viewerWorkspace(ctx))
 	if err != nil {
 		return nil
 	}
 	s, ok := eng.(engine.HistorySyncer)
-	if !ok {
+	if !ok || !serves(eng, "history_sync") {
 		return nil
 	}
 	reported, err := s.SyncHistory(ctx)

@@ -218,6 +218,9 @@ func serves(eng engine.Engine, capability string) bool {
 		return slices.Contains(c.Capabilities(), capability)
 	}
 	switch capability {
+	case "history_sync":
+		_, ok := eng.(engine.HistorySyncer)
+		return ok
 	case "logout":
 		_, ok := eng.(engine.LoggerOut)
 		return ok

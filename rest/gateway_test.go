@@ -39,6 +39,9 @@ type fakeGateway struct {
 	// whatsmeow returns it ("server returned error <code>"), classified as
 	// the gateway classifies it.
 	serverError map[string]int
+	// contacts is the network's side of the contact operations
+	// (gateway_contacts_test.go).
+	contacts fakeContacts
 }
 
 // CheckMedia implements engine.MediaChecker.
