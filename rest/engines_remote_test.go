@@ -324,7 +324,9 @@ func TestDyingEngineIsNotPicked(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for i := 0; time.Now().Before(deadline); i++ {
 		sent := e.Do("POST", fmt.Sprintf("/v1/messages/+1555000%04d", 6000+i), key, map[string]any{"type": "text", "text": "to the live engine"})
-		if sent.Status != 201 || sent.Data()["status"] != "confirmed" {
+		// confirmed, or already received when the sandbox's ack was applied
+		// before the answer was written (a loaded machine)
+		if st := sent.Data()["status"]; sent.Status != 201 || st != "confirmed" && st != "received" {
 			t.Fatalf("send %d while the other engine closes = %d %s", i, sent.Status, sent.Raw)
 		}
 	}

@@ -179,7 +179,7 @@ func TestGatewayEngineAcrossReplicas(t *testing.T) {
 	var fakes fakeGateways
 	a := remoteEnv(t, func(c *app.Config) {
 		c.OpenGateway = fakes.opener("A")
-		c.GatewayLeaseTTL = 1500 * time.Millisecond
+		c.GatewayLeaseTTL = 3 * time.Second // fenced 2 s after the last renewal: room for a loaded -race run
 	})
 	redisURL := a.Config.RedisURL
 	if redisURL == "" {

@@ -182,7 +182,7 @@ func TestGatewayMediaAcrossFailOver(t *testing.T) {
 	var fakes fakeGateways
 	a := remoteEnv(t, func(c *app.Config) {
 		c.OpenGateway = fakes.opener("A")
-		c.GatewayLeaseTTL = 1500 * time.Millisecond
+		c.GatewayLeaseTTL = 3 * time.Second // fenced 2 s after the last renewal: room for a loaded -race run
 	})
 	key := a.NewKey("acme", "*")
 	id := createEngine(a, key, "gateway")["id"].(string)

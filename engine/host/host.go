@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboardhq/switchboard"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -83,13 +85,20 @@ type Host struct {
 	Lifted func(ctx context.Context, engineID string)
 
 	mu      sync.Mutex
-	running map[string]*hosted   // by engine id
-	known   map[string]time.Time // the gateway engines' ids this replica knows of, and since when
-	synced  time.Time            // when known was last read whole from the database
+	running map[string]*hosted // by engine id
+	// stopping holds the engines being stopped here: none is started again
+	// until its hub hold and lease are given up, so that a stop never releases
+	// the hold or drops the lease of the engine's next start.
+	stopping map[string]bool
+	known    map[string]time.Time // the gateway engines' ids this replica knows of, and since when
+	synced   time.Time            // when known was last read whole from the database
 }
 
 type hosted struct {
-	eng         Gateway
+	eng Gateway
+	// token is this hold's lease value: the replica's id and a random part, so
+	// that renewing or giving up an earlier hold never touches a later one.
+	token       string
 	workspaceID string
 	paired      bool
 	started     time.Time
@@ -150,12 +159,14 @@ func (h *Host) Start(ctx context.Context, row *ent.Engine) error {
 func (h *Host) start(ctx context.Context, row *ent.Engine) error {
 	h.mu.Lock()
 	_, mine := h.running[row.ID]
+	busy := mine || h.stopping[row.ID]
 	h.mu.Unlock()
-	if mine {
+	if busy {
 		return nil
 	}
 	began := time.Now()
-	took, err := h.Redis.SetNX(ctx, leasePrefix+row.ID, h.Hub.Replica(), h.ttl()).Result()
+	token := h.Hub.Replica() + "/" + switchboard.RandomToken(6)
+	took, err := h.Redis.SetNX(ctx, leasePrefix+row.ID, token, h.ttl()).Result()
 	if err != nil || !took {
 		return err
 	}
@@ -171,14 +182,14 @@ func (h *Host) start(ctx context.Context, row *ent.Engine) error {
 	}
 	eng, err = h.Open(ctx, cfg)
 	if err != nil {
-		h.giveUp(ctx, row.ID)
+		h.giveUp(ctx, row.ID, token)
 		return err
 	}
 	h.mu.Lock()
 	if h.running == nil {
 		h.running = map[string]*hosted{}
 	}
-	h.running[row.ID] = &hosted{eng: eng, workspaceID: row.WorkspaceID, paired: row.DeviceJid != "",
+	h.running[row.ID] = &hosted{eng: eng, token: token, workspaceID: row.WorkspaceID, paired: row.DeviceJid != "",
 		started: time.Now(), validUntil: began.Add(h.ttl())}
 	h.mu.Unlock()
 	if err := h.Hub.Hold(ctx, row.WorkspaceID, eng, func(reason string) { h.ended(row.ID, reason) }); err != nil {
@@ -230,14 +241,27 @@ func (h *Host) ended(engineID, reason string) {
 	h.stop(ctx, engineID)
 }
 
-// take removes an engine from those this replica runs and returns it (nil
-// when it runs no such engine).
+// take removes an engine from those this replica runs, marking it stopping,
+// and returns it (nil when it runs no such engine); stopped ends the stop.
 func (h *Host) take(engineID string) *hosted {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.running[engineID]
 	delete(h.running, engineID)
+	if r != nil {
+		if h.stopping == nil {
+			h.stopping = map[string]bool{}
+		}
+		h.stopping[engineID] = true
+	}
 	return r
+}
+
+// stopped says a stop that take began is over: the engine may start again.
+func (h *Host) stopped(engineID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.stopping, engineID)
 }
 
 // close closes an engine taken from those this replica runs.
@@ -253,16 +277,18 @@ func (h *Host) stop(ctx context.Context, engineID string) {
 	if r == nil {
 		return
 	}
+	defer h.stopped(engineID)
 	h.Hub.Release(ctx, engineID)
 	h.close(engineID, r)
-	h.giveUp(ctx, engineID)
+	h.giveUp(ctx, engineID, r.token)
 	h.log().Info("gateway engine stopped", "engine", engineID)
 }
 
-func (h *Host) giveUp(ctx context.Context, engineID string) {
+// giveUp drops the lease of an engine if it still holds token.
+func (h *Host) giveUp(ctx context.Context, engineID, token string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.ttl()/6)
 	defer cancel()
-	if err := dropLease.Run(ctx, h.Redis, []string{leasePrefix + engineID}, h.Hub.Replica()).Err(); err != nil {
+	if err := dropLease.Run(ctx, h.Redis, []string{leasePrefix + engineID}, token).Err(); err != nil {
 		h.log().Warn("gateway lease not given up", "engine", engineID, "err", err)
 	}
 }

@@ -7,15 +7,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// leasePrefix + engine id holds the id of the replica running the engine.
+// leasePrefix + engine id holds the token of the hold running the engine:
+// the replica's id, a slash and a random part (hosted.token).
 const leasePrefix = "switchboard:engine-lease:"
 
-// renewLease extends a lease that still names this replica; 0 when it does not.
+// renewLease extends a lease that still holds the token; 0 when it does not.
 var renewLease = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end
 return 0`)
 
-// dropLease deletes a lease that still names this replica.
+// dropLease deletes a lease that still holds the token.
 var dropLease = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end
 return 0`)
@@ -45,27 +46,49 @@ func (h *Host) renewEvery(ctx context.Context) {
 // or another replica took it after a long pause) is stopped here; one whose
 // lease Redis did not answer for is left to the fence.
 func (h *Host) renew(ctx context.Context) {
-	for _, id := range h.ids() {
+	for id, token := range h.holds() {
 		began := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, h.ttl()/6)
-		n, err := renewLease.Run(rctx, h.Redis, []string{leasePrefix + id}, h.Hub.Replica(), h.ttl().Milliseconds()).Int()
+		n, err := renewLease.Run(rctx, h.Redis, []string{leasePrefix + id}, token, h.ttl().Milliseconds()).Int()
 		cancel()
 		switch {
 		case err != nil:
 			h.log().Warn("gateway lease not renewed", "engine", id, "err", err)
 		case n == 0:
 			h.log().Warn("gateway lease lost: stopping the engine here", "engine", id)
-			h.stop(ctx, id)
+			h.stopHold(ctx, id, token)
 		default:
-			h.renewed(id, began.Add(h.ttl()))
+			h.renewed(id, token, began.Add(h.ttl()))
 		}
 	}
 }
 
-func (h *Host) renewed(engineID string, validUntil time.Time) {
+// holds is the token of every engine this replica runs, by engine id.
+func (h *Host) holds() map[string]string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if r := h.running[engineID]; r != nil && validUntil.After(r.validUntil) {
+	out := make(map[string]string, len(h.running))
+	for id, r := range h.running {
+		out[id] = r.token
+	}
+	return out
+}
+
+// stopHold stops the engine if this replica still runs it under token (not
+// under a later hold).
+func (h *Host) stopHold(ctx context.Context, engineID, token string) {
+	h.mu.Lock()
+	r := h.running[engineID]
+	h.mu.Unlock()
+	if r != nil && r.token == token {
+		h.stop(ctx, engineID)
+	}
+}
+
+func (h *Host) renewed(engineID, token string, validUntil time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.running[engineID]; r != nil && r.token == token && validUntil.After(r.validUntil) {
 		r.validUntil = validUntil
 	}
 }
@@ -110,11 +133,12 @@ func (h *Host) fenced(engineID string) {
 	if r == nil {
 		return
 	}
+	defer h.stopped(engineID)
 	h.close(engineID, r)
 	ctx, cancel := context.WithTimeout(context.Background(), h.ttl()/6)
 	defer cancel()
 	h.Hub.Release(ctx, engineID)
-	h.giveUp(ctx, engineID)
+	h.giveUp(ctx, engineID, r.token)
 	h.log().Info("gateway engine fenced", "engine", engineID)
 }
 
