@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -85,13 +86,13 @@ func (s *server) updateEngineCalls(w http.ResponseWriter, r *http.Request) error
 
 // callRecord is the JSON of a call (call.received's data).
 type callRecord struct {
-	ID       string `json:"id"`
-	EngineID string `json:"engineId"`
-	From     string `json:"from"`
-	Video    bool   `json:"video"`
-	Group    bool   `json:"group"`
-	Rejected bool   `json:"rejected"`
-	At       string `json:"at"`
+	ID       string    `json:"id"`
+	EngineID string    `json:"engineId"`
+	From     string    `json:"from"`
+	Video    bool      `json:"video"`
+	Group    bool      `json:"group"`
+	Rejected bool      `json:"rejected"`
+	At       time.Time `json:"at"`
 }
 
 // simulateCall serves POST /v1/sandbox/calls.
@@ -110,5 +111,5 @@ func (s *server) simulateCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeData(w, http.StatusCreated, callRecord{ID: c.ID, EngineID: c.EngineID, From: c.From, Video: c.Video, Group: c.Group,
-		Rejected: c.Rejected, At: c.At.UTC().Format("2006-01-02T15:04:05.000Z07:00")})
+		Rejected: c.Rejected, At: c.At.UTC()})
 }
