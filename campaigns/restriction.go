@@ -93,7 +93,7 @@ func (s *Stepper) unrestricted(ctx context.Context, except string, now time.Time
 // restrictedRow is an engine of the workspace whose row shows a restriction
 // now, and why; "" when none does.
 func (s *Stepper) restrictedRow(ctx context.Context, now time.Time) (id, why string, err error) {
-	rows, err := s.Client.Engine.Query().Where(entengine.RestrictionNEQ("")).Order(ent.Asc(entengine.FieldID)).All(ctx)
+	rows, err := s.Client.Engine.Query().Where(entengine.RestrictionNEQ("")).Order(ent.Asc(entengine.FieldID)).Limit(100).All(ctx)
 	if err != nil {
 		return "", "", err
 	}
