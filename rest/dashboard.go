@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +67,41 @@ func (d *dashboardRoutes) mount(r chi.Router) {
 			r.Method(http.MethodHead, p, handlerFunc(d.page))
 		}
 	})
+	r.Method(http.MethodGet, "/", http.HandlerFunc(root))
+	r.Method(http.MethodHead, "/", http.HandlerFunc(root))
+}
+
+// root answers GET / : a browser (its Accept names text/html) is sent to the
+// dashboard; an API client gets the 404 envelope of any unknown path, which
+// says where the dashboard and the API are.
+func root(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Accept")
+	if acceptsHTML(r.Header.Values("Accept")) {
+		http.Redirect(w, r, "/dashboard", http.StatusFound)
+		return
+	}
+	writeError(w, r, switchboard.Errorf(switchboard.ENOTFOUND,
+		"No route for %s %s: the API is under /v1 and /graphql, the dashboard at /dashboard.", r.Method, r.URL.Path))
+}
+
+// acceptsHTML reports whether an Accept header names text/html (as browsers'
+// navigations do), with a quality above zero.
+func acceptsHTML(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			media, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(media), "text/html") {
+				continue
+			}
+			if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+				if f, err := strconv.ParseFloat(strings.SplitN(q, ";", 2)[0], 64); err == nil && f <= 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func (d *dashboardRoutes) signIn(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -282,5 +283,47 @@ func TestMonitorWithDashboardSession(t *testing.T) {
 	cookie, _ = signIn(t, e, e.NewKey("default", "operator"))
 	if r := withSession(e, "GET", "/monitoring/", cookie, "", ""); r.Status != 200 {
 		t.Errorf("monitor with an operator key's session = %d", r.Status)
+	}
+}
+
+// GET / sends a browser to the dashboard; an API client (and every other unknown
+// path) keeps the API's 404 envelope.
+func TestRootLeadsBrowsersToTheDashboard(t *testing.T) {
+	e := newEnv(t)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		method, path, accept string
+		status               int
+		location             string
+	}{
+		{"GET", "/", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", http.StatusFound, "/dashboard"},
+		{"HEAD", "/", "text/html", http.StatusFound, "/dashboard"},
+		{"GET", "/", "application/json", http.StatusNotFound, ""},
+		{"GET", "/", "", http.StatusNotFound, ""},
+		{"GET", "/", "text/html;q=0, application/json", http.StatusNotFound, ""},
+		{"GET", "/nowhere", "text/html", http.StatusNotFound, ""},
+	} {
+		req, err := http.NewRequest(tc.method, e.Server.URL+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.accept != "" {
+			req.Header.Set("Accept", tc.accept)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("Location") != tc.location {
+			t.Errorf("%s %s (Accept %q) = %d Location %q, want %d %q", tc.method, tc.path, tc.accept, resp.StatusCode, resp.Header.Get("Location"), tc.status, tc.location)
+		}
+		if tc.status == http.StatusNotFound && tc.method == "GET" {
+			if e, _ := body["error"].(map[string]any); e == nil || e["code"] != "not_found" {
+				t.Errorf("%s %s (Accept %q): body %v, want the not_found envelope", tc.method, tc.path, tc.accept, body)
+			}
+		}
 	}
 }

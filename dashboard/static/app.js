@@ -9,6 +9,8 @@
   var session = null; // { csrf, prefix, operator, workspaceId, scopes, expiresAt }
   var timers = [];    // the current page's refresh timers
   var shown = 0;      // counts renders: an answer for a page no longer shown is dropped
+  var notice = "";    // what the sign-in page says about why the session ended
+  var PAGE = 50;      // rows per page of every list
 
   // ---- DOM ---------------------------------------------------------------
 
@@ -46,18 +48,44 @@
     return a;
   }
   function when(t) { return t ? new Date(t).toLocaleString() : ""; }
+  // labels are the words a person reads for the API's enum values; human()
+  // falls back to the value with its underscores as spaces, capitalised.
+  var labels = {
+    complete_sent: "Sent", complete_delivered: "Delivered", aborted: "Cancelled",
+    "before-wa-send": "Sending", "bt-sent": "Sending", sent_pending_ack: "Sent, awaiting ack",
+    CONNECTED: "Connected", DISCONNECTED: "Disconnected", LOGGED_OUT: "Logged out", OPENING: "Connecting",
+    PAIRING: "Pairing", UNPAIRED: "Not paired", BANNED: "Banned", CONFLICT: "Taken over by another client"
+  };
+  function human(v) {
+    if (v === undefined || v === null) return "";
+    v = String(v);
+    if (labels[v]) return labels[v];
+    var s = v.replace(/[_-]+/g, " ").toLowerCase();
+    return s.charAt(0).toUpperCase() + s.slice(1);
+  }
+  // badge shows an enum value by its label; data-status keeps the value.
   function badge(text) {
     var cls = "badge";
-    if (/^(read|played|delivered|received|confirmed|sent|CONNECTED|enabled|succeeded|complete|completed|running)$/.test(text)) cls += " good";
+    if (/^(read|played|delivered|received|confirmed|sent|CONNECTED|enabled|succeeded|complete|completed|running|complete_sent|complete_delivered)$/.test(text)) cls += " good";
     else if (/^(error|failed|expired|cancelled|BANNED|CONFLICT|LOGGED_OUT|disabled|aborted|dead|revoked)$/.test(text)) cls += " bad";
-    else if (/^(pending|scheduled|sending|queued|paused|PAIRING|UNPAIRED|OPENING|DISCONNECTED|retrying|submitted|streaming)$/.test(text)) cls += " warn";
-    return el("span", { class: cls, "data-status": text }, text);
+    else if (/^(pending|scheduled|sending|queued|paused|PAIRING|UNPAIRED|OPENING|DISCONNECTED|retrying|submitted|streaming|before-wa-send|bt-sent|sent_pending_ack)$/.test(text)) cls += " warn";
+    return el("span", { class: cls, "data-status": text, title: text }, human(text));
   }
   function table(headers, rows, empty) {
     if (!rows.length) return el("div", { class: "empty" }, empty || "Nothing here yet.");
-    return el("table", {},
+    return el("div", { class: "table-wrap" }, el("table", {},
       el("thead", {}, el("tr", {}, headers.map(function (h) { return el("th", {}, h); }))),
-      el("tbody", {}, rows));
+      el("tbody", {}, rows)));
+  }
+  // pager says which rows of how many are shown, with buttons to the pages
+  // before and after.
+  function pager(total, skip, limit, goTo) {
+    var to = Math.min(skip + limit, total);
+    return el("div", { class: "pager", "data-total": total },
+      el("span", { class: "muted" }, total ? (skip + 1) + "–" + to + " of " + total : "0 in all"),
+      total > limit || skip > 0 ? [
+        el("button", { class: "quiet", disabled: skip <= 0, onclick: function () { goTo(Math.max(0, skip - limit)); } }, "← Previous"),
+        el("button", { class: "quiet", disabled: to >= total, onclick: function () { goTo(skip + limit); } }, "Next →")] : null);
   }
   function field(label, input) { return el("label", {}, label, input); }
   function errorBox(err) { return el("div", { class: "error", role: "alert" }, String(err && err.message || err)); }
@@ -75,7 +103,10 @@
       body: JSON.stringify({ query: query, variables: variables || {} })
     }).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (body) {
-        if (r.status === 401) { session = null; render(); throw new Error("Signed out: the session ended."); }
+        if (r.status === 401) {
+          if (session) notice = "Your session ended (signed out elsewhere, expired, or its key was revoked): sign in again.";
+          session = null; render(); throw new Error("Signed out: the session ended.");
+        }
         if (!r.ok && body.error) throw new Error(body.error.message || ("HTTP " + r.status));
         if (body.errors && body.errors.length) {
           var e = body.errors[0], d = e.extensions && e.extensions.details;
@@ -110,7 +141,7 @@
     }).then(function (r) {
       return r.json().then(function (body) {
         if (!r.ok) throw new Error(body.error ? body.error.message : "HTTP " + r.status);
-        session = body;
+        session = body; notice = "";
         var here = location.pathname.replace(/\/+$/, "");
         go(here === "/dashboard" ? "/dashboard/overview" : location.pathname + location.search, true);
       });
@@ -124,6 +155,7 @@
     return el("form", { class: "signin", onsubmit: signIn },
       el("h1", {}, "Switchboard"),
       el("p", { class: "muted" }, "Sign in with an API key (or the operator token). The key is exchanged for a session cookie the page cannot read; it is not stored in this browser."),
+      notice ? el("div", { class: "notice", role: "status" }, notice) : null,
       el("input", { id: "credential", type: "password", autocomplete: "off", placeholder: "sb_live_…", required: true, "aria-label": "API key" }),
       el("button", { type: "submit" }, "Sign in"),
       el("div", { id: "signin-error" }));
@@ -170,23 +202,30 @@
       var p = pages[i], m = p.re ? path.match(p.re) : (path === p.path ? [path] : null);
       if (!m) continue;
       document.title = p.title + " · Switchboard";
-      try { p.render(main, m.slice(1).map(decodeURIComponent)); } catch (err) { append(main, errorBox(err)); }
+      try { p.render(main, m.slice(1).map(function (x) { return x === undefined ? undefined : decodeURIComponent(x); })); } catch (err) { append(main, errorBox(err)); }
       return;
     }
     append(main, el("h1", {}, "Not found"), el("p", {}, "No page at " + path + "."));
   }
 
+  // navigation is the sidebar; on a narrow screen it is a bar whose Menu
+  // button opens the links (and Sign out).
   function navigation(path) {
-    var nav = el("nav", {}, el("div", { class: "brand" }, "Switchboard"));
+    var links = el("div", { class: "links", id: "nav-links" });
+    var nav = el("nav", {}, el("div", { class: "bar" }, el("div", { class: "brand" }, "Switchboard"),
+      el("button", { class: "quiet menu-toggle", "aria-controls": "nav-links", "aria-expanded": "false", onclick: function (e) {
+        var open = nav.classList.toggle("open");
+        e.target.setAttribute("aria-expanded", open ? "true" : "false");
+      } }, "Menu")), links);
     if (!session.operator) pages.forEach(function (p) {
       if (!p.nav || (p.scope && !can(p.scope))) return;
-      append(nav, link(p.path, p.title, { class: path.indexOf(p.path) === 0 ? "active" : "" }));
+      append(links, link(p.path, p.title, { class: path.indexOf(p.path) === 0 ? "active" : "" }));
     });
-    append(nav, el("div", { class: "sep" }));
-    if (!session.operator) append(nav, el("a", { href: "/graphql", target: "_blank" }, "GraphQL console"));
-    if (session.operator || can("operator")) append(nav, el("a", { href: "/monitoring/", target: "_blank" }, "Queue monitor"));
-    append(nav, el("a", { href: "/docs/", target: "_blank" }, "API reference"));
-    append(nav, el("div", { class: "who" }, "Signed in as ", el("span", { class: "mono" }, session.prefix), el("br"),
+    append(links, el("div", { class: "sep" }));
+    if (!session.operator) append(links, el("a", { href: "/graphql", target: "_blank" }, "GraphQL console"));
+    if (session.operator || can("operator")) append(links, el("a", { href: "/monitoring/", target: "_blank" }, "Queue monitor"));
+    append(links, el("a", { href: "/docs/", target: "_blank" }, "API reference"));
+    append(links, el("div", { class: "who" }, "Signed in as ", el("span", { class: "mono" }, session.prefix), el("br"),
       el("button", { class: "quiet", onclick: signOut }, "Sign out")));
     return nav;
   }
@@ -198,7 +237,9 @@
     append(container, body);
     var page = shown;
     function run() {
-      return gql(query, typeof vars === "function" ? vars() : vars).then(function (data) {
+      return Promise.resolve(typeof query === "function" ? query() : query).then(function (q) {
+        return gql(q, typeof vars === "function" ? vars() : vars);
+      }).then(function (data) {
         if (page !== shown) return; // signed out or moved on meanwhile
         clear(body); fill(body, data, run);
         body.setAttribute("data-loaded", "");
@@ -209,6 +250,26 @@
     }
     run();
     return run;
+  }
+  // paged is load for a list: $limit and $skip join the variables, key names the
+  // page in the answer, and a pager with the total follows the rows. Its reset
+  // goes back to the first page (for a new search).
+  function paged(container, query, vars, key, fill, limit) {
+    limit = limit || PAGE;
+    var skip = 0, run;
+    run = load(container, query, function () {
+      var v = Object.assign({}, typeof vars === "function" ? vars() : vars);
+      v.limit = limit; v.skip = skip;
+      return v;
+    }, function (body, d, again) {
+      var pg = d[key];
+      if (pg.total > 0 && skip >= pg.total) { skip = Math.floor((pg.total - 1) / limit) * limit; again(); return; }
+      fill(body, d, again);
+      append(body, pager(pg.total, skip, limit, function (s) { skip = s; run(); }));
+    });
+    var outer = function () { return run(); };
+    outer.reset = function () { skip = 0; return run(); };
+    return outer;
   }
   // action runs a mutation from a button (after a confirmation for a danger),
   // then refreshes.
@@ -245,16 +306,101 @@
       el("p", {}, el("a", { href: "/monitoring/", target: "_blank" }, "Open the queue monitor"), " · ", el("a", { href: "/metrics", target: "_blank" }, "Metrics")));
   }
 
+  // overviewPage is the page a person opens first: the engines and their state,
+  // today's messages by status, running campaigns and failing webhooks.
   function overviewPage(main) {
     append(main, el("h1", {}, "Overview"));
     load(main, "{ account { id name timezone } ping { api message whatsappConnections { id type connected } } }", {}, function (body, d) {
+      var n = d.ping.whatsappConnections.filter(function (c) { return c.connected; }).length;
       append(body, el("div", { class: "card" },
         el("p", {}, "Workspace ", el("strong", {}, d.account.name), " ", el("span", { class: "mono muted" }, d.account.id)),
-        el("p", {}, d.ping.message || ""),
-        el("p", {}, d.ping.whatsappConnections.length ? d.ping.whatsappConnections.length + " engine(s) connected." : "No engine connected.")));
-      append(body, el("h2", {}, "Your key"), el("p", {}, el("span", { class: "mono" }, session.prefix), " with scopes ", session.scopes.join(", ")));
+        el("p", {}, n ? n + (n === 1 ? " engine connected." : " engines connected.") : "No engine connected: messages wait until one is."),
+        el("p", { class: "muted" }, "Signed in with ", el("span", { class: "mono" }, session.prefix + "…"), " (scopes ", session.scopes.join(", "), ")")));
     });
+    var grid = el("div", { class: "tiles" });
+    append(main, grid);
+    function tile(title, href) {
+      var t = el("section", { class: "card tile" }, el("h2", {}, href ? link(href, title) : title));
+      append(grid, t);
+      return t;
+    }
+    if (can("engines:read")) {
+      paged(tile("Engines", "/dashboard/engines"), function () {
+        return engineFields().then(function (extra) {
+          return "query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { id name kind state connected default " + extra + " } } }";
+        });
+      }, {}, "engineList", function (body, d) {
+        append(body, table(["Engine", "State", ""], d.engineList.items.map(function (e) {
+          return el("tr", { "data-engine": e.id },
+            el("td", {}, el("strong", {}, e.name || e.id), e.default ? el("span", { class: "badge default" }, "default") : null, el("div", { class: "muted" }, human(e.kind))),
+            el("td", {}, badge(e.state), e.lastError ? el("div", { class: "error" }, e.lastError) : null),
+            el("td", {}, e.connected ? el("span", { class: "badge live" }, "live") : el("span", { class: "badge" }, "offline")));
+        }), "No engine yet."));
+      }, 10);
+    }
+    if (can("messages:read")) messagesToday(tile("Messages today", "/dashboard/messages"));
+    if (can("campaigns:read")) {
+      paged(tile("Running campaigns", "/dashboard/campaigns"),
+        "query($limit: Int, $skip: Int) { campaignList(status: \"running\", limit: $limit, skip: $skip) { total items { id name status progress { total sent delivered failed percent } } } }",
+        {}, "campaignList", function (body, d) {
+          append(body, table(["Campaign", "Progress", "Failed"], d.campaignList.items.map(function (c) {
+            return el("tr", { "data-campaign": c.id }, el("td", {}, c.name),
+              el("td", {}, c.progress.percent.toFixed(0) + "% of " + c.progress.total), el("td", { class: "num" }, c.progress.failed));
+          }), "No campaign is running."));
+        }, 10);
+    }
+    if (can("webhooks:read")) {
+      load(tile("Failing webhooks", "/dashboard/webhooks"), "{ webhookList(limit: 200) { total items { id url status consecutiveFailures } } }", {}, function (body, d) {
+        var failing = d.webhookList.items.filter(function (w) { return w.consecutiveFailures > 0; });
+        append(body, table(["Endpoint", "Failures in a row"], failing.map(function (w) {
+          return el("tr", { "data-webhook": w.id }, el("td", {}, link("/dashboard/webhooks/" + encodeURIComponent(w.id), w.url), " ", badge(w.status)),
+            el("td", { class: "num" }, w.consecutiveFailures));
+        }), "No webhook is failing (of " + d.webhookList.total + ")."));
+      });
+    }
     if (can("profile:read")) profileCard(main);
+  }
+
+  // messagesToday counts the messages queued since midnight (this browser's) by
+  // status, reading the queue newest first, 200 at a time, at most 1000.
+  function messagesToday(box) {
+    var body = el("div", {}), page = shown, since = new Date();
+    since.setHours(0, 0, 0, 0);
+    append(box, body);
+    var counts = {}, seen = 0;
+    function from(skip) {
+      return gql("query($skip: Int) { scheduledMessages(limit: 200, skip: $skip, filter: { order: \"desc\" }) { total items { status createdAt } } }", { skip: skip }).then(function (d) {
+        var items = d.scheduledMessages.items, older = false;
+        items.forEach(function (m) {
+          if (new Date(m.createdAt) >= since) { counts[m.status] = (counts[m.status] || 0) + 1; seen++; } else older = true;
+        });
+        if (!older && items.length === 200 && skip < 800) return from(skip + 200);
+        return !older && items.length === 200; // true: there are more than counted
+      });
+    }
+    from(0).then(function (more) {
+      if (page !== shown) return;
+      var keys = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a]; });
+      append(body, el("p", { class: "big" }, (more ? "over " : "") + seen, el("span", { class: "muted" }, seen === 1 ? " message" : " messages")),
+        keys.length ? el("div", { class: "counts" }, keys.map(function (k) {
+          return el("span", { class: "count", "data-count": k }, badge(k), " ", counts[k]);
+        })) : el("div", { class: "empty" }, "No message queued today."));
+      body.setAttribute("data-loaded", "");
+    }, function (err) {
+      if (page !== shown) return;
+      append(body, errorBox(err)); body.setAttribute("data-loaded", "");
+    });
+  }
+
+  // engineFields is a promise of the optional Engine fields this server has
+  // (lastError, lastErrorAt), read once from the schema.
+  var engineExtra = null;
+  function engineFields() {
+    if (engineExtra === null) engineExtra = gql("{ __type(name: \"Engine\") { fields { name } } }").then(function (d) {
+      var names = ((d.__type && d.__type.fields) || []).map(function (f) { return f.name; });
+      return ["lastError", "lastErrorAt"].filter(function (n) { return names.indexOf(n) >= 0; }).join(" ");
+    }, function () { engineExtra = null; return ""; });
+    return engineExtra;
   }
 
   // profileCard shows the account's own profile through the default engine
@@ -276,7 +422,7 @@
     function () { refresh(); }));
   }
 
-  var engineFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix rejectCalls connectedAt createdAt";
+  var engineBaseFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix rejectCalls connectedAt createdAt";
 
   function enginesPage(main) {
     append(main, el("h1", {}, "Engines"));
@@ -294,13 +440,18 @@
     }));
     append(main, out);
     var qr = el("div", {});
-    var refresh = load(main, "{ engineList(limit: 100) { total items { " + engineFields + " } } }", {}, function (body, d) {
+    var refresh = paged(main, function () {
+      return engineFields().then(function (extra) {
+        return "query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { " + engineBaseFields + " " + extra + " } } }";
+      });
+    }, {}, "engineList", function (body, d) {
       append(body, table(["Engine", "Kind", "State", "Connected", "Since", ""], d.engineList.items.map(function (e) {
         return el("tr", { "data-engine": e.id },
           el("td", {}, el("strong", {}, e.name || e.id), e.default ? el("span", { class: "badge default" }, "default") : null,
             el("div", { class: "mono muted" }, e.id), e.restriction ? el("div", { class: "error" }, e.restriction) : null),
-          el("td", {}, e.kind, e.tokenPrefix ? el("div", { class: "mono muted" }, e.tokenPrefix + "…") : null),
-          el("td", {}, badge(e.state), e.stream ? el("div", { class: "muted" }, "stream " + e.stream) : null),
+          el("td", {}, human(e.kind), e.tokenPrefix ? el("div", { class: "mono muted" }, e.tokenPrefix + "…") : null),
+          el("td", {}, badge(e.state), e.stream ? el("div", { class: "muted" }, "stream " + e.stream) : null,
+            e.lastError ? el("div", { class: "error", "data-last-error": "" }, e.lastError, e.lastErrorAt ? el("div", { class: "muted" }, when(e.lastErrorAt)) : null) : null),
           el("td", {}, e.connected ? el("span", { class: "badge live" }, "live") : el("span", { class: "badge" }, "no")),
           el("td", {}, when(e.connectedAt)),
           el("td", { class: "row-actions" }, can("engines:write") ? [
@@ -322,13 +473,24 @@
   function showQR(box, id) {
     clear(box);
     append(box, el("h2", {}, "Pair engine " + id), el("p", { class: "muted" }, "On the phone: WhatsApp → Linked devices → Link a device, and scan. The code changes every few seconds."));
-    var img = el("img", { alt: "pairing QR code", width: 256, height: 256 });
-    var note = el("p", { class: "muted" });
-    append(box, el("div", { class: "qr" }, img), note);
+    // The image is put on the page only once the engine made one: a code that
+    // cannot be made shows why, never a broken image.
+    var pic = el("div", { class: "qr" }, el("span", { class: "muted" }, "Asking the engine for a code…"));
+    var note = el("div", { "data-qr-note": "" });
+    append(box, pic, note);
+    function failed(err) {
+      pic.hidden = true;
+      clear(note); append(note, errorBox("No pairing code: " + (err && err.message || err)));
+    }
     function fetchQR() {
       gql("mutation($id: String!) { enginePairingQRImage(id: $id) }", { id: id }).then(function (d) {
-        img.src = d.enginePairingQRImage; note.textContent = "Updated " + new Date().toLocaleTimeString();
-      }, function (err) { note.textContent = err.message; });
+        if (!d.enginePairingQRImage) { failed("the engine gave none."); return; }
+        var img = el("img", { alt: "pairing QR code", width: 256, height: 256 });
+        img.addEventListener("error", function () { failed("the code the engine gave is not an image."); });
+        img.src = d.enginePairingQRImage;
+        clear(pic); append(pic, img); pic.hidden = false;
+        clear(note); append(note, el("p", { class: "muted" }, "Updated " + new Date().toLocaleTimeString()));
+      }, failed);
     }
     fetchQR();
     every(15000, fetchQR);
@@ -354,8 +516,7 @@
     var refresh;
     if (can("messages:write")) append(main, sendForm(null, function () { refresh(); }));
     append(main, el("h2", {}, "Queue"), el("p", { class: "muted" }, "Statuses update live (every 2 s)."));
-    refresh = load(main, "{ scheduledMessages(limit: 50) { total items { " + messageFields + " } } }", {}, function (body, d) {
-      append(body, el("p", { class: "muted" }, d.scheduledMessages.total + " message(s)"));
+    refresh = paged(main, "query($limit: Int, $skip: Int) { scheduledMessages(limit: $limit, skip: $skip) { total items { " + messageFields + " } } }", {}, "scheduledMessages", function (body, d) {
       append(body, table(["Created", "To", "Text", "Status", "Send at", "Read"], d.scheduledMessages.items.map(function (m) {
         return el("tr", { "data-message": m.id },
           el("td", {}, when(m.createdAt)), el("td", { class: "mono" }, m.to),
@@ -370,36 +531,69 @@
     append(main, el("h1", {}, "Chats"));
     var search = el("input", { type: "search", placeholder: "Search by name or number" });
     append(main, el("div", { class: "toolbar" }, search));
-    var refresh = load(main, "query($f: ChatFilter) { chatList(filter: $f, limit: 100) { total items { id jid kind name unreadCount lastMessageAt lastMessageText lastMessageFromMe archived } } }",
+    var refresh = paged(main, "query($f: ChatFilter, $limit: Int, $skip: Int) { chatList(filter: $f, limit: $limit, skip: $skip) { total items { id jid kind name unreadCount lastMessageAt lastMessageText lastMessageFromMe archived } } }",
       function () {
         var f = { includeArchive: true, includeWithoutName: true };
         if (search.value.trim()) f.searchToken = search.value.trim();
         return { f: f };
-      },
+      }, "chatList",
       function (body, d) {
         append(body, table(["Chat", "Kind", "Last message", "Unread", "When"], d.chatList.items.map(function (c) {
           return el("tr", { "data-chat": c.jid },
             el("td", {}, link("/dashboard/chats/" + encodeURIComponent(c.jid), c.name || c.jid), el("div", { class: "mono muted" }, c.jid)),
-            el("td", {}, c.kind, c.archived ? " (archived)" : ""),
+            el("td", {}, human(c.kind), c.archived ? " (archived)" : ""),
             el("td", {}, (c.lastMessageFromMe ? "You: " : "") + (c.lastMessageText || "")),
             el("td", { class: "num" }, c.unreadCount || ""), el("td", {}, when(c.lastMessageAt)));
         }), "No chats yet: they appear as messages come and go."));
       });
-    search.addEventListener("input", function () { refresh(); });
+    search.addEventListener("input", function () { refresh.reset(); });
   }
 
+  // chatPage shows a chat's newest messages, oldest at the top; "Load older"
+  // reads the page before them. The newest page is read again every 3 s.
   function chatPage(main, args) {
-    var jid = args[0];
-    append(main, el("p", {}, link("/dashboard/chats", "← Chats")), el("h1", {}, jid));
-    var refresh = load(main, "query($f: StoredMessageFilter) { storedMessages(filter: $f, limit: 100) { total items { id fromMe from senderName type text status createdAt mediaFilename pollQuestion } } }",
-      { f: { chatId: jid, order: "asc" } }, function (body, d) {
-        if (!d.storedMessages.items.length) { append(body, el("div", { class: "empty" }, "No messages stored for this chat.")); return; }
-        append(body, el("div", { class: "thread" }, d.storedMessages.items.map(function (m) {
-          return el("div", { class: "bubble" + (m.fromMe ? " me" : ""), "data-message": m.id },
-            el("div", {}, m.text || m.pollQuestion || m.mediaFilename || "[" + m.type + "]"),
-            el("div", { class: "meta" }, (m.fromMe ? "" : (m.senderName || m.from || "") + " · ") + when(m.createdAt) + (m.fromMe ? " · " + m.status : "")));
-        })));
+    var jid = args[0], page = shown, byId = {}, total = 0, first = true;
+    var q = "query($f: StoredMessageFilter, $limit: Int, $skip: Int) { storedMessages(filter: $f, limit: $limit, skip: $skip) { total items { id fromMe from senderName type text status createdAt mediaFilename pollQuestion } } }";
+    var count = el("p", { class: "muted", "data-count": "" }), older = el("div", { class: "older" }), thread = el("div", { class: "thread" }), status = el("div", {});
+    append(main, el("p", {}, link("/dashboard/chats", "← Chats")), el("h1", { class: "chat-title" }, jid), count, older, thread, status);
+    function fetchFrom(skip) {
+      return gql(q, { f: { chatId: jid, order: "desc" }, limit: PAGE, skip: skip }).then(function (d) {
+        if (page !== shown) return;
+        total = d.storedMessages.total;
+        d.storedMessages.items.forEach(function (m) { byId[m.id] = m; });
+        clear(status); draw();
+      }, function (err) {
+        if (page !== shown) return;
+        clear(status); append(status, errorBox(err)); thread.setAttribute("data-loaded", "");
       });
+    }
+    function draw() {
+      var list = Object.keys(byId).map(function (k) { return byId[k]; }).sort(function (a, b) {
+        return new Date(a.createdAt) - new Date(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      });
+      var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 80;
+      clear(thread); clear(older);
+      if (!list.length) append(thread, el("div", { class: "empty" }, "No messages stored for this chat."));
+      append(thread, list.map(function (m) {
+        return el("div", { class: "bubble" + (m.fromMe ? " me" : ""), "data-message": m.id },
+          el("div", {}, m.text || m.pollQuestion || m.mediaFilename || "[" + m.type + "]"),
+          el("div", { class: "meta" }, (m.fromMe ? "" : (m.senderName || m.from || "") + " · ") + when(m.createdAt) + (m.fromMe ? " · " + human(m.status) : "")));
+      }));
+      count.textContent = list.length ? (list.length < total ? "The newest " + list.length + " of " + total + " messages." : total + (total === 1 ? " message." : " messages.")) : "";
+      if (list.length < total) append(older, el("button", { class: "quiet", "data-older": "", onclick: loadOlder }, "Load older messages"));
+      thread.setAttribute("data-loaded", "");
+      if ((first || atBottom) && thread.lastChild) thread.lastChild.scrollIntoView({ block: "nearest" });
+      first = false;
+    }
+    function loadOlder(e) {
+      e.target.disabled = true;
+      var before = document.documentElement.scrollHeight;
+      fetchFrom(Object.keys(byId).length).then(function () { // keep the messages in view where they were
+        window.scrollBy(0, document.documentElement.scrollHeight - before);
+      });
+    }
+    function refresh() { return fetchFrom(0); }
+    refresh();
     if (can("messages:write")) append(main, el("h2", {}, "Reply"), sendForm(jid, function () { setTimeout(refresh, 500); }));
     if (can("chats:read") && !/@newsletter$/.test(jid)) append(main, disappearingCard(jid));
     every(3000, refresh);
@@ -436,7 +630,7 @@
       d.createGroup.failedParticipants.forEach(function (f) { append(result, errorBox(f.participant + ": " + f.message)); });
       refresh();
     }), result);
-    refresh = load(main, "{ groupList(limit: 100, includeArchive: true) { total items { id name description participantCount announce restrict lastMessageAt } } }", {}, function (body, d) {
+    refresh = paged(main, "query($limit: Int, $skip: Int) { groupList(limit: $limit, skip: $skip, includeArchive: true) { total items { id name description participantCount announce restrict lastMessageAt } } }", {}, "groupList", function (body, d) {
       append(body, table(["Group", "Participants", "Settings", "Last message"], d.groupList.items.map(function (g) {
         return el("tr", { "data-group": g.id },
           el("td", {}, link("/dashboard/chats/" + encodeURIComponent(g.id), g.name), el("div", { class: "muted" }, g.description), el("div", { class: "mono muted" }, g.id)),
@@ -473,7 +667,7 @@
       append(body, table(["Contact", ""], d.blockedContacts.items.map(function (id) {
         return el("tr", { "data-blocked": id }, el("td", { class: "mono" }, id),
           el("td", {}, can("contacts:write") ? action("Unblock", "mutation($id: String!) { unblockContact(id: $id) { total } }", { id: id }, function () { refresh(); }) : ""));
-      }), "No blocked contacts."));
+      }), "No blocked contacts."), el("p", { class: "muted" }, d.blockedContacts.total + " blocked"));
     });
   }
 
@@ -488,7 +682,7 @@
       var contacts = v.contacts.split(/\s*\n\s*/).filter(Boolean).map(function (to) { return { to: to }; });
       return ["mutation($in: AudienceInput!) { createAudience(input: $in) { id } }", { in: { name: v.name, contacts: contacts } }];
     }, function () { refresh(); }));
-    refresh = load(main, "{ audienceList(limit: 100) { total items { id name contactCount createdAt } } }", {}, function (body, d) {
+    refresh = paged(main, "query($limit: Int, $skip: Int) { audienceList(limit: $limit, skip: $skip) { total items { id name contactCount createdAt } } }", {}, "audienceList", function (body, d) {
       append(body, table(["Audience", "Contacts", "Created"], d.audienceList.items.map(function (a) {
         return el("tr", { "data-audience": a.id }, el("td", {}, el("strong", {}, a.name), el("div", { class: "mono muted" }, a.id)),
           el("td", { class: "num" }, a.contactCount), el("td", {}, when(a.createdAt)));
@@ -501,18 +695,27 @@
     var refresh;
     if (can("campaigns:write") && can("audiences:read")) {
       var audiences = el("select", { name: "audienceId", required: true });
+      var text = el("textarea", { name: "text", required: true, placeholder: "Hi {firstName}, your order is ready." });
+      var preview = el("div", { class: "preview", "data-preview": "" });
       gql("{ audienceList(limit: 200) { items { id name contactCount } } }").then(function (d) {
         d.audienceList.items.forEach(function (a) { append(audiences, el("option", { value: a.id }, a.name + " (" + a.contactCount + ")")); });
+        showPreview();
       });
-      append(main, submitForm(el("form", { class: "card" },
+      var timer = null;
+      var showPreview = function () { clearTimeout(timer); timer = setTimeout(function () { campaignPreview(preview, audiences.value, text.value); }, 250); };
+      audiences.addEventListener("change", showPreview);
+      text.addEventListener("input", showPreview);
+      append(main, submitForm(el("form", { class: "card", id: "campaign-form" },
         field("Name", el("input", { name: "name", required: true, maxlength: 100 })),
         field("Audience", audiences),
-        field("Text ({{variables}} allowed)", el("textarea", { name: "text", required: true })),
-        el("button", { type: "submit" }, "Start campaign")),
+        field("Text", text),
+        el("button", { type: "submit" }, "Start campaign"),
+        el("p", { class: "muted hint" }, "Variables take single braces: {firstName} is each contact's firstName variable; built in are {phone}, {whatsappName} and {displayName}. Double braces ({{ }}) are sent as they are."),
+        preview),
       function (v) { return ["mutation($in: CampaignInput!) { createCampaign(input: $in) { id } }", { in: { name: v.name, audienceId: v.audienceId, text: v.text } }]; },
-      function () { refresh(); }));
+      function () { clear(preview); refresh(); }));
     }
-    refresh = load(main, "{ campaignList(limit: 50) { total items { id name status pauseReason createdAt progress { total sent delivered read failed remaining percent } } } }", {}, function (body, d) {
+    refresh = paged(main, "query($limit: Int, $skip: Int) { campaignList(limit: $limit, skip: $skip) { total items { id name status pauseReason createdAt progress { total sent delivered read failed remaining percent } } } }", {}, "campaignList", function (body, d) {
       append(body, table(["Campaign", "Status", "Progress", "Sent", "Delivered", "Read", "Failed", ""], d.campaignList.items.map(function (c) {
         var p = c.progress;
         return el("tr", { "data-campaign": c.id },
@@ -534,9 +737,56 @@
     every(3000, refresh);
   }
 
+  // sampleContacts caches an audience's first contact, the preview's sample.
+  var sampleContacts = {};
+  function sampleContact(audienceId) {
+    if (!sampleContacts[audienceId]) sampleContacts[audienceId] = gql("query($id: ID!) { audience(id: $id) { contacts(first: 1) { edges { node { to variables { key value } } } } } }", { id: audienceId })
+      .then(function (d) { var e = d.audience.contacts.edges; return e.length ? e[0].node : null; }, function (err) { delete sampleContacts[audienceId]; throw err; });
+    return sampleContacts[audienceId];
+  }
+
+  // renderTemplate resolves a campaign text's {tokens} for contact c as the
+  // server does (campaigns/template.go): single braces, case and whitespace
+  // ignored, a variable before a built-in; {{ and }} stay; a token without a
+  // value stays as written and is listed in missing.
+  function renderTemplate(text, c, missing) {
+    var vars = {};
+    (c.variables || []).forEach(function (v) { vars[v.key.toLowerCase()] = v.value; });
+    var phone = /@c\.us$/.test(c.to) ? "+" + c.to.slice(0, -5) : c.to;
+    var builtins = { phone: phone, mobile: phone, whatsappname: "‹their WhatsApp name›" };
+    var full = ((vars.firstname || "") + " " + (vars.lastname || "")).trim();
+    builtins.displayname = full || "‹their WhatsApp name, else " + phone + "›";
+    return text.replace(/\{\{|\}\}|\{([^{}\n]{1,64})\}/g, function (m, inner) {
+      if (m === "{{" || m === "}}") return m;
+      var key = inner.split(/\s+/).join("").toLowerCase();
+      if (!key) return m;
+      if (Object.prototype.hasOwnProperty.call(vars, key)) return vars[key];
+      if (Object.prototype.hasOwnProperty.call(builtins, key)) return builtins[key];
+      if (missing.indexOf(m) < 0) missing.push(m);
+      return m;
+    });
+  }
+
+  // campaignPreview shows the text as the audience's first contact receives it.
+  function campaignPreview(box, audienceId, text) {
+    if (!audienceId || !text.trim()) { clear(box); return; }
+    var page = shown;
+    sampleContact(audienceId).then(function (c) {
+      if (page !== shown) return;
+      clear(box);
+      if (!c) { append(box, el("p", { class: "muted" }, "The audience has no contacts to preview with.")); return; }
+      var missing = [];
+      var out = renderTemplate(text, c, missing);
+      append(box, el("div", { class: "muted" }, "Preview for ", el("span", { class: "mono" }, c.to)),
+        el("div", { class: "bubble me", "data-rendered": "" }, out),
+        missing.length ? el("p", { class: "notice" }, missing.join(", ") + (missing.length === 1 ? " is" : " are") + " not a variable of this contact: sent as written.") : null,
+        /\{\{/.test(text) ? el("p", { class: "notice" }, "{{ and }} are not variables: they are sent as written. Use single braces, as in {firstName}.") : null);
+    }, function (err) { if (page === shown) { clear(box); append(box, errorBox(err)); } });
+  }
+
   function boardsPage(main) {
     append(main, el("h1", {}, "Boards"));
-    load(main, "{ boardList(limit: 100) { total items { id name domain description itemCount agentManaged updatedAt } } }", {}, function (body, d) {
+    paged(main, "query($limit: Int, $skip: Int) { boardList(limit: $limit, skip: $skip) { total items { id name domain description itemCount agentManaged updatedAt } } }", {}, "boardList", function (body, d) {
       append(body, table(["Board", "Domain", "Items", "Updated"], d.boardList.items.map(function (b) {
         return el("tr", { "data-board": b.id }, el("td", {}, link("/dashboard/boards/" + encodeURIComponent(b.id), b.name), el("div", { class: "muted" }, b.description)),
           el("td", {}, b.domain), el("td", { class: "num" }, b.itemCount), el("td", {}, when(b.updatedAt)));
@@ -554,8 +804,8 @@
   function boardPage(main, args) {
     var id = args[0], itemID = args[1];
     append(main, el("p", {}, link("/dashboard/boards", "← Boards")));
-    load(main, "query($id: ID!) { board(id: $id) { id name description domain itemCount webUrl columns { id title type } } boardItems(boardId: $id, limit: 200) { total items { id text status { label bgcolor } priority { label bgcolor } dueDate confidence lastSeenAt source { chatName excerpt } webUrl } } }",
-      { id: id }, function (body, d) {
+    paged(main, "query($id: ID!, $limit: Int, $skip: Int) { board(id: $id) { id name description domain itemCount webUrl columns { id title type } } boardItems(boardId: $id, limit: $limit, skip: $skip) { total items { id text status { label bgcolor } priority { label bgcolor } dueDate confidence lastSeenAt source { chatName excerpt } webUrl } } }",
+      { id: id }, "boardItems", function (body, d) {
         append(body, el("h1", {}, d.board.name), el("p", { class: "muted" }, d.board.description, " · ", d.board.domain, " · ", d.board.itemCount + " item(s)"));
         var found = false;
         append(body, table(["Item", "Status", "Priority", "Due", "Source", "Last seen"], d.boardItems.items.map(function (it) {
@@ -564,9 +814,9 @@
             el("td", {}, it.text), el("td", {}, optionBadge(it.status)), el("td", {}, optionBadge(it.priority)), el("td", {}, it.dueDate || ""),
             el("td", {}, it.source ? [it.source.chatName || "", el("div", { class: "muted" }, it.source.excerpt || "")] : ""), el("td", {}, when(it.lastSeenAt)));
         }), "The board is empty."));
-        if (itemID && !found) append(body, errorBox("Item " + itemID + " is not among the board's 200 newest live items."));
+        if (itemID && !found) append(body, el("p", { class: "notice" }, "Item " + itemID + " is not on this page of the board's live items (newest first)."));
         if (itemID && found) document.getElementById("item-" + itemID).scrollIntoView({ block: "center" });
-      });
+      }, 200);
   }
 
   function musicPage(main) {
@@ -582,7 +832,7 @@
       return ["mutation($in: SongInput!) { generateSong(input: $in) { jobId } }",
         { in: { title: v.title || null, style: v.style, lyrics: v.lyrics || null, instrumental: v.instrumental } }];
     }, function () { refresh(); }));
-    refresh = load(main, "{ musicClipList(limit: 50) { total items { id title status audioUrl imageUrl durationSec errorMessage } } }", {}, function (body, d) {
+    refresh = paged(main, "query($limit: Int, $skip: Int) { musicClipList(limit: $limit, skip: $skip) { total items { id title status audioUrl imageUrl durationSec errorMessage } } }", {}, "musicClipList", function (body, d) {
       append(body, table(["", "Clip", "Status", "Length", "Play"], d.musicClipList.items.map(function (c) {
         return el("tr", { "data-clip": c.id },
           el("td", {}, c.imageUrl ? el("img", { class: "cover", src: c.imageUrl, alt: "" }) : null),
@@ -618,7 +868,7 @@
       }, function (d) { clear(out); append(out, secretBox("The webhook's signing secret", d.createWebhook.secret)); refresh(); }));
     }
     append(main, out);
-    refresh = load(main, "{ webhookList(limit: 100) { total items { id url description events status consecutiveFailures createdAt } } }", {}, function (body, d) {
+    refresh = paged(main, "query($limit: Int, $skip: Int) { webhookList(limit: $limit, skip: $skip) { total items { id url description events status consecutiveFailures createdAt } } }", {}, "webhookList", function (body, d) {
       append(body, table(["Endpoint", "Events", "Status", "Failures", ""], d.webhookList.items.map(function (w) {
         return el("tr", { "data-webhook": w.id },
           el("td", {}, link("/dashboard/webhooks/" + encodeURIComponent(w.id), w.url), el("div", { class: "muted" }, w.description)),
@@ -635,13 +885,13 @@
   function webhookPage(main, args) {
     var id = args[0];
     append(main, el("p", {}, link("/dashboard/webhooks", "← Webhooks")));
-    var refresh = load(main, "query($id: ID!) { webhook(id: $id) { id url status events } webhookDeliveries(webhookId: $id, limit: 100) { total items { id eventType eventID status attempts lastAttemptAt nextAttemptAt lastError createdAt } } }",
-      { id: id }, function (body, d) {
+    var refresh = paged(main, "query($id: ID!, $limit: Int, $skip: Int) { webhook(id: $id) { id url status events } webhookDeliveries(webhookId: $id, limit: $limit, skip: $skip) { total items { id eventType eventID status attempts lastAttemptAt nextAttemptAt lastError createdAt } } }",
+      { id: id }, "webhookDeliveries", function (body, d) {
         append(body, el("h1", {}, d.webhook.url), el("p", {}, badge(d.webhook.status), " ", el("span", { class: "mono muted" }, d.webhook.events.join(", "))));
         append(body, el("h2", {}, "Deliveries (" + d.webhookDeliveries.total + ")"));
         append(body, table(["Created", "Event", "Status", "Attempts", "Last error", ""], d.webhookDeliveries.items.map(function (x) {
           return el("tr", { "data-delivery": x.id },
-            el("td", {}, when(x.createdAt)), el("td", {}, x.eventType, el("div", { class: "mono muted" }, x.eventID)),
+            el("td", {}, when(x.createdAt)), el("td", {}, human(x.eventType.replace(/\./g, " ")), el("div", { class: "mono muted" }, x.eventType), el("div", { class: "mono muted" }, x.eventID)),
             el("td", {}, badge(x.status), x.nextAttemptAt ? el("div", { class: "muted" }, "next " + when(x.nextAttemptAt)) : null),
             el("td", { class: "num" }, x.attempts), el("td", {}, x.lastError || ""),
             el("td", {}, can("webhooks:write") ? action("Redeliver", "mutation($w: ID!, $d: ID!) { redeliverWebhookDelivery(webhookId: $w, deliveryId: $d) { id } }", { w: id, d: x.id }, refresh) : null));
@@ -670,17 +920,31 @@
     append(main, out);
     var prefix = el("input", { type: "search", placeholder: "Filter by prefix (sb_live_…)", size: 30 });
     append(main, el("div", { class: "toolbar" }, prefix));
-    refresh = load(main, "query($p: String) { apiKeyList(prefix: $p, limit: 200) { total items { id name prefix scopes createdAt revokedAt } } }",
-      function () { return { p: prefix.value.trim() || null }; }, function (body, d) {
+    refresh = paged(main, "query($p: String, $limit: Int, $skip: Int) { apiKeyList(prefix: $p, limit: $limit, skip: $skip) { total items { id name prefix scopes createdAt revokedAt } } }",
+      function () { return { p: prefix.value.trim() || null }; }, "apiKeyList", function (body, d) {
         append(body, table(["Name", "Prefix", "Scopes", "Created", "Status", ""], d.apiKeyList.items.map(function (k) {
           return el("tr", { "data-key": k.id },
             el("td", {}, k.name, el("div", { class: "mono muted" }, k.id)), el("td", { class: "mono" }, k.prefix + "…"),
             el("td", { class: "mono" }, k.scopes.join(", ")), el("td", {}, when(k.createdAt)),
             el("td", {}, k.revokedAt ? badge("revoked") : el("span", { class: "badge good" }, "active")),
-            el("td", {}, !k.revokedAt && can("keys:write") ? action("Revoke", "mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", { id: k.id }, refresh, "danger") : null));
+            el("td", {}, !k.revokedAt && can("keys:write") ? (k.prefix === session.prefix ? revokeOwn(k) :
+              action("Revoke", "mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", { id: k.id }, refresh, "danger")) : null));
         }), "No keys match."));
       });
-    prefix.addEventListener("input", function () { refresh(); });
+    prefix.addEventListener("input", function () { refresh.reset(); });
+  }
+
+  // revokeOwn is the Revoke button of the key the session stands for: it warns
+  // that revoking it signs this page out, and then says so.
+  function revokeOwn(k) {
+    return el("button", { class: "danger", "data-own-key": "", onclick: function (e) {
+      if (!confirm("This is the key you are signed in with (" + k.prefix + "…). Revoking it signs you out of the dashboard at once, and every client using it stops working. Revoke it?")) return;
+      e.target.disabled = true;
+      gql("mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", { id: k.id }).then(function () {
+        notice = "You revoked the key you were signed in with (" + k.prefix + "…), so you are signed out. Sign in with another key.";
+        session = null; go("/dashboard", true);
+      }, function (err) { if (session) { alert(err.message); e.target.disabled = false; } });
+    } }, "Revoke (your key)");
   }
 
   loadSession().then(render);
