@@ -326,8 +326,8 @@
     }
     if (can("engines:read")) {
       paged(tile("Engines", "/dashboard/engines"), function () {
-        return engineFields().then(function (extra) {
-          return "query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { id name kind state connected default " + extra + " } } }";
+        return engineExtraFields().then(function (extra) {
+          return addFields("query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { id name kind state connected default } } }", extra);
         });
       }, {}, "engineList", function (body, d) {
         append(body, table(["Engine", "State", ""], d.engineList.items.map(function (e) {
@@ -341,8 +341,8 @@
     if (can("messages:read")) messagesToday(tile("Messages today", "/dashboard/messages"));
     if (can("campaigns:read")) {
       paged(tile("Running campaigns", "/dashboard/campaigns"),
-        "query($limit: Int, $skip: Int) { campaignList(status: \"running\", limit: $limit, skip: $skip) { total items { id name status progress { total sent delivered failed percent } } } }",
-        {}, "campaignList", function (body, d) {
+        "query($status: String, $limit: Int, $skip: Int) { campaignList(status: $status, limit: $limit, skip: $skip) { total items { id name status progress { total sent delivered failed percent } } } }",
+        { status: "running" }, "campaignList", function (body, d) {
           append(body, table(["Campaign", "Progress", "Failed"], d.campaignList.items.map(function (c) {
             return el("tr", { "data-campaign": c.id }, el("td", {}, c.name),
               el("td", {}, c.progress.percent.toFixed(0) + "% of " + c.progress.total), el("td", { class: "num" }, c.progress.failed));
@@ -369,7 +369,7 @@
     append(box, body);
     var counts = {}, seen = 0;
     function from(skip) {
-      return gql("query($skip: Int) { scheduledMessages(limit: 200, skip: $skip, filter: { order: \"desc\" }) { total items { status createdAt } } }", { skip: skip }).then(function (d) {
+      return gql("query($f: ScheduledMessageFilter, $skip: Int) { scheduledMessages(filter: $f, limit: 200, skip: $skip) { total items { status createdAt } } }", { f: { order: "desc" }, skip: skip }).then(function (d) {
         var items = d.scheduledMessages.items, older = false;
         items.forEach(function (m) {
           if (new Date(m.createdAt) >= since) { counts[m.status] = (counts[m.status] || 0) + 1; seen++; } else older = true;
@@ -392,16 +392,18 @@
     });
   }
 
-  // engineFields is a promise of the optional Engine fields this server has
+  // engineExtraFields is a promise of the optional Engine fields this server has
   // (lastError, lastErrorAt), read once from the schema.
   var engineExtra = null;
-  function engineFields() {
-    if (engineExtra === null) engineExtra = gql("{ __type(name: \"Engine\") { fields { name } } }").then(function (d) {
+  function engineExtraFields() {
+    if (engineExtra === null) engineExtra = gql("query($t: String!) { __type(name: $t) { fields { name } } }", { t: "Engine" }).then(function (d) {
       var names = ((d.__type && d.__type.fields) || []).map(function (f) { return f.name; });
       return ["lastError", "lastErrorAt"].filter(function (n) { return names.indexOf(n) >= 0; }).join(" ");
     }, function () { engineExtra = null; return ""; });
     return engineExtra;
   }
+  // addFields puts more fields into the first item selection of a document.
+  function addFields(doc, extra) { return extra ? doc.replace("items { ", "items { " + extra + " ") : doc; }
 
   // profileCard shows the account's own profile through the default engine
   // (docs/profile.md), and changes its push name and about text.
@@ -422,7 +424,7 @@
     function () { refresh(); }));
   }
 
-  var engineBaseFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix rejectCalls connectedAt createdAt";
+  var engineFields = "id name kind type state connected default stream hasSynced restriction tokenPrefix rejectCalls connectedAt createdAt";
 
   function enginesPage(main) {
     append(main, el("h1", {}, "Engines"));
@@ -441,8 +443,8 @@
     append(main, out);
     var qr = el("div", {});
     var refresh = paged(main, function () {
-      return engineFields().then(function (extra) {
-        return "query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { " + engineBaseFields + " " + extra + " } } }";
+      return engineExtraFields().then(function (extra) {
+        return addFields("query($limit: Int, $skip: Int) { engineList(limit: $limit, skip: $skip) { total items { " + engineFields + " } } }", extra);
       });
     }, {}, "engineList", function (body, d) {
       append(body, table(["Engine", "Kind", "State", "Connected", "Since", ""], d.engineList.items.map(function (e) {
