@@ -43,7 +43,7 @@ async function step(name, fn) {
   console.log(`ok ${name} (${Date.now() - t0} ms)`);
 }
 async function nav(title) {
-  await page.getByRole("link", { name: title, exact: true }).click();
+  await page.locator("nav").getByRole("link", { name: title, exact: true }).click();
   await page.waitForSelector("main h1");
 }
 // api calls the REST API with the bootstrap key.
@@ -155,11 +155,11 @@ try {
     assert.ok(!(await form.textContent()).includes("{{variables}}"), "the form teaches {{variables}}");
     await form.locator("input[name=name]").fill("Spring sale");
     await form.locator("textarea[name=text]").fill("Hi {firstName}, your number is {phone}. {plan}");
-    await page.locator("[data-rendered]", { hasText: "Hi Ada, your number is +15551230003. {plan}" }).waitFor();
+    await page.locator("[data-rendered]", { hasText: /^Hi (Ada, your number is \+15551230003|Bo, your number is \+15551230004)\. \{plan\}$/ }).waitFor();
     await page.locator(".preview .notice", { hasText: "{plan}" }).waitFor();
     await shot("06-campaign-preview");
     await form.locator("textarea[name=text]").fill("Hi {firstName}!");
-    await page.locator("[data-rendered]", { hasText: "Hi Ada!" }).waitFor();
+    await page.locator("[data-rendered]", { hasText: /^Hi (Ada|Bo)!$/ }).waitFor();
     await form.locator("button[type=submit]").click();
     await page.locator("tr[data-campaign]", { hasText: "Spring sale" }).waitFor();
     await noErrorBox();
@@ -194,14 +194,16 @@ try {
     }
   });
 
-  // Something on every page: a board with items, a webhook (its endpoint fails:
-  // there is no network), a key of its own for the revoke below.
-  const board = await api("POST", "/v1/boards", { domain: "leads", agent_id: "bot:e2e" });
-  const item = await api("POST", "/v1/boards/" + board.id + "/items", { text: "Call Ada back about the order", status: "new", priority: "high" }).catch(
-    () => api("POST", "/v1/boards/" + board.id + "/items", { text: "Call Ada back about the order" }));
+  // Something on every page: a board with an item, a webhook whose endpoint fails.
+  const boardData = (await api("POST", "/v1/boards", { domain: "leads", agent_id: "bot:e2e" })).data;
+  const board = { id: boardData.board_id || boardData.id };
+  const itemData = (await api("POST", "/v1/boards/" + board.id + "/items", { text: "Call Ada back about the order" })).data;
+  const item = { id: itemData.item_id || itemData.id };
+  assert.ok(board.id && item.id, "a board and an item: " + JSON.stringify([boardData, itemData]));
   await visit("/dashboard/chats");
   const chatPath = await page.locator("tr[data-chat] a", { hasText: "15551230001" }).first().getAttribute("href");
-  const hook = await api("POST", "/v1/webhooks", { url: "https://hooks.example.com/switchboard", events: ["message.read"] });
+  // (the server runs with SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE: nothing listens on port 9, so its deliveries fail)
+  const hook = (await api("POST", "/v1/webhooks", { url: "http://127.0.0.1:9/switchboard-e2e", events: ["message.read"] })).data;
   const pagesToVisit = [
     ["overview", "/dashboard/overview"], ["engines", "/dashboard/engines"], ["messages", "/dashboard/messages"],
     ["chats", "/dashboard/chats"], ["chat", chatPath, ".thread[data-loaded]"],
@@ -241,7 +243,7 @@ try {
     assert.ok(await signOut.isVisible(), "Sign out is reachable from the menu");
     const box = await signOut.boundingBox();
     assert.ok(box && box.x >= 0 && box.x + box.width <= 390, "Sign out is on screen");
-    await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+    await page.locator("nav").getByRole("link", { name: "Webhooks", exact: true }).click();
     await page.waitForSelector("main h1:has-text('Webhooks')");
     assert.equal(await signOut.isVisible(), false, "the menu closes on a page change");
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -249,8 +251,8 @@ try {
 
   await step("GET / leads a browser to the dashboard", async () => {
     await page.goto(base + "/");
-    await page.waitForSelector("main h1");
-    assert.equal(new URL(page.url()).pathname, "/dashboard/overview");
+    await page.waitForSelector("main h1:has-text('Overview')");
+    assert.equal(new URL(page.url()).pathname, "/dashboard");
   });
 
   await step("the GraphQL console runs as the session", async () => {
