@@ -212,7 +212,7 @@
   // button opens the links (and Sign out).
   function navigation(path) {
     var links = el("div", { class: "links", id: "nav-links" });
-    var nav = el("nav", {}, el("div", { class: "bar" }, el("div", { class: "brand" }, "Switchboard"),
+    var nav = el("nav", {}, el("div", { class: "topbar" }, el("div", { class: "brand" }, "Switchboard"),
       el("button", { class: "quiet menu-toggle", "aria-controls": "nav-links", "aria-expanded": "false", onclick: function (e) {
         var open = nav.classList.toggle("open");
         e.target.setAttribute("aria-expanded", open ? "true" : "false");
@@ -315,7 +315,7 @@
       append(body, el("div", { class: "card" },
         el("p", {}, "Workspace ", el("strong", {}, d.account.name), " ", el("span", { class: "mono muted" }, d.account.id)),
         el("p", {}, n ? n + (n === 1 ? " engine connected." : " engines connected.") : "No engine connected: messages wait until one is."),
-        el("p", { class: "muted" }, "Signed in with ", el("span", { class: "mono" }, session.prefix + "…"), " (scopes ", session.scopes.join(", "), ")")));
+        el("p", { class: "muted" }, "Signed in with ", el("span", { class: "mono" }, session.prefix), " (scopes ", session.scopes.join(", "), ")")));
     });
     var grid = el("div", { class: "tiles" });
     append(main, grid);
@@ -352,7 +352,7 @@
     if (can("webhooks:read")) {
       load(tile("Failing webhooks", "/dashboard/webhooks"), "{ webhookList(limit: 200) { total items { id url status consecutiveFailures } } }", {}, function (body, d) {
         var failing = d.webhookList.items.filter(function (w) { return w.consecutiveFailures > 0; });
-        append(body, table(["Endpoint", "Failures in a row"], failing.map(function (w) {
+        append(body, table(["Endpoint", "Failures"], failing.map(function (w) {
           return el("tr", { "data-webhook": w.id }, el("td", {}, link("/dashboard/webhooks/" + encodeURIComponent(w.id), w.url), " ", badge(w.status)),
             el("td", { class: "num" }, w.consecutiveFailures));
         }), "No webhook is failing (of " + d.webhookList.total + ")."));
@@ -929,7 +929,7 @@
             el("td", {}, k.name, el("div", { class: "mono muted" }, k.id)), el("td", { class: "mono" }, k.prefix + "…"),
             el("td", { class: "mono" }, k.scopes.join(", ")), el("td", {}, when(k.createdAt)),
             el("td", {}, k.revokedAt ? badge("revoked") : el("span", { class: "badge good" }, "active")),
-            el("td", {}, !k.revokedAt && can("keys:write") ? (k.prefix === session.prefix ? revokeOwn(k) :
+            el("td", {}, !k.revokedAt && can("keys:write") ? (k.prefix === session.prefix.replace(/(…|\.\.\.)$/, "") ? revokeOwn(k) :
               action("Revoke", "mutation($id: ID!) { revokeApiKey(id: $id) { id revokedAt } }", { id: k.id }, refresh, "danger")) : null));
         }), "No keys match."));
       });
