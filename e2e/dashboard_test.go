@@ -62,7 +62,8 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	token := switchboard.RandomToken(24) // 32 characters: the operator token must have 24 at least
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// the server's start, then about 2 minutes of browsing
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", addr)
 	srv.Dir = dir
