@@ -161,7 +161,7 @@ func TestGatewayGroupLifecycle(t *testing.T) {
 	})
 
 	// Bad input never reaches the session.
-	if r := e.Do("POST", "/v1/groups/"+fakeGatewayGroup+"/requests/approve"+q, e.Key, map[string]any{"participants": []string{"x"}}); errorOf(r) != "422 validation_error participants.0:invalid_string" {
+	if r := e.Do("POST", "/v1/groups/"+fakeGatewayGroup+"/requests/approve"+q, e.Key, map[string]any{"participants": []string{"x"}}); errorOf(r) != "422 validation_failed participants.0:invalid_string" {
 		t.Errorf("bad participant: %s", errorOf(r))
 	}
 	if r := e.Do("GET", "/v1/groups/invites/no!"+q, e.Key, nil); errorOf(r) != "400 invalid_request code:invalid_string" {
