@@ -271,3 +271,32 @@ func TestGroupInviteInput(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupInvitesNotSupported: an engine without the capability answers 501
+// not_supported naming it, and changes nothing.
+func TestGroupInvitesNotSupported(t *testing.T) {
+	e := newEnv(t)
+	ws := workspaceOf(e)
+	id := createdGroup(t, e, "Bare")
+	attach(e, ws, bareEngine{e.App.Sandbox.EngineFor(ws, "eng_bare")})
+	q := "?engineId=eng_bare"
+	for _, c := range []struct {
+		method, path string
+		body         any
+		capability   string
+	}{
+		{"GET", "/v1/groups/" + id + "/invite" + q, nil, "group_invites"},
+		{"POST", "/v1/groups/" + id + "/invite/reset" + q, nil, "group_invites"},
+		{"GET", "/v1/groups/invites/SBXbookclub" + q, nil, "group_invites"},
+		{"POST", "/v1/groups/join" + q, map[string]any{"code": "SBXbookclub"}, "group_invites"},
+		{"GET", "/v1/groups/" + id + "/requests" + q, nil, "group_requests"},
+		{"POST", "/v1/groups/" + id + "/requests/approve" + q, map[string]any{"participants": []string{"+15550401001"}}, "group_requests"},
+		{"GET", "/v1/groups/" + id + "/community" + q, nil, "communities"},
+	} {
+		r := e.Do(c.method, c.path, e.Key, c.body)
+		d, _ := r.Error()["details"].([]any)
+		if r.Status != 501 || r.Error()["code"] != "not_supported" || len(d) != 1 || d[0].(map[string]any)["message"] != "capability "+c.capability {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.Status, r.Raw)
+		}
+	}
+}
