@@ -23,7 +23,7 @@ func TestGroupInvites(t *testing.T) {
 	h.f.groups[group] = &types.GroupInfo{JID: group, OwnerJID: member, GroupName: types.GroupName{Name: "Club"},
 		GroupTopic: types.GroupTopic{Topic: "All about it"}, GroupCreated: at, ParticipantCount: 2,
 		GroupMembershipApprovalMode: types.GroupMembershipApprovalMode{IsJoinApprovalRequired: true},
-		Participants: []types.GroupParticipant{{JID: member, PhoneNumber: member, IsSuperAdmin: true}, {JID: contact, PhoneNumber: contact}}}
+		Participants:                []types.GroupParticipant{{JID: member, PhoneNumber: member, IsSuperAdmin: true}, {JID: contact, PhoneNumber: contact}}}
 	gid := chatID(group)
 
 	code, err := h.e.GroupInviteCode(ctx, gid, false)
