@@ -33,18 +33,20 @@ const (
 // fields it sets; a history sync sets the state of chats the store does not hold
 // yet, and never overrides what the account changed since).
 type ChatState struct {
-	ID           string        `json:"id"`
-	Kind         string        `json:"kind"`
-	Name         string        `json:"name,omitempty"`
-	Pinned       *bool         `json:"pinned,omitempty"`
-	Archived     *bool         `json:"archived,omitempty"`
-	MarkedUnread *bool         `json:"markedUnread,omitempty"`
-	UnreadCount  *int          `json:"unreadCount,omitempty"`
-	Owner        string        `json:"owner,omitempty"`
-	Description  string        `json:"description,omitempty"`
-	CreatedAt    *time.Time    `json:"createdAt,omitempty"`
-	Restrict     bool          `json:"restrict,omitempty"`
-	Announce     bool          `json:"announce,omitempty"`
+	ID           string     `json:"id"`
+	Kind         string     `json:"kind"`
+	Name         string     `json:"name,omitempty"`
+	Pinned       *bool      `json:"pinned,omitempty"`
+	Archived     *bool      `json:"archived,omitempty"`
+	MarkedUnread *bool      `json:"markedUnread,omitempty"`
+	UnreadCount  *int       `json:"unreadCount,omitempty"`
+	Owner        string     `json:"owner,omitempty"`
+	Description  string     `json:"description,omitempty"`
+	CreatedAt    *time.Time `json:"createdAt,omitempty"`
+	Restrict     bool       `json:"restrict,omitempty"`
+	Announce     bool       `json:"announce,omitempty"`
+	// JoinApproval: joining the group by its invite link asks its admins first.
+	JoinApproval bool          `json:"joinApproval,omitempty"`
 	Participants []Participant `json:"participants,omitempty"`
 	Subscribers  int           `json:"subscribers,omitempty"`
 	Invite       string        `json:"invite,omitempty"`

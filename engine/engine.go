@@ -205,7 +205,8 @@ type Incoming struct {
 // joined_via_link, added, left, kicked, admin_changed (Value promoted or
 // demoted), name_changed, description_changed (Value the new text),
 // message_pinned (Value the pinned message's key), GroupCreated (Chat the new
-// group) or GroupSettingsChanged (Announce, Restrict).
+// group), GroupSettingsChanged (Announce, Restrict), GroupJoinRequest
+// (Participants asked to join) or GroupJoinApprovalChanged (JoinApproval).
 type GroupChange struct {
 	GroupID      string     `json:"groupId"`
 	Action       string     `json:"action"`
@@ -215,6 +216,8 @@ type GroupChange struct {
 	Chat         *ChatState `json:"chat,omitempty"`
 	Announce     *bool      `json:"announce,omitempty"`
 	Restrict     *bool      `json:"restrict,omitempty"`
+	// JoinApproval is the setting of a join_approval_changed change.
+	JoinApproval *bool `json:"joinApproval,omitempty"`
 	// Me is the account's own chat id, so that a change about the account itself
 	// (it left, or was removed) is told apart.
 	Me string `json:"me,omitempty"`

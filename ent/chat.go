@@ -47,6 +47,8 @@ type Chat struct {
 	Restrict bool `json:"restrict,omitempty"`
 	// Announce holds the value of the "announce" field.
 	Announce bool `json:"announce,omitempty"`
+	// joining the group by its invite link asks its admins first (docs/groups.md)
+	JoinApproval bool `json:"join_approval,omitempty"`
 	// ParticipantCount holds the value of the "participant_count" field.
 	ParticipantCount int `json:"participant_count,omitempty"`
 	// Subscribers holds the value of the "subscribers" field.
@@ -73,7 +75,7 @@ func (*Chat) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case chat.FieldPinned, chat.FieldArchived, chat.FieldMarkedUnread, chat.FieldLastMessageFromMe, chat.FieldRestrict, chat.FieldAnnounce, chat.FieldHistoryComplete:
+		case chat.FieldPinned, chat.FieldArchived, chat.FieldMarkedUnread, chat.FieldLastMessageFromMe, chat.FieldRestrict, chat.FieldAnnounce, chat.FieldJoinApproval, chat.FieldHistoryComplete:
 			values[i] = new(sql.NullBool)
 		case chat.FieldUnreadCount, chat.FieldParticipantCount, chat.FieldSubscribers:
 			values[i] = new(sql.NullInt64)
@@ -192,6 +194,12 @@ func (_m *Chat) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field announce", values[i])
 			} else if value.Valid {
 				_m.Announce = value.Bool
+			}
+		case chat.FieldJoinApproval:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field join_approval", values[i])
+			} else if value.Valid {
+				_m.JoinApproval = value.Bool
 			}
 		case chat.FieldParticipantCount:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -330,6 +338,9 @@ func (_m *Chat) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("announce=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Announce))
+	builder.WriteString(", ")
+	builder.WriteString("join_approval=")
+	builder.WriteString(fmt.Sprintf("%v", _m.JoinApproval))
 	builder.WriteString(", ")
 	builder.WriteString("participant_count=")
 	builder.WriteString(fmt.Sprintf("%v", _m.ParticipantCount))

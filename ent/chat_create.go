@@ -209,6 +209,20 @@ func (_c *ChatCreate) SetNillableAnnounce(v *bool) *ChatCreate {
 	return _c
 }
 
+// SetJoinApproval sets the "join_approval" field.
+func (_c *ChatCreate) SetJoinApproval(v bool) *ChatCreate {
+	_c.mutation.SetJoinApproval(v)
+	return _c
+}
+
+// SetNillableJoinApproval sets the "join_approval" field if the given value is not nil.
+func (_c *ChatCreate) SetNillableJoinApproval(v *bool) *ChatCreate {
+	if v != nil {
+		_c.SetJoinApproval(*v)
+	}
+	return _c
+}
+
 // SetParticipantCount sets the "participant_count" field.
 func (_c *ChatCreate) SetParticipantCount(v int) *ChatCreate {
 	_c.mutation.SetParticipantCount(v)
@@ -414,6 +428,10 @@ func (_c *ChatCreate) defaults() error {
 		v := chat.DefaultAnnounce
 		_c.mutation.SetAnnounce(v)
 	}
+	if _, ok := _c.mutation.JoinApproval(); !ok {
+		v := chat.DefaultJoinApproval
+		_c.mutation.SetJoinApproval(v)
+	}
 	if _, ok := _c.mutation.ParticipantCount(); !ok {
 		v := chat.DefaultParticipantCount
 		_c.mutation.SetParticipantCount(v)
@@ -501,6 +519,9 @@ func (_c *ChatCreate) check() error {
 	}
 	if _, ok := _c.mutation.Announce(); !ok {
 		return &ValidationError{Name: "announce", err: errors.New(`ent: missing required field "Chat.announce"`)}
+	}
+	if _, ok := _c.mutation.JoinApproval(); !ok {
+		return &ValidationError{Name: "join_approval", err: errors.New(`ent: missing required field "Chat.join_approval"`)}
 	}
 	if _, ok := _c.mutation.ParticipantCount(); !ok {
 		return &ValidationError{Name: "participant_count", err: errors.New(`ent: missing required field "Chat.participant_count"`)}
@@ -612,6 +633,10 @@ func (_c *ChatCreate) createSpec() (*Chat, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Announce(); ok {
 		_spec.SetField(chat.FieldAnnounce, field.TypeBool, value)
 		_node.Announce = value
+	}
+	if value, ok := _c.mutation.JoinApproval(); ok {
+		_spec.SetField(chat.FieldJoinApproval, field.TypeBool, value)
+		_node.JoinApproval = value
 	}
 	if value, ok := _c.mutation.ParticipantCount(); ok {
 		_spec.SetField(chat.FieldParticipantCount, field.TypeInt, value)
@@ -878,6 +903,18 @@ func (u *ChatUpsert) SetAnnounce(v bool) *ChatUpsert {
 // UpdateAnnounce sets the "announce" field to the value that was provided on create.
 func (u *ChatUpsert) UpdateAnnounce() *ChatUpsert {
 	u.SetExcluded(chat.FieldAnnounce)
+	return u
+}
+
+// SetJoinApproval sets the "join_approval" field.
+func (u *ChatUpsert) SetJoinApproval(v bool) *ChatUpsert {
+	u.Set(chat.FieldJoinApproval, v)
+	return u
+}
+
+// UpdateJoinApproval sets the "join_approval" field to the value that was provided on create.
+func (u *ChatUpsert) UpdateJoinApproval() *ChatUpsert {
+	u.SetExcluded(chat.FieldJoinApproval)
 	return u
 }
 
@@ -1280,6 +1317,20 @@ func (u *ChatUpsertOne) SetAnnounce(v bool) *ChatUpsertOne {
 func (u *ChatUpsertOne) UpdateAnnounce() *ChatUpsertOne {
 	return u.Update(func(s *ChatUpsert) {
 		s.UpdateAnnounce()
+	})
+}
+
+// SetJoinApproval sets the "join_approval" field.
+func (u *ChatUpsertOne) SetJoinApproval(v bool) *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetJoinApproval(v)
+	})
+}
+
+// UpdateJoinApproval sets the "join_approval" field to the value that was provided on create.
+func (u *ChatUpsertOne) UpdateJoinApproval() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateJoinApproval()
 	})
 }
 
@@ -1871,6 +1922,20 @@ func (u *ChatUpsertBulk) SetAnnounce(v bool) *ChatUpsertBulk {
 func (u *ChatUpsertBulk) UpdateAnnounce() *ChatUpsertBulk {
 	return u.Update(func(s *ChatUpsert) {
 		s.UpdateAnnounce()
+	})
+}
+
+// SetJoinApproval sets the "join_approval" field.
+func (u *ChatUpsertBulk) SetJoinApproval(v bool) *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetJoinApproval(v)
+	})
+}
+
+// UpdateJoinApproval sets the "join_approval" field to the value that was provided on create.
+func (u *ChatUpsertBulk) UpdateJoinApproval() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateJoinApproval()
 	})
 }
 

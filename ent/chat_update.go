@@ -234,6 +234,20 @@ func (_u *ChatUpdate) SetNillableAnnounce(v *bool) *ChatUpdate {
 	return _u
 }
 
+// SetJoinApproval sets the "join_approval" field.
+func (_u *ChatUpdate) SetJoinApproval(v bool) *ChatUpdate {
+	_u.mutation.SetJoinApproval(v)
+	return _u
+}
+
+// SetNillableJoinApproval sets the "join_approval" field if the given value is not nil.
+func (_u *ChatUpdate) SetNillableJoinApproval(v *bool) *ChatUpdate {
+	if v != nil {
+		_u.SetJoinApproval(*v)
+	}
+	return _u
+}
+
 // SetParticipantCount sets the "participant_count" field.
 func (_u *ChatUpdate) SetParticipantCount(v int) *ChatUpdate {
 	_u.mutation.ResetParticipantCount()
@@ -505,6 +519,9 @@ func (_u *ChatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if value, ok := _u.mutation.Announce(); ok {
 		_spec.SetField(chat.FieldAnnounce, field.TypeBool, value)
 	}
+	if value, ok := _u.mutation.JoinApproval(); ok {
+		_spec.SetField(chat.FieldJoinApproval, field.TypeBool, value)
+	}
 	if value, ok := _u.mutation.ParticipantCount(); ok {
 		_spec.SetField(chat.FieldParticipantCount, field.TypeInt, value)
 	}
@@ -770,6 +787,20 @@ func (_u *ChatUpdateOne) SetAnnounce(v bool) *ChatUpdateOne {
 func (_u *ChatUpdateOne) SetNillableAnnounce(v *bool) *ChatUpdateOne {
 	if v != nil {
 		_u.SetAnnounce(*v)
+	}
+	return _u
+}
+
+// SetJoinApproval sets the "join_approval" field.
+func (_u *ChatUpdateOne) SetJoinApproval(v bool) *ChatUpdateOne {
+	_u.mutation.SetJoinApproval(v)
+	return _u
+}
+
+// SetNillableJoinApproval sets the "join_approval" field if the given value is not nil.
+func (_u *ChatUpdateOne) SetNillableJoinApproval(v *bool) *ChatUpdateOne {
+	if v != nil {
+		_u.SetJoinApproval(*v)
 	}
 	return _u
 }
@@ -1074,6 +1105,9 @@ func (_u *ChatUpdateOne) sqlSave(ctx context.Context) (_node *Chat, err error) {
 	}
 	if value, ok := _u.mutation.Announce(); ok {
 		_spec.SetField(chat.FieldAnnounce, field.TypeBool, value)
+	}
+	if value, ok := _u.mutation.JoinApproval(); ok {
+		_spec.SetField(chat.FieldJoinApproval, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.ParticipantCount(); ok {
 		_spec.SetField(chat.FieldParticipantCount, field.TypeInt, value)

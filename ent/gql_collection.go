@@ -1057,6 +1057,11 @@ func (_q *ChatQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, chat.FieldAnnounce)
 				fieldSeen[chat.FieldAnnounce] = struct{}{}
 			}
+		case "joinApproval":
+			if _, ok := fieldSeen[chat.FieldJoinApproval]; !ok {
+				selectedFields = append(selectedFields, chat.FieldJoinApproval)
+				fieldSeen[chat.FieldJoinApproval] = struct{}{}
+			}
 		case "participantCount":
 			if _, ok := fieldSeen[chat.FieldParticipantCount]; !ok {
 				selectedFields = append(selectedFields, chat.FieldParticipantCount)

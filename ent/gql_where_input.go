@@ -3045,6 +3045,10 @@ type ChatWhereInput struct {
 	Announce    *bool `json:"announce,omitempty"`
 	AnnounceNEQ *bool `json:"announceNEQ,omitempty"`
 
+	// "join_approval" field predicates.
+	JoinApproval    *bool `json:"joinApproval,omitempty"`
+	JoinApprovalNEQ *bool `json:"joinApprovalNEQ,omitempty"`
+
 	// "participant_count" field predicates.
 	ParticipantCount      *int  `json:"participantCount,omitempty"`
 	ParticipantCountNEQ   *int  `json:"participantCountNEQ,omitempty"`
@@ -3613,6 +3617,12 @@ func (i *ChatWhereInput) P() (predicate.Chat, error) {
 	}
 	if i.AnnounceNEQ != nil {
 		predicates = append(predicates, chat.AnnounceNEQ(*i.AnnounceNEQ))
+	}
+	if i.JoinApproval != nil {
+		predicates = append(predicates, chat.JoinApprovalEQ(*i.JoinApproval))
+	}
+	if i.JoinApprovalNEQ != nil {
+		predicates = append(predicates, chat.JoinApprovalNEQ(*i.JoinApprovalNEQ))
 	}
 	if i.ParticipantCount != nil {
 		predicates = append(predicates, chat.ParticipantCountEQ(*i.ParticipantCount))

@@ -7274,6 +7274,7 @@ type ChatMutation struct {
 	description          *string
 	restrict             *bool
 	announce             *bool
+	join_approval        *bool
 	participant_count    *int
 	addparticipant_count *int
 	subscribers          *int
@@ -8020,6 +8021,42 @@ func (m *ChatMutation) ResetAnnounce() {
 	m.announce = nil
 }
 
+// SetJoinApproval sets the "join_approval" field.
+func (m *ChatMutation) SetJoinApproval(b bool) {
+	m.join_approval = &b
+}
+
+// JoinApproval returns the value of the "join_approval" field in the mutation.
+func (m *ChatMutation) JoinApproval() (r bool, exists bool) {
+	v := m.join_approval
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldJoinApproval returns the old "join_approval" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldJoinApproval(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldJoinApproval is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldJoinApproval requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldJoinApproval: %w", err)
+	}
+	return oldValue.JoinApproval, nil
+}
+
+// ResetJoinApproval resets all changes to the "join_approval" field.
+func (m *ChatMutation) ResetJoinApproval() {
+	m.join_approval = nil
+}
+
 // SetParticipantCount sets the "participant_count" field.
 func (m *ChatMutation) SetParticipantCount(i int) {
 	m.participant_count = &i
@@ -8470,7 +8507,7 @@ func (m *ChatMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ChatMutation) Fields() []string {
-	fields := make([]string, 0, 24)
+	fields := make([]string, 0, 25)
 	if m.workspace_id != nil {
 		fields = append(fields, chat.FieldWorkspaceID)
 	}
@@ -8515,6 +8552,9 @@ func (m *ChatMutation) Fields() []string {
 	}
 	if m.announce != nil {
 		fields = append(fields, chat.FieldAnnounce)
+	}
+	if m.join_approval != nil {
+		fields = append(fields, chat.FieldJoinApproval)
 	}
 	if m.participant_count != nil {
 		fields = append(fields, chat.FieldParticipantCount)
@@ -8581,6 +8621,8 @@ func (m *ChatMutation) Field(name string) (ent.Value, bool) {
 		return m.Restrict()
 	case chat.FieldAnnounce:
 		return m.Announce()
+	case chat.FieldJoinApproval:
+		return m.JoinApproval()
 	case chat.FieldParticipantCount:
 		return m.ParticipantCount()
 	case chat.FieldSubscribers:
@@ -8638,6 +8680,8 @@ func (m *ChatMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldRestrict(ctx)
 	case chat.FieldAnnounce:
 		return m.OldAnnounce(ctx)
+	case chat.FieldJoinApproval:
+		return m.OldJoinApproval(ctx)
 	case chat.FieldParticipantCount:
 		return m.OldParticipantCount(ctx)
 	case chat.FieldSubscribers:
@@ -8769,6 +8813,13 @@ func (m *ChatMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetAnnounce(v)
+		return nil
+	case chat.FieldJoinApproval:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetJoinApproval(v)
 		return nil
 	case chat.FieldParticipantCount:
 		v, ok := value.(int)
@@ -9022,6 +9073,9 @@ func (m *ChatMutation) ResetField(name string) error {
 		return nil
 	case chat.FieldAnnounce:
 		m.ResetAnnounce()
+		return nil
+	case chat.FieldJoinApproval:
+		m.ResetJoinApproval()
 		return nil
 	case chat.FieldParticipantCount:
 		m.ResetParticipantCount()

@@ -248,6 +248,15 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapDisappearing:
 		_, ok := eng.(engine.DisappearingTimer)
 		return ok
+	case engine.CapGroupInvites:
+		_, ok := eng.(engine.GroupInviter)
+		return ok
+	case engine.CapGroupRequests:
+		_, ok := eng.(engine.GroupRequester)
+		return ok
+	case engine.CapCommunities:
+		_, ok := eng.(engine.Communities)
+		return ok
 	}
 	return false
 }

@@ -94,6 +94,10 @@ type QueryResolver interface {
 	DisappearingTimer(ctx context.Context, chatID string, engineID *string) (*model.DisappearingTimer, error)
 	EngineList(ctx context.Context, limit *int, skip *int) (*model.EnginePage, error)
 	Engine(ctx context.Context, id string) (*model.Engine, error)
+	GroupInvite(ctx context.Context, id string, engineID *string) (*model.GroupInvite, error)
+	GroupInvitePreview(ctx context.Context, code string, engineID *string) (*model.GroupInvitePreview, error)
+	GroupJoinRequests(ctx context.Context, id string, engineID *string, limit *int, skip *int) (*model.GroupJoinRequestPage, error)
+	GroupCommunity(ctx context.Context, id string, engineID *string) (*model.GroupCommunity, error)
 	GroupList(ctx context.Context, searchToken *string, includeArchive *bool, limit *int, skip *int) (*model.GroupPage, error)
 	Group(ctx context.Context, id string) (*model.Group, error)
 	APIKeyList(ctx context.Context, prefix *string, limit *int, skip *int) (*model.APIKeyPage, error)
@@ -1024,6 +1028,110 @@ func (ec *executionContext) field_Query_findSimilarBoardItems_args(ctx context.C
 		return nil, err
 	}
 	args["candidates"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupCommunity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupInvitePreview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groupJoinRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg3
 	return args, nil
 }
 
@@ -4546,6 +4654,29 @@ func (ec *executionContext) _Chat_announce(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Chat_announce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Chat_joinApproval(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_joinApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinApproval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_joinApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
@@ -9306,6 +9437,182 @@ func (ec *executionContext) fieldContext_Query_engine(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_engine_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupInvite(ctx, fc.Args["id"].(string), fc.Args["engineId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupInvite) graphql.Marshaler {
+			return ec.marshalNGroupInvite2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupInvite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupInvite(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupInvitePreview(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupInvitePreview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupInvitePreview(ctx, fc.Args["code"].(string), fc.Args["engineId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupInvitePreview) graphql.Marshaler {
+			return ec.marshalNGroupInvitePreview2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupInvitePreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupInvitePreview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupInvitePreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupInvitePreview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupJoinRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupJoinRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupJoinRequests(ctx, fc.Args["id"].(string), fc.Args["engineId"].(*string), fc.Args["limit"].(*int), fc.Args["skip"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupJoinRequestPage) graphql.Marshaler {
+			return ec.marshalNGroupJoinRequestPage2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupJoinRequestPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupJoinRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupJoinRequestPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupJoinRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_groupCommunity(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groupCommunity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().GroupCommunity(ctx, fc.Args["id"].(string), fc.Args["engineId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupCommunity) graphql.Marshaler {
+			return ec.marshalNGroupCommunity2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐGroupCommunity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groupCommunity(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupCommunity(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groupCommunity_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15444,7 +15751,7 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "joinApproval", "joinApprovalNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16382,6 +16689,20 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.AnnounceNEQ = data
+		case "joinApproval":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("joinApproval"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.JoinApproval = data
+		case "joinApprovalNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("joinApprovalNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.JoinApprovalNEQ = data
 		case "participantCount":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("participantCount"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -26419,6 +26740,11 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "joinApproval":
+			out.Values[i] = ec._Chat_joinApproval(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "participantCount":
 			out.Values[i] = ec._Chat_participantCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -28632,6 +28958,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_engine(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupInvite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupInvite(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupInvitePreview":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupInvitePreview(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupJoinRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupJoinRequests(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groupCommunity":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groupCommunity(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -329,6 +329,29 @@ func (ec *executionContext) fieldContext_Group_restrict(_ context.Context, field
 	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Group_joinApproval(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_joinApproval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinApproval(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_joinApproval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Group_participants(ctx context.Context, field graphql.CollectedField, obj *model.Group) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -631,7 +654,7 @@ func (ec *executionContext) unmarshalInputGroupUpdateInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "description", "announce", "restrict", "editInfoAdminsOnly"}
+	fieldsInOrder := [...]string{"name", "description", "announce", "restrict", "editInfoAdminsOnly", "joinApproval"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -673,6 +696,13 @@ func (ec *executionContext) unmarshalInputGroupUpdateInput(ctx context.Context, 
 				return it, err
 			}
 			it.EditInfoAdminsOnly = data
+		case "joinApproval":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("joinApproval"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.JoinApproval = data
 		}
 	}
 	return it, nil
@@ -793,6 +823,11 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "restrict":
 			out.Values[i] = ec._Group_restrict(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "joinApproval":
+			out.Values[i] = ec._Group_joinApproval(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

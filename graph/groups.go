@@ -345,8 +345,8 @@ func (r *Resolver) updateGroup(ctx context.Context, id string, in model.GroupUpd
 		return nil, err
 	}
 	var p switchboard.Problems
-	if in.Name == nil && in.Description == nil && in.Announce == nil && in.Restrict == nil && in.EditInfoAdminsOnly == nil {
-		p.Add("body", "too_small", "Give at least one of name, description, announce, restrict, editInfoAdminsOnly")
+	if in.Name == nil && in.Description == nil && in.Announce == nil && in.Restrict == nil && in.EditInfoAdminsOnly == nil && in.JoinApproval == nil {
+		p.Add("body", "too_small", "Give at least one of name, description, announce, restrict, editInfoAdminsOnly, joinApproval")
 	}
 	if in.Name != nil {
 		checkGroupName(&p, "name", *in.Name)
@@ -369,7 +369,27 @@ func (r *Resolver) updateGroup(ctx context.Context, id string, in model.GroupUpd
 		return nil, err
 	}
 	u := engine.GroupUpdate{Name: in.Name, Description: in.Description, Announce: in.Announce, Restrict: restrict}
-	return r.groupAction(ctx, c.Jid, "", func(a engine.GroupAdmin) error { return a.UpdateGroup(ctx, c.Jid, u) })
+	var gr engine.GroupRequester
+	if in.JoinApproval != nil {
+		// Checked first, so that a call the engine cannot serve changes nothing.
+		if gr, _, err = actingAs[engine.GroupRequester](ctx, r, nil, engine.CapGroupRequests, "setting a group's join approval"); err != nil {
+			return nil, err
+		}
+	}
+	if u == (engine.GroupUpdate{}) {
+		if err := r.setJoinApproval(ctx, gr, c.Jid, *in.JoinApproval); err != nil {
+			return nil, err
+		}
+		return r.group(ctx, c.Jid, true)
+	}
+	g, err := r.groupAction(ctx, c.Jid, "", func(a engine.GroupAdmin) error { return a.UpdateGroup(ctx, c.Jid, u) })
+	if err != nil || in.JoinApproval == nil {
+		return g, err
+	}
+	if err := r.setJoinApproval(ctx, gr, c.Jid, *in.JoinApproval); err != nil {
+		return nil, err
+	}
+	return r.group(ctx, c.Jid, true)
 }
 
 // addGroupParticipants is the use case behind addGroupParticipants (POST

@@ -191,6 +191,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.PinnedMessages = func(child int, _ string) int { return listCost(child, maxPinnedMessages) }
 	c.Query.MessageAcks = func(child int, keys []string, _ *string) int { return listCost(child, len(keys)) }
 	c.Query.GroupList = func(child int, _ *string, _ *bool, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.GroupJoinRequests = func(child int, _ string, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	// Engines, keys, music.
 	c.Query.EngineList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.APIKeyList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }

@@ -350,6 +350,7 @@ type ComplexityRoot struct {
 		ID                func(childComplexity int) int
 		Invite            func(childComplexity int) int
 		Jid               func(childComplexity int) int
+		JoinApproval      func(childComplexity int) int
 		Kind              func(childComplexity int) int
 		LastMessageAt     func(childComplexity int) int
 		LastMessageFromMe func(childComplexity int) int
@@ -385,6 +386,12 @@ type ComplexityRoot struct {
 		Limit func(childComplexity int) int
 		Skip  func(childComplexity int) int
 		Total func(childComplexity int) int
+	}
+
+	CommunitySubGroup struct {
+		GroupID   func(childComplexity int) int
+		IsDefault func(childComplexity int) int
+		Name      func(childComplexity int) int
 	}
 
 	Contact struct {
@@ -565,12 +572,51 @@ type ComplexityRoot struct {
 		CreatedAt        func(childComplexity int) int
 		Description      func(childComplexity int) int
 		ID               func(childComplexity int) int
+		JoinApproval     func(childComplexity int) int
 		LastMessageAt    func(childComplexity int) int
 		Name             func(childComplexity int) int
 		Owner            func(childComplexity int) int
 		ParticipantCount func(childComplexity int) int
 		Participants     func(childComplexity int) int
 		Restrict         func(childComplexity int) int
+	}
+
+	GroupCommunity struct {
+		GroupID       func(childComplexity int) int
+		IsCommunity   func(childComplexity int) int
+		ParentGroupID func(childComplexity int) int
+		SubGroups     func(childComplexity int) int
+	}
+
+	GroupInvite struct {
+		Code     func(childComplexity int) int
+		EngineID func(childComplexity int) int
+		GroupID  func(childComplexity int) int
+		Link     func(childComplexity int) int
+	}
+
+	GroupInvitePreview struct {
+		Code             func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Description      func(childComplexity int) int
+		GroupID          func(childComplexity int) int
+		IsCommunity      func(childComplexity int) int
+		JoinApproval     func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Owner            func(childComplexity int) int
+		ParticipantCount func(childComplexity int) int
+	}
+
+	GroupJoinRequest struct {
+		ChatID      func(childComplexity int) int
+		RequestedAt func(childComplexity int) int
+	}
+
+	GroupJoinRequestPage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	GroupPage struct {
@@ -583,6 +629,20 @@ type ComplexityRoot struct {
 	GroupResult struct {
 		FailedParticipants func(childComplexity int) int
 		Group              func(childComplexity int) int
+	}
+
+	JoinRequestAnswer struct {
+		Approve func(childComplexity int) int
+		GroupID func(childComplexity int) int
+		Results func(childComplexity int) int
+	}
+
+	JoinRequestResult struct {
+		ChatID      func(childComplexity int) int
+		Code        func(childComplexity int) int
+		Done        func(childComplexity int) int
+		Message     func(childComplexity int) int
+		Participant func(childComplexity int) int
 	}
 
 	LatestChat struct {
@@ -755,6 +815,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddAudienceContacts      func(childComplexity int, id string, contacts []*model.AudienceContactInput) int
 		AddGroupParticipants     func(childComplexity int, id string, participants []string) int
+		AnswerGroupJoinRequests  func(childComplexity int, id string, participants []string, approve bool, engineID *string) int
 		ArchiveChat              func(childComplexity int, chatID string, archived bool) int
 		BlockContact             func(childComplexity int, id string, engineID *string) int
 		CancelCampaign           func(childComplexity int, id string) int
@@ -777,6 +838,7 @@ type ComplexityRoot struct {
 		EnginePairingQRImage     func(childComplexity int, id string) int
 		ForwardMessage           func(childComplexity int, key string, toChatID string, chatID *string, engineID *string) int
 		GenerateSong             func(childComplexity int, input model.SongInput) int
+		JoinGroup                func(childComplexity int, code string, engineID *string) int
 		LeaveGroup               func(childComplexity int, id string) int
 		LoadOlderMessages        func(childComplexity int, chatID string, pages *int, untilDate *string) int
 		LogoutEngine             func(childComplexity int, id string) int
@@ -790,6 +852,7 @@ type ComplexityRoot struct {
 		RemoveAudienceContact    func(childComplexity int, id string, contactID string) int
 		RemoveGroupParticipant   func(childComplexity int, id string, participant string) int
 		RemoveProfilePicture     func(childComplexity int, engineID *string) int
+		ResetGroupInvite         func(childComplexity int, id string, engineID *string) int
 		RestartEngine            func(childComplexity int, id string) int
 		ResumeCampaign           func(childComplexity int, id string) int
 		RevokeAPIKey             func(childComplexity int, id string) int
@@ -899,6 +962,10 @@ type ComplexityRoot struct {
 		FindSimilarBoardItems func(childComplexity int, boardID string, candidates []*model.BoardCandidateInput) int
 		GrantableScopes       func(childComplexity int) int
 		Group                 func(childComplexity int, id string) int
+		GroupCommunity        func(childComplexity int, id string, engineID *string) int
+		GroupInvite           func(childComplexity int, id string, engineID *string) int
+		GroupInvitePreview    func(childComplexity int, code string, engineID *string) int
+		GroupJoinRequests     func(childComplexity int, id string, engineID *string, limit *int, skip *int) int
 		GroupList             func(childComplexity int, searchToken *string, includeArchive *bool, limit *int, skip *int) int
 		LatestChats           func(childComplexity int, numberOfChats *int, numberOfMessages *int) int
 		Message               func(childComplexity int, key string, chatID *string) int
@@ -2247,6 +2314,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.Jid(childComplexity), true
+	case "Chat.joinApproval":
+		if e.ComplexityRoot.Chat.JoinApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.JoinApproval(childComplexity), true
 	case "Chat.kind":
 		if e.ComplexityRoot.Chat.Kind == nil {
 			break
@@ -2411,6 +2484,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChatPage.Total(childComplexity), true
+
+	case "CommunitySubGroup.groupId":
+		if e.ComplexityRoot.CommunitySubGroup.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommunitySubGroup.GroupID(childComplexity), true
+	case "CommunitySubGroup.isDefault":
+		if e.ComplexityRoot.CommunitySubGroup.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommunitySubGroup.IsDefault(childComplexity), true
+	case "CommunitySubGroup.name":
+		if e.ComplexityRoot.CommunitySubGroup.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommunitySubGroup.Name(childComplexity), true
 
 	case "Contact.about":
 		if e.ComplexityRoot.Contact.About == nil {
@@ -3134,6 +3226,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.ID(childComplexity), true
+	case "Group.joinApproval":
+		if e.ComplexityRoot.Group.JoinApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.JoinApproval(childComplexity), true
 	case "Group.lastMessageAt":
 		if e.ComplexityRoot.Group.LastMessageAt == nil {
 			break
@@ -3170,6 +3268,149 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.Restrict(childComplexity), true
+
+	case "GroupCommunity.groupId":
+		if e.ComplexityRoot.GroupCommunity.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupCommunity.GroupID(childComplexity), true
+	case "GroupCommunity.isCommunity":
+		if e.ComplexityRoot.GroupCommunity.IsCommunity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupCommunity.IsCommunity(childComplexity), true
+	case "GroupCommunity.parentGroupId":
+		if e.ComplexityRoot.GroupCommunity.ParentGroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupCommunity.ParentGroupID(childComplexity), true
+	case "GroupCommunity.subGroups":
+		if e.ComplexityRoot.GroupCommunity.SubGroups == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupCommunity.SubGroups(childComplexity), true
+
+	case "GroupInvite.code":
+		if e.ComplexityRoot.GroupInvite.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvite.Code(childComplexity), true
+	case "GroupInvite.engineId":
+		if e.ComplexityRoot.GroupInvite.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvite.EngineID(childComplexity), true
+	case "GroupInvite.groupId":
+		if e.ComplexityRoot.GroupInvite.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvite.GroupID(childComplexity), true
+	case "GroupInvite.link":
+		if e.ComplexityRoot.GroupInvite.Link == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvite.Link(childComplexity), true
+
+	case "GroupInvitePreview.code":
+		if e.ComplexityRoot.GroupInvitePreview.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.Code(childComplexity), true
+	case "GroupInvitePreview.createdAt":
+		if e.ComplexityRoot.GroupInvitePreview.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.CreatedAt(childComplexity), true
+	case "GroupInvitePreview.description":
+		if e.ComplexityRoot.GroupInvitePreview.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.Description(childComplexity), true
+	case "GroupInvitePreview.groupId":
+		if e.ComplexityRoot.GroupInvitePreview.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.GroupID(childComplexity), true
+	case "GroupInvitePreview.isCommunity":
+		if e.ComplexityRoot.GroupInvitePreview.IsCommunity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.IsCommunity(childComplexity), true
+	case "GroupInvitePreview.joinApproval":
+		if e.ComplexityRoot.GroupInvitePreview.JoinApproval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.JoinApproval(childComplexity), true
+	case "GroupInvitePreview.name":
+		if e.ComplexityRoot.GroupInvitePreview.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.Name(childComplexity), true
+	case "GroupInvitePreview.owner":
+		if e.ComplexityRoot.GroupInvitePreview.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.Owner(childComplexity), true
+	case "GroupInvitePreview.participantCount":
+		if e.ComplexityRoot.GroupInvitePreview.ParticipantCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupInvitePreview.ParticipantCount(childComplexity), true
+
+	case "GroupJoinRequest.chatId":
+		if e.ComplexityRoot.GroupJoinRequest.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequest.ChatID(childComplexity), true
+	case "GroupJoinRequest.requestedAt":
+		if e.ComplexityRoot.GroupJoinRequest.RequestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequest.RequestedAt(childComplexity), true
+
+	case "GroupJoinRequestPage.items":
+		if e.ComplexityRoot.GroupJoinRequestPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequestPage.Items(childComplexity), true
+	case "GroupJoinRequestPage.limit":
+		if e.ComplexityRoot.GroupJoinRequestPage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequestPage.Limit(childComplexity), true
+	case "GroupJoinRequestPage.skip":
+		if e.ComplexityRoot.GroupJoinRequestPage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequestPage.Skip(childComplexity), true
+	case "GroupJoinRequestPage.total":
+		if e.ComplexityRoot.GroupJoinRequestPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupJoinRequestPage.Total(childComplexity), true
 
 	case "GroupPage.items":
 		if e.ComplexityRoot.GroupPage.Items == nil {
@@ -3208,6 +3449,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.GroupResult.Group(childComplexity), true
+
+	case "JoinRequestAnswer.approve":
+		if e.ComplexityRoot.JoinRequestAnswer.Approve == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestAnswer.Approve(childComplexity), true
+	case "JoinRequestAnswer.groupId":
+		if e.ComplexityRoot.JoinRequestAnswer.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestAnswer.GroupID(childComplexity), true
+	case "JoinRequestAnswer.results":
+		if e.ComplexityRoot.JoinRequestAnswer.Results == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestAnswer.Results(childComplexity), true
+
+	case "JoinRequestResult.chatId":
+		if e.ComplexityRoot.JoinRequestResult.ChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestResult.ChatID(childComplexity), true
+	case "JoinRequestResult.code":
+		if e.ComplexityRoot.JoinRequestResult.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestResult.Code(childComplexity), true
+	case "JoinRequestResult.done":
+		if e.ComplexityRoot.JoinRequestResult.Done == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestResult.Done(childComplexity), true
+	case "JoinRequestResult.message":
+		if e.ComplexityRoot.JoinRequestResult.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestResult.Message(childComplexity), true
+	case "JoinRequestResult.participant":
+		if e.ComplexityRoot.JoinRequestResult.Participant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinRequestResult.Participant(childComplexity), true
 
 	case "LatestChat.chat":
 		if e.ComplexityRoot.LatestChat.Chat == nil {
@@ -3961,6 +4252,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddGroupParticipants(childComplexity, args["id"].(string), args["participants"].([]string)), true
+	case "Mutation.answerGroupJoinRequests":
+		if e.ComplexityRoot.Mutation.AnswerGroupJoinRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_answerGroupJoinRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnswerGroupJoinRequests(childComplexity, args["id"].(string), args["participants"].([]string), args["approve"].(bool), args["engineId"].(*string)), true
 	case "Mutation.archiveChat":
 		if e.ComplexityRoot.Mutation.ArchiveChat == nil {
 			break
@@ -4203,6 +4505,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.GenerateSong(childComplexity, args["input"].(model.SongInput)), true
+	case "Mutation.joinGroup":
+		if e.ComplexityRoot.Mutation.JoinGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinGroup(childComplexity, args["code"].(string), args["engineId"].(*string)), true
 	case "Mutation.leaveGroup":
 		if e.ComplexityRoot.Mutation.LeaveGroup == nil {
 			break
@@ -4346,6 +4659,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveProfilePicture(childComplexity, args["engineId"].(*string)), true
+	case "Mutation.resetGroupInvite":
+		if e.ComplexityRoot.Mutation.ResetGroupInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resetGroupInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResetGroupInvite(childComplexity, args["id"].(string), args["engineId"].(*string)), true
 	case "Mutation.restartEngine":
 		if e.ComplexityRoot.Mutation.RestartEngine == nil {
 			break
@@ -5124,6 +5448,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Group(childComplexity, args["id"].(string)), true
+	case "Query.groupCommunity":
+		if e.ComplexityRoot.Query.GroupCommunity == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupCommunity_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupCommunity(childComplexity, args["id"].(string), args["engineId"].(*string)), true
+	case "Query.groupInvite":
+		if e.ComplexityRoot.Query.GroupInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupInvite(childComplexity, args["id"].(string), args["engineId"].(*string)), true
+	case "Query.groupInvitePreview":
+		if e.ComplexityRoot.Query.GroupInvitePreview == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupInvitePreview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupInvitePreview(childComplexity, args["code"].(string), args["engineId"].(*string)), true
+	case "Query.groupJoinRequests":
+		if e.ComplexityRoot.Query.GroupJoinRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groupJoinRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.GroupJoinRequests(childComplexity, args["id"].(string), args["engineId"].(*string), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.groupList":
 		if e.ComplexityRoot.Query.GroupList == nil {
 			break
@@ -5773,7 +6141,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groupinvites.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -5796,6 +6164,7 @@ var sources = []*ast.Source{
 	{Name: "disappearing.graphql", Input: sourceData("disappearing.graphql"), BuiltIn: false},
 	{Name: "engines.graphql", Input: sourceData("engines.graphql"), BuiltIn: false},
 	{Name: "ent.graphql", Input: sourceData("ent.graphql"), BuiltIn: false},
+	{Name: "groupinvites.graphql", Input: sourceData("groupinvites.graphql"), BuiltIn: false},
 	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
 	{Name: "keys.graphql", Input: sourceData("keys.graphql"), BuiltIn: false},
 	{Name: "music.graphql", Input: sourceData("music.graphql"), BuiltIn: false},
@@ -6416,6 +6785,8 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_restrict(ctx, field)
 	case "announce":
 		return ec.fieldContext_Chat_announce(ctx, field)
+	case "joinApproval":
+		return ec.fieldContext_Chat_joinApproval(ctx, field)
 	case "participantCount":
 		return ec.fieldContext_Chat_participantCount(ctx, field)
 	case "subscribers":
@@ -6474,6 +6845,18 @@ func (ec *executionContext) childFields_ChatPage(ctx context.Context, field grap
 		return ec.fieldContext_ChatPage_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChatPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CommunitySubGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "groupId":
+		return ec.fieldContext_CommunitySubGroup_groupId(ctx, field)
+	case "name":
+		return ec.fieldContext_CommunitySubGroup_name(ctx, field)
+	case "isDefault":
+		return ec.fieldContext_CommunitySubGroup_isDefault(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommunitySubGroup", field.Name)
 }
 
 func (ec *executionContext) childFields_Contact(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6840,12 +7223,90 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_announce(ctx, field)
 	case "restrict":
 		return ec.fieldContext_Group_restrict(ctx, field)
+	case "joinApproval":
+		return ec.fieldContext_Group_joinApproval(ctx, field)
 	case "participants":
 		return ec.fieldContext_Group_participants(ctx, field)
 	case "chat":
 		return ec.fieldContext_Group_chat(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupCommunity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "groupId":
+		return ec.fieldContext_GroupCommunity_groupId(ctx, field)
+	case "isCommunity":
+		return ec.fieldContext_GroupCommunity_isCommunity(ctx, field)
+	case "parentGroupId":
+		return ec.fieldContext_GroupCommunity_parentGroupId(ctx, field)
+	case "subGroups":
+		return ec.fieldContext_GroupCommunity_subGroups(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupCommunity", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupInvite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "engineId":
+		return ec.fieldContext_GroupInvite_engineId(ctx, field)
+	case "groupId":
+		return ec.fieldContext_GroupInvite_groupId(ctx, field)
+	case "code":
+		return ec.fieldContext_GroupInvite_code(ctx, field)
+	case "link":
+		return ec.fieldContext_GroupInvite_link(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupInvite", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupInvitePreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_GroupInvitePreview_code(ctx, field)
+	case "groupId":
+		return ec.fieldContext_GroupInvitePreview_groupId(ctx, field)
+	case "name":
+		return ec.fieldContext_GroupInvitePreview_name(ctx, field)
+	case "description":
+		return ec.fieldContext_GroupInvitePreview_description(ctx, field)
+	case "participantCount":
+		return ec.fieldContext_GroupInvitePreview_participantCount(ctx, field)
+	case "owner":
+		return ec.fieldContext_GroupInvitePreview_owner(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_GroupInvitePreview_createdAt(ctx, field)
+	case "joinApproval":
+		return ec.fieldContext_GroupInvitePreview_joinApproval(ctx, field)
+	case "isCommunity":
+		return ec.fieldContext_GroupInvitePreview_isCommunity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupInvitePreview", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupJoinRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "chatId":
+		return ec.fieldContext_GroupJoinRequest_chatId(ctx, field)
+	case "requestedAt":
+		return ec.fieldContext_GroupJoinRequest_requestedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupJoinRequest", field.Name)
+}
+
+func (ec *executionContext) childFields_GroupJoinRequestPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_GroupJoinRequestPage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_GroupJoinRequestPage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_GroupJoinRequestPage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_GroupJoinRequestPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupJoinRequestPage", field.Name)
 }
 
 func (ec *executionContext) childFields_GroupPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6870,6 +7331,34 @@ func (ec *executionContext) childFields_GroupResult(ctx context.Context, field g
 		return ec.fieldContext_GroupResult_failedParticipants(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GroupResult", field.Name)
+}
+
+func (ec *executionContext) childFields_JoinRequestAnswer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "groupId":
+		return ec.fieldContext_JoinRequestAnswer_groupId(ctx, field)
+	case "approve":
+		return ec.fieldContext_JoinRequestAnswer_approve(ctx, field)
+	case "results":
+		return ec.fieldContext_JoinRequestAnswer_results(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JoinRequestAnswer", field.Name)
+}
+
+func (ec *executionContext) childFields_JoinRequestResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "participant":
+		return ec.fieldContext_JoinRequestResult_participant(ctx, field)
+	case "chatId":
+		return ec.fieldContext_JoinRequestResult_chatId(ctx, field)
+	case "done":
+		return ec.fieldContext_JoinRequestResult_done(ctx, field)
+	case "code":
+		return ec.fieldContext_JoinRequestResult_code(ctx, field)
+	case "message":
+		return ec.fieldContext_JoinRequestResult_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JoinRequestResult", field.Name)
 }
 
 func (ec *executionContext) childFields_LatestChat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

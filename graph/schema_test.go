@@ -25,6 +25,8 @@ var boundedLists = map[string]string{
 	"Delivery.attemptLog":            "at most len(RetrySchedule)+1 attempts per delivery (8 by default)",
 	"Group.participants":             "one group's participants (at most 1024 on WhatsApp); a page of groups answers at most 5,000 in all (maxListedParticipants); values only",
 	"GroupResult.failedParticipants": "at most the 256 participants the mutation was given; values only",
+	"GroupCommunity.subGroups":       "at most 100 sub-groups (maxSubGroups, WhatsApp's bound); values only",
+	"JoinRequestAnswer.results":      "one per participant the mutation was given (at most 256); values only",
 	"LatestChats.chats":              "counted by latestChats (numberOfChats)",
 	"NumberCheckResult.items":        "at most the 100 numbers checkNumbers was given (MaxCheckNumbers); values only",
 	"Message.contacts":               "at most 256 cards (engine.MaxContacts, checked when sent or received); values only",

@@ -198,7 +198,7 @@ func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew boo
 			SetNillableUnreadCount(c.UnreadCount)
 	}
 	if c.Participants != nil {
-		u.SetParticipantCount(len(c.Participants))
+		u.SetParticipantCount(len(c.Participants)).SetJoinApproval(c.JoinApproval)
 	}
 	if _, err := u.Save(ctx); err != nil {
 		return err
@@ -227,7 +227,7 @@ func kindOf(c engine.ChatState) string {
 // newChat is the creation of the chat c describes.
 func newChat(tx *ent.Tx, c engine.ChatState) *ent.ChatCreate {
 	create := tx.Chat.Create().SetJid(c.ID).SetKind(chat.Kind(kindOf(c))).SetName(c.Name).
-		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).
+		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).SetJoinApproval(c.JoinApproval).
 		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).
 		SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
 		SetNillableUnreadCount(c.UnreadCount)

@@ -302,14 +302,15 @@ type groupChange struct {
 
 // GroupEvents maps a group change's action to its event type.
 var GroupEvents = map[string]string{
-	"joined_via_link":     wh.EventParticipantJoinedViaLink,
-	"added":               wh.EventParticipantAddedByAdmin,
-	"left":                wh.EventParticipantLeftGroup,
-	"kicked":              wh.EventParticipantKickedFromGroup,
-	"admin_changed":       wh.EventGroupAdminChanged,
-	"name_changed":        wh.EventGroupNameChanged,
-	"description_changed": wh.EventGroupDescriptionChanged,
-	"message_pinned":      wh.EventGroupMessagePinned,
+	"joined_via_link":       wh.EventParticipantJoinedViaLink,
+	"added":                 wh.EventParticipantAddedByAdmin,
+	"left":                  wh.EventParticipantLeftGroup,
+	"kicked":                wh.EventParticipantKickedFromGroup,
+	"admin_changed":         wh.EventGroupAdminChanged,
+	"name_changed":          wh.EventGroupNameChanged,
+	"description_changed":   wh.EventGroupDescriptionChanged,
+	"message_pinned":        wh.EventGroupMessagePinned,
+	engine.GroupJoinRequest: wh.EventGroupJoinRequest,
 }
 
 // applyGroupChange stores a group change (see storeGroupChange) and records its

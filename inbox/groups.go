@@ -65,6 +65,8 @@ func storeGroupChange(ctx context.Context, tx *ent.Tx, g *engine.GroupChange, at
 		group.SetDescription(g.Value)
 	case engine.GroupSettingsChanged:
 		group.SetNillableAnnounce(g.Announce).SetNillableRestrict(g.Restrict)
+	case engine.GroupJoinApprovalChanged:
+		group.SetNillableJoinApproval(g.JoinApproval)
 	case "message_pinned":
 		_, err := tx.Message.Update().Where(message.WaSerialized(g.Value)).SetPinnedUntil(at.Add(groupPin)).Save(ctx)
 		return err

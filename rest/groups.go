@@ -29,6 +29,7 @@ type groupRecord struct {
 	ParticipantCount   int                  `json:"participantCount"`
 	Announce           bool                 `json:"announce"`
 	Restrict           bool                 `json:"restrict"`
+	JoinApproval       bool                 `json:"joinApproval"`
 	Participants       *[]participantRecord `json:"participants"`
 	FailedParticipants []failedParticipant  `json:"failedParticipants,omitempty"`
 }
@@ -65,7 +66,7 @@ func newGroupRecord(g *model.Group) groupRecord {
 	item := newGroupItem(g.Chat)
 	rec := groupRecord{ID: item.ID, Name: item.Name, Description: item.Description, Owner: item.Owner,
 		CreatedAt: item.CreatedAt, LastMessageAt: item.LastMessageAt, ParticipantCount: item.ParticipantCount,
-		Announce: g.Chat.Announce, Restrict: item.Restrict}
+		Announce: g.Chat.Announce, Restrict: item.Restrict, JoinApproval: g.Chat.JoinApproval}
 	if g.Participants != nil {
 		ps := make([]participantRecord, len(g.Participants))
 		for i, p := range g.Participants {
@@ -188,6 +189,7 @@ func (s *server) updateGroup(w http.ResponseWriter, r *http.Request) error {
 			Restrict           *bool   `json:"restrict"`
 			EditInfoAdminsOnly *bool   `json:"editInfoAdminsOnly"`
 			Description        *string `json:"description"`
+			JoinApproval       *bool   `json:"joinApproval"`
 		} `json:"settings"`
 	}
 	if err := decodeJSON(w, r, &b, false); err != nil {
@@ -196,11 +198,12 @@ func (s *server) updateGroup(w http.ResponseWriter, r *http.Request) error {
 	in := model.GroupUpdateInput{Name: b.Name}
 	if st := b.Settings; st != nil {
 		in.Announce, in.Restrict, in.EditInfoAdminsOnly, in.Description = st.Announce, st.Restrict, st.EditInfoAdminsOnly, st.Description
+		in.JoinApproval = st.JoinApproval
 	}
 	g, err := s.mutation.UpdateGroup(r.Context(), chi.URLParam(r, "id"), in)
 	if err != nil {
 		return renamePaths(err, map[string]string{"description": "settings.description", "announce": "settings.announce",
-			"restrict": "settings.restrict", "editInfoAdminsOnly": "settings.editInfoAdminsOnly"})
+			"restrict": "settings.restrict", "editInfoAdminsOnly": "settings.editInfoAdminsOnly", "joinApproval": "settings.joinApproval"})
 	}
 	return writeData(w, http.StatusOK, newGroupRecord(g))
 }

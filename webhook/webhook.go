@@ -93,6 +93,10 @@ const (
 	// picture, about text, business name or push name; data {chatId, changed,
 	// pushName, engineId, timestamp} (docs/contact-details.md).
 	EventContactUpdated = "contact.updated"
+	// EventGroupJoinRequest: someone asked to join a group that requires the
+	// admins' approval (by its invite link); data {groupId, action
+	// join_request, participants, timestamp} (docs/groups.md).
+	EventGroupJoinRequest = "group.join_request"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -109,6 +113,7 @@ var Catalog = []string{
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 	EventCallReceived,
 	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
+	EventGroupJoinRequest,
 }
 
 // InCatalog reports whether typ is a known event type.

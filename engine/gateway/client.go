@@ -65,6 +65,13 @@ type client interface {
 	// setting message to a user, a group IQ to a group.
 	SetDisappearingTimer(ctx context.Context, chat types.JID, timer time.Duration, settingTS time.Time) error
 	LeaveGroup(ctx context.Context, jid types.JID) error
+	GetGroupInviteLink(ctx context.Context, jid types.JID, reset bool) (string, error)
+	GetGroupInfoFromLink(ctx context.Context, code string) (*types.GroupInfo, error)
+	JoinGroupWithLink(ctx context.Context, code string) (types.JID, error)
+	GetGroupRequestParticipants(ctx context.Context, jid types.JID) ([]types.GroupParticipantRequest, error)
+	UpdateGroupRequestParticipants(ctx context.Context, jid types.JID, participantChanges []types.JID, action whatsmeow.ParticipantRequestChange) ([]types.GroupParticipant, error)
+	SetGroupJoinApprovalMode(ctx context.Context, jid types.JID, mode bool) error
+	GetSubGroups(ctx context.Context, community types.JID) ([]*types.GroupLinkTarget, error)
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
 	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error
 	// SendPresence sets the account's own presence (whatsmeow.ErrNoPushName

@@ -75,6 +75,8 @@ type fakeClient struct {
 	groupCalls   []string
 	groupErr     error
 	partResult   map[types.JID]int // participant -> error code of the next participant change
+	inviteResets map[types.JID]int // group -> how often its invite code was reset
+	requests     map[types.JID][]types.GroupParticipantRequest
 
 	pairPhone   string
 	pairClient  whatsmeow.PairClientType
@@ -118,7 +120,8 @@ type fakeParticipants struct {
 }
 
 func newFake(paired bool) *fakeClient {
-	f := &fakeClient{alt: map[types.JID]types.JID{}, notOnWA: map[string]bool{}, groups: map[types.JID]*types.GroupInfo{}, partResult: map[types.JID]int{}}
+	f := &fakeClient{alt: map[types.JID]types.JID{}, notOnWA: map[string]bool{}, groups: map[types.JID]*types.GroupInfo{}, partResult: map[types.JID]int{},
+		inviteResets: map[types.JID]int{}, requests: map[types.JID][]types.GroupParticipantRequest{}}
 	if paired {
 		f.own = types.NewADJID("15550001111", 0, 7)
 		f.pushName = "Owner" // kept in the device store since the first sync

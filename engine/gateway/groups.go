@@ -47,7 +47,7 @@ func (e *Engine) groupState(ctx context.Context, cl client, g *types.GroupInfo) 
 		owner = g.OwnerJID
 	}
 	cs := engine.ChatState{ID: chatID(g.JID), Kind: engine.ChatGroup, Name: g.Name, Owner: e.pnChatID(ctx, cl, owner, types.EmptyJID),
-		Description: g.Topic, Restrict: g.IsLocked, Announce: g.IsAnnounce}
+		Description: g.Topic, Restrict: g.IsLocked, Announce: g.IsAnnounce, JoinApproval: g.IsJoinApprovalRequired}
 	if !g.GroupCreated.IsZero() {
 		t := g.GroupCreated.UTC()
 		cs.CreatedAt = &t
@@ -127,6 +127,7 @@ func (e *Engine) groupInfoEvents(ctx context.Context, cl client, v *events.Group
 	}
 	base := engine.GroupChange{GroupID: gid, By: by, Me: me}
 	cs := append(settingsChanges(v, base), e.memberChanges(ctx, cl, v, base)...)
+	cs = append(cs, e.requestChanges(ctx, cl, v, base)...)
 	at := v.Timestamp
 	if at.IsZero() {
 		at = time.Now()
@@ -174,7 +175,44 @@ func settingsChanges(v *events.GroupInfo, base engine.GroupChange) []engine.Grou
 		}
 		cs = append(cs, c)
 	}
+	if v.MembershipApprovalMode != nil {
+		c := base
+		on := v.MembershipApprovalMode.IsJoinApprovalRequired
+		c.Action, c.JoinApproval = engine.GroupJoinApprovalChanged, &on
+		cs = append(cs, c)
+	}
 	return cs
+}
+
+// requestChanges are the requests to join the group a notification carries
+// (whatsmeow leaves them among its unknown changes: a
+// created_membership_requests element whose requested_user children name who
+// asked): one join_request change.
+func (e *Engine) requestChanges(ctx context.Context, cl client, v *events.GroupInfo, base engine.GroupChange) []engine.GroupChange {
+	var who []string
+	for _, n := range v.UnknownChanges {
+		if n == nil || n.Tag != "created_membership_requests" {
+			continue
+		}
+		for _, u := range n.GetChildrenByTag("requested_user") {
+			ag := u.AttrGetter()
+			j := ag.OptionalJIDOrEmpty("jid")
+			pn := ag.OptionalJIDOrEmpty("phone_number")
+			if j.IsEmpty() {
+				continue
+			}
+			who = append(who, e.pnChatID(ctx, cl, j, pn))
+		}
+	}
+	if len(who) == 0 {
+		return nil
+	}
+	c := base
+	c.Action, c.Participants = engine.GroupJoinRequest, who
+	if len(who) == 1 {
+		c.By = who[0]
+	}
+	return []engine.GroupChange{c}
 }
 
 // memberChanges are the changes of a group's participants that a notification

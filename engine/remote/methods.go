@@ -43,6 +43,9 @@ var capabilities = []struct {
 	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
 	{engine.CapContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
 	{engine.CapDisappearing, reflect.TypeFor[engine.DisappearingTimer]()},
+	{engine.CapGroupInvites, reflect.TypeFor[engine.GroupInviter]()},
+	{engine.CapGroupRequests, reflect.TypeFor[engine.GroupRequester]()},
+	{engine.CapCommunities, reflect.TypeFor[engine.Communities]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

@@ -71,6 +71,12 @@ type groupState struct {
 	Turn  int `json:"turn,omitempty"`
 	// Plans are what members will do, and when.
 	Plans []plan `json:"plans,omitempty"`
+	// InviteResets counts the resets of the invite code (inviteCode).
+	InviteResets int `json:"inviteResets,omitempty"`
+	// JoinApproval: joining by the invite code asks the admins first;
+	// Requests are the pending requests, oldest first.
+	JoinApproval bool                 `json:"joinApproval,omitempty"`
+	Requests     []engine.JoinRequest `json:"requests,omitempty"`
 }
 
 // plan is something a member of a group will do at Due.
@@ -90,6 +96,8 @@ const (
 	actRename   = "rename"
 	actDescribe = "describe"
 	actPin      = "pin"
+	// actRequest: ask to join a group that requires approval.
+	actRequest = "request"
 )
 
 var worldActs = []string{actJoin, actLeave, actAdd, actPromote, actKick, actRename, actDescribe, actPin}
@@ -114,7 +122,7 @@ func (g *groupState) chatState() engine.ChatState {
 	created := g.CreatedAt
 	no := false
 	return engine.ChatState{ID: g.ID, Kind: engine.ChatGroup, Name: g.Name, Owner: g.Owner, Description: g.Description,
-		CreatedAt: &created, Announce: g.Announce, Restrict: g.Restrict, Pinned: &no, Archived: &no,
+		CreatedAt: &created, Announce: g.Announce, Restrict: g.Restrict, JoinApproval: g.JoinApproval, Pinned: &no, Archived: &no,
 		Participants: slices.Clone(g.Participants)}
 }
 
@@ -331,6 +339,10 @@ func (e *Engine) settle(ctx context.Context, w *world, g *groupState, now time.T
 	for _, p := range g.Plans {
 		if p.Due.After(now) {
 			keep = append(keep, p)
+			continue
+		}
+		if p.Act == actRequest {
+			out = append(out, g.request(w, p.Who, p.Due)...)
 			continue
 		}
 		out = append(out, e.act(ctx, w, g, p.Act, p.Who, 0)...)
@@ -583,6 +595,16 @@ func (e *Engine) SimulateGroupChange(ctx context.Context, c engine.GroupChange) 
 			g.Name = c.Value
 		case "description_changed":
 			g.Description = c.Value
+		case engine.GroupJoinRequest:
+			for _, p := range c.Participants {
+				if g.find(p) < 0 && !g.requested(p) {
+					g.Requests = append(g.Requests, engine.JoinRequest{ChatID: p, RequestedAt: now.UTC().Truncate(time.Second)})
+				}
+			}
+		case engine.GroupJoinApprovalChanged:
+			if c.JoinApproval != nil {
+				g.JoinApproval = *c.JoinApproval
+			}
 		case engine.GroupSettingsChanged:
 			if c.Announce != nil {
 				g.Announce = *c.Announce

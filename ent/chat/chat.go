@@ -47,6 +47,8 @@ const (
 	FieldRestrict = "restrict"
 	// FieldAnnounce holds the string denoting the announce field in the database.
 	FieldAnnounce = "announce"
+	// FieldJoinApproval holds the string denoting the join_approval field in the database.
+	FieldJoinApproval = "join_approval"
 	// FieldParticipantCount holds the string denoting the participant_count field in the database.
 	FieldParticipantCount = "participant_count"
 	// FieldSubscribers holds the string denoting the subscribers field in the database.
@@ -87,6 +89,7 @@ var Columns = []string{
 	FieldDescription,
 	FieldRestrict,
 	FieldAnnounce,
+	FieldJoinApproval,
 	FieldParticipantCount,
 	FieldSubscribers,
 	FieldInvite,
@@ -136,6 +139,8 @@ var (
 	DefaultRestrict bool
 	// DefaultAnnounce holds the default value on creation for the "announce" field.
 	DefaultAnnounce bool
+	// DefaultJoinApproval holds the default value on creation for the "join_approval" field.
+	DefaultJoinApproval bool
 	// DefaultParticipantCount holds the default value on creation for the "participant_count" field.
 	DefaultParticipantCount int
 	// DefaultSubscribers holds the default value on creation for the "subscribers" field.
@@ -257,6 +262,11 @@ func ByRestrict(opts ...sql.OrderTermOption) OrderOption {
 // ByAnnounce orders the results by the announce field.
 func ByAnnounce(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAnnounce, opts...).ToFunc()
+}
+
+// ByJoinApproval orders the results by the join_approval field.
+func ByJoinApproval(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldJoinApproval, opts...).ToFunc()
 }
 
 // ByParticipantCount orders the results by the participant_count field.

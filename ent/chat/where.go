@@ -134,6 +134,11 @@ func Announce(v bool) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldAnnounce, v))
 }
 
+// JoinApproval applies equality check predicate on the "join_approval" field. It's identical to JoinApprovalEQ.
+func JoinApproval(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldJoinApproval, v))
+}
+
 // ParticipantCount applies equality check predicate on the "participant_count" field. It's identical to ParticipantCountEQ.
 func ParticipantCount(v int) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldParticipantCount, v))
@@ -777,6 +782,16 @@ func AnnounceEQ(v bool) predicate.Chat {
 // AnnounceNEQ applies the NEQ predicate on the "announce" field.
 func AnnounceNEQ(v bool) predicate.Chat {
 	return predicate.Chat(sql.FieldNEQ(FieldAnnounce, v))
+}
+
+// JoinApprovalEQ applies the EQ predicate on the "join_approval" field.
+func JoinApprovalEQ(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldJoinApproval, v))
+}
+
+// JoinApprovalNEQ applies the NEQ predicate on the "join_approval" field.
+func JoinApprovalNEQ(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldNEQ(FieldJoinApproval, v))
 }
 
 // ParticipantCountEQ applies the EQ predicate on the "participant_count" field.

@@ -265,6 +265,7 @@ var (
 		{Name: "description", Type: field.TypeString, Nullable: true},
 		{Name: "restrict", Type: field.TypeBool, Default: false},
 		{Name: "announce", Type: field.TypeBool, Default: false},
+		{Name: "join_approval", Type: field.TypeBool, Default: false},
 		{Name: "participant_count", Type: field.TypeInt, Default: 0},
 		{Name: "subscribers", Type: field.TypeInt, Default: 0},
 		{Name: "invite", Type: field.TypeString, Nullable: true},

@@ -320,24 +320,28 @@ func init() {
 	chatDescAnnounce := chatFields[14].Descriptor()
 	// chat.DefaultAnnounce holds the default value on creation for the announce field.
 	chat.DefaultAnnounce = chatDescAnnounce.Default.(bool)
+	// chatDescJoinApproval is the schema descriptor for join_approval field.
+	chatDescJoinApproval := chatFields[15].Descriptor()
+	// chat.DefaultJoinApproval holds the default value on creation for the join_approval field.
+	chat.DefaultJoinApproval = chatDescJoinApproval.Default.(bool)
 	// chatDescParticipantCount is the schema descriptor for participant_count field.
-	chatDescParticipantCount := chatFields[15].Descriptor()
+	chatDescParticipantCount := chatFields[16].Descriptor()
 	// chat.DefaultParticipantCount holds the default value on creation for the participant_count field.
 	chat.DefaultParticipantCount = chatDescParticipantCount.Default.(int)
 	// chatDescSubscribers is the schema descriptor for subscribers field.
-	chatDescSubscribers := chatFields[16].Descriptor()
+	chatDescSubscribers := chatFields[17].Descriptor()
 	// chat.DefaultSubscribers holds the default value on creation for the subscribers field.
 	chat.DefaultSubscribers = chatDescSubscribers.Default.(int)
 	// chatDescHistoryComplete is the schema descriptor for history_complete field.
-	chatDescHistoryComplete := chatFields[20].Descriptor()
+	chatDescHistoryComplete := chatFields[21].Descriptor()
 	// chat.DefaultHistoryComplete holds the default value on creation for the history_complete field.
 	chat.DefaultHistoryComplete = chatDescHistoryComplete.Default.(bool)
 	// chatDescCreatedAt is the schema descriptor for created_at field.
-	chatDescCreatedAt := chatFields[22].Descriptor()
+	chatDescCreatedAt := chatFields[23].Descriptor()
 	// chat.DefaultCreatedAt holds the default value on creation for the created_at field.
 	chat.DefaultCreatedAt = chatDescCreatedAt.Default.(func() time.Time)
 	// chatDescUpdatedAt is the schema descriptor for updated_at field.
-	chatDescUpdatedAt := chatFields[23].Descriptor()
+	chatDescUpdatedAt := chatFields[24].Descriptor()
 	// chat.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	chat.DefaultUpdatedAt = chatDescUpdatedAt.Default.(func() time.Time)
 	// chat.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

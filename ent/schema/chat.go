@@ -41,6 +41,7 @@ func (Chat) Fields() []ent.Field {
 		field.String("description").Optional(),
 		field.Bool("restrict").Default(false),
 		field.Bool("announce").Default(false),
+		field.Bool("join_approval").Default(false).Comment("joining the group by its invite link asks its admins first (docs/groups.md)"),
 		field.Int("participant_count").Default(0),
 		field.Int("subscribers").Default(0),
 		field.String("invite").Optional(),

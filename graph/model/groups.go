@@ -50,5 +50,8 @@ func (g *Group) ParticipantCount() int { return g.Chat.ParticipantCount }
 // Announce reports that only admins send messages.
 func (g *Group) Announce() bool { return g.Chat.Announce }
 
+// JoinApproval reports that joining by the invite link asks the admins first.
+func (g *Group) JoinApproval() bool { return g.Chat.JoinApproval }
+
 // Restrict reports that only admins edit the group's info.
 func (g *Group) Restrict() bool { return g.Chat.Restrict }

@@ -320,6 +320,14 @@ type ChatPage struct {
 	Total int         `json:"total"`
 }
 
+// A group linked to a community.
+type CommunitySubGroup struct {
+	GroupID string `json:"groupId"`
+	Name    string `json:"name"`
+	// The community's announcement group.
+	IsDefault bool `json:"isDefault"`
+}
+
 // A contact card to share: a vCard (BEGIN:VCARD … END:VCARD, at most 64 KiB) and the name shown for it (at most 1024 bytes).
 type ContactCardInput struct {
 	DisplayName *string `json:"displayName,omitempty"`
@@ -440,6 +448,55 @@ type GroupChangeInput struct {
 	Value        *string  `json:"value,omitempty"`
 }
 
+// A group's place in a community.
+type GroupCommunity struct {
+	GroupID string `json:"groupId"`
+	// The group is a community (a parent of sub-groups).
+	IsCommunity bool `json:"isCommunity"`
+	// The community the group belongs to, if any.
+	ParentGroupID *string `json:"parentGroupId,omitempty"`
+	// A community's sub-groups (empty for other groups).
+	SubGroups []*CommunitySubGroup `json:"subGroups"`
+}
+
+// A group's invite link.
+type GroupInvite struct {
+	// The engine it was read or reset through.
+	EngineID string `json:"engineId"`
+	GroupID  string `json:"groupId"`
+	// The part of the link after https://chat.whatsapp.com/.
+	Code string `json:"code"`
+	Link string `json:"link"`
+}
+
+// What an invite code leads to.
+type GroupInvitePreview struct {
+	Code             string `json:"code"`
+	GroupID          string `json:"groupId"`
+	Name             string `json:"name"`
+	Description      string `json:"description"`
+	ParticipantCount int    `json:"participantCount"`
+	// The creator's chat id, when the network tells it.
+	Owner     *string    `json:"owner,omitempty"`
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// Joining asks the admins first.
+	JoinApproval bool `json:"joinApproval"`
+	IsCommunity  bool `json:"isCommunity"`
+}
+
+// A pending request to join a group.
+type GroupJoinRequest struct {
+	ChatID      string    `json:"chatId"`
+	RequestedAt time.Time `json:"requestedAt"`
+}
+
+type GroupJoinRequestPage struct {
+	Items []*GroupJoinRequest `json:"items"`
+	Limit int                 `json:"limit"`
+	Skip  int                 `json:"skip"`
+	Total int                 `json:"total"`
+}
+
 type GroupPage struct {
 	Items []*Group `json:"items"`
 	Limit int      `json:"limit"`
@@ -473,6 +530,25 @@ type GroupUpdateInput struct {
 	Restrict    *bool   `json:"restrict,omitempty"`
 	// The same setting as restrict.
 	EditInfoAdminsOnly *bool `json:"editInfoAdminsOnly,omitempty"`
+	// Joining by the invite link asks the admins first (needs the engine capability group_requests).
+	JoinApproval *bool `json:"joinApproval,omitempty"`
+}
+
+// What an approve or reject answered: one result per participant, in the order given.
+type JoinRequestAnswer struct {
+	GroupID string               `json:"groupId"`
+	Approve bool                 `json:"approve"`
+	Results []*JoinRequestResult `json:"results"`
+}
+
+// What became of one request an approve or reject answered: done, or why not (code not_requested).
+type JoinRequestResult struct {
+	// As the call gave it.
+	Participant string  `json:"participant"`
+	ChatID      string  `json:"chatId"`
+	Done        bool    `json:"done"`
+	Code        *string `json:"code,omitempty"`
+	Message     *string `json:"message,omitempty"`
 }
 
 type LatestChat struct {
