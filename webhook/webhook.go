@@ -93,6 +93,13 @@ const (
 	// picture, about text, business name or push name; data {chatId, changed,
 	// pushName, engineId, timestamp} (docs/contact-details.md).
 	EventContactUpdated = "contact.updated"
+	// EventNewsletterJoined, EventNewsletterLeft, EventNewsletterMuteChanged:
+	// the account followed or unfollowed a newsletter, or muted or unmuted it
+	// (through the API or on another device); data {engineId, newsletterId,
+	// role, muted, at} (docs/newsletters.md).
+	EventNewsletterJoined      = "newsletter.joined"
+	EventNewsletterLeft        = "newsletter.left"
+	EventNewsletterMuteChanged = "newsletter.mute_changed"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -109,6 +116,7 @@ var Catalog = []string{
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 	EventCallReceived,
 	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
+	EventNewsletterJoined, EventNewsletterLeft, EventNewsletterMuteChanged,
 }
 
 // InCatalog reports whether typ is a known event type.
