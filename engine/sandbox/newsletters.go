@@ -151,7 +151,7 @@ func (e *Engine) FollowNewsletter(ctx context.Context, id string) (engine.ChatSt
 	for _, d := range Directory {
 		if d.ID == id {
 			key := engine.Key{Remote: id, ID: "NL" + strings.ToUpper(switchboard.RandomToken(8))}
-			in := engine.Incoming{Key: key, From: id, SenderName: d.Name, Type: engine.TypeText,
+			in := engine.Incoming{Key: key, From: id, SenderName: d.Name, Type: "text",
 				Text: "Welcome to " + d.Name + "! " + d.Description + "."}
 			return s, e.report(ctx, engine.Event{Type: engine.EventMessage, Key: key, Message: &in})
 		}
