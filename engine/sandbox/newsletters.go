@@ -178,5 +178,5 @@ func (e *Engine) MuteNewsletter(ctx context.Context, id string, muted bool) erro
 	}
 	e.setFollow(id, s.Role, func(f *followState) { f.muted = muted })
 	return e.report(ctx, engine.Event{Type: engine.EventNewsletter, Newsletter: &engine.NewsletterChange{NewsletterID: id,
-		Action: engine.NewsletterMuteChanged, Muted: &muted}})
+		Action: engine.NewsletterMuteChanged, Role: s.Role, Muted: &muted}})
 }
