@@ -14,7 +14,7 @@ import (
 // directory's three, the same in every workspace, and the newsletters of the
 // workspace's world, which the account follows from the start. Following one
 // of the directory's makes it post a welcome message at once (a message of the
-// newsletter's chat, delivered as message.received). What the account follows
+// newsletter's chat, delivered as new_message_received_webhook). What the account follows
 // and mutes is kept in the process's memory, per workspace and engine.
 
 // DirectoryNewsletter is a newsletter of the sandbox's directory.
