@@ -51,6 +51,11 @@ type ChatState struct {
 	Subscribers  int           `json:"subscribers,omitempty"`
 	Invite       string        `json:"invite,omitempty"`
 	Verification string        `json:"verification,omitempty"`
+	// Role is the account's role in a newsletter (NewsletterOwner, ...), when
+	// known.
+	Role string `json:"role,omitempty"`
+	// Muted says whether a newsletter is muted, when known.
+	Muted *bool `json:"muted,omitempty"`
 }
 
 // Participant is a member of a group.

@@ -174,6 +174,8 @@ type Event struct {
 	Call *Call `json:"call,omitempty"`
 	// Block is the block-list change of an EventBlock.
 	Block *BlockChange `json:"block,omitempty"`
+	// Newsletter is the change of an EventNewsletter.
+	Newsletter *NewsletterChange `json:"newsletter,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -235,6 +237,8 @@ func (ev Event) Subject() string {
 		return "chat:" + ev.History.Coverage[0].ChatID
 	case ev.Type == EventHistory:
 		return "history:" + ev.WorkspaceID
+	case ev.Type == EventNewsletter && ev.Newsletter != nil:
+		return "chat:" + ev.Newsletter.NewsletterID
 	case ev.Type == EventBlock && ev.Block != nil:
 		return "contact:" + ev.Block.ChatID
 	case ev.Type == EventConnected || ev.Type == EventGone:

@@ -44,18 +44,19 @@ func (ev Event) Validate() error {
 // eventChecks are the checks of each event type an engine may report. Session
 // events (connected, disconnected) are the server's to tell and have none.
 var eventChecks = map[EventType]func(Event) error{
-	EventAck:      validateAck,
-	EventMessage:  validateMessage,
-	EventReaction: validateMessageChange,
-	EventPollVote: validateMessageChange,
-	EventEdited:   validateMessageChange,
-	EventRevoked:  validateMessageChange,
-	EventPin:      validatePin,
-	EventGroup:    validateGroup,
-	EventChat:     validateChat,
-	EventHistory:  validateHistory,
-	EventBlock:    validateBlock,
-	EventCall:     validateCall,
+	EventAck:        validateAck,
+	EventMessage:    validateMessage,
+	EventReaction:   validateMessageChange,
+	EventPollVote:   validateMessageChange,
+	EventEdited:     validateMessageChange,
+	EventRevoked:    validateMessageChange,
+	EventPin:        validatePin,
+	EventGroup:      validateGroup,
+	EventChat:       validateChat,
+	EventHistory:    validateHistory,
+	EventBlock:      validateBlock,
+	EventNewsletter: validateNewsletter,
+	EventCall:       validateCall,
 }
 
 func validateCall(ev Event) error {
@@ -175,6 +176,27 @@ func validatePin(ev Event) error {
 		return invalid("pinned", "must not be negative")
 	}
 	return nil
+}
+
+func validateNewsletter(ev Event) error {
+	n := ev.Newsletter
+	switch {
+	case n == nil:
+		return invalid("newsletter", "is missing")
+	case ChatKind(n.NewsletterID) != ChatNewsletter || len(n.NewsletterID) > MaxIDLen:
+		return invalid("newsletter.newsletterId", "must be a newsletter id (<digits>@newsletter)")
+	case n.Action != NewsletterJoined && n.Action != NewsletterLeft && n.Action != NewsletterMuteChanged:
+		return invalid("newsletter.action", "must be %s, %s or %s", NewsletterJoined, NewsletterLeft, NewsletterMuteChanged)
+	case n.Action == NewsletterMuteChanged && n.Muted == nil:
+		return invalid("newsletter.muted", "is missing")
+	case n.Chat != nil && n.Chat.ID != n.NewsletterID:
+		return invalid("newsletter.chat.id", "must be newsletter.newsletterId")
+	}
+	switch n.Role {
+	case "", NewsletterOwner, NewsletterAdmin, NewsletterSubscriber, NewsletterGuest:
+		return nil
+	}
+	return invalid("newsletter.role", "must be %s, %s, %s or %s", NewsletterOwner, NewsletterAdmin, NewsletterSubscriber, NewsletterGuest)
 }
 
 func validateBlock(ev Event) error {

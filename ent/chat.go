@@ -57,6 +57,10 @@ type Chat struct {
 	Invite string `json:"invite,omitempty"`
 	// Verification holds the value of the "verification" field.
 	Verification string `json:"verification,omitempty"`
+	// a newsletter: the account's role (owner, admin, subscriber; guest: not following; empty: unknown)
+	Role string `json:"role,omitempty"`
+	// a newsletter: the account muted it
+	Muted bool `json:"muted,omitempty"`
 	// the time of the oldest message of the chat the store holds from the phone
 	OldestLoadedAt *time.Time `json:"oldest_loaded_at,omitempty"`
 	// the phone has no history older than oldest_loaded_at
@@ -75,11 +79,11 @@ func (*Chat) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case chat.FieldPinned, chat.FieldArchived, chat.FieldMarkedUnread, chat.FieldLastMessageFromMe, chat.FieldRestrict, chat.FieldAnnounce, chat.FieldJoinApproval, chat.FieldHistoryComplete:
+		case chat.FieldPinned, chat.FieldArchived, chat.FieldMarkedUnread, chat.FieldLastMessageFromMe, chat.FieldRestrict, chat.FieldAnnounce, chat.FieldJoinApproval, chat.FieldMuted, chat.FieldHistoryComplete:
 			values[i] = new(sql.NullBool)
 		case chat.FieldUnreadCount, chat.FieldParticipantCount, chat.FieldSubscribers:
 			values[i] = new(sql.NullInt64)
-		case chat.FieldID, chat.FieldWorkspaceID, chat.FieldJid, chat.FieldKind, chat.FieldName, chat.FieldLastMessageText, chat.FieldOwner, chat.FieldDescription, chat.FieldInvite, chat.FieldVerification, chat.FieldEngineID:
+		case chat.FieldID, chat.FieldWorkspaceID, chat.FieldJid, chat.FieldKind, chat.FieldName, chat.FieldLastMessageText, chat.FieldOwner, chat.FieldDescription, chat.FieldInvite, chat.FieldVerification, chat.FieldRole, chat.FieldEngineID:
 			values[i] = new(sql.NullString)
 		case chat.FieldLastMessageAt, chat.FieldOldestLoadedAt, chat.FieldCreatedAt, chat.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
@@ -225,6 +229,18 @@ func (_m *Chat) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.Verification = value.String
 			}
+		case chat.FieldRole:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field role", values[i])
+			} else if value.Valid {
+				_m.Role = value.String
+			}
+		case chat.FieldMuted:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field muted", values[i])
+			} else if value.Valid {
+				_m.Muted = value.Bool
+			}
 		case chat.FieldOldestLoadedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field oldest_loaded_at", values[i])
@@ -353,6 +369,12 @@ func (_m *Chat) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("verification=")
 	builder.WriteString(_m.Verification)
+	builder.WriteString(", ")
+	builder.WriteString("role=")
+	builder.WriteString(_m.Role)
+	builder.WriteString(", ")
+	builder.WriteString("muted=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Muted))
 	builder.WriteString(", ")
 	if v := _m.OldestLoadedAt; v != nil {
 		builder.WriteString("oldest_loaded_at=")

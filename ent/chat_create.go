@@ -279,6 +279,34 @@ func (_c *ChatCreate) SetNillableVerification(v *string) *ChatCreate {
 	return _c
 }
 
+// SetRole sets the "role" field.
+func (_c *ChatCreate) SetRole(v string) *ChatCreate {
+	_c.mutation.SetRole(v)
+	return _c
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_c *ChatCreate) SetNillableRole(v *string) *ChatCreate {
+	if v != nil {
+		_c.SetRole(*v)
+	}
+	return _c
+}
+
+// SetMuted sets the "muted" field.
+func (_c *ChatCreate) SetMuted(v bool) *ChatCreate {
+	_c.mutation.SetMuted(v)
+	return _c
+}
+
+// SetNillableMuted sets the "muted" field if the given value is not nil.
+func (_c *ChatCreate) SetNillableMuted(v *bool) *ChatCreate {
+	if v != nil {
+		_c.SetMuted(*v)
+	}
+	return _c
+}
+
 // SetOldestLoadedAt sets the "oldest_loaded_at" field.
 func (_c *ChatCreate) SetOldestLoadedAt(v time.Time) *ChatCreate {
 	_c.mutation.SetOldestLoadedAt(v)
@@ -440,6 +468,10 @@ func (_c *ChatCreate) defaults() error {
 		v := chat.DefaultSubscribers
 		_c.mutation.SetSubscribers(v)
 	}
+	if _, ok := _c.mutation.Muted(); !ok {
+		v := chat.DefaultMuted
+		_c.mutation.SetMuted(v)
+	}
 	if _, ok := _c.mutation.HistoryComplete(); !ok {
 		v := chat.DefaultHistoryComplete
 		_c.mutation.SetHistoryComplete(v)
@@ -528,6 +560,9 @@ func (_c *ChatCreate) check() error {
 	}
 	if _, ok := _c.mutation.Subscribers(); !ok {
 		return &ValidationError{Name: "subscribers", err: errors.New(`ent: missing required field "Chat.subscribers"`)}
+	}
+	if _, ok := _c.mutation.Muted(); !ok {
+		return &ValidationError{Name: "muted", err: errors.New(`ent: missing required field "Chat.muted"`)}
 	}
 	if _, ok := _c.mutation.HistoryComplete(); !ok {
 		return &ValidationError{Name: "history_complete", err: errors.New(`ent: missing required field "Chat.history_complete"`)}
@@ -653,6 +688,14 @@ func (_c *ChatCreate) createSpec() (*Chat, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Verification(); ok {
 		_spec.SetField(chat.FieldVerification, field.TypeString, value)
 		_node.Verification = value
+	}
+	if value, ok := _c.mutation.Role(); ok {
+		_spec.SetField(chat.FieldRole, field.TypeString, value)
+		_node.Role = value
+	}
+	if value, ok := _c.mutation.Muted(); ok {
+		_spec.SetField(chat.FieldMuted, field.TypeBool, value)
+		_node.Muted = value
 	}
 	if value, ok := _c.mutation.OldestLoadedAt(); ok {
 		_spec.SetField(chat.FieldOldestLoadedAt, field.TypeTime, value)
@@ -987,6 +1030,36 @@ func (u *ChatUpsert) UpdateVerification() *ChatUpsert {
 // ClearVerification clears the value of the "verification" field.
 func (u *ChatUpsert) ClearVerification() *ChatUpsert {
 	u.SetNull(chat.FieldVerification)
+	return u
+}
+
+// SetRole sets the "role" field.
+func (u *ChatUpsert) SetRole(v string) *ChatUpsert {
+	u.Set(chat.FieldRole, v)
+	return u
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *ChatUpsert) UpdateRole() *ChatUpsert {
+	u.SetExcluded(chat.FieldRole)
+	return u
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *ChatUpsert) ClearRole() *ChatUpsert {
+	u.SetNull(chat.FieldRole)
+	return u
+}
+
+// SetMuted sets the "muted" field.
+func (u *ChatUpsert) SetMuted(v bool) *ChatUpsert {
+	u.Set(chat.FieldMuted, v)
+	return u
+}
+
+// UpdateMuted sets the "muted" field to the value that was provided on create.
+func (u *ChatUpsert) UpdateMuted() *ChatUpsert {
+	u.SetExcluded(chat.FieldMuted)
 	return u
 }
 
@@ -1415,6 +1488,41 @@ func (u *ChatUpsertOne) UpdateVerification() *ChatUpsertOne {
 func (u *ChatUpsertOne) ClearVerification() *ChatUpsertOne {
 	return u.Update(func(s *ChatUpsert) {
 		s.ClearVerification()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *ChatUpsertOne) SetRole(v string) *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *ChatUpsertOne) UpdateRole() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *ChatUpsertOne) ClearRole() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.ClearRole()
+	})
+}
+
+// SetMuted sets the "muted" field.
+func (u *ChatUpsertOne) SetMuted(v bool) *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetMuted(v)
+	})
+}
+
+// UpdateMuted sets the "muted" field to the value that was provided on create.
+func (u *ChatUpsertOne) UpdateMuted() *ChatUpsertOne {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateMuted()
 	})
 }
 
@@ -2020,6 +2128,41 @@ func (u *ChatUpsertBulk) UpdateVerification() *ChatUpsertBulk {
 func (u *ChatUpsertBulk) ClearVerification() *ChatUpsertBulk {
 	return u.Update(func(s *ChatUpsert) {
 		s.ClearVerification()
+	})
+}
+
+// SetRole sets the "role" field.
+func (u *ChatUpsertBulk) SetRole(v string) *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetRole(v)
+	})
+}
+
+// UpdateRole sets the "role" field to the value that was provided on create.
+func (u *ChatUpsertBulk) UpdateRole() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateRole()
+	})
+}
+
+// ClearRole clears the value of the "role" field.
+func (u *ChatUpsertBulk) ClearRole() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.ClearRole()
+	})
+}
+
+// SetMuted sets the "muted" field.
+func (u *ChatUpsertBulk) SetMuted(v bool) *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.SetMuted(v)
+	})
+}
+
+// UpdateMuted sets the "muted" field to the value that was provided on create.
+func (u *ChatUpsertBulk) UpdateMuted() *ChatUpsertBulk {
+	return u.Update(func(s *ChatUpsert) {
+		s.UpdateMuted()
 	})
 }
 

@@ -330,6 +330,40 @@ func (_u *ChatUpdate) ClearVerification() *ChatUpdate {
 	return _u
 }
 
+// SetRole sets the "role" field.
+func (_u *ChatUpdate) SetRole(v string) *ChatUpdate {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *ChatUpdate) SetNillableRole(v *string) *ChatUpdate {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// ClearRole clears the value of the "role" field.
+func (_u *ChatUpdate) ClearRole() *ChatUpdate {
+	_u.mutation.ClearRole()
+	return _u
+}
+
+// SetMuted sets the "muted" field.
+func (_u *ChatUpdate) SetMuted(v bool) *ChatUpdate {
+	_u.mutation.SetMuted(v)
+	return _u
+}
+
+// SetNillableMuted sets the "muted" field if the given value is not nil.
+func (_u *ChatUpdate) SetNillableMuted(v *bool) *ChatUpdate {
+	if v != nil {
+		_u.SetMuted(*v)
+	}
+	return _u
+}
+
 // SetOldestLoadedAt sets the "oldest_loaded_at" field.
 func (_u *ChatUpdate) SetOldestLoadedAt(v time.Time) *ChatUpdate {
 	_u.mutation.SetOldestLoadedAt(v)
@@ -545,6 +579,15 @@ func (_u *ChatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.VerificationCleared() {
 		_spec.ClearField(chat.FieldVerification, field.TypeString)
+	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(chat.FieldRole, field.TypeString, value)
+	}
+	if _u.mutation.RoleCleared() {
+		_spec.ClearField(chat.FieldRole, field.TypeString)
+	}
+	if value, ok := _u.mutation.Muted(); ok {
+		_spec.SetField(chat.FieldMuted, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.OldestLoadedAt(); ok {
 		_spec.SetField(chat.FieldOldestLoadedAt, field.TypeTime, value)
@@ -887,6 +930,40 @@ func (_u *ChatUpdateOne) ClearVerification() *ChatUpdateOne {
 	return _u
 }
 
+// SetRole sets the "role" field.
+func (_u *ChatUpdateOne) SetRole(v string) *ChatUpdateOne {
+	_u.mutation.SetRole(v)
+	return _u
+}
+
+// SetNillableRole sets the "role" field if the given value is not nil.
+func (_u *ChatUpdateOne) SetNillableRole(v *string) *ChatUpdateOne {
+	if v != nil {
+		_u.SetRole(*v)
+	}
+	return _u
+}
+
+// ClearRole clears the value of the "role" field.
+func (_u *ChatUpdateOne) ClearRole() *ChatUpdateOne {
+	_u.mutation.ClearRole()
+	return _u
+}
+
+// SetMuted sets the "muted" field.
+func (_u *ChatUpdateOne) SetMuted(v bool) *ChatUpdateOne {
+	_u.mutation.SetMuted(v)
+	return _u
+}
+
+// SetNillableMuted sets the "muted" field if the given value is not nil.
+func (_u *ChatUpdateOne) SetNillableMuted(v *bool) *ChatUpdateOne {
+	if v != nil {
+		_u.SetMuted(*v)
+	}
+	return _u
+}
+
 // SetOldestLoadedAt sets the "oldest_loaded_at" field.
 func (_u *ChatUpdateOne) SetOldestLoadedAt(v time.Time) *ChatUpdateOne {
 	_u.mutation.SetOldestLoadedAt(v)
@@ -1132,6 +1209,15 @@ func (_u *ChatUpdateOne) sqlSave(ctx context.Context) (_node *Chat, err error) {
 	}
 	if _u.mutation.VerificationCleared() {
 		_spec.ClearField(chat.FieldVerification, field.TypeString)
+	}
+	if value, ok := _u.mutation.Role(); ok {
+		_spec.SetField(chat.FieldRole, field.TypeString, value)
+	}
+	if _u.mutation.RoleCleared() {
+		_spec.ClearField(chat.FieldRole, field.TypeString)
+	}
+	if value, ok := _u.mutation.Muted(); ok {
+		_spec.SetField(chat.FieldMuted, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.OldestLoadedAt(); ok {
 		_spec.SetField(chat.FieldOldestLoadedAt, field.TypeTime, value)

@@ -1082,6 +1082,16 @@ func (_q *ChatQuery) collectField(ctx context.Context, oneNode bool, opCtx *grap
 				selectedFields = append(selectedFields, chat.FieldVerification)
 				fieldSeen[chat.FieldVerification] = struct{}{}
 			}
+		case "role":
+			if _, ok := fieldSeen[chat.FieldRole]; !ok {
+				selectedFields = append(selectedFields, chat.FieldRole)
+				fieldSeen[chat.FieldRole] = struct{}{}
+			}
+		case "muted":
+			if _, ok := fieldSeen[chat.FieldMuted]; !ok {
+				selectedFields = append(selectedFields, chat.FieldMuted)
+				fieldSeen[chat.FieldMuted] = struct{}{}
+			}
 		case "oldestLoadedAt":
 			if _, ok := fieldSeen[chat.FieldOldestLoadedAt]; !ok {
 				selectedFields = append(selectedFields, chat.FieldOldestLoadedAt)

@@ -3103,6 +3103,27 @@ type ChatWhereInput struct {
 	VerificationEqualFold    *string  `json:"verificationEqualFold,omitempty"`
 	VerificationContainsFold *string  `json:"verificationContainsFold,omitempty"`
 
+	// "role" field predicates.
+	Role             *string  `json:"role,omitempty"`
+	RoleNEQ          *string  `json:"roleNEQ,omitempty"`
+	RoleIn           []string `json:"roleIn,omitempty"`
+	RoleNotIn        []string `json:"roleNotIn,omitempty"`
+	RoleGT           *string  `json:"roleGT,omitempty"`
+	RoleGTE          *string  `json:"roleGTE,omitempty"`
+	RoleLT           *string  `json:"roleLT,omitempty"`
+	RoleLTE          *string  `json:"roleLTE,omitempty"`
+	RoleContains     *string  `json:"roleContains,omitempty"`
+	RoleHasPrefix    *string  `json:"roleHasPrefix,omitempty"`
+	RoleHasSuffix    *string  `json:"roleHasSuffix,omitempty"`
+	RoleIsNil        bool     `json:"roleIsNil,omitempty"`
+	RoleNotNil       bool     `json:"roleNotNil,omitempty"`
+	RoleEqualFold    *string  `json:"roleEqualFold,omitempty"`
+	RoleContainsFold *string  `json:"roleContainsFold,omitempty"`
+
+	// "muted" field predicates.
+	Muted    *bool `json:"muted,omitempty"`
+	MutedNEQ *bool `json:"mutedNEQ,omitempty"`
+
 	// "oldest_loaded_at" field predicates.
 	OldestLoadedAt       *time.Time  `json:"oldestLoadedAt,omitempty"`
 	OldestLoadedAtNEQ    *time.Time  `json:"oldestLoadedAtNEQ,omitempty"`
@@ -3761,6 +3782,57 @@ func (i *ChatWhereInput) P() (predicate.Chat, error) {
 	}
 	if i.VerificationContainsFold != nil {
 		predicates = append(predicates, chat.VerificationContainsFold(*i.VerificationContainsFold))
+	}
+	if i.Role != nil {
+		predicates = append(predicates, chat.RoleEQ(*i.Role))
+	}
+	if i.RoleNEQ != nil {
+		predicates = append(predicates, chat.RoleNEQ(*i.RoleNEQ))
+	}
+	if len(i.RoleIn) > 0 {
+		predicates = append(predicates, chat.RoleIn(i.RoleIn...))
+	}
+	if len(i.RoleNotIn) > 0 {
+		predicates = append(predicates, chat.RoleNotIn(i.RoleNotIn...))
+	}
+	if i.RoleGT != nil {
+		predicates = append(predicates, chat.RoleGT(*i.RoleGT))
+	}
+	if i.RoleGTE != nil {
+		predicates = append(predicates, chat.RoleGTE(*i.RoleGTE))
+	}
+	if i.RoleLT != nil {
+		predicates = append(predicates, chat.RoleLT(*i.RoleLT))
+	}
+	if i.RoleLTE != nil {
+		predicates = append(predicates, chat.RoleLTE(*i.RoleLTE))
+	}
+	if i.RoleContains != nil {
+		predicates = append(predicates, chat.RoleContains(*i.RoleContains))
+	}
+	if i.RoleHasPrefix != nil {
+		predicates = append(predicates, chat.RoleHasPrefix(*i.RoleHasPrefix))
+	}
+	if i.RoleHasSuffix != nil {
+		predicates = append(predicates, chat.RoleHasSuffix(*i.RoleHasSuffix))
+	}
+	if i.RoleIsNil {
+		predicates = append(predicates, chat.RoleIsNil())
+	}
+	if i.RoleNotNil {
+		predicates = append(predicates, chat.RoleNotNil())
+	}
+	if i.RoleEqualFold != nil {
+		predicates = append(predicates, chat.RoleEqualFold(*i.RoleEqualFold))
+	}
+	if i.RoleContainsFold != nil {
+		predicates = append(predicates, chat.RoleContainsFold(*i.RoleContainsFold))
+	}
+	if i.Muted != nil {
+		predicates = append(predicates, chat.MutedEQ(*i.Muted))
+	}
+	if i.MutedNEQ != nil {
+		predicates = append(predicates, chat.MutedNEQ(*i.MutedNEQ))
 	}
 	if i.OldestLoadedAt != nil {
 		predicates = append(predicates, chat.OldestLoadedAtEQ(*i.OldestLoadedAt))

@@ -7281,6 +7281,8 @@ type ChatMutation struct {
 	addsubscribers       *int
 	invite               *string
 	verification         *string
+	role                 *string
+	muted                *bool
 	oldest_loaded_at     *time.Time
 	history_complete     *bool
 	engine_id            *string
@@ -8267,6 +8269,91 @@ func (m *ChatMutation) ResetVerification() {
 	delete(m.clearedFields, chat.FieldVerification)
 }
 
+// SetRole sets the "role" field.
+func (m *ChatMutation) SetRole(s string) {
+	m.role = &s
+}
+
+// Role returns the value of the "role" field in the mutation.
+func (m *ChatMutation) Role() (r string, exists bool) {
+	v := m.role
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRole returns the old "role" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldRole(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRole: %w", err)
+	}
+	return oldValue.Role, nil
+}
+
+// ClearRole clears the value of the "role" field.
+func (m *ChatMutation) ClearRole() {
+	m.role = nil
+	m.clearedFields[chat.FieldRole] = struct{}{}
+}
+
+// RoleCleared returns if the "role" field was cleared in this mutation.
+func (m *ChatMutation) RoleCleared() bool {
+	_, ok := m.clearedFields[chat.FieldRole]
+	return ok
+}
+
+// ResetRole resets all changes to the "role" field.
+func (m *ChatMutation) ResetRole() {
+	m.role = nil
+	delete(m.clearedFields, chat.FieldRole)
+}
+
+// SetMuted sets the "muted" field.
+func (m *ChatMutation) SetMuted(b bool) {
+	m.muted = &b
+}
+
+// Muted returns the value of the "muted" field in the mutation.
+func (m *ChatMutation) Muted() (r bool, exists bool) {
+	v := m.muted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMuted returns the old "muted" field's value of the Chat entity.
+// If the Chat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ChatMutation) OldMuted(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMuted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMuted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMuted: %w", err)
+	}
+	return oldValue.Muted, nil
+}
+
+// ResetMuted resets all changes to the "muted" field.
+func (m *ChatMutation) ResetMuted() {
+	m.muted = nil
+}
+
 // SetOldestLoadedAt sets the "oldest_loaded_at" field.
 func (m *ChatMutation) SetOldestLoadedAt(t time.Time) {
 	m.oldest_loaded_at = &t
@@ -8507,7 +8594,7 @@ func (m *ChatMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ChatMutation) Fields() []string {
-	fields := make([]string, 0, 25)
+	fields := make([]string, 0, 27)
 	if m.workspace_id != nil {
 		fields = append(fields, chat.FieldWorkspaceID)
 	}
@@ -8567,6 +8654,12 @@ func (m *ChatMutation) Fields() []string {
 	}
 	if m.verification != nil {
 		fields = append(fields, chat.FieldVerification)
+	}
+	if m.role != nil {
+		fields = append(fields, chat.FieldRole)
+	}
+	if m.muted != nil {
+		fields = append(fields, chat.FieldMuted)
 	}
 	if m.oldest_loaded_at != nil {
 		fields = append(fields, chat.FieldOldestLoadedAt)
@@ -8631,6 +8724,10 @@ func (m *ChatMutation) Field(name string) (ent.Value, bool) {
 		return m.Invite()
 	case chat.FieldVerification:
 		return m.Verification()
+	case chat.FieldRole:
+		return m.Role()
+	case chat.FieldMuted:
+		return m.Muted()
 	case chat.FieldOldestLoadedAt:
 		return m.OldestLoadedAt()
 	case chat.FieldHistoryComplete:
@@ -8690,6 +8787,10 @@ func (m *ChatMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldInvite(ctx)
 	case chat.FieldVerification:
 		return m.OldVerification(ctx)
+	case chat.FieldRole:
+		return m.OldRole(ctx)
+	case chat.FieldMuted:
+		return m.OldMuted(ctx)
 	case chat.FieldOldestLoadedAt:
 		return m.OldOldestLoadedAt(ctx)
 	case chat.FieldHistoryComplete:
@@ -8849,6 +8950,20 @@ func (m *ChatMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetVerification(v)
 		return nil
+	case chat.FieldRole:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRole(v)
+		return nil
+	case chat.FieldMuted:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMuted(v)
+		return nil
 	case chat.FieldOldestLoadedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -8974,6 +9089,9 @@ func (m *ChatMutation) ClearedFields() []string {
 	if m.FieldCleared(chat.FieldVerification) {
 		fields = append(fields, chat.FieldVerification)
 	}
+	if m.FieldCleared(chat.FieldRole) {
+		fields = append(fields, chat.FieldRole)
+	}
 	if m.FieldCleared(chat.FieldOldestLoadedAt) {
 		fields = append(fields, chat.FieldOldestLoadedAt)
 	}
@@ -9014,6 +9132,9 @@ func (m *ChatMutation) ClearField(name string) error {
 		return nil
 	case chat.FieldVerification:
 		m.ClearVerification()
+		return nil
+	case chat.FieldRole:
+		m.ClearRole()
 		return nil
 	case chat.FieldOldestLoadedAt:
 		m.ClearOldestLoadedAt()
@@ -9088,6 +9209,12 @@ func (m *ChatMutation) ResetField(name string) error {
 		return nil
 	case chat.FieldVerification:
 		m.ResetVerification()
+		return nil
+	case chat.FieldRole:
+		m.ResetRole()
+		return nil
+	case chat.FieldMuted:
+		m.ResetMuted()
 		return nil
 	case chat.FieldOldestLoadedAt:
 		m.ResetOldestLoadedAt()

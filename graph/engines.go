@@ -257,6 +257,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapCommunities:
 		_, ok := eng.(engine.Communities)
 		return ok
+	case engine.CapNewsletterFollow:
+		_, ok := eng.(engine.NewsletterFollower)
+		return ok
 	}
 	return false
 }

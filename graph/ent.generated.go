@@ -49,6 +49,7 @@ type CampaignResolver interface {
 }
 type ChatResolver interface {
 	MessageConnection(ctx context.Context, obj *ent.Chat, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) (*ent.MessageConnection, error)
+	Following(ctx context.Context, obj *ent.Chat) (bool, error)
 }
 type MessageResolver interface {
 	QuotedMessage(ctx context.Context, obj *ent.Message) (*model.QuotedMessage, error)
@@ -105,6 +106,7 @@ type QueryResolver interface {
 	MusicSong(ctx context.Context, id string) (*ent.MusicClip, error)
 	MusicAccount(ctx context.Context) (*music.Account, error)
 	MusicClipList(ctx context.Context, limit *int, skip *int) (*model.MusicClipPage, error)
+	NewsletterInvite(ctx context.Context, code string, engineID *string) (*model.NewsletterPreview, error)
 	Profile(ctx context.Context, engineID *string) (*model.Profile, error)
 	Ping(ctx context.Context) (*model.Ping, error)
 	Account(ctx context.Context) (*ent.Workspace, error)
@@ -1392,6 +1394,28 @@ func (ec *executionContext) field_Query_musicSong_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_newsletterInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "engineId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["engineId"] = arg1
 	return args, nil
 }
 
@@ -4772,6 +4796,52 @@ func (ec *executionContext) fieldContext_Chat_verification(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Chat_role(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Chat_muted(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_muted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Muted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_muted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Chat_oldestLoadedAt(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4929,6 +4999,29 @@ func (ec *executionContext) fieldContext_Chat_messageConnection(ctx context.Cont
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Chat_following(ctx context.Context, field graphql.CollectedField, obj *ent.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_following(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Chat().Following(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_following(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ChatConnection_edges(ctx context.Context, field graphql.CollectedField, obj *ent.ChatConnection) (ret graphql.Marshaler) {
@@ -9888,6 +9981,50 @@ func (ec *executionContext) fieldContext_Query_musicClipList(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_musicClipList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_newsletterInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_newsletterInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().NewsletterInvite(ctx, fc.Args["code"].(string), fc.Args["engineId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.NewsletterPreview) graphql.Marshaler {
+			return ec.marshalNNewsletterPreview2ᚖgithubᚗcomᚋswitchboardhqᚋswitchboardᚋgraphᚋmodelᚐNewsletterPreview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_newsletterInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_NewsletterPreview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_newsletterInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15751,7 +15888,7 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "joinApproval", "joinApprovalNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
+	fieldsInOrder := [...]string{"not", "and", "or", "id", "idNEQ", "idIn", "idNotIn", "idGT", "idGTE", "idLT", "idLTE", "idEqualFold", "idContainsFold", "workspaceID", "workspaceIDNEQ", "workspaceIDIn", "workspaceIDNotIn", "workspaceIDGT", "workspaceIDGTE", "workspaceIDLT", "workspaceIDLTE", "workspaceIDContains", "workspaceIDHasPrefix", "workspaceIDHasSuffix", "workspaceIDEqualFold", "workspaceIDContainsFold", "jid", "jidNEQ", "jidIn", "jidNotIn", "jidGT", "jidGTE", "jidLT", "jidLTE", "jidContains", "jidHasPrefix", "jidHasSuffix", "jidEqualFold", "jidContainsFold", "kind", "kindNEQ", "kindIn", "kindNotIn", "name", "nameNEQ", "nameIn", "nameNotIn", "nameGT", "nameGTE", "nameLT", "nameLTE", "nameContains", "nameHasPrefix", "nameHasSuffix", "nameIsNil", "nameNotNil", "nameEqualFold", "nameContainsFold", "pinned", "pinnedNEQ", "archived", "archivedNEQ", "markedUnread", "markedUnreadNEQ", "unreadCount", "unreadCountNEQ", "unreadCountIn", "unreadCountNotIn", "unreadCountGT", "unreadCountGTE", "unreadCountLT", "unreadCountLTE", "lastMessageAt", "lastMessageAtNEQ", "lastMessageAtIn", "lastMessageAtNotIn", "lastMessageAtGT", "lastMessageAtGTE", "lastMessageAtLT", "lastMessageAtLTE", "lastMessageAtIsNil", "lastMessageAtNotNil", "lastMessageText", "lastMessageTextNEQ", "lastMessageTextIn", "lastMessageTextNotIn", "lastMessageTextGT", "lastMessageTextGTE", "lastMessageTextLT", "lastMessageTextLTE", "lastMessageTextContains", "lastMessageTextHasPrefix", "lastMessageTextHasSuffix", "lastMessageTextIsNil", "lastMessageTextNotNil", "lastMessageTextEqualFold", "lastMessageTextContainsFold", "lastMessageFromMe", "lastMessageFromMeNEQ", "owner", "ownerNEQ", "ownerIn", "ownerNotIn", "ownerGT", "ownerGTE", "ownerLT", "ownerLTE", "ownerContains", "ownerHasPrefix", "ownerHasSuffix", "ownerIsNil", "ownerNotNil", "ownerEqualFold", "ownerContainsFold", "description", "descriptionNEQ", "descriptionIn", "descriptionNotIn", "descriptionGT", "descriptionGTE", "descriptionLT", "descriptionLTE", "descriptionContains", "descriptionHasPrefix", "descriptionHasSuffix", "descriptionIsNil", "descriptionNotNil", "descriptionEqualFold", "descriptionContainsFold", "restrict", "restrictNEQ", "announce", "announceNEQ", "joinApproval", "joinApprovalNEQ", "participantCount", "participantCountNEQ", "participantCountIn", "participantCountNotIn", "participantCountGT", "participantCountGTE", "participantCountLT", "participantCountLTE", "subscribers", "subscribersNEQ", "subscribersIn", "subscribersNotIn", "subscribersGT", "subscribersGTE", "subscribersLT", "subscribersLTE", "invite", "inviteNEQ", "inviteIn", "inviteNotIn", "inviteGT", "inviteGTE", "inviteLT", "inviteLTE", "inviteContains", "inviteHasPrefix", "inviteHasSuffix", "inviteIsNil", "inviteNotNil", "inviteEqualFold", "inviteContainsFold", "verification", "verificationNEQ", "verificationIn", "verificationNotIn", "verificationGT", "verificationGTE", "verificationLT", "verificationLTE", "verificationContains", "verificationHasPrefix", "verificationHasSuffix", "verificationIsNil", "verificationNotNil", "verificationEqualFold", "verificationContainsFold", "role", "roleNEQ", "roleIn", "roleNotIn", "roleGT", "roleGTE", "roleLT", "roleLTE", "roleContains", "roleHasPrefix", "roleHasSuffix", "roleIsNil", "roleNotNil", "roleEqualFold", "roleContainsFold", "muted", "mutedNEQ", "oldestLoadedAt", "oldestLoadedAtNEQ", "oldestLoadedAtIn", "oldestLoadedAtNotIn", "oldestLoadedAtGT", "oldestLoadedAtGTE", "oldestLoadedAtLT", "oldestLoadedAtLTE", "oldestLoadedAtIsNil", "oldestLoadedAtNotNil", "historyComplete", "historyCompleteNEQ", "engineID", "engineIDNEQ", "engineIDIn", "engineIDNotIn", "engineIDGT", "engineIDGTE", "engineIDLT", "engineIDLTE", "engineIDContains", "engineIDHasPrefix", "engineIDHasSuffix", "engineIDIsNil", "engineIDNotNil", "engineIDEqualFold", "engineIDContainsFold", "createdAt", "createdAtNEQ", "createdAtIn", "createdAtNotIn", "createdAtGT", "createdAtGTE", "createdAtLT", "createdAtLTE", "updatedAt", "updatedAtNEQ", "updatedAtIn", "updatedAtNotIn", "updatedAtGT", "updatedAtGTE", "updatedAtLT", "updatedAtLTE"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17025,6 +17162,125 @@ func (ec *executionContext) unmarshalInputChatWhereInput(ctx context.Context, ob
 				return it, err
 			}
 			it.VerificationContainsFold = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "roleNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleNEQ"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleNEQ = data
+		case "roleIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleIn = data
+		case "roleNotIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleNotIn"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleNotIn = data
+		case "roleGT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleGT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleGT = data
+		case "roleGTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleGTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleGTE = data
+		case "roleLT":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleLT"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleLT = data
+		case "roleLTE":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleLTE"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleLTE = data
+		case "roleContains":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleContains"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleContains = data
+		case "roleHasPrefix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleHasPrefix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleHasPrefix = data
+		case "roleHasSuffix":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleHasSuffix"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleHasSuffix = data
+		case "roleIsNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleIsNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleIsNil = data
+		case "roleNotNil":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleNotNil"))
+			data, err := ec.unmarshalOBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleNotNil = data
+		case "roleEqualFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleEqualFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleEqualFold = data
+		case "roleContainsFold":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("roleContainsFold"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RoleContainsFold = data
+		case "muted":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("muted"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Muted = data
+		case "mutedNEQ":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mutedNEQ"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MutedNEQ = data
 		case "oldestLoadedAt":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("oldestLoadedAt"))
 			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
@@ -26765,6 +27021,16 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "role":
+			out.Values[i] = ec._Chat_role(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "muted":
+			out.Values[i] = ec._Chat_muted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "oldestLoadedAt":
 			out.Values[i] = ec._Chat_oldestLoadedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -26800,6 +27066,44 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._Chat_messageConnection(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "following":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Chat_following(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -29200,6 +29504,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_musicClipList(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "newsletterInvite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_newsletterInvite(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

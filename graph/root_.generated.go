@@ -346,6 +346,7 @@ type ComplexityRoot struct {
 		CreatedAt         func(childComplexity int) int
 		Description       func(childComplexity int) int
 		EngineID          func(childComplexity int) int
+		Following         func(childComplexity int) int
 		HistoryComplete   func(childComplexity int) int
 		ID                func(childComplexity int) int
 		Invite            func(childComplexity int) int
@@ -357,12 +358,14 @@ type ComplexityRoot struct {
 		LastMessageText   func(childComplexity int) int
 		MarkedUnread      func(childComplexity int) int
 		MessageConnection func(childComplexity int, after *entgql.Cursor[string], first *int, before *entgql.Cursor[string], last *int, orderBy *ent.MessageOrder, where *ent.MessageWhereInput) int
+		Muted             func(childComplexity int) int
 		Name              func(childComplexity int) int
 		OldestLoadedAt    func(childComplexity int) int
 		Owner             func(childComplexity int) int
 		ParticipantCount  func(childComplexity int) int
 		Pinned            func(childComplexity int) int
 		Restrict          func(childComplexity int) int
+		Role              func(childComplexity int) int
 		Subscribers       func(childComplexity int) int
 		UnreadCount       func(childComplexity int) int
 		UpdatedAt         func(childComplexity int) int
@@ -836,6 +839,7 @@ type ComplexityRoot struct {
 		EnginePairingCode        func(childComplexity int, id string, phone string) int
 		EnginePairingQR          func(childComplexity int, id string) int
 		EnginePairingQRImage     func(childComplexity int, id string) int
+		FollowNewsletter         func(childComplexity int, id *string, invite *string, engineID *string) int
 		ForwardMessage           func(childComplexity int, key string, toChatID string, chatID *string, engineID *string) int
 		GenerateSong             func(childComplexity int, input model.SongInput) int
 		JoinGroup                func(childComplexity int, code string, engineID *string) int
@@ -843,6 +847,7 @@ type ComplexityRoot struct {
 		LoadOlderMessages        func(childComplexity int, chatID string, pages *int, untilDate *string) int
 		LogoutEngine             func(childComplexity int, id string) int
 		MarkChatRead             func(childComplexity int, chatID string) int
+		MuteNewsletter           func(childComplexity int, id string, muted bool, engineID *string) int
 		OpenBoard                func(childComplexity int, input model.BoardInput) int
 		PauseCampaign            func(childComplexity int, id string) int
 		PinMessage               func(childComplexity int, key string, duration *int, chatID *string) int
@@ -868,6 +873,7 @@ type ComplexityRoot struct {
 		SimulateCall             func(childComplexity int, input model.CallInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
 		UnblockContact           func(childComplexity int, id string, engineID *string) int
+		UnfollowNewsletter       func(childComplexity int, id string, engineID *string) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
 		UpdateAudience           func(childComplexity int, id string, input model.AudiencePatch) int
 		UpdateAudienceContact    func(childComplexity int, id string, contactID string, input model.AudienceContactPatch) int
@@ -880,6 +886,19 @@ type ComplexityRoot struct {
 		UpdateWebhook            func(childComplexity int, id string, input model.WebhookPatch) int
 		UploadMusicAudio         func(childComplexity int, input model.MusicUploadInput) int
 		UpsertBoardItems         func(childComplexity int, boardID string, items []*model.BoardItemInput, mode *string) int
+	}
+
+	NewsletterPreview struct {
+		CreatedAt    func(childComplexity int) int
+		Description  func(childComplexity int) int
+		Following    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Invite       func(childComplexity int) int
+		Muted        func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Role         func(childComplexity int) int
+		Subscribers  func(childComplexity int) int
+		Verification func(childComplexity int) int
 	}
 
 	NumberCheckResult struct {
@@ -977,6 +996,7 @@ type ComplexityRoot struct {
 		MusicClipList         func(childComplexity int, limit *int, skip *int) int
 		MusicSong             func(childComplexity int, id string) int
 		Newsletter            func(childComplexity int, id string) int
+		NewsletterInvite      func(childComplexity int, code string, engineID *string) int
 		NewsletterList        func(childComplexity int, searchToken *string, limit *int, skip *int) int
 		Node                  func(childComplexity int, id string) int
 		Nodes                 func(childComplexity int, ids []string) int
@@ -2290,6 +2310,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.EngineID(childComplexity), true
+	case "Chat.following":
+		if e.ComplexityRoot.Chat.Following == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.Following(childComplexity), true
 	case "Chat.historyComplete":
 		if e.ComplexityRoot.Chat.HistoryComplete == nil {
 			break
@@ -2361,6 +2387,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.MessageConnection(childComplexity, args["after"].(*entgql.Cursor[string]), args["first"].(*int), args["before"].(*entgql.Cursor[string]), args["last"].(*int), args["orderBy"].(*ent.MessageOrder), args["where"].(*ent.MessageWhereInput)), true
+	case "Chat.muted":
+		if e.ComplexityRoot.Chat.Muted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.Muted(childComplexity), true
 	case "Chat.name":
 		if e.ComplexityRoot.Chat.Name == nil {
 			break
@@ -2397,6 +2429,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.Restrict(childComplexity), true
+	case "Chat.role":
+		if e.ComplexityRoot.Chat.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.Role(childComplexity), true
 	case "Chat.subscribers":
 		if e.ComplexityRoot.Chat.Subscribers == nil {
 			break
@@ -4483,6 +4521,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.EnginePairingQRImage(childComplexity, args["id"].(string)), true
+	case "Mutation.followNewsletter":
+		if e.ComplexityRoot.Mutation.FollowNewsletter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_followNewsletter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.FollowNewsletter(childComplexity, args["id"].(*string), args["invite"].(*string), args["engineId"].(*string)), true
 	case "Mutation.forwardMessage":
 		if e.ComplexityRoot.Mutation.ForwardMessage == nil {
 			break
@@ -4560,6 +4609,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkChatRead(childComplexity, args["chatId"].(string)), true
+	case "Mutation.muteNewsletter":
+		if e.ComplexityRoot.Mutation.MuteNewsletter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_muteNewsletter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MuteNewsletter(childComplexity, args["id"].(string), args["muted"].(bool), args["engineId"].(*string)), true
 	case "Mutation.openBoard":
 		if e.ComplexityRoot.Mutation.OpenBoard == nil {
 			break
@@ -4835,6 +4895,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnblockContact(childComplexity, args["id"].(string), args["engineId"].(*string)), true
+	case "Mutation.unfollowNewsletter":
+		if e.ComplexityRoot.Mutation.UnfollowNewsletter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unfollowNewsletter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnfollowNewsletter(childComplexity, args["id"].(string), args["engineId"].(*string)), true
 	case "Mutation.unpinMessage":
 		if e.ComplexityRoot.Mutation.UnpinMessage == nil {
 			break
@@ -4967,6 +5038,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpsertBoardItems(childComplexity, args["boardId"].(string), args["items"].([]*model.BoardItemInput), args["mode"].(*string)), true
+
+	case "NewsletterPreview.createdAt":
+		if e.ComplexityRoot.NewsletterPreview.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.CreatedAt(childComplexity), true
+	case "NewsletterPreview.description":
+		if e.ComplexityRoot.NewsletterPreview.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Description(childComplexity), true
+	case "NewsletterPreview.following":
+		if e.ComplexityRoot.NewsletterPreview.Following == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Following(childComplexity), true
+	case "NewsletterPreview.id":
+		if e.ComplexityRoot.NewsletterPreview.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.ID(childComplexity), true
+	case "NewsletterPreview.invite":
+		if e.ComplexityRoot.NewsletterPreview.Invite == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Invite(childComplexity), true
+	case "NewsletterPreview.muted":
+		if e.ComplexityRoot.NewsletterPreview.Muted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Muted(childComplexity), true
+	case "NewsletterPreview.name":
+		if e.ComplexityRoot.NewsletterPreview.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Name(childComplexity), true
+	case "NewsletterPreview.role":
+		if e.ComplexityRoot.NewsletterPreview.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Role(childComplexity), true
+	case "NewsletterPreview.subscribers":
+		if e.ComplexityRoot.NewsletterPreview.Subscribers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Subscribers(childComplexity), true
+	case "NewsletterPreview.verification":
+		if e.ComplexityRoot.NewsletterPreview.Verification == nil {
+			break
+		}
+
+		return e.ComplexityRoot.NewsletterPreview.Verification(childComplexity), true
 
 	case "NumberCheckResult.engineId":
 		if e.ComplexityRoot.NumberCheckResult.EngineID == nil {
@@ -5609,6 +5741,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Newsletter(childComplexity, args["id"].(string)), true
+	case "Query.newsletterInvite":
+		if e.ComplexityRoot.Query.NewsletterInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Query_newsletterInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.NewsletterInvite(childComplexity, args["code"].(string), args["engineId"].(*string)), true
 	case "Query.newsletterList":
 		if e.ComplexityRoot.Query.NewsletterList == nil {
 			break
@@ -6141,7 +6284,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groupinvites.graphql" "groups.graphql" "keys.graphql" "music.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groupinvites.graphql" "groups.graphql" "keys.graphql" "music.graphql" "newsletters.graphql" "profile.graphql" "schema.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -6168,6 +6311,7 @@ var sources = []*ast.Source{
 	{Name: "groups.graphql", Input: sourceData("groups.graphql"), BuiltIn: false},
 	{Name: "keys.graphql", Input: sourceData("keys.graphql"), BuiltIn: false},
 	{Name: "music.graphql", Input: sourceData("music.graphql"), BuiltIn: false},
+	{Name: "newsletters.graphql", Input: sourceData("newsletters.graphql"), BuiltIn: false},
 	{Name: "profile.graphql", Input: sourceData("profile.graphql"), BuiltIn: false},
 	{Name: "schema.graphql", Input: sourceData("schema.graphql"), BuiltIn: false},
 }
@@ -6795,6 +6939,10 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_invite(ctx, field)
 	case "verification":
 		return ec.fieldContext_Chat_verification(ctx, field)
+	case "role":
+		return ec.fieldContext_Chat_role(ctx, field)
+	case "muted":
+		return ec.fieldContext_Chat_muted(ctx, field)
 	case "oldestLoadedAt":
 		return ec.fieldContext_Chat_oldestLoadedAt(ctx, field)
 	case "historyComplete":
@@ -6807,6 +6955,8 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_updatedAt(ctx, field)
 	case "messageConnection":
 		return ec.fieldContext_Chat_messageConnection(ctx, field)
+	case "following":
+		return ec.fieldContext_Chat_following(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Chat", field.Name)
 }
@@ -7693,6 +7843,32 @@ func (ec *executionContext) childFields_MusicUploadResult(ctx context.Context, f
 		return ec.fieldContext_MusicUploadResult_status(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MusicUploadResult", field.Name)
+}
+
+func (ec *executionContext) childFields_NewsletterPreview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_NewsletterPreview_id(ctx, field)
+	case "name":
+		return ec.fieldContext_NewsletterPreview_name(ctx, field)
+	case "description":
+		return ec.fieldContext_NewsletterPreview_description(ctx, field)
+	case "subscribers":
+		return ec.fieldContext_NewsletterPreview_subscribers(ctx, field)
+	case "invite":
+		return ec.fieldContext_NewsletterPreview_invite(ctx, field)
+	case "verification":
+		return ec.fieldContext_NewsletterPreview_verification(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_NewsletterPreview_createdAt(ctx, field)
+	case "role":
+		return ec.fieldContext_NewsletterPreview_role(ctx, field)
+	case "following":
+		return ec.fieldContext_NewsletterPreview_following(ctx, field)
+	case "muted":
+		return ec.fieldContext_NewsletterPreview_muted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type NewsletterPreview", field.Name)
 }
 
 func (ec *executionContext) childFields_NumberCheckResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

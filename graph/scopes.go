@@ -62,6 +62,7 @@ var typeParts = map[string]string{
 	"BlockedContacts":         "Contact",
 	"NumberCheckResult":       "Contact",
 	"NumberStatus":            "Contact",
+	"NewsletterPreview":       "Chat",
 	"AudienceContactsPayload": "Audience",
 	"BoardItemPayload":        "BoardItem",
 	"BoardMergeReport":        "BoardItem",

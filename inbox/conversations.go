@@ -180,7 +180,7 @@ func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew boo
 	if err := create.OnConflictColumns(chat.FieldWorkspaceID, chat.FieldJid).DoNothing().Exec(ctx); err != nil && !isNoRows(err) {
 		return err
 	}
-	if onlyNew && c.Name == "" && c.Description == "" && c.Subscribers == 0 && c.Participants == nil {
+	if onlyNew && c.Name == "" && c.Description == "" && c.Subscribers == 0 && c.Participants == nil && c.Role == "" && c.Muted == nil {
 		return nil // nothing to tell a chat that exists
 	}
 	u := tx.Chat.Update().Where(chat.Jid(c.ID))
@@ -193,6 +193,16 @@ func upsertChat(ctx context.Context, tx *ent.Tx, c engine.ChatState, onlyNew boo
 	if c.Subscribers > 0 {
 		u.SetSubscribers(c.Subscribers)
 	}
+	if c.Invite != "" {
+		u.SetInvite(c.Invite)
+	}
+	if c.Verification != "" {
+		u.SetVerification(c.Verification)
+	}
+	if c.Role != "" {
+		u.SetRole(c.Role)
+	}
+	u.SetNillableMuted(c.Muted)
 	if !onlyNew {
 		u.SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
 			SetNillableUnreadCount(c.UnreadCount)
@@ -228,7 +238,7 @@ func kindOf(c engine.ChatState) string {
 func newChat(tx *ent.Tx, c engine.ChatState) *ent.ChatCreate {
 	create := tx.Chat.Create().SetJid(c.ID).SetKind(chat.Kind(kindOf(c))).SetName(c.Name).
 		SetOwner(c.Owner).SetDescription(c.Description).SetRestrict(c.Restrict).SetAnnounce(c.Announce).SetJoinApproval(c.JoinApproval).
-		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).
+		SetSubscribers(c.Subscribers).SetInvite(c.Invite).SetVerification(c.Verification).SetRole(c.Role).SetNillableMuted(c.Muted).
 		SetNillablePinned(c.Pinned).SetNillableArchived(c.Archived).SetNillableMarkedUnread(c.MarkedUnread).
 		SetNillableUnreadCount(c.UnreadCount)
 	if c.CreatedAt != nil {

@@ -215,6 +215,16 @@ var apiOperations = []apiOp{
 	{method: "POST", path: "/v1/newsletters", handle: on((*server).createNewsletter), id: "createNewsletter", tag: tagNewsletter, summary: "Create a newsletter", field: "createNewsletter",
 		body: closed([]string{"name"}, map[string]any{"name": typ("string", "minLength", 1, "maxLength", 100), "description": typ("string", "maxLength", 2048)}), status: 201, data: rec("Newsletter", newsletterRecord{}), errs: eng},
 	{method: "GET", path: "/v1/newsletters/{id}", handle: on((*server).getNewsletter), id: "getNewsletter", tag: tagNewsletter, summary: "One newsletter", field: "newsletter", data: rec("Newsletter", newsletterRecord{}), errs: notFnd},
+	{method: "GET", path: "/v1/newsletters/invites/{code}", handle: on((*server).getNewsletterInvite), id: "getNewsletterInvite", tag: tagNewsletter, summary: "The newsletter an invite code opens, without following it", field: "newsletterInvite",
+		query: []apiParam{engineParam}, data: rec("NewsletterPreview", model.NewsletterPreview{}), errs: engNS},
+	{method: "POST", path: "/v1/newsletters/follow", handle: on((*server).followNewsletterByInvite), id: "followNewsletterByInvite", tag: tagNewsletter, summary: "Follow a newsletter by invite code or link (or id)", field: "followNewsletter",
+		query: []apiParam{engineParam}, body: closed(nil, map[string]any{"invite": typ("string", "minLength", 1, "maxLength", 200), "id": typ("string")}), data: rec("Newsletter", newsletterRecord{}), errs: engNS},
+	{method: "POST", path: "/v1/newsletters/{id}/follow", handle: on((*server).followNewsletter), id: "followNewsletter", tag: tagNewsletter, summary: "Follow a newsletter", field: "followNewsletter",
+		query: []apiParam{engineParam}, data: rec("Newsletter", newsletterRecord{}), errs: engNS},
+	{method: "DELETE", path: "/v1/newsletters/{id}/follow", handle: on((*server).unfollowNewsletter), id: "unfollowNewsletter", tag: tagNewsletter, summary: "Stop following a newsletter", field: "unfollowNewsletter",
+		query: []apiParam{engineParam}, data: rec("Newsletter", newsletterRecord{}), errs: engNS},
+	{method: "PUT", path: "/v1/newsletters/{id}/mute", handle: on((*server).muteNewsletter), id: "muteNewsletter", tag: tagNewsletter, summary: "Mute or unmute a newsletter", field: "muteNewsletter",
+		query: []apiParam{engineParam}, body: closed([]string{"muted"}, map[string]any{"muted": typ("boolean")}), data: rec("Newsletter", newsletterRecord{}), errs: engNS},
 
 	{method: "GET", path: "/v1/messages/{id}", handle: on((*server).getMessage), id: "getMessage", tag: tagMessages, summary: "One stored message", field: "message", query: []apiParam{q("chatId", "The chat of the message, when the key alone does not name it.", str)}, data: ref("ChatMessage"), errs: notFnd},
 

@@ -97,6 +97,13 @@ const (
 	// admins' approval (by its invite link); data {groupId, action
 	// join_request, participants, timestamp} (docs/groups.md).
 	EventGroupJoinRequest = "group.join_request"
+	// EventNewsletterJoined, EventNewsletterLeft, EventNewsletterMuteChanged:
+	// the account followed or unfollowed a newsletter, or muted or unmuted it
+	// (through the API or on another device); data {engineId, newsletterId,
+	// role, muted, at} (docs/newsletters.md).
+	EventNewsletterJoined      = "newsletter.joined"
+	EventNewsletterLeft        = "newsletter.left"
+	EventNewsletterMuteChanged = "newsletter.mute_changed"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -114,6 +121,7 @@ var Catalog = []string{
 	EventCallReceived,
 	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
 	EventGroupJoinRequest,
+	EventNewsletterJoined, EventNewsletterLeft, EventNewsletterMuteChanged,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -73,6 +73,11 @@ type client interface {
 	SetGroupJoinApprovalMode(ctx context.Context, jid types.JID, mode bool) error
 	GetSubGroups(ctx context.Context, community types.JID) ([]*types.GroupLinkTarget, error)
 	CreateNewsletter(ctx context.Context, params whatsmeow.CreateNewsletterParams) (*types.NewsletterMetadata, error)
+	GetNewsletterInfo(ctx context.Context, jid types.JID) (*types.NewsletterMetadata, error)
+	GetNewsletterInfoWithInvite(ctx context.Context, key string) (*types.NewsletterMetadata, error)
+	FollowNewsletter(ctx context.Context, jid types.JID) error
+	UnfollowNewsletter(ctx context.Context, jid types.JID) error
+	NewsletterToggleMute(ctx context.Context, jid types.JID, mute bool) error
 	SendChatPresence(ctx context.Context, jid types.JID, state types.ChatPresence, media types.ChatPresenceMedia) error
 	// SendPresence sets the account's own presence (whatsmeow.ErrNoPushName
 	// before the account's push name is known).

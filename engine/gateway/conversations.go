@@ -279,7 +279,7 @@ func (e *Engine) CreateNewsletter(ctx context.Context, name, description string)
 	}
 	s := engine.ChatState{ID: md.ID.String(), Kind: engine.ChatNewsletter, Name: md.ThreadMeta.Name.Text,
 		Description: md.ThreadMeta.Description.Text, Subscribers: md.ThreadMeta.SubscriberCount,
-		Verification: string(md.ThreadMeta.VerificationState)}
+		Verification: string(md.ThreadMeta.VerificationState), Role: engine.NewsletterOwner}
 	if s.Name == "" {
 		s.Name = name
 	}

@@ -191,6 +191,9 @@ func (e *Engine) conversationEvent(ctx context.Context, cl client, evt any) bool
 	if ev, ok := e.contactChange(ctx, cl, evt); ok {
 		return e.report(ctx, ev)
 	}
+	if ev, ok := newsletterEvents(evt); ok {
+		return e.report(ctx, ev)
+	}
 	return true
 }
 

@@ -92,10 +92,11 @@ type fakeClient struct {
 	business map[string]string
 	// blocked is the block list as whatsmeow's server keeps it: by LID when
 	// the store knows the number's LID (UpdateBlocklist resolves it).
-	blocked    []types.JID
-	blockCalls []string        // "<action> <jid as given>"
-	timerCalls []fakeTimerCall // SetDisappearingTimer's calls (fake_groups_test.go)
-	profiles   fakeProfiles    // contact details (contactdetails_test.go)
+	blocked     []types.JID
+	blockCalls  []string        // "<action> <jid as given>"
+	timerCalls  []fakeTimerCall // SetDisappearingTimer's calls (fake_groups_test.go)
+	profiles    fakeProfiles    // contact details (contactdetails_test.go)
+	newsletters fakeNewsletters // followed newsletters (fake_newsletters_test.go)
 }
 
 type fakeSend struct {

@@ -46,6 +46,7 @@ var capabilities = []struct {
 	{engine.CapGroupInvites, reflect.TypeFor[engine.GroupInviter]()},
 	{engine.CapGroupRequests, reflect.TypeFor[engine.GroupRequester]()},
 	{engine.CapCommunities, reflect.TypeFor[engine.Communities]()},
+	{engine.CapNewsletterFollow, reflect.TypeFor[engine.NewsletterFollower]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

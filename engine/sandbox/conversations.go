@@ -218,6 +218,6 @@ func (e *Engine) CreateNewsletter(ctx context.Context, name, description string)
 	now := time.Now().UTC().Truncate(time.Second)
 	id := fmt.Sprintf("120363%012d@newsletter", worldSeed(e.workspaceID+name+now.String())%1e12)
 	s := engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: name, Description: description, CreatedAt: &now,
-		Invite: "https://chat.example.com/channel/" + switchboard.RandomToken(8), Verification: "UNVERIFIED"}
+		Invite: "https://chat.example.com/channel/" + switchboard.RandomToken(8), Verification: "UNVERIFIED", Role: engine.NewsletterOwner}
 	return s, e.report(ctx, engine.Event{Type: engine.EventChat, Chat: &s})
 }

@@ -54,6 +54,9 @@ type Network struct {
 	// timers are chats' disappearing-message timers (by
 	// workspace|engine|chat; disappearing.go).
 	timers map[string]uint32
+	// follows are the newsletters' follow and mute states (by
+	// workspace|engine|newsletter; newsletters.go).
+	follows map[string]followState
 }
 
 // scheduled notes that this process scheduled events due until last.

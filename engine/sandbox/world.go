@@ -145,7 +145,7 @@ func newWorld(workspaceID string, anchor time.Time, own string) *world {
 		}
 		add(engine.ChatState{ID: id, Kind: engine.ChatNewsletter, Name: newsletterNames[i], CreatedAt: &created,
 			Subscribers: 100 + rng.IntN(50000), Invite: fmt.Sprintf("https://chat.example.com/channel/%X", w.seed>>(i%8)),
-			Verification: verification}, nil)
+			Verification: verification, Role: engine.NewsletterSubscriber}, nil)
 	}
 	for i := range w.chats {
 		c := &w.chats[i]

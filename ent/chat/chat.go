@@ -57,6 +57,10 @@ const (
 	FieldInvite = "invite"
 	// FieldVerification holds the string denoting the verification field in the database.
 	FieldVerification = "verification"
+	// FieldRole holds the string denoting the role field in the database.
+	FieldRole = "role"
+	// FieldMuted holds the string denoting the muted field in the database.
+	FieldMuted = "muted"
 	// FieldOldestLoadedAt holds the string denoting the oldest_loaded_at field in the database.
 	FieldOldestLoadedAt = "oldest_loaded_at"
 	// FieldHistoryComplete holds the string denoting the history_complete field in the database.
@@ -94,6 +98,8 @@ var Columns = []string{
 	FieldSubscribers,
 	FieldInvite,
 	FieldVerification,
+	FieldRole,
+	FieldMuted,
 	FieldOldestLoadedAt,
 	FieldHistoryComplete,
 	FieldEngineID,
@@ -145,6 +151,8 @@ var (
 	DefaultParticipantCount int
 	// DefaultSubscribers holds the default value on creation for the "subscribers" field.
 	DefaultSubscribers int
+	// DefaultMuted holds the default value on creation for the "muted" field.
+	DefaultMuted bool
 	// DefaultHistoryComplete holds the default value on creation for the "history_complete" field.
 	DefaultHistoryComplete bool
 	// DefaultCreatedAt holds the default value on creation for the "created_at" field.
@@ -287,6 +295,16 @@ func ByInvite(opts ...sql.OrderTermOption) OrderOption {
 // ByVerification orders the results by the verification field.
 func ByVerification(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldVerification, opts...).ToFunc()
+}
+
+// ByRole orders the results by the role field.
+func ByRole(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRole, opts...).ToFunc()
+}
+
+// ByMuted orders the results by the muted field.
+func ByMuted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldMuted, opts...).ToFunc()
 }
 
 // ByOldestLoadedAt orders the results by the oldest_loaded_at field.

@@ -159,6 +159,16 @@ func Verification(v string) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldVerification, v))
 }
 
+// Role applies equality check predicate on the "role" field. It's identical to RoleEQ.
+func Role(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldRole, v))
+}
+
+// Muted applies equality check predicate on the "muted" field. It's identical to MutedEQ.
+func Muted(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldMuted, v))
+}
+
 // OldestLoadedAt applies equality check predicate on the "oldest_loaded_at" field. It's identical to OldestLoadedAtEQ.
 func OldestLoadedAt(v time.Time) predicate.Chat {
 	return predicate.Chat(sql.FieldEQ(FieldOldestLoadedAt, v))
@@ -1022,6 +1032,91 @@ func VerificationEqualFold(v string) predicate.Chat {
 // VerificationContainsFold applies the ContainsFold predicate on the "verification" field.
 func VerificationContainsFold(v string) predicate.Chat {
 	return predicate.Chat(sql.FieldContainsFold(FieldVerification, v))
+}
+
+// RoleEQ applies the EQ predicate on the "role" field.
+func RoleEQ(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldRole, v))
+}
+
+// RoleNEQ applies the NEQ predicate on the "role" field.
+func RoleNEQ(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldNEQ(FieldRole, v))
+}
+
+// RoleIn applies the In predicate on the "role" field.
+func RoleIn(vs ...string) predicate.Chat {
+	return predicate.Chat(sql.FieldIn(FieldRole, vs...))
+}
+
+// RoleNotIn applies the NotIn predicate on the "role" field.
+func RoleNotIn(vs ...string) predicate.Chat {
+	return predicate.Chat(sql.FieldNotIn(FieldRole, vs...))
+}
+
+// RoleGT applies the GT predicate on the "role" field.
+func RoleGT(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldGT(FieldRole, v))
+}
+
+// RoleGTE applies the GTE predicate on the "role" field.
+func RoleGTE(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldGTE(FieldRole, v))
+}
+
+// RoleLT applies the LT predicate on the "role" field.
+func RoleLT(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldLT(FieldRole, v))
+}
+
+// RoleLTE applies the LTE predicate on the "role" field.
+func RoleLTE(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldLTE(FieldRole, v))
+}
+
+// RoleContains applies the Contains predicate on the "role" field.
+func RoleContains(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldContains(FieldRole, v))
+}
+
+// RoleHasPrefix applies the HasPrefix predicate on the "role" field.
+func RoleHasPrefix(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldHasPrefix(FieldRole, v))
+}
+
+// RoleHasSuffix applies the HasSuffix predicate on the "role" field.
+func RoleHasSuffix(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldHasSuffix(FieldRole, v))
+}
+
+// RoleIsNil applies the IsNil predicate on the "role" field.
+func RoleIsNil() predicate.Chat {
+	return predicate.Chat(sql.FieldIsNull(FieldRole))
+}
+
+// RoleNotNil applies the NotNil predicate on the "role" field.
+func RoleNotNil() predicate.Chat {
+	return predicate.Chat(sql.FieldNotNull(FieldRole))
+}
+
+// RoleEqualFold applies the EqualFold predicate on the "role" field.
+func RoleEqualFold(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldEqualFold(FieldRole, v))
+}
+
+// RoleContainsFold applies the ContainsFold predicate on the "role" field.
+func RoleContainsFold(v string) predicate.Chat {
+	return predicate.Chat(sql.FieldContainsFold(FieldRole, v))
+}
+
+// MutedEQ applies the EQ predicate on the "muted" field.
+func MutedEQ(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldEQ(FieldMuted, v))
+}
+
+// MutedNEQ applies the NEQ predicate on the "muted" field.
+func MutedNEQ(v bool) predicate.Chat {
+	return predicate.Chat(sql.FieldNEQ(FieldMuted, v))
 }
 
 // OldestLoadedAtEQ applies the EQ predicate on the "oldest_loaded_at" field.

@@ -270,6 +270,8 @@ var (
 		{Name: "subscribers", Type: field.TypeInt, Default: 0},
 		{Name: "invite", Type: field.TypeString, Nullable: true},
 		{Name: "verification", Type: field.TypeString, Nullable: true},
+		{Name: "role", Type: field.TypeString, Nullable: true},
+		{Name: "muted", Type: field.TypeBool, Default: false},
 		{Name: "oldest_loaded_at", Type: field.TypeTime, Nullable: true},
 		{Name: "history_complete", Type: field.TypeBool, Default: false},
 		{Name: "engine_id", Type: field.TypeString, Nullable: true},

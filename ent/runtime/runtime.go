@@ -332,16 +332,20 @@ func init() {
 	chatDescSubscribers := chatFields[17].Descriptor()
 	// chat.DefaultSubscribers holds the default value on creation for the subscribers field.
 	chat.DefaultSubscribers = chatDescSubscribers.Default.(int)
+	// chatDescMuted is the schema descriptor for muted field.
+	chatDescMuted := chatFields[21].Descriptor()
+	// chat.DefaultMuted holds the default value on creation for the muted field.
+	chat.DefaultMuted = chatDescMuted.Default.(bool)
 	// chatDescHistoryComplete is the schema descriptor for history_complete field.
-	chatDescHistoryComplete := chatFields[21].Descriptor()
+	chatDescHistoryComplete := chatFields[23].Descriptor()
 	// chat.DefaultHistoryComplete holds the default value on creation for the history_complete field.
 	chat.DefaultHistoryComplete = chatDescHistoryComplete.Default.(bool)
 	// chatDescCreatedAt is the schema descriptor for created_at field.
-	chatDescCreatedAt := chatFields[23].Descriptor()
+	chatDescCreatedAt := chatFields[25].Descriptor()
 	// chat.DefaultCreatedAt holds the default value on creation for the created_at field.
 	chat.DefaultCreatedAt = chatDescCreatedAt.Default.(func() time.Time)
 	// chatDescUpdatedAt is the schema descriptor for updated_at field.
-	chatDescUpdatedAt := chatFields[24].Descriptor()
+	chatDescUpdatedAt := chatFields[26].Descriptor()
 	// chat.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	chat.DefaultUpdatedAt = chatDescUpdatedAt.Default.(func() time.Time)
 	// chat.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -46,6 +46,9 @@ func (Chat) Fields() []ent.Field {
 		field.Int("subscribers").Default(0),
 		field.String("invite").Optional(),
 		field.String("verification").Optional(),
+		field.String("role").Optional().
+			Comment("a newsletter: the account's role (owner, admin, subscriber; guest: not following; empty: unknown)"),
+		field.Bool("muted").Default(false).Comment("a newsletter: the account muted it"),
 		field.Time("oldest_loaded_at").Optional().Nillable().
 			Comment("the time of the oldest message of the chat the store holds from the phone"),
 		field.Bool("history_complete").Default(false).

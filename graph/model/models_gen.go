@@ -675,6 +675,27 @@ type MusicUploadResult struct {
 	Status   string `json:"status"`
 }
 
+// A newsletter as the network describes it, read by invite before following it.
+type NewsletterPreview struct {
+	// The newsletter's id (<digits>@newsletter).
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Its followers, as the network counts them.
+	Subscribers int `json:"subscribers"`
+	// Its invite link.
+	Invite string `json:"invite"`
+	// VERIFIED or UNVERIFIED.
+	Verification string     `json:"verification"`
+	CreatedAt    *time.Time `json:"createdAt,omitempty"`
+	// The account's role: owner, admin, subscriber, guest (not following); empty when the network did not say.
+	Role string `json:"role"`
+	// Whether the account follows it.
+	Following bool `json:"following"`
+	// Whether the account muted it.
+	Muted bool `json:"muted"`
+}
+
 // What the network answered about phone numbers.
 type NumberCheckResult struct {
 	// The engine whose network answered.
