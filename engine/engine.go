@@ -174,6 +174,8 @@ type Event struct {
 	Call *Call `json:"call,omitempty"`
 	// Block is the block-list change of an EventBlock.
 	Block *BlockChange `json:"block,omitempty"`
+	// Status is the contact's status of an EventStatus.
+	Status *StatusUpdate `json:"status,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -240,6 +242,8 @@ func (ev Event) Subject() string {
 		return "message:" + ev.Message.Key.Serialized()
 	case ev.Type == EventCall && ev.Call != nil:
 		return "call:" + ev.Call.ID
+	case ev.Type == EventStatus && ev.Status != nil:
+		return "status:" + ev.Status.Key.Serialized()
 	}
 	return "message:" + ev.Key.Serialized()
 }

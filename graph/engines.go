@@ -248,6 +248,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapDisappearing:
 		_, ok := eng.(engine.DisappearingTimer)
 		return ok
+	case engine.CapStatus:
+		_, ok := eng.(engine.StatusPoster)
+		return ok
 	}
 	return false
 }

@@ -49,6 +49,8 @@ var resourceScopes = map[string]string{
 	"Profile": switchboard.ScopeProfileRead,
 	// What the store holds of the message a reply quotes: store content.
 	"QuotedMessage": scopeReadStore,
+	// Statuses, the account's and its contacts' (docs/status.md).
+	"Status": switchboard.ScopeStatusRead,
 	"Webhook":       switchboard.ScopeWebhooksRead,
 }
 

@@ -44,6 +44,8 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 		return outbox.Record(ctx, tx, wh.EventCallReceived, CallPayload(ev))
 	case engine.EventBlock:
 		return applyBlock(ctx, tx, ev)
+	case engine.EventStatus:
+		return applyStatus(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
 		typ := wh.EventSessionConnected
 		if ev.Type == engine.EventGone {

@@ -93,6 +93,9 @@ const (
 	// picture, about text, business name or push name; data {chatId, changed,
 	// pushName, engineId, timestamp} (docs/contact-details.md).
 	EventContactUpdated = "contact.updated"
+	// EventStatusReceived: a contact posted a status (a story), or deleted
+	// one (revoked true); data is the status record (docs/status.md).
+	EventStatusReceived = "status.received"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -109,6 +112,7 @@ var Catalog = []string{
 	EventChatMerged, EventSessionRestricted, EventSessionUnrestricted,
 	EventCallReceived,
 	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
+	EventStatusReceived,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -43,6 +43,7 @@ var capabilities = []struct {
 	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
 	{engine.CapContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
 	{engine.CapDisappearing, reflect.TypeFor[engine.DisappearingTimer]()},
+	{engine.CapStatus, reflect.TypeFor[engine.StatusPoster]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

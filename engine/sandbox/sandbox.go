@@ -54,6 +54,9 @@ type Network struct {
 	// timers are chats' disappearing-message timers (by
 	// workspace|engine|chat; disappearing.go).
 	timers map[string]uint32
+	// statuses are the ids of the statuses each engine posted and did not
+	// revoke (by workspace|engine; status.go).
+	statuses map[string][]string
 }
 
 // scheduled notes that this process scheduled events due until last.
