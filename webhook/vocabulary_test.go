@@ -15,7 +15,7 @@ import (
 )
 
 // TestCatalogMatchesSpec: the catalog holds the spec's 27 event types, in its
-// order, each once, then Switchboard's own (chat.merged, session.restricted, session.unrestricted, call.received, contact.blocked, contact.unblocked, contact.updated) (the stored and
+// order, each once, then Switchboard's own (chat.merged, session.restricted, session.unrestricted, call.received, contact.blocked, contact.unblocked, contact.updated, status.received) (the stored and
 // delivered names; the literals here are the spec's, on purpose).
 func TestCatalogMatchesSpec(t *testing.T) {
 	spec := []string{
@@ -30,6 +30,7 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		"chat.merged", "session.restricted", "session.unrestricted",
 		"call.received",
 		"contact.blocked", "contact.unblocked", "contact.updated",
+		"status.received",
 	}
 	if diff := cmp.Diff(spec, Catalog); diff != "" {
 		t.Errorf("catalog (-spec +got):\n%s", diff)
