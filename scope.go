@@ -29,6 +29,8 @@ const (
 	ScopeEnginesWrite     = "engines:write"
 	ScopeProfileRead      = "profile:read"
 	ScopeProfileWrite     = "profile:write"
+	ScopeStatusRead       = "status:read"
+	ScopeStatusWrite      = "status:write"
 	ScopeKeysRead         = "keys:read"
 	ScopeKeysWrite        = "keys:write"
 	ScopeAdmin            = "admin"
@@ -44,7 +46,7 @@ var KnownScopes = []string{
 	ScopeNewslettersRead, ScopeNewslettersWrite,
 	ScopeGroupsRead, ScopeGroupsWrite, ScopeBoardsRead, ScopeBoardsWrite, ScopeAudiencesRead, ScopeAudiencesWrite,
 	ScopeCampaignsRead, ScopeCampaignsWrite, ScopeMusicRead, ScopeMusicWrite, ScopeWebhooksRead, ScopeWebhooksWrite,
-	ScopeEnginesRead, ScopeEnginesWrite, ScopeProfileRead, ScopeProfileWrite, ScopeKeysRead, ScopeKeysWrite, ScopeAdmin, ScopeOperator,
+	ScopeEnginesRead, ScopeEnginesWrite, ScopeProfileRead, ScopeProfileWrite, ScopeStatusRead, ScopeStatusWrite, ScopeKeysRead, ScopeKeysWrite, ScopeAdmin, ScopeOperator,
 }
 
 // Grants reports whether a key holding scopes may act with scope: it holds scope,

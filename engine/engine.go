@@ -176,6 +176,8 @@ type Event struct {
 	Block *BlockChange `json:"block,omitempty"`
 	// Newsletter is the change of an EventNewsletter.
 	Newsletter *NewsletterChange `json:"newsletter,omitempty"`
+	// Status is the contact's status of an EventStatus.
+	Status *StatusUpdate `json:"status,omitempty"`
 }
 
 // Incoming is a message received from the network.
@@ -247,6 +249,8 @@ func (ev Event) Subject() string {
 		return "message:" + ev.Message.Key.Serialized()
 	case ev.Type == EventCall && ev.Call != nil:
 		return "call:" + ev.Call.ID
+	case ev.Type == EventStatus && ev.Status != nil:
+		return "status:" + ev.Status.Key.Serialized()
 	}
 	return "message:" + ev.Key.Serialized()
 }

@@ -57,6 +57,22 @@ var eventChecks = map[EventType]func(Event) error{
 	EventBlock:      validateBlock,
 	EventNewsletter: validateNewsletter,
 	EventCall:       validateCall,
+	EventStatus:     validateStatus,
+}
+
+func validateStatus(ev Event) error {
+	st := ev.Status
+	switch {
+	case st == nil:
+		return invalid("status", "is missing")
+	case st.Key.Remote != StatusChat:
+		return invalid("status.key.remote", "must be %s", StatusChat)
+	case !isUserJID(st.From):
+		return invalid("status.from", "must be a contact id (<digits>@c.us or <digits>@lid)")
+	case !st.Revoked && st.Type == "":
+		return invalid("status.type", "is missing")
+	}
+	return validateKey("status.key", st.Key)
 }
 
 func validateCall(ev Event) error {

@@ -40,6 +40,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
+	"github.com/switchboardhq/switchboard/ent/story"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 
@@ -101,6 +102,8 @@ type Client struct {
 	SandboxSend *SandboxSendClient
 	// SandboxWorld is the client for interacting with the SandboxWorld builders.
 	SandboxWorld *SandboxWorldClient
+	// Story is the client for interacting with the Story builders.
+	Story *StoryClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -141,6 +144,7 @@ func (c *Client) init() {
 	c.SandboxGroup = NewSandboxGroupClient(c.config)
 	c.SandboxSend = NewSandboxSendClient(c.config)
 	c.SandboxWorld = NewSandboxWorldClient(c.config)
+	c.Story = NewStoryClient(c.config)
 	c.Webhook = NewWebhookClient(c.config)
 	c.Workspace = NewWorkspaceClient(c.config)
 }
@@ -260,6 +264,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
+		Story:           NewStoryClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -306,6 +311,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		SandboxGroup:    NewSandboxGroupClient(cfg),
 		SandboxSend:     NewSandboxSendClient(cfg),
 		SandboxWorld:    NewSandboxWorldClient(cfg),
+		Story:           NewStoryClient(cfg),
 		Webhook:         NewWebhookClient(cfg),
 		Workspace:       NewWorkspaceClient(cfg),
 	}, nil
@@ -341,7 +347,7 @@ func (c *Client) Use(hooks ...Hook) {
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
 		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
 		c.MusicClip, c.MusicUpload, c.NumberCheck, c.SandboxEvent, c.SandboxGroup,
-		c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
+		c.SandboxSend, c.SandboxWorld, c.Story, c.Webhook, c.Workspace,
 	} {
 		n.Use(hooks...)
 	}
@@ -355,7 +361,7 @@ func (c *Client) Intercept(interceptors ...Interceptor) {
 		c.Chat, c.ChatMember, c.Contact, c.Delivery, c.DeliveryAttempt, c.Engine,
 		c.Event, c.IdempotencyKey, c.InboxEvent, c.Media, c.MediaChunk, c.Message,
 		c.MusicClip, c.MusicUpload, c.NumberCheck, c.SandboxEvent, c.SandboxGroup,
-		c.SandboxSend, c.SandboxWorld, c.Webhook, c.Workspace,
+		c.SandboxSend, c.SandboxWorld, c.Story, c.Webhook, c.Workspace,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -414,6 +420,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SandboxSend.mutate(ctx, m)
 	case *SandboxWorldMutation:
 		return c.SandboxWorld.mutate(ctx, m)
+	case *StoryMutation:
+		return c.Story.mutate(ctx, m)
 	case *WebhookMutation:
 		return c.Webhook.mutate(ctx, m)
 	case *WorkspaceMutation:
@@ -3940,6 +3948,141 @@ func (c *SandboxWorldClient) mutate(ctx context.Context, m *SandboxWorldMutation
 	}
 }
 
+// StoryClient is a client for the Story schema.
+type StoryClient struct {
+	config
+}
+
+// NewStoryClient returns a client for the Story from the given config.
+func NewStoryClient(c config) *StoryClient {
+	return &StoryClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `story.Hooks(f(g(h())))`.
+func (c *StoryClient) Use(hooks ...Hook) {
+	c.hooks.Story = append(c.hooks.Story, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `story.Intercept(f(g(h())))`.
+func (c *StoryClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Story = append(c.inters.Story, interceptors...)
+}
+
+// Create returns a builder for creating a Story entity.
+func (c *StoryClient) Create() *StoryCreate {
+	mutation := newStoryMutation(c.config, OpCreate)
+	return &StoryCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Story entities.
+func (c *StoryClient) CreateBulk(builders ...*StoryCreate) *StoryCreateBulk {
+	return &StoryCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *StoryClient) MapCreateBulk(slice any, setFunc func(*StoryCreate, int)) *StoryCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &StoryCreateBulk{err: fmt.Errorf("calling to StoryClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*StoryCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &StoryCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Story.
+func (c *StoryClient) Update() *StoryUpdate {
+	mutation := newStoryMutation(c.config, OpUpdate)
+	return &StoryUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *StoryClient) UpdateOne(_m *Story) *StoryUpdateOne {
+	mutation := newStoryMutation(c.config, OpUpdateOne, withStory(_m))
+	return &StoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *StoryClient) UpdateOneID(id string) *StoryUpdateOne {
+	mutation := newStoryMutation(c.config, OpUpdateOne, withStoryID(id))
+	return &StoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Story.
+func (c *StoryClient) Delete() *StoryDelete {
+	mutation := newStoryMutation(c.config, OpDelete)
+	return &StoryDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *StoryClient) DeleteOne(_m *Story) *StoryDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *StoryClient) DeleteOneID(id string) *StoryDeleteOne {
+	builder := c.Delete().Where(story.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &StoryDeleteOne{builder}
+}
+
+// Query returns a query builder for Story.
+func (c *StoryClient) Query() *StoryQuery {
+	return &StoryQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeStory},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Story entity by its id.
+func (c *StoryClient) Get(ctx context.Context, id string) (*Story, error) {
+	return c.Query().Where(story.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *StoryClient) GetX(ctx context.Context, id string) *Story {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *StoryClient) Hooks() []Hook {
+	hooks := c.hooks.Story
+	return append(hooks[:len(hooks):len(hooks)], story.Hooks[:]...)
+}
+
+// Interceptors returns the client interceptors.
+func (c *StoryClient) Interceptors() []Interceptor {
+	inters := c.inters.Story
+	return append(inters[:len(inters):len(inters)], story.Interceptors[:]...)
+}
+
+func (c *StoryClient) mutate(ctx context.Context, m *StoryMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&StoryCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&StoryUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&StoryUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&StoryDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Story mutation op: %q", m.Op())
+	}
+}
+
 // WebhookClient is a client for the Webhook schema.
 type WebhookClient struct {
 	config
@@ -4230,13 +4373,14 @@ type (
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
 		Media, MediaChunk, Message, MusicClip, MusicUpload, NumberCheck, SandboxEvent,
-		SandboxGroup, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Hook
+		SandboxGroup, SandboxSend, SandboxWorld, Story, Webhook, Workspace []ent.Hook
 	}
 	inters struct {
 		APIKey, Audience, AudienceContact, Board, BoardItem, Campaign, Chat, ChatMember,
 		Contact, Delivery, DeliveryAttempt, Engine, Event, IdempotencyKey, InboxEvent,
 		Media, MediaChunk, Message, MusicClip, MusicUpload, NumberCheck, SandboxEvent,
-		SandboxGroup, SandboxSend, SandboxWorld, Webhook, Workspace []ent.Interceptor
+		SandboxGroup, SandboxSend, SandboxWorld, Story, Webhook,
+		Workspace []ent.Interceptor
 	}
 )
 

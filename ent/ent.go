@@ -37,6 +37,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
+	"github.com/switchboardhq/switchboard/ent/story"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -124,6 +125,7 @@ func checkColumn(t, c string) error {
 			sandboxgroup.Table:    sandboxgroup.ValidColumn,
 			sandboxsend.Table:     sandboxsend.ValidColumn,
 			sandboxworld.Table:    sandboxworld.ValidColumn,
+			story.Table:           story.ValidColumn,
 			webhook.Table:         webhook.ValidColumn,
 			workspace.Table:       workspace.ValidColumn,
 		})

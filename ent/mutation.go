@@ -39,6 +39,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
+	"github.com/switchboardhq/switchboard/ent/story"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -77,6 +78,7 @@ const (
 	TypeSandboxGroup    = "SandboxGroup"
 	TypeSandboxSend     = "SandboxSend"
 	TypeSandboxWorld    = "SandboxWorld"
+	TypeStory           = "Story"
 	TypeWebhook         = "Webhook"
 	TypeWorkspace       = "Workspace"
 )
@@ -28416,6 +28418,1331 @@ func (m *SandboxWorldMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *SandboxWorldMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown SandboxWorld edge %s", name)
+}
+
+// StoryMutation represents an operation that mutates the Story nodes in the graph.
+type StoryMutation struct {
+	config
+	op               Op
+	typ              string
+	id               *string
+	workspace_id     *string
+	engine_id        *string
+	from_me          *bool
+	author           *string
+	sender_name      *string
+	_type            *string
+	text             *string
+	background_color *string
+	font             *int
+	addfont          *int
+	media_url        *string
+	media_kind       *string
+	media_mime       *string
+	audience         *[]string
+	appendaudience   []string
+	status           *string
+	reason           *string
+	wa_id            *string
+	created_at       *time.Time
+	expires_at       *time.Time
+	clearedFields    map[string]struct{}
+	done             bool
+	oldValue         func(context.Context) (*Story, error)
+	predicates       []predicate.Story
+}
+
+var _ ent.Mutation = (*StoryMutation)(nil)
+
+// storyOption allows management of the mutation configuration using functional options.
+type storyOption func(*StoryMutation)
+
+// newStoryMutation creates new mutation for the Story entity.
+func newStoryMutation(c config, op Op, opts ...storyOption) *StoryMutation {
+	m := &StoryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeStory,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withStoryID sets the ID field of the mutation.
+func withStoryID(id string) storyOption {
+	return func(m *StoryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Story
+		)
+		m.oldValue = func(ctx context.Context) (*Story, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Story.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withStory sets the old Story of the mutation.
+func withStory(node *Story) storyOption {
+	return func(m *StoryMutation) {
+		m.oldValue = func(context.Context) (*Story, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m StoryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m StoryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// SetID sets the value of the id field. Note that this
+// operation is only accepted on creation of Story entities.
+func (m *StoryMutation) SetID(id string) {
+	m.id = &id
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *StoryMutation) ID() (id string, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *StoryMutation) IDs(ctx context.Context) ([]string, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []string{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Story.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetWorkspaceID sets the "workspace_id" field.
+func (m *StoryMutation) SetWorkspaceID(s string) {
+	m.workspace_id = &s
+}
+
+// WorkspaceID returns the value of the "workspace_id" field in the mutation.
+func (m *StoryMutation) WorkspaceID() (r string, exists bool) {
+	v := m.workspace_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWorkspaceID returns the old "workspace_id" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldWorkspaceID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWorkspaceID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWorkspaceID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWorkspaceID: %w", err)
+	}
+	return oldValue.WorkspaceID, nil
+}
+
+// ResetWorkspaceID resets all changes to the "workspace_id" field.
+func (m *StoryMutation) ResetWorkspaceID() {
+	m.workspace_id = nil
+}
+
+// SetEngineID sets the "engine_id" field.
+func (m *StoryMutation) SetEngineID(s string) {
+	m.engine_id = &s
+}
+
+// EngineID returns the value of the "engine_id" field in the mutation.
+func (m *StoryMutation) EngineID() (r string, exists bool) {
+	v := m.engine_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEngineID returns the old "engine_id" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldEngineID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEngineID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEngineID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEngineID: %w", err)
+	}
+	return oldValue.EngineID, nil
+}
+
+// ResetEngineID resets all changes to the "engine_id" field.
+func (m *StoryMutation) ResetEngineID() {
+	m.engine_id = nil
+}
+
+// SetFromMe sets the "from_me" field.
+func (m *StoryMutation) SetFromMe(b bool) {
+	m.from_me = &b
+}
+
+// FromMe returns the value of the "from_me" field in the mutation.
+func (m *StoryMutation) FromMe() (r bool, exists bool) {
+	v := m.from_me
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFromMe returns the old "from_me" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldFromMe(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFromMe is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFromMe requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFromMe: %w", err)
+	}
+	return oldValue.FromMe, nil
+}
+
+// ResetFromMe resets all changes to the "from_me" field.
+func (m *StoryMutation) ResetFromMe() {
+	m.from_me = nil
+}
+
+// SetAuthor sets the "author" field.
+func (m *StoryMutation) SetAuthor(s string) {
+	m.author = &s
+}
+
+// Author returns the value of the "author" field in the mutation.
+func (m *StoryMutation) Author() (r string, exists bool) {
+	v := m.author
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAuthor returns the old "author" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldAuthor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAuthor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAuthor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAuthor: %w", err)
+	}
+	return oldValue.Author, nil
+}
+
+// ResetAuthor resets all changes to the "author" field.
+func (m *StoryMutation) ResetAuthor() {
+	m.author = nil
+}
+
+// SetSenderName sets the "sender_name" field.
+func (m *StoryMutation) SetSenderName(s string) {
+	m.sender_name = &s
+}
+
+// SenderName returns the value of the "sender_name" field in the mutation.
+func (m *StoryMutation) SenderName() (r string, exists bool) {
+	v := m.sender_name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSenderName returns the old "sender_name" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldSenderName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSenderName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSenderName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSenderName: %w", err)
+	}
+	return oldValue.SenderName, nil
+}
+
+// ResetSenderName resets all changes to the "sender_name" field.
+func (m *StoryMutation) ResetSenderName() {
+	m.sender_name = nil
+}
+
+// SetType sets the "type" field.
+func (m *StoryMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *StoryMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *StoryMutation) ResetType() {
+	m._type = nil
+}
+
+// SetText sets the "text" field.
+func (m *StoryMutation) SetText(s string) {
+	m.text = &s
+}
+
+// Text returns the value of the "text" field in the mutation.
+func (m *StoryMutation) Text() (r string, exists bool) {
+	v := m.text
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldText returns the old "text" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldText(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldText is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldText requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldText: %w", err)
+	}
+	return oldValue.Text, nil
+}
+
+// ResetText resets all changes to the "text" field.
+func (m *StoryMutation) ResetText() {
+	m.text = nil
+}
+
+// SetBackgroundColor sets the "background_color" field.
+func (m *StoryMutation) SetBackgroundColor(s string) {
+	m.background_color = &s
+}
+
+// BackgroundColor returns the value of the "background_color" field in the mutation.
+func (m *StoryMutation) BackgroundColor() (r string, exists bool) {
+	v := m.background_color
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBackgroundColor returns the old "background_color" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldBackgroundColor(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBackgroundColor is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBackgroundColor requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBackgroundColor: %w", err)
+	}
+	return oldValue.BackgroundColor, nil
+}
+
+// ResetBackgroundColor resets all changes to the "background_color" field.
+func (m *StoryMutation) ResetBackgroundColor() {
+	m.background_color = nil
+}
+
+// SetFont sets the "font" field.
+func (m *StoryMutation) SetFont(i int) {
+	m.font = &i
+	m.addfont = nil
+}
+
+// Font returns the value of the "font" field in the mutation.
+func (m *StoryMutation) Font() (r int, exists bool) {
+	v := m.font
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldFont returns the old "font" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldFont(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldFont is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldFont requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldFont: %w", err)
+	}
+	return oldValue.Font, nil
+}
+
+// AddFont adds i to the "font" field.
+func (m *StoryMutation) AddFont(i int) {
+	if m.addfont != nil {
+		*m.addfont += i
+	} else {
+		m.addfont = &i
+	}
+}
+
+// AddedFont returns the value that was added to the "font" field in this mutation.
+func (m *StoryMutation) AddedFont() (r int, exists bool) {
+	v := m.addfont
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetFont resets all changes to the "font" field.
+func (m *StoryMutation) ResetFont() {
+	m.font = nil
+	m.addfont = nil
+}
+
+// SetMediaURL sets the "media_url" field.
+func (m *StoryMutation) SetMediaURL(s string) {
+	m.media_url = &s
+}
+
+// MediaURL returns the value of the "media_url" field in the mutation.
+func (m *StoryMutation) MediaURL() (r string, exists bool) {
+	v := m.media_url
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaURL returns the old "media_url" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldMediaURL(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaURL is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaURL requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaURL: %w", err)
+	}
+	return oldValue.MediaURL, nil
+}
+
+// ResetMediaURL resets all changes to the "media_url" field.
+func (m *StoryMutation) ResetMediaURL() {
+	m.media_url = nil
+}
+
+// SetMediaKind sets the "media_kind" field.
+func (m *StoryMutation) SetMediaKind(s string) {
+	m.media_kind = &s
+}
+
+// MediaKind returns the value of the "media_kind" field in the mutation.
+func (m *StoryMutation) MediaKind() (r string, exists bool) {
+	v := m.media_kind
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaKind returns the old "media_kind" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldMediaKind(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaKind is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaKind requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaKind: %w", err)
+	}
+	return oldValue.MediaKind, nil
+}
+
+// ResetMediaKind resets all changes to the "media_kind" field.
+func (m *StoryMutation) ResetMediaKind() {
+	m.media_kind = nil
+}
+
+// SetMediaMime sets the "media_mime" field.
+func (m *StoryMutation) SetMediaMime(s string) {
+	m.media_mime = &s
+}
+
+// MediaMime returns the value of the "media_mime" field in the mutation.
+func (m *StoryMutation) MediaMime() (r string, exists bool) {
+	v := m.media_mime
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMediaMime returns the old "media_mime" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldMediaMime(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMediaMime is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMediaMime requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMediaMime: %w", err)
+	}
+	return oldValue.MediaMime, nil
+}
+
+// ResetMediaMime resets all changes to the "media_mime" field.
+func (m *StoryMutation) ResetMediaMime() {
+	m.media_mime = nil
+}
+
+// SetAudience sets the "audience" field.
+func (m *StoryMutation) SetAudience(s []string) {
+	m.audience = &s
+	m.appendaudience = nil
+}
+
+// Audience returns the value of the "audience" field in the mutation.
+func (m *StoryMutation) Audience() (r []string, exists bool) {
+	v := m.audience
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAudience returns the old "audience" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldAudience(ctx context.Context) (v []string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAudience is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAudience requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAudience: %w", err)
+	}
+	return oldValue.Audience, nil
+}
+
+// AppendAudience adds s to the "audience" field.
+func (m *StoryMutation) AppendAudience(s []string) {
+	m.appendaudience = append(m.appendaudience, s...)
+}
+
+// AppendedAudience returns the list of values that were appended to the "audience" field in this mutation.
+func (m *StoryMutation) AppendedAudience() ([]string, bool) {
+	if len(m.appendaudience) == 0 {
+		return nil, false
+	}
+	return m.appendaudience, true
+}
+
+// ClearAudience clears the value of the "audience" field.
+func (m *StoryMutation) ClearAudience() {
+	m.audience = nil
+	m.appendaudience = nil
+	m.clearedFields[story.FieldAudience] = struct{}{}
+}
+
+// AudienceCleared returns if the "audience" field was cleared in this mutation.
+func (m *StoryMutation) AudienceCleared() bool {
+	_, ok := m.clearedFields[story.FieldAudience]
+	return ok
+}
+
+// ResetAudience resets all changes to the "audience" field.
+func (m *StoryMutation) ResetAudience() {
+	m.audience = nil
+	m.appendaudience = nil
+	delete(m.clearedFields, story.FieldAudience)
+}
+
+// SetStatus sets the "status" field.
+func (m *StoryMutation) SetStatus(s string) {
+	m.status = &s
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *StoryMutation) Status() (r string, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldStatus(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *StoryMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *StoryMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *StoryMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *StoryMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetWaID sets the "wa_id" field.
+func (m *StoryMutation) SetWaID(s string) {
+	m.wa_id = &s
+}
+
+// WaID returns the value of the "wa_id" field in the mutation.
+func (m *StoryMutation) WaID() (r string, exists bool) {
+	v := m.wa_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWaID returns the old "wa_id" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldWaID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWaID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWaID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWaID: %w", err)
+	}
+	return oldValue.WaID, nil
+}
+
+// ResetWaID resets all changes to the "wa_id" field.
+func (m *StoryMutation) ResetWaID() {
+	m.wa_id = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *StoryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *StoryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *StoryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetExpiresAt sets the "expires_at" field.
+func (m *StoryMutation) SetExpiresAt(t time.Time) {
+	m.expires_at = &t
+}
+
+// ExpiresAt returns the value of the "expires_at" field in the mutation.
+func (m *StoryMutation) ExpiresAt() (r time.Time, exists bool) {
+	v := m.expires_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldExpiresAt returns the old "expires_at" field's value of the Story entity.
+// If the Story object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *StoryMutation) OldExpiresAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldExpiresAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldExpiresAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldExpiresAt: %w", err)
+	}
+	return oldValue.ExpiresAt, nil
+}
+
+// ResetExpiresAt resets all changes to the "expires_at" field.
+func (m *StoryMutation) ResetExpiresAt() {
+	m.expires_at = nil
+}
+
+// Where appends a list predicates to the StoryMutation builder.
+func (m *StoryMutation) Where(ps ...predicate.Story) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the StoryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *StoryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Story, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *StoryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *StoryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Story).
+func (m *StoryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *StoryMutation) Fields() []string {
+	fields := make([]string, 0, 18)
+	if m.workspace_id != nil {
+		fields = append(fields, story.FieldWorkspaceID)
+	}
+	if m.engine_id != nil {
+		fields = append(fields, story.FieldEngineID)
+	}
+	if m.from_me != nil {
+		fields = append(fields, story.FieldFromMe)
+	}
+	if m.author != nil {
+		fields = append(fields, story.FieldAuthor)
+	}
+	if m.sender_name != nil {
+		fields = append(fields, story.FieldSenderName)
+	}
+	if m._type != nil {
+		fields = append(fields, story.FieldType)
+	}
+	if m.text != nil {
+		fields = append(fields, story.FieldText)
+	}
+	if m.background_color != nil {
+		fields = append(fields, story.FieldBackgroundColor)
+	}
+	if m.font != nil {
+		fields = append(fields, story.FieldFont)
+	}
+	if m.media_url != nil {
+		fields = append(fields, story.FieldMediaURL)
+	}
+	if m.media_kind != nil {
+		fields = append(fields, story.FieldMediaKind)
+	}
+	if m.media_mime != nil {
+		fields = append(fields, story.FieldMediaMime)
+	}
+	if m.audience != nil {
+		fields = append(fields, story.FieldAudience)
+	}
+	if m.status != nil {
+		fields = append(fields, story.FieldStatus)
+	}
+	if m.reason != nil {
+		fields = append(fields, story.FieldReason)
+	}
+	if m.wa_id != nil {
+		fields = append(fields, story.FieldWaID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, story.FieldCreatedAt)
+	}
+	if m.expires_at != nil {
+		fields = append(fields, story.FieldExpiresAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *StoryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case story.FieldWorkspaceID:
+		return m.WorkspaceID()
+	case story.FieldEngineID:
+		return m.EngineID()
+	case story.FieldFromMe:
+		return m.FromMe()
+	case story.FieldAuthor:
+		return m.Author()
+	case story.FieldSenderName:
+		return m.SenderName()
+	case story.FieldType:
+		return m.GetType()
+	case story.FieldText:
+		return m.Text()
+	case story.FieldBackgroundColor:
+		return m.BackgroundColor()
+	case story.FieldFont:
+		return m.Font()
+	case story.FieldMediaURL:
+		return m.MediaURL()
+	case story.FieldMediaKind:
+		return m.MediaKind()
+	case story.FieldMediaMime:
+		return m.MediaMime()
+	case story.FieldAudience:
+		return m.Audience()
+	case story.FieldStatus:
+		return m.Status()
+	case story.FieldReason:
+		return m.Reason()
+	case story.FieldWaID:
+		return m.WaID()
+	case story.FieldCreatedAt:
+		return m.CreatedAt()
+	case story.FieldExpiresAt:
+		return m.ExpiresAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *StoryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case story.FieldWorkspaceID:
+		return m.OldWorkspaceID(ctx)
+	case story.FieldEngineID:
+		return m.OldEngineID(ctx)
+	case story.FieldFromMe:
+		return m.OldFromMe(ctx)
+	case story.FieldAuthor:
+		return m.OldAuthor(ctx)
+	case story.FieldSenderName:
+		return m.OldSenderName(ctx)
+	case story.FieldType:
+		return m.OldType(ctx)
+	case story.FieldText:
+		return m.OldText(ctx)
+	case story.FieldBackgroundColor:
+		return m.OldBackgroundColor(ctx)
+	case story.FieldFont:
+		return m.OldFont(ctx)
+	case story.FieldMediaURL:
+		return m.OldMediaURL(ctx)
+	case story.FieldMediaKind:
+		return m.OldMediaKind(ctx)
+	case story.FieldMediaMime:
+		return m.OldMediaMime(ctx)
+	case story.FieldAudience:
+		return m.OldAudience(ctx)
+	case story.FieldStatus:
+		return m.OldStatus(ctx)
+	case story.FieldReason:
+		return m.OldReason(ctx)
+	case story.FieldWaID:
+		return m.OldWaID(ctx)
+	case story.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case story.FieldExpiresAt:
+		return m.OldExpiresAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Story field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StoryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case story.FieldWorkspaceID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWorkspaceID(v)
+		return nil
+	case story.FieldEngineID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEngineID(v)
+		return nil
+	case story.FieldFromMe:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFromMe(v)
+		return nil
+	case story.FieldAuthor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAuthor(v)
+		return nil
+	case story.FieldSenderName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSenderName(v)
+		return nil
+	case story.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case story.FieldText:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetText(v)
+		return nil
+	case story.FieldBackgroundColor:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBackgroundColor(v)
+		return nil
+	case story.FieldFont:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetFont(v)
+		return nil
+	case story.FieldMediaURL:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaURL(v)
+		return nil
+	case story.FieldMediaKind:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaKind(v)
+		return nil
+	case story.FieldMediaMime:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMediaMime(v)
+		return nil
+	case story.FieldAudience:
+		v, ok := value.([]string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAudience(v)
+		return nil
+	case story.FieldStatus:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case story.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case story.FieldWaID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWaID(v)
+		return nil
+	case story.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case story.FieldExpiresAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetExpiresAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Story field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *StoryMutation) AddedFields() []string {
+	var fields []string
+	if m.addfont != nil {
+		fields = append(fields, story.FieldFont)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *StoryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case story.FieldFont:
+		return m.AddedFont()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *StoryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case story.FieldFont:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddFont(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Story numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *StoryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(story.FieldAudience) {
+		fields = append(fields, story.FieldAudience)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *StoryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *StoryMutation) ClearField(name string) error {
+	switch name {
+	case story.FieldAudience:
+		m.ClearAudience()
+		return nil
+	}
+	return fmt.Errorf("unknown Story nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *StoryMutation) ResetField(name string) error {
+	switch name {
+	case story.FieldWorkspaceID:
+		m.ResetWorkspaceID()
+		return nil
+	case story.FieldEngineID:
+		m.ResetEngineID()
+		return nil
+	case story.FieldFromMe:
+		m.ResetFromMe()
+		return nil
+	case story.FieldAuthor:
+		m.ResetAuthor()
+		return nil
+	case story.FieldSenderName:
+		m.ResetSenderName()
+		return nil
+	case story.FieldType:
+		m.ResetType()
+		return nil
+	case story.FieldText:
+		m.ResetText()
+		return nil
+	case story.FieldBackgroundColor:
+		m.ResetBackgroundColor()
+		return nil
+	case story.FieldFont:
+		m.ResetFont()
+		return nil
+	case story.FieldMediaURL:
+		m.ResetMediaURL()
+		return nil
+	case story.FieldMediaKind:
+		m.ResetMediaKind()
+		return nil
+	case story.FieldMediaMime:
+		m.ResetMediaMime()
+		return nil
+	case story.FieldAudience:
+		m.ResetAudience()
+		return nil
+	case story.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case story.FieldReason:
+		m.ResetReason()
+		return nil
+	case story.FieldWaID:
+		m.ResetWaID()
+		return nil
+	case story.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case story.FieldExpiresAt:
+		m.ResetExpiresAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Story field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *StoryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *StoryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *StoryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *StoryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *StoryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *StoryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *StoryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown Story unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *StoryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown Story edge %s", name)
 }
 
 // WebhookMutation represents an operation that mutates the Webhook nodes in the graph.

@@ -64,6 +64,8 @@ type Tx struct {
 	SandboxSend *SandboxSendClient
 	// SandboxWorld is the client for interacting with the SandboxWorld builders.
 	SandboxWorld *SandboxWorldClient
+	// Story is the client for interacting with the Story builders.
+	Story *StoryClient
 	// Webhook is the client for interacting with the Webhook builders.
 	Webhook *WebhookClient
 	// Workspace is the client for interacting with the Workspace builders.
@@ -224,6 +226,7 @@ func (tx *Tx) init() {
 	tx.SandboxGroup = NewSandboxGroupClient(tx.config)
 	tx.SandboxSend = NewSandboxSendClient(tx.config)
 	tx.SandboxWorld = NewSandboxWorldClient(tx.config)
+	tx.Story = NewStoryClient(tx.config)
 	tx.Webhook = NewWebhookClient(tx.config)
 	tx.Workspace = NewWorkspaceClient(tx.config)
 }

@@ -260,6 +260,9 @@ func serves(eng engine.Engine, capability string) bool {
 	case engine.CapNewsletterFollow:
 		_, ok := eng.(engine.NewsletterFollower)
 		return ok
+	case engine.CapStatus:
+		_, ok := eng.(engine.StatusPoster)
+		return ok
 	}
 	return false
 }

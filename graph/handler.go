@@ -196,6 +196,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.EngineList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.APIKeyList = func(child int, _ *string, limit, _ *int) int { return pageCost(child, limit, nil) }
 	c.Query.MusicClipList = func(child int, limit, _ *int) int { return pageCost(child, limit, nil) }
+	c.Query.Statuses = func(child int, _, _ *string, _, _ *bool, limit, _ *int) int { return pageCost(child, limit, nil) }
 }
 
 // pageCost is the cost of a page of first (or last) items, each costing child;

@@ -833,6 +833,7 @@ type ComplexityRoot struct {
 		CreateWebhook            func(childComplexity int, input model.WebhookInput) int
 		DeleteAudience           func(childComplexity int, id string) int
 		DeleteEngine             func(childComplexity int, id string) int
+		DeleteStatus             func(childComplexity int, id string) int
 		DeleteWebhook            func(childComplexity int, id string) int
 		DemoteGroupParticipant   func(childComplexity int, id string, participant string) int
 		EditMessage              func(childComplexity int, key string, text string, chatID *string) int
@@ -851,6 +852,7 @@ type ComplexityRoot struct {
 		OpenBoard                func(childComplexity int, input model.BoardInput) int
 		PauseCampaign            func(childComplexity int, id string) int
 		PinMessage               func(childComplexity int, key string, duration *int, chatID *string) int
+		PostStatus               func(childComplexity int, engineID *string, input model.StatusInput) int
 		PromoteGroupParticipant  func(childComplexity int, id string, participant string) int
 		ReactToMessage           func(childComplexity int, key string, emoji string, chatID *string) int
 		RedeliverWebhookDelivery func(childComplexity int, webhookID string, deliveryID string) int
@@ -872,6 +874,7 @@ type ComplexityRoot struct {
 		SetProfilePicture        func(childComplexity int, engineID *string, input model.GroupPictureInput) int
 		SimulateCall             func(childComplexity int, input model.CallInput) int
 		SimulateGroupChange      func(childComplexity int, input model.GroupChangeInput) int
+		SimulateStatus           func(childComplexity int, input model.SimulatedStatusInput) int
 		UnblockContact           func(childComplexity int, id string, engineID *string) int
 		UnfollowNewsletter       func(childComplexity int, id string, engineID *string) int
 		UnpinMessage             func(childComplexity int, key string, chatID *string) int
@@ -1005,7 +1008,9 @@ type ComplexityRoot struct {
 		Profile               func(childComplexity int, engineID *string) int
 		ScheduledMessage      func(childComplexity int, id string) int
 		ScheduledMessages     func(childComplexity int, filter *model.ScheduledMessageFilter, limit *int, skip *int) int
+		Statuses              func(childComplexity int, engineID *string, contact *string, fromMe *bool, includeExpired *bool, limit *int, skip *int) int
 		StoredMessages        func(childComplexity int, filter *model.StoredMessageFilter, limit *int, skip *int) int
+		StoryStatus           func(childComplexity int, id string) int
 		Webhook               func(childComplexity int, id string) int
 		WebhookDeliveries     func(childComplexity int, webhookID string, status *string, limit *int, skip *int) int
 		WebhookEventTypes     func(childComplexity int) int
@@ -1051,6 +1056,33 @@ type ComplexityRoot struct {
 	SongJob struct {
 		Clips func(childComplexity int) int
 		JobID func(childComplexity int) int
+	}
+
+	Status struct {
+		Audience        func(childComplexity int) int
+		BackgroundColor func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		EngineID        func(childComplexity int) int
+		Expired         func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		Font            func(childComplexity int) int
+		From            func(childComplexity int) int
+		FromMe          func(childComplexity int) int
+		ID              func(childComplexity int) int
+		MediaMimeType   func(childComplexity int) int
+		MediaURL        func(childComplexity int) int
+		SenderName      func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Text            func(childComplexity int) int
+		Type            func(childComplexity int) int
+		WaMessageID     func(childComplexity int) int
+	}
+
+	StatusPage struct {
+		Items func(childComplexity int) int
+		Limit func(childComplexity int) int
+		Skip  func(childComplexity int) int
+		Total func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -4455,6 +4487,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteEngine(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteStatus":
+		if e.ComplexityRoot.Mutation.DeleteStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteStatus(childComplexity, args["id"].(string)), true
 	case "Mutation.deleteWebhook":
 		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
 			break
@@ -4653,6 +4696,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PinMessage(childComplexity, args["key"].(string), args["duration"].(*int), args["chatId"].(*string)), true
+	case "Mutation.postStatus":
+		if e.ComplexityRoot.Mutation.PostStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_postStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PostStatus(childComplexity, args["engineId"].(*string), args["input"].(model.StatusInput)), true
 	case "Mutation.promoteGroupParticipant":
 		if e.ComplexityRoot.Mutation.PromoteGroupParticipant == nil {
 			break
@@ -4884,6 +4938,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SimulateGroupChange(childComplexity, args["input"].(model.GroupChangeInput)), true
+	case "Mutation.simulateStatus":
+		if e.ComplexityRoot.Mutation.SimulateStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_simulateStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SimulateStatus(childComplexity, args["input"].(model.SimulatedStatusInput)), true
 	case "Mutation.unblockContact":
 		if e.ComplexityRoot.Mutation.UnblockContact == nil {
 			break
@@ -5835,6 +5900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ScheduledMessages(childComplexity, args["filter"].(*model.ScheduledMessageFilter), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.statuses":
+		if e.ComplexityRoot.Query.Statuses == nil {
+			break
+		}
+
+		args, err := ec.field_Query_statuses_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Statuses(childComplexity, args["engineId"].(*string), args["contact"].(*string), args["fromMe"].(*bool), args["includeExpired"].(*bool), args["limit"].(*int), args["skip"].(*int)), true
 	case "Query.storedMessages":
 		if e.ComplexityRoot.Query.StoredMessages == nil {
 			break
@@ -5846,6 +5922,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.StoredMessages(childComplexity, args["filter"].(*model.StoredMessageFilter), args["limit"].(*int), args["skip"].(*int)), true
+	case "Query.storyStatus":
+		if e.ComplexityRoot.Query.StoryStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Query_storyStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.StoryStatus(childComplexity, args["id"].(string)), true
 	case "Query.webhook":
 		if e.ComplexityRoot.Query.Webhook == nil {
 			break
@@ -6017,6 +6104,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SongJob.JobID(childComplexity), true
+
+	case "Status.audience":
+		if e.ComplexityRoot.Status.Audience == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Audience(childComplexity), true
+	case "Status.backgroundColor":
+		if e.ComplexityRoot.Status.BackgroundColor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.BackgroundColor(childComplexity), true
+	case "Status.createdAt":
+		if e.ComplexityRoot.Status.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.CreatedAt(childComplexity), true
+	case "Status.engineId":
+		if e.ComplexityRoot.Status.EngineID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.EngineID(childComplexity), true
+	case "Status.expired":
+		if e.ComplexityRoot.Status.Expired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Expired(childComplexity), true
+	case "Status.expiresAt":
+		if e.ComplexityRoot.Status.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.ExpiresAt(childComplexity), true
+	case "Status.font":
+		if e.ComplexityRoot.Status.Font == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Font(childComplexity), true
+	case "Status.from":
+		if e.ComplexityRoot.Status.From == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.From(childComplexity), true
+	case "Status.fromMe":
+		if e.ComplexityRoot.Status.FromMe == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.FromMe(childComplexity), true
+	case "Status.id":
+		if e.ComplexityRoot.Status.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.ID(childComplexity), true
+	case "Status.mediaMimeType":
+		if e.ComplexityRoot.Status.MediaMimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.MediaMimeType(childComplexity), true
+	case "Status.mediaUrl":
+		if e.ComplexityRoot.Status.MediaURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.MediaURL(childComplexity), true
+	case "Status.senderName":
+		if e.ComplexityRoot.Status.SenderName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.SenderName(childComplexity), true
+	case "Status.status":
+		if e.ComplexityRoot.Status.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Status(childComplexity), true
+	case "Status.text":
+		if e.ComplexityRoot.Status.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Text(childComplexity), true
+	case "Status.type":
+		if e.ComplexityRoot.Status.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.Type(childComplexity), true
+	case "Status.waMessageId":
+		if e.ComplexityRoot.Status.WaMessageID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Status.WaMessageID(childComplexity), true
+
+	case "StatusPage.items":
+		if e.ComplexityRoot.StatusPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusPage.Items(childComplexity), true
+	case "StatusPage.limit":
+		if e.ComplexityRoot.StatusPage.Limit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusPage.Limit(childComplexity), true
+	case "StatusPage.skip":
+		if e.ComplexityRoot.StatusPage.Skip == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusPage.Skip(childComplexity), true
+	case "StatusPage.total":
+		if e.ComplexityRoot.StatusPage.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StatusPage.Total(childComplexity), true
 
 	case "Webhook.consecutiveFailures":
 		if e.ComplexityRoot.Webhook.ConsecutiveFailures == nil {
@@ -6205,7 +6420,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputProfileInput,
 		ec.unmarshalInputQuietHoursInput,
 		ec.unmarshalInputScheduledMessageFilter,
+		ec.unmarshalInputSimulatedStatusInput,
 		ec.unmarshalInputSongInput,
+		ec.unmarshalInputStatusInput,
 		ec.unmarshalInputStoredMessageFilter,
 		ec.unmarshalInputWebhookInput,
 		ec.unmarshalInputWebhookPatch,
@@ -6284,7 +6501,7 @@ func newExecutionContext(
 	}
 }
 
-//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groupinvites.graphql" "groups.graphql" "keys.graphql" "music.graphql" "newsletters.graphql" "profile.graphql" "schema.graphql"
+//go:embed "actions.graphql" "audiences.graphql" "boards.graphql" "calls.graphql" "campaigns.graphql" "chats.graphql" "contactdetails.graphql" "contactops.graphql" "disappearing.graphql" "engines.graphql" "ent.graphql" "groupinvites.graphql" "groups.graphql" "keys.graphql" "music.graphql" "newsletters.graphql" "profile.graphql" "schema.graphql" "status.graphql"
 var sourcesFS embed.FS
 
 func sourceData(filename string) string {
@@ -6314,6 +6531,7 @@ var sources = []*ast.Source{
 	{Name: "newsletters.graphql", Input: sourceData("newsletters.graphql"), BuiltIn: false},
 	{Name: "profile.graphql", Input: sourceData("profile.graphql"), BuiltIn: false},
 	{Name: "schema.graphql", Input: sourceData("schema.graphql"), BuiltIn: false},
+	{Name: "status.graphql", Input: sourceData("status.graphql"), BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -8053,6 +8271,60 @@ func (ec *executionContext) childFields_SongJob(ctx context.Context, field graph
 		return ec.fieldContext_SongJob_clips(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SongJob", field.Name)
+}
+
+func (ec *executionContext) childFields_Status(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Status_id(ctx, field)
+	case "engineId":
+		return ec.fieldContext_Status_engineId(ctx, field)
+	case "fromMe":
+		return ec.fieldContext_Status_fromMe(ctx, field)
+	case "from":
+		return ec.fieldContext_Status_from(ctx, field)
+	case "senderName":
+		return ec.fieldContext_Status_senderName(ctx, field)
+	case "type":
+		return ec.fieldContext_Status_type(ctx, field)
+	case "text":
+		return ec.fieldContext_Status_text(ctx, field)
+	case "backgroundColor":
+		return ec.fieldContext_Status_backgroundColor(ctx, field)
+	case "font":
+		return ec.fieldContext_Status_font(ctx, field)
+	case "mediaUrl":
+		return ec.fieldContext_Status_mediaUrl(ctx, field)
+	case "mediaMimeType":
+		return ec.fieldContext_Status_mediaMimeType(ctx, field)
+	case "audience":
+		return ec.fieldContext_Status_audience(ctx, field)
+	case "status":
+		return ec.fieldContext_Status_status(ctx, field)
+	case "waMessageId":
+		return ec.fieldContext_Status_waMessageId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Status_createdAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Status_expiresAt(ctx, field)
+	case "expired":
+		return ec.fieldContext_Status_expired(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Status", field.Name)
+}
+
+func (ec *executionContext) childFields_StatusPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_StatusPage_items(ctx, field)
+	case "limit":
+		return ec.fieldContext_StatusPage_limit(ctx, field)
+	case "skip":
+		return ec.fieldContext_StatusPage_skip(ctx, field)
+	case "total":
+		return ec.fieldContext_StatusPage_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StatusPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -49,7 +49,9 @@ var resourceScopes = map[string]string{
 	"Profile": switchboard.ScopeProfileRead,
 	// What the store holds of the message a reply quotes: store content.
 	"QuotedMessage": scopeReadStore,
-	"Webhook":       switchboard.ScopeWebhooksRead,
+	// Statuses, the account's and its contacts' (docs/status.md).
+	"Status":  switchboard.ScopeStatusRead,
+	"Webhook": switchboard.ScopeWebhooksRead,
 }
 
 // typeParts names the resource of every other object type: a payload or report

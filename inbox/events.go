@@ -46,6 +46,8 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 		return applyBlock(ctx, tx, ev)
 	case engine.EventNewsletter:
 		return applyNewsletter(ctx, tx, ev)
+	case engine.EventStatus:
+		return applyStatus(ctx, tx, ev)
 	case engine.EventConnected, engine.EventGone:
 		typ := wh.EventSessionConnected
 		if ev.Type == engine.EventGone {

@@ -87,6 +87,7 @@ const (
 	tagEngines    = "Engines"
 	tagSandbox    = "Sandbox"
 	tagProfile    = "Profile"
+	tagStatus     = "Status"
 )
 
 // Error statuses: engine-backed operations can find no engine (503) or time out (504).
@@ -295,6 +296,17 @@ var apiOperations = []apiOp{
 
 	{method: "POST", path: "/v1/sandbox/group-changes", handle: on((*server).simulateGroupChange), id: "simulateGroupChange", tag: tagSandbox, summary: "Make the sandbox engine report a group change", field: "simulateGroupChange", body: bodyOf(groupChangeBody{}), status: 202,
 		data: obj([]string{"accepted"}, map[string]any{"accepted": boolean})},
+	{method: "POST", path: "/v1/status", handle: on((*server).postStatus), id: "postStatus", tag: tagStatus, summary: "Post a status (a story): a text on a colour, or an image, video or audio with a caption, to the account's contacts or chosen ones", field: "postStatus",
+		query: []apiParam{engineParam}, body: closed([]string{"type"}, map[string]any{"type": typ("string", "enum", []string{"text", "image", "video", "audio"}), "text": typ("string", "maxLength", 700), "backgroundColor": str, "font": integer, "mediaUrl": str, "mediaBase64": str, "caption": typ("string", "maxLength", 1024), "audience": map[string]any{"oneOf": []any{typ("string", "enum", []string{"contacts"}), typ("array", "items", str, "minItems", 1, "maxItems", 256)}}, "engineId": str}),
+		status: 201, data: rec("Status", model.Status{}), errs: engNS},
+	{method: "GET", path: "/v1/status", handle: on((*server).listStatuses), id: "listStatuses", tag: tagStatus, summary: "Statuses, the account's and its contacts', newest first (unexpired unless includeExpired)", field: "statuses",
+		query: page(engineParam, q("contact", "Only statuses this contact posted (E.164 or contact id).", str), q("fromMe", "Only the account's own (true) or only contacts' (false).", boolean), q("includeExpired", "Also statuses older than 24 hours.", boolean)), data: rec("Status", model.Status{}), list: true},
+	{method: "GET", path: "/v1/status/{id}", handle: on((*server).getStatus), id: "getStatus", tag: tagStatus, summary: "One status", field: "storyStatus",
+		data: rec("Status", model.Status{}), errs: []int{404}},
+	{method: "DELETE", path: "/v1/status/{id}", handle: on((*server).deleteStatus), id: "deleteStatus", tag: tagStatus, summary: "Delete one of the account's statuses for everyone", field: "deleteStatus",
+		data: rec("Status", model.Status{}), errs: []int{404, 409, 501, 503}},
+	{method: "POST", path: "/v1/sandbox/statuses", handle: on((*server).simulateStatus), id: "simulateStatus", tag: tagSandbox, summary: "Make a contact of the sandbox engine post a status", field: "simulateStatus",
+		body: closed([]string{"from"}, map[string]any{"from": str, "type": typ("string", "enum", []string{"text", "image"}), "text": str, "backgroundColor": str, "font": integer, "engineId": str}), status: 201, data: rec("Status", model.Status{}), errs: []int{404, 409, 503}},
 	{method: "POST", path: "/v1/sandbox/calls", handle: on((*server).simulateCall), id: "simulateCall", tag: tagSandbox, summary: "Make the sandbox engine report an incoming call", field: "simulateCall",
 		body: closed([]string{"from"}, map[string]any{"from": str, "video": boolean, "group": boolean, "engineId": str}), status: 201, data: rec("Call", callRecord{}), errs: []int{404, 409, 503}},
 }

@@ -16,7 +16,7 @@ import (
 
 // TestCatalogMatchesSpec: the catalog holds the spec's 27 event types, in its
 // order, each once, then Switchboard's own (chat.merged, session.restricted, session.unrestricted, call.received, contact.blocked, contact.unblocked, contact.updated, group.join_request,
-// newsletter.joined, newsletter.left, newsletter.mute_changed) (the stored and
+// newsletter.joined, newsletter.left, newsletter.mute_changed, status.received) (the stored and
 // delivered names; the literals here are the spec's, on purpose).
 func TestCatalogMatchesSpec(t *testing.T) {
 	spec := []string{
@@ -33,6 +33,7 @@ func TestCatalogMatchesSpec(t *testing.T) {
 		"contact.blocked", "contact.unblocked", "contact.updated",
 		"group.join_request",
 		"newsletter.joined", "newsletter.left", "newsletter.mute_changed",
+		"status.received",
 	}
 	if diff := cmp.Diff(spec, Catalog); diff != "" {
 		t.Errorf("catalog (-spec +got):\n%s", diff)

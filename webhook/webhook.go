@@ -104,6 +104,9 @@ const (
 	EventNewsletterJoined      = "newsletter.joined"
 	EventNewsletterLeft        = "newsletter.left"
 	EventNewsletterMuteChanged = "newsletter.mute_changed"
+	// EventStatusReceived: a contact posted a status (a story), or deleted
+	// one (revoked true); data is the status record (docs/status.md).
+	EventStatusReceived = "status.received"
 )
 
 // Catalog is every event type a webhook can subscribe to (spec "Event catalog"),
@@ -122,6 +125,7 @@ var Catalog = []string{
 	EventContactBlocked, EventContactUnblocked, EventContactUpdated,
 	EventGroupJoinRequest,
 	EventNewsletterJoined, EventNewsletterLeft, EventNewsletterMuteChanged,
+	EventStatusReceived,
 }
 
 // InCatalog reports whether typ is a known event type.

@@ -359,6 +359,28 @@
       });
     }
     if (can("profile:read")) profileCard(main);
+    if (can("status:read")) statusCard(main);
+  }
+
+  // statusCard lists the latest unexpired statuses, the account's and its
+  // contacts' (docs/status.md), and posts a text status through the default
+  // engine.
+  function statusCard(main) {
+    append(main, el("h2", {}, "Statuses"));
+    var refresh = load(main, "{ statuses(limit: 20) { total items { id fromMe from senderName type text status createdAt } } }", {}, function (body, d) {
+      if (!d.statuses.items.length) { append(body, el("p", { class: "muted" }, "No status in the last 24 hours.")); return; }
+      append(body, table(["From", "Type", "Text", "Status", "At"], d.statuses.items.map(function (s) {
+        return el("tr", { "data-status": s.id },
+          el("td", {}, s.fromMe ? "you" : (s.senderName || s.from)), el("td", {}, s.type), el("td", {}, s.text),
+          el("td", {}, s.status), el("td", { class: "muted" }, s.createdAt));
+      })));
+    });
+    if (can("status:write")) append(main, submitForm(el("form", { class: "card" },
+      field("Text status", el("input", { name: "text", maxlength: 700, required: true })),
+      field("Background", el("input", { name: "backgroundColor", type: "color", value: "#1e88e5" })),
+      el("button", { type: "submit" }, "Post to your contacts")),
+    function (v) { return ["mutation($in: StatusInput!) { postStatus(input: $in) { id } }", { in: { type: "text", text: v.text, backgroundColor: v.backgroundColor || null } }]; },
+    function () { refresh(); }));
   }
 
   // messagesToday counts the messages queued since midnight (this browser's) by

@@ -373,9 +373,12 @@ const defaultPin = 7 * 24 * time.Hour
 // account's phone, an EventHistory with the message as FromMe); protocol edit ->
 // EventEdited; revoke -> EventRevoked; reaction -> EventReaction; poll update ->
 // EventPollVote (decrypted); pin in chat -> EventPin (and message_pinned for a
-// group). Status updates and broadcast lists are ignored.
+// group); a status -> EventStatus (status.go). Broadcast lists are ignored.
 func (e *Engine) messageEvents(ctx context.Context, cl client, v *events.Message) []engine.Event {
 	info := v.Info
+	if info.Chat == types.StatusBroadcastJID {
+		return e.statusEvents(ctx, cl, v) // status.go
+	}
 	if info.Chat.Server == types.BroadcastServer || info.Chat.IsEmpty() {
 		return nil
 	}

@@ -47,6 +47,7 @@ var capabilities = []struct {
 	{engine.CapGroupRequests, reflect.TypeFor[engine.GroupRequester]()},
 	{engine.CapCommunities, reflect.TypeFor[engine.Communities]()},
 	{engine.CapNewsletterFollow, reflect.TypeFor[engine.NewsletterFollower]()},
+	{engine.CapStatus, reflect.TypeFor[engine.StatusPoster]()},
 }
 
 // methodCapability maps every command (a method name) to its capability.

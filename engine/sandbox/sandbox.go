@@ -57,6 +57,9 @@ type Network struct {
 	// follows are the newsletters' follow and mute states (by
 	// workspace|engine|newsletter; newsletters.go).
 	follows map[string]followState
+	// statuses are the ids of the statuses each engine posted and did not
+	// revoke (by workspace|engine; status.go).
+	statuses map[string][]string
 }
 
 // scheduled notes that this process scheduled events due until last.

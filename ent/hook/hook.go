@@ -309,6 +309,18 @@ func (f SandboxWorldFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SandboxWorldMutation", m)
 }
 
+// The StoryFunc type is an adapter to allow the use of ordinary
+// function as Story mutator.
+type StoryFunc func(context.Context, *ent.StoryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f StoryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.StoryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.StoryMutation", m)
+}
+
 // The WebhookFunc type is an adapter to allow the use of ordinary
 // function as Webhook mutator.
 type WebhookFunc func(context.Context, *ent.WebhookMutation) (ent.Value, error)

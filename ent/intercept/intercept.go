@@ -34,6 +34,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
+	"github.com/switchboardhq/switchboard/ent/story"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -769,6 +770,33 @@ func (f TraverseSandboxWorld) Traverse(ctx context.Context, q ent.Query) error {
 	return fmt.Errorf("unexpected query type %T. expect *ent.SandboxWorldQuery", q)
 }
 
+// The StoryFunc type is an adapter to allow the use of ordinary function as a Querier.
+type StoryFunc func(context.Context, *ent.StoryQuery) (ent.Value, error)
+
+// Query calls f(ctx, q).
+func (f StoryFunc) Query(ctx context.Context, q ent.Query) (ent.Value, error) {
+	if q, ok := q.(*ent.StoryQuery); ok {
+		return f(ctx, q)
+	}
+	return nil, fmt.Errorf("unexpected query type %T. expect *ent.StoryQuery", q)
+}
+
+// The TraverseStory type is an adapter to allow the use of ordinary function as Traverser.
+type TraverseStory func(context.Context, *ent.StoryQuery) error
+
+// Intercept is a dummy implementation of Intercept that returns the next Querier in the pipeline.
+func (f TraverseStory) Intercept(next ent.Querier) ent.Querier {
+	return next
+}
+
+// Traverse calls f(ctx, q).
+func (f TraverseStory) Traverse(ctx context.Context, q ent.Query) error {
+	if q, ok := q.(*ent.StoryQuery); ok {
+		return f(ctx, q)
+	}
+	return fmt.Errorf("unexpected query type %T. expect *ent.StoryQuery", q)
+}
+
 // The WebhookFunc type is an adapter to allow the use of ordinary function as a Querier.
 type WebhookFunc func(context.Context, *ent.WebhookQuery) (ent.Value, error)
 
@@ -876,6 +904,8 @@ func NewQuery(q ent.Query) (Query, error) {
 		return &query[*ent.SandboxSendQuery, predicate.SandboxSend, sandboxsend.OrderOption]{typ: ent.TypeSandboxSend, tq: q}, nil
 	case *ent.SandboxWorldQuery:
 		return &query[*ent.SandboxWorldQuery, predicate.SandboxWorld, sandboxworld.OrderOption]{typ: ent.TypeSandboxWorld, tq: q}, nil
+	case *ent.StoryQuery:
+		return &query[*ent.StoryQuery, predicate.Story, story.OrderOption]{typ: ent.TypeStory, tq: q}, nil
 	case *ent.WebhookQuery:
 		return &query[*ent.WebhookQuery, predicate.Webhook, webhook.OrderOption]{typ: ent.TypeWebhook, tq: q}, nil
 	case *ent.WorkspaceQuery:

@@ -1025,6 +1025,51 @@ var (
 			},
 		},
 	}
+	// StoriesColumns holds the columns for the "stories" table.
+	StoriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeString},
+		{Name: "workspace_id", Type: field.TypeString},
+		{Name: "engine_id", Type: field.TypeString},
+		{Name: "from_me", Type: field.TypeBool},
+		{Name: "author", Type: field.TypeString},
+		{Name: "sender_name", Type: field.TypeString, Default: ""},
+		{Name: "type", Type: field.TypeString},
+		{Name: "text", Type: field.TypeString, Default: ""},
+		{Name: "background_color", Type: field.TypeString, Default: ""},
+		{Name: "font", Type: field.TypeInt, Default: 0},
+		{Name: "media_url", Type: field.TypeString, Default: ""},
+		{Name: "media_kind", Type: field.TypeString, Default: ""},
+		{Name: "media_mime", Type: field.TypeString, Default: ""},
+		{Name: "audience", Type: field.TypeJSON, Nullable: true},
+		{Name: "status", Type: field.TypeString},
+		{Name: "reason", Type: field.TypeString, Default: ""},
+		{Name: "wa_id", Type: field.TypeString, Default: ""},
+		{Name: "created_at", Type: field.TypeTime},
+		{Name: "expires_at", Type: field.TypeTime},
+	}
+	// StoriesTable holds the schema information for the "stories" table.
+	StoriesTable = &schema.Table{
+		Name:       "stories",
+		Columns:    StoriesColumns,
+		PrimaryKey: []*schema.Column{StoriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "story_workspace_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{StoriesColumns[1], StoriesColumns[17]},
+			},
+			{
+				Name:    "story_workspace_id_author_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{StoriesColumns[1], StoriesColumns[4], StoriesColumns[17]},
+			},
+			{
+				Name:    "story_workspace_id_engine_id_wa_id",
+				Unique:  false,
+				Columns: []*schema.Column{StoriesColumns[1], StoriesColumns[2], StoriesColumns[16]},
+			},
+		},
+	}
 	// WebhooksColumns holds the columns for the "webhooks" table.
 	WebhooksColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeString},
@@ -1096,6 +1141,7 @@ var (
 		SandboxGroupsTable,
 		SandboxSendsTable,
 		SandboxWorldsTable,
+		StoriesTable,
 		WebhooksTable,
 		WorkspacesTable,
 	}

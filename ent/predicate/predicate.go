@@ -81,6 +81,9 @@ type SandboxSend func(*sql.Selector)
 // SandboxWorld is the predicate function for sandboxworld builders.
 type SandboxWorld func(*sql.Selector)
 
+// Story is the predicate function for story builders.
+type Story func(*sql.Selector)
+
 // Webhook is the predicate function for webhook builders.
 type Webhook func(*sql.Selector)
 

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
 	"github.com/switchboardhq/switchboard/ent/sandboxworld"
 	"github.com/switchboardhq/switchboard/ent/schema"
+	"github.com/switchboardhq/switchboard/ent/story"
 	"github.com/switchboardhq/switchboard/ent/webhook"
 	"github.com/switchboardhq/switchboard/ent/workspace"
 )
@@ -893,6 +894,63 @@ func init() {
 	sandboxworldDescSynced := sandboxworldFields[2].Descriptor()
 	// sandboxworld.DefaultSynced holds the default value on creation for the synced field.
 	sandboxworld.DefaultSynced = sandboxworldDescSynced.Default.(bool)
+	storyMixin := schema.Story{}.Mixin()
+	storyMixinHooks0 := storyMixin[0].Hooks()
+	story.Hooks[0] = storyMixinHooks0[0]
+	storyMixinInters0 := storyMixin[0].Interceptors()
+	story.Interceptors[0] = storyMixinInters0[0]
+	storyMixinFields0 := storyMixin[0].Fields()
+	_ = storyMixinFields0
+	storyFields := schema.Story{}.Fields()
+	_ = storyFields
+	// storyDescWorkspaceID is the schema descriptor for workspace_id field.
+	storyDescWorkspaceID := storyMixinFields0[0].Descriptor()
+	// story.WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
+	story.WorkspaceIDValidator = storyDescWorkspaceID.Validators[0].(func(string) error)
+	// storyDescSenderName is the schema descriptor for sender_name field.
+	storyDescSenderName := storyFields[4].Descriptor()
+	// story.DefaultSenderName holds the default value on creation for the sender_name field.
+	story.DefaultSenderName = storyDescSenderName.Default.(string)
+	// storyDescText is the schema descriptor for text field.
+	storyDescText := storyFields[6].Descriptor()
+	// story.DefaultText holds the default value on creation for the text field.
+	story.DefaultText = storyDescText.Default.(string)
+	// storyDescBackgroundColor is the schema descriptor for background_color field.
+	storyDescBackgroundColor := storyFields[7].Descriptor()
+	// story.DefaultBackgroundColor holds the default value on creation for the background_color field.
+	story.DefaultBackgroundColor = storyDescBackgroundColor.Default.(string)
+	// storyDescFont is the schema descriptor for font field.
+	storyDescFont := storyFields[8].Descriptor()
+	// story.DefaultFont holds the default value on creation for the font field.
+	story.DefaultFont = storyDescFont.Default.(int)
+	// storyDescMediaURL is the schema descriptor for media_url field.
+	storyDescMediaURL := storyFields[9].Descriptor()
+	// story.DefaultMediaURL holds the default value on creation for the media_url field.
+	story.DefaultMediaURL = storyDescMediaURL.Default.(string)
+	// storyDescMediaKind is the schema descriptor for media_kind field.
+	storyDescMediaKind := storyFields[10].Descriptor()
+	// story.DefaultMediaKind holds the default value on creation for the media_kind field.
+	story.DefaultMediaKind = storyDescMediaKind.Default.(string)
+	// storyDescMediaMime is the schema descriptor for media_mime field.
+	storyDescMediaMime := storyFields[11].Descriptor()
+	// story.DefaultMediaMime holds the default value on creation for the media_mime field.
+	story.DefaultMediaMime = storyDescMediaMime.Default.(string)
+	// storyDescReason is the schema descriptor for reason field.
+	storyDescReason := storyFields[14].Descriptor()
+	// story.DefaultReason holds the default value on creation for the reason field.
+	story.DefaultReason = storyDescReason.Default.(string)
+	// storyDescWaID is the schema descriptor for wa_id field.
+	storyDescWaID := storyFields[15].Descriptor()
+	// story.DefaultWaID holds the default value on creation for the wa_id field.
+	story.DefaultWaID = storyDescWaID.Default.(string)
+	// storyDescCreatedAt is the schema descriptor for created_at field.
+	storyDescCreatedAt := storyFields[16].Descriptor()
+	// story.DefaultCreatedAt holds the default value on creation for the created_at field.
+	story.DefaultCreatedAt = storyDescCreatedAt.Default.(func() time.Time)
+	// storyDescID is the schema descriptor for id field.
+	storyDescID := storyFields[0].Descriptor()
+	// story.DefaultID holds the default value on creation for the id field.
+	story.DefaultID = storyDescID.Default.(func() string)
 	webhookMixin := schema.Webhook{}.Mixin()
 	webhookMixinHooks0 := webhookMixin[0].Hooks()
 	webhook.Hooks[0] = webhookMixinHooks0[0]

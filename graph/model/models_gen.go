@@ -821,6 +821,18 @@ type SimilarItems struct {
 	Misses []int `json:"misses"`
 }
 
+// A status a contact posts on the sandbox.
+type SimulatedStatusInput struct {
+	// The author: E.164 phone number or contact id.
+	From string `json:"from"`
+	// text or image.
+	Type            string  `json:"type"`
+	Text            *string `json:"text,omitempty"`
+	BackgroundColor *string `json:"backgroundColor,omitempty"`
+	Font            *int    `json:"font,omitempty"`
+	EngineID        *string `json:"engineId,omitempty"`
+}
+
 type SongInput struct {
 	// Up to 5000 characters; required unless instrumental.
 	Lyrics *string `json:"lyrics,omitempty"`
@@ -850,6 +862,60 @@ type SongInput struct {
 type SongJob struct {
 	JobID string           `json:"jobId"`
 	Clips []*ent.MusicClip `json:"clips"`
+}
+
+// A status: posted by the account (fromMe) or by a contact.
+type Status struct {
+	ID       string `json:"id"`
+	EngineID string `json:"engineId"`
+	FromMe   bool   `json:"fromMe"`
+	// Who posted it (the account's own chat id when fromMe).
+	From       string `json:"from"`
+	SenderName string `json:"senderName"`
+	// text, image, video, audio or unknown.
+	Type string `json:"type"`
+	// The text, or a media status's caption.
+	Text            string  `json:"text"`
+	BackgroundColor *string `json:"backgroundColor,omitempty"`
+	Font            int     `json:"font"`
+	// A posted status's media URL.
+	MediaURL      *string `json:"mediaUrl,omitempty"`
+	MediaMimeType *string `json:"mediaMimeType,omitempty"`
+	// The chat ids a posted status was for; null: the account's contacts.
+	Audience []string `json:"audience,omitempty"`
+	// sent, received or revoked.
+	Status string `json:"status"`
+	// The network's message id.
+	WaMessageID string    `json:"waMessageId"`
+	CreatedAt   time.Time `json:"createdAt"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+	Expired     bool      `json:"expired"`
+}
+
+// A status to post.
+type StatusInput struct {
+	// text, image, video or audio.
+	Type string `json:"type"`
+	// The text of a text status (1-700 characters).
+	Text *string `json:"text,omitempty"`
+	// A text status's background, #RRGGBB (or #AARRGGBB).
+	BackgroundColor *string `json:"backgroundColor,omitempty"`
+	// A text status's font: 0, 1, 2, 6, 7, 8, 9 or 10 (WhatsApp's fonts).
+	Font        *int            `json:"font,omitempty"`
+	MediaURL    *string         `json:"mediaUrl,omitempty"`
+	MediaBase64 *string         `json:"mediaBase64,omitempty"`
+	MediaFile   *graphql.Upload `json:"mediaFile,omitempty"`
+	// A media status's caption (up to 1024 characters).
+	Caption *string `json:"caption,omitempty"`
+	// Who sees it: omitted, null or ["contacts"] for the account's contacts, else 1-256 phone numbers (E.164) or contact ids.
+	Audience []string `json:"audience,omitempty"`
+}
+
+type StatusPage struct {
+	Items []*Status `json:"items"`
+	Limit int       `json:"limit"`
+	Skip  int       `json:"skip"`
+	Total int       `json:"total"`
 }
 
 type StoredMessageFilter struct {
