@@ -54,7 +54,12 @@ func TestHelpOfEveryCommand(t *testing.T) {
 				t.Errorf("%q: %v", args, err)
 				continue
 			}
-			if !strings.Contains(out.String(), c.Short) || !strings.Contains(out.String(), "Usage:") {
+			desc := c.Long
+			if desc == "" {
+				desc = c.Short
+			}
+			desc, _, _ = strings.Cut(desc, "\n")
+			if !strings.Contains(out.String(), desc) || !strings.Contains(out.String(), "Usage:") {
 				t.Errorf("%q does not describe the command:\n%s", args, out.String())
 			}
 		}

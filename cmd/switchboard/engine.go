@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
-	"github.com/switchboardhq/switchboard/storage"
 )
 
 // sandboxOpts are the options of engine sandbox.

@@ -25,7 +25,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/switchboardhq/switchboard"
-	"github.com/switchboardhq/switchboard/app"
 )
 
 func main() {
@@ -87,6 +86,7 @@ func groupCmd(use, short, long, example string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+				cmd.SuggestionsMinimumDistance = 2
 				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 					msg += "; did you mean " + strings.Join(s, " or ") + "?"
 				}
