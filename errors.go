@@ -138,7 +138,11 @@ func (p Problems) Err(code string) error {
 	}
 	msg := p[0].Message
 	if len(p) > 1 {
-		msg = fmt.Sprintf("%s (and %d more issues)", msg, len(p)-1)
+		more := "issues"
+		if len(p) == 2 {
+			more = "issue"
+		}
+		msg = fmt.Sprintf("%s (and %d more %s)", msg, len(p)-1, more)
 	}
 	return &Error{Code: code, Message: msg, Details: p}
 }

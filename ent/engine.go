@@ -43,6 +43,10 @@ type Engine struct {
 	Restriction string `json:"restriction,omitempty"`
 	// RestrictedUntil holds the value of the "restricted_until" field.
 	RestrictedUntil *time.Time `json:"restricted_until,omitempty"`
+	// the engine's last connection or pairing error (a gateway's), kept after it recovers; empty when it never had one
+	LastError string `json:"last_error,omitempty"`
+	// when last_error was last reported
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	// the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update
 	CampaignNextAt *time.Time `json:"campaign_next_at,omitempty"`
 	// whether the engine rejects incoming calls at once (docs/calls.md)
@@ -67,9 +71,9 @@ func (*Engine) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case engine.FieldHasSynced, engine.FieldRejectCalls:
 			values[i] = new(sql.NullBool)
-		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction, engine.FieldRejectCallsMessage:
+		case engine.FieldID, engine.FieldWorkspaceID, engine.FieldKind, engine.FieldName, engine.FieldState, engine.FieldType, engine.FieldTokenPrefix, engine.FieldTokenHash, engine.FieldPhone, engine.FieldDeviceJid, engine.FieldStream, engine.FieldRestriction, engine.FieldLastError, engine.FieldRejectCallsMessage:
 			values[i] = new(sql.NullString)
-		case engine.FieldRestrictedUntil, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
+		case engine.FieldRestrictedUntil, engine.FieldLastErrorAt, engine.FieldCampaignNextAt, engine.FieldConnectedAt, engine.FieldDisconnectedAt, engine.FieldCreatedAt, engine.FieldUpdatedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -173,6 +177,19 @@ func (_m *Engine) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RestrictedUntil = new(time.Time)
 				*_m.RestrictedUntil = value.Time
+			}
+		case engine.FieldLastError:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field last_error", values[i])
+			} else if value.Valid {
+				_m.LastError = value.String
+			}
+		case engine.FieldLastErrorAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field last_error_at", values[i])
+			} else if value.Valid {
+				_m.LastErrorAt = new(time.Time)
+				*_m.LastErrorAt = value.Time
 			}
 		case engine.FieldCampaignNextAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -296,6 +313,14 @@ func (_m *Engine) String() string {
 	builder.WriteString(", ")
 	if v := _m.RestrictedUntil; v != nil {
 		builder.WriteString("restricted_until=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	builder.WriteString("last_error=")
+	builder.WriteString(_m.LastError)
+	builder.WriteString(", ")
+	if v := _m.LastErrorAt; v != nil {
+		builder.WriteString("last_error_at=")
 		builder.WriteString(v.Format(time.ANSIC))
 	}
 	builder.WriteString(", ")

@@ -189,6 +189,34 @@ func (_c *EngineCreate) SetNillableRestrictedUntil(v *time.Time) *EngineCreate {
 	return _c
 }
 
+// SetLastError sets the "last_error" field.
+func (_c *EngineCreate) SetLastError(v string) *EngineCreate {
+	_c.mutation.SetLastError(v)
+	return _c
+}
+
+// SetNillableLastError sets the "last_error" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableLastError(v *string) *EngineCreate {
+	if v != nil {
+		_c.SetLastError(*v)
+	}
+	return _c
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (_c *EngineCreate) SetLastErrorAt(v time.Time) *EngineCreate {
+	_c.mutation.SetLastErrorAt(v)
+	return _c
+}
+
+// SetNillableLastErrorAt sets the "last_error_at" field if the given value is not nil.
+func (_c *EngineCreate) SetNillableLastErrorAt(v *time.Time) *EngineCreate {
+	if v != nil {
+		_c.SetLastErrorAt(*v)
+	}
+	return _c
+}
+
 // SetCampaignNextAt sets the "campaign_next_at" field.
 func (_c *EngineCreate) SetCampaignNextAt(v time.Time) *EngineCreate {
 	_c.mutation.SetCampaignNextAt(v)
@@ -362,6 +390,10 @@ func (_c *EngineCreate) defaults() error {
 		v := engine.DefaultRestriction
 		_c.mutation.SetRestriction(v)
 	}
+	if _, ok := _c.mutation.LastError(); !ok {
+		v := engine.DefaultLastError
+		_c.mutation.SetLastError(v)
+	}
 	if _, ok := _c.mutation.RejectCalls(); !ok {
 		v := engine.DefaultRejectCalls
 		_c.mutation.SetRejectCalls(v)
@@ -429,6 +461,9 @@ func (_c *EngineCreate) check() error {
 	}
 	if _, ok := _c.mutation.Restriction(); !ok {
 		return &ValidationError{Name: "restriction", err: errors.New(`ent: missing required field "Engine.restriction"`)}
+	}
+	if _, ok := _c.mutation.LastError(); !ok {
+		return &ValidationError{Name: "last_error", err: errors.New(`ent: missing required field "Engine.last_error"`)}
 	}
 	if _, ok := _c.mutation.RejectCalls(); !ok {
 		return &ValidationError{Name: "reject_calls", err: errors.New(`ent: missing required field "Engine.reject_calls"`)}
@@ -529,6 +564,14 @@ func (_c *EngineCreate) createSpec() (*Engine, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.RestrictedUntil(); ok {
 		_spec.SetField(engine.FieldRestrictedUntil, field.TypeTime, value)
 		_node.RestrictedUntil = &value
+	}
+	if value, ok := _c.mutation.LastError(); ok {
+		_spec.SetField(engine.FieldLastError, field.TypeString, value)
+		_node.LastError = value
+	}
+	if value, ok := _c.mutation.LastErrorAt(); ok {
+		_spec.SetField(engine.FieldLastErrorAt, field.TypeTime, value)
+		_node.LastErrorAt = &value
 	}
 	if value, ok := _c.mutation.CampaignNextAt(); ok {
 		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
@@ -733,6 +776,36 @@ func (u *EngineUpsert) UpdateRestrictedUntil() *EngineUpsert {
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (u *EngineUpsert) ClearRestrictedUntil() *EngineUpsert {
 	u.SetNull(engine.FieldRestrictedUntil)
+	return u
+}
+
+// SetLastError sets the "last_error" field.
+func (u *EngineUpsert) SetLastError(v string) *EngineUpsert {
+	u.Set(engine.FieldLastError, v)
+	return u
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateLastError() *EngineUpsert {
+	u.SetExcluded(engine.FieldLastError)
+	return u
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (u *EngineUpsert) SetLastErrorAt(v time.Time) *EngineUpsert {
+	u.Set(engine.FieldLastErrorAt, v)
+	return u
+}
+
+// UpdateLastErrorAt sets the "last_error_at" field to the value that was provided on create.
+func (u *EngineUpsert) UpdateLastErrorAt() *EngineUpsert {
+	u.SetExcluded(engine.FieldLastErrorAt)
+	return u
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (u *EngineUpsert) ClearLastErrorAt() *EngineUpsert {
+	u.SetNull(engine.FieldLastErrorAt)
 	return u
 }
 
@@ -1033,6 +1106,41 @@ func (u *EngineUpsertOne) UpdateRestrictedUntil() *EngineUpsertOne {
 func (u *EngineUpsertOne) ClearRestrictedUntil() *EngineUpsertOne {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetLastError sets the "last_error" field.
+func (u *EngineUpsertOne) SetLastError(v string) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetLastError(v)
+	})
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateLastError() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateLastError()
+	})
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (u *EngineUpsertOne) SetLastErrorAt(v time.Time) *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetLastErrorAt(v)
+	})
+}
+
+// UpdateLastErrorAt sets the "last_error_at" field to the value that was provided on create.
+func (u *EngineUpsertOne) UpdateLastErrorAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateLastErrorAt()
+	})
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (u *EngineUpsertOne) ClearLastErrorAt() *EngineUpsertOne {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearLastErrorAt()
 	})
 }
 
@@ -1515,6 +1623,41 @@ func (u *EngineUpsertBulk) UpdateRestrictedUntil() *EngineUpsertBulk {
 func (u *EngineUpsertBulk) ClearRestrictedUntil() *EngineUpsertBulk {
 	return u.Update(func(s *EngineUpsert) {
 		s.ClearRestrictedUntil()
+	})
+}
+
+// SetLastError sets the "last_error" field.
+func (u *EngineUpsertBulk) SetLastError(v string) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetLastError(v)
+	})
+}
+
+// UpdateLastError sets the "last_error" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateLastError() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateLastError()
+	})
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (u *EngineUpsertBulk) SetLastErrorAt(v time.Time) *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.SetLastErrorAt(v)
+	})
+}
+
+// UpdateLastErrorAt sets the "last_error_at" field to the value that was provided on create.
+func (u *EngineUpsertBulk) UpdateLastErrorAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.UpdateLastErrorAt()
+	})
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (u *EngineUpsertBulk) ClearLastErrorAt() *EngineUpsertBulk {
+	return u.Update(func(s *EngineUpsert) {
+		s.ClearLastErrorAt()
 	})
 }
 

@@ -173,6 +173,40 @@ func (_u *EngineUpdate) ClearRestrictedUntil() *EngineUpdate {
 	return _u
 }
 
+// SetLastError sets the "last_error" field.
+func (_u *EngineUpdate) SetLastError(v string) *EngineUpdate {
+	_u.mutation.SetLastError(v)
+	return _u
+}
+
+// SetNillableLastError sets the "last_error" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableLastError(v *string) *EngineUpdate {
+	if v != nil {
+		_u.SetLastError(*v)
+	}
+	return _u
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (_u *EngineUpdate) SetLastErrorAt(v time.Time) *EngineUpdate {
+	_u.mutation.SetLastErrorAt(v)
+	return _u
+}
+
+// SetNillableLastErrorAt sets the "last_error_at" field if the given value is not nil.
+func (_u *EngineUpdate) SetNillableLastErrorAt(v *time.Time) *EngineUpdate {
+	if v != nil {
+		_u.SetLastErrorAt(*v)
+	}
+	return _u
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (_u *EngineUpdate) ClearLastErrorAt() *EngineUpdate {
+	_u.mutation.ClearLastErrorAt()
+	return _u
+}
+
 // SetCampaignNextAt sets the "campaign_next_at" field.
 func (_u *EngineUpdate) SetCampaignNextAt(v time.Time) *EngineUpdate {
 	_u.mutation.SetCampaignNextAt(v)
@@ -371,6 +405,15 @@ func (_u *EngineUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
 	}
+	if value, ok := _u.mutation.LastError(); ok {
+		_spec.SetField(engine.FieldLastError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.LastErrorAt(); ok {
+		_spec.SetField(engine.FieldLastErrorAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastErrorAtCleared() {
+		_spec.ClearField(engine.FieldLastErrorAt, field.TypeTime)
+	}
 	if value, ok := _u.mutation.CampaignNextAt(); ok {
 		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)
 	}
@@ -561,6 +604,40 @@ func (_u *EngineUpdateOne) SetNillableRestrictedUntil(v *time.Time) *EngineUpdat
 // ClearRestrictedUntil clears the value of the "restricted_until" field.
 func (_u *EngineUpdateOne) ClearRestrictedUntil() *EngineUpdateOne {
 	_u.mutation.ClearRestrictedUntil()
+	return _u
+}
+
+// SetLastError sets the "last_error" field.
+func (_u *EngineUpdateOne) SetLastError(v string) *EngineUpdateOne {
+	_u.mutation.SetLastError(v)
+	return _u
+}
+
+// SetNillableLastError sets the "last_error" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableLastError(v *string) *EngineUpdateOne {
+	if v != nil {
+		_u.SetLastError(*v)
+	}
+	return _u
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (_u *EngineUpdateOne) SetLastErrorAt(v time.Time) *EngineUpdateOne {
+	_u.mutation.SetLastErrorAt(v)
+	return _u
+}
+
+// SetNillableLastErrorAt sets the "last_error_at" field if the given value is not nil.
+func (_u *EngineUpdateOne) SetNillableLastErrorAt(v *time.Time) *EngineUpdateOne {
+	if v != nil {
+		_u.SetLastErrorAt(*v)
+	}
+	return _u
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (_u *EngineUpdateOne) ClearLastErrorAt() *EngineUpdateOne {
+	_u.mutation.ClearLastErrorAt()
 	return _u
 }
 
@@ -791,6 +868,15 @@ func (_u *EngineUpdateOne) sqlSave(ctx context.Context) (_node *Engine, err erro
 	}
 	if _u.mutation.RestrictedUntilCleared() {
 		_spec.ClearField(engine.FieldRestrictedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.LastError(); ok {
+		_spec.SetField(engine.FieldLastError, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.LastErrorAt(); ok {
+		_spec.SetField(engine.FieldLastErrorAt, field.TypeTime, value)
+	}
+	if _u.mutation.LastErrorAtCleared() {
+		_spec.ClearField(engine.FieldLastErrorAt, field.TypeTime)
 	}
 	if value, ok := _u.mutation.CampaignNextAt(); ok {
 		_spec.SetField(engine.FieldCampaignNextAt, field.TypeTime, value)

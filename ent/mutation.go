@@ -13361,6 +13361,8 @@ type EngineMutation struct {
 	has_synced           *bool
 	restriction          *string
 	restricted_until     *time.Time
+	last_error           *string
+	last_error_at        *time.Time
 	campaign_next_at     *time.Time
 	reject_calls         *bool
 	reject_calls_message *string
@@ -14011,6 +14013,91 @@ func (m *EngineMutation) ResetRestrictedUntil() {
 	delete(m.clearedFields, engine.FieldRestrictedUntil)
 }
 
+// SetLastError sets the "last_error" field.
+func (m *EngineMutation) SetLastError(s string) {
+	m.last_error = &s
+}
+
+// LastError returns the value of the "last_error" field in the mutation.
+func (m *EngineMutation) LastError() (r string, exists bool) {
+	v := m.last_error
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastError returns the old "last_error" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldLastError(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastError is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastError requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastError: %w", err)
+	}
+	return oldValue.LastError, nil
+}
+
+// ResetLastError resets all changes to the "last_error" field.
+func (m *EngineMutation) ResetLastError() {
+	m.last_error = nil
+}
+
+// SetLastErrorAt sets the "last_error_at" field.
+func (m *EngineMutation) SetLastErrorAt(t time.Time) {
+	m.last_error_at = &t
+}
+
+// LastErrorAt returns the value of the "last_error_at" field in the mutation.
+func (m *EngineMutation) LastErrorAt() (r time.Time, exists bool) {
+	v := m.last_error_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLastErrorAt returns the old "last_error_at" field's value of the Engine entity.
+// If the Engine object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *EngineMutation) OldLastErrorAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLastErrorAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLastErrorAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLastErrorAt: %w", err)
+	}
+	return oldValue.LastErrorAt, nil
+}
+
+// ClearLastErrorAt clears the value of the "last_error_at" field.
+func (m *EngineMutation) ClearLastErrorAt() {
+	m.last_error_at = nil
+	m.clearedFields[engine.FieldLastErrorAt] = struct{}{}
+}
+
+// LastErrorAtCleared returns if the "last_error_at" field was cleared in this mutation.
+func (m *EngineMutation) LastErrorAtCleared() bool {
+	_, ok := m.clearedFields[engine.FieldLastErrorAt]
+	return ok
+}
+
+// ResetLastErrorAt resets all changes to the "last_error_at" field.
+func (m *EngineMutation) ResetLastErrorAt() {
+	m.last_error_at = nil
+	delete(m.clearedFields, engine.FieldLastErrorAt)
+}
+
 // SetCampaignNextAt sets the "campaign_next_at" field.
 func (m *EngineMutation) SetCampaignNextAt(t time.Time) {
 	m.campaign_next_at = &t
@@ -14336,7 +14423,7 @@ func (m *EngineMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *EngineMutation) Fields() []string {
-	fields := make([]string, 0, 20)
+	fields := make([]string, 0, 22)
 	if m.workspace_id != nil {
 		fields = append(fields, engine.FieldWorkspaceID)
 	}
@@ -14375,6 +14462,12 @@ func (m *EngineMutation) Fields() []string {
 	}
 	if m.restricted_until != nil {
 		fields = append(fields, engine.FieldRestrictedUntil)
+	}
+	if m.last_error != nil {
+		fields = append(fields, engine.FieldLastError)
+	}
+	if m.last_error_at != nil {
+		fields = append(fields, engine.FieldLastErrorAt)
 	}
 	if m.campaign_next_at != nil {
 		fields = append(fields, engine.FieldCampaignNextAt)
@@ -14431,6 +14524,10 @@ func (m *EngineMutation) Field(name string) (ent.Value, bool) {
 		return m.Restriction()
 	case engine.FieldRestrictedUntil:
 		return m.RestrictedUntil()
+	case engine.FieldLastError:
+		return m.LastError()
+	case engine.FieldLastErrorAt:
+		return m.LastErrorAt()
 	case engine.FieldCampaignNextAt:
 		return m.CampaignNextAt()
 	case engine.FieldRejectCalls:
@@ -14480,6 +14577,10 @@ func (m *EngineMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldRestriction(ctx)
 	case engine.FieldRestrictedUntil:
 		return m.OldRestrictedUntil(ctx)
+	case engine.FieldLastError:
+		return m.OldLastError(ctx)
+	case engine.FieldLastErrorAt:
+		return m.OldLastErrorAt(ctx)
 	case engine.FieldCampaignNextAt:
 		return m.OldCampaignNextAt(ctx)
 	case engine.FieldRejectCalls:
@@ -14594,6 +14695,20 @@ func (m *EngineMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRestrictedUntil(v)
 		return nil
+	case engine.FieldLastError:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastError(v)
+		return nil
+	case engine.FieldLastErrorAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLastErrorAt(v)
+		return nil
 	case engine.FieldCampaignNextAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -14688,6 +14803,9 @@ func (m *EngineMutation) ClearedFields() []string {
 	if m.FieldCleared(engine.FieldRestrictedUntil) {
 		fields = append(fields, engine.FieldRestrictedUntil)
 	}
+	if m.FieldCleared(engine.FieldLastErrorAt) {
+		fields = append(fields, engine.FieldLastErrorAt)
+	}
 	if m.FieldCleared(engine.FieldCampaignNextAt) {
 		fields = append(fields, engine.FieldCampaignNextAt)
 	}
@@ -14725,6 +14843,9 @@ func (m *EngineMutation) ClearField(name string) error {
 		return nil
 	case engine.FieldRestrictedUntil:
 		m.ClearRestrictedUntil()
+		return nil
+	case engine.FieldLastErrorAt:
+		m.ClearLastErrorAt()
 		return nil
 	case engine.FieldCampaignNextAt:
 		m.ClearCampaignNextAt()
@@ -14781,6 +14902,12 @@ func (m *EngineMutation) ResetField(name string) error {
 		return nil
 	case engine.FieldRestrictedUntil:
 		m.ResetRestrictedUntil()
+		return nil
+	case engine.FieldLastError:
+		m.ResetLastError()
+		return nil
+	case engine.FieldLastErrorAt:
+		m.ResetLastErrorAt()
 		return nil
 	case engine.FieldCampaignNextAt:
 		m.ResetCampaignNextAt()

@@ -145,7 +145,7 @@ func (r *Resolver) chatParticipants(ctx context.Context, chatID string, searchTo
 	l, s := defaultParticipants, 0
 	if limit != nil {
 		if l = *limit; l < 1 || l > maxParticipants {
-			p.Add("limit", "too_big", "limit must be between 1 and %d", maxParticipants)
+			p.Add("limit", boundCode(l, 1), "limit must be between 1 and %d", maxParticipants)
 		}
 	}
 	if skip != nil {

@@ -301,6 +301,52 @@ func (ec *executionContext) fieldContext_Engine_restrictedUntil(_ context.Contex
 	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _Engine_lastError(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Engine_lastErrorAt(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Engine_lastErrorAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorAt(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Engine_lastErrorAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Engine", field, true, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _Engine_rejectCalls(ctx context.Context, field graphql.CollectedField, obj *model.Engine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -736,6 +782,16 @@ func (ec *executionContext) _Engine(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "restrictedUntil":
 			out.Values[i] = ec._Engine_restrictedUntil(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._Engine_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "lastErrorAt":
+			out.Values[i] = ec._Engine_lastErrorAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -531,6 +531,8 @@ type ComplexityRoot struct {
 		HasSynced          func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Kind               func(childComplexity int) int
+		LastError          func(childComplexity int) int
+		LastErrorAt        func(childComplexity int) int
 		Name               func(childComplexity int) int
 		Phone              func(childComplexity int) int
 		RejectCalls        func(childComplexity int) int
@@ -3117,6 +3119,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Engine.Kind(childComplexity), true
+	case "Engine.lastError":
+		if e.ComplexityRoot.Engine.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.LastError(childComplexity), true
+	case "Engine.lastErrorAt":
+		if e.ComplexityRoot.Engine.LastErrorAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Engine.LastErrorAt(childComplexity), true
 	case "Engine.name":
 		if e.ComplexityRoot.Engine.Name == nil {
 			break
@@ -7503,6 +7517,10 @@ func (ec *executionContext) childFields_Engine(ctx context.Context, field graphq
 		return ec.fieldContext_Engine_restriction(ctx, field)
 	case "restrictedUntil":
 		return ec.fieldContext_Engine_restrictedUntil(ctx, field)
+	case "lastError":
+		return ec.fieldContext_Engine_lastError(ctx, field)
+	case "lastErrorAt":
+		return ec.fieldContext_Engine_lastErrorAt(ctx, field)
 	case "rejectCalls":
 		return ec.fieldContext_Engine_rejectCalls(ctx, field)
 	case "rejectCallsMessage":

@@ -367,7 +367,7 @@ func checkPage(limit, skip *int) (int, int, error) {
 	l, s := defaultPageLimit, 0
 	if limit != nil {
 		if l = *limit; l < 1 || l > maxPageLimit {
-			p.Add("limit", "too_big", "limit must be between 1 and %d", maxPageLimit)
+			p.Add("limit", boundCode(l, 1), "limit must be between 1 and %d", maxPageLimit)
 		}
 	}
 	if skip != nil {
@@ -376,6 +376,15 @@ func checkPage(limit, skip *int) (int, int, error) {
 		}
 	}
 	return l, s, p.Err(switchboard.EINVALID)
+}
+
+// boundCode is the detail code of a number outside its bounds: too_small below
+// min, too_big above.
+func boundCode(n, min int) string {
+	if n < min {
+		return "too_small"
+	}
+	return "too_big"
 }
 
 // pageError is the EINVALID error of a page bound broken by the argument name.

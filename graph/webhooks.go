@@ -29,6 +29,10 @@ func (r *Resolver) checkWebhookURL(ctx context.Context, p *switchboard.Problems,
 		return
 	}
 	if err := netguard.CheckURL(ctx, raw, r.AllowPrivate, r.AllowPrivate); err != nil {
+		if netguard.NeedsAllowPrivate(err) {
+			p.Add("url", "invalid_string", "url %v; to send webhooks to http or private addresses for local testing, start the server with --webhook-allow-private (env SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true)", err)
+			return
+		}
 		p.Add("url", "invalid_string", "url %v", err)
 	}
 }

@@ -90,6 +90,20 @@ func Client(timeout time.Duration, allowPrivate bool) *http.Client {
 	}
 }
 
+// privateURL is a CheckURL refusal that allowing http and private destinations
+// would lift (NeedsAllowPrivate).
+type privateURL string
+
+func (e privateURL) Error() string { return string(e) }
+
+// NeedsAllowPrivate reports whether CheckURL refused a URL for a reason that
+// allowing http and private destinations lifts (http, a private address, a name
+// that does not resolve), so that the refusal can name the setting.
+func NeedsAllowPrivate(err error) bool {
+	var e privateURL
+	return errors.As(err, &e)
+}
+
 // CheckURL validates a destination URL before it is stored: it must be absolute,
 // use https (or http when allowHTTP), carry no credentials, and, unless
 // allowPrivate, its host must not be or resolve to an internal address.
@@ -99,7 +113,7 @@ func CheckURL(ctx context.Context, raw string, allowHTTP, allowPrivate bool) err
 		return errors.New("must be an absolute URL")
 	}
 	if u.Scheme != "https" && !(allowHTTP && u.Scheme == "http") {
-		return errors.New("must use https")
+		return privateURL("must use https")
 	}
 	if u.User != nil {
 		return errors.New("must not carry credentials")
@@ -110,12 +124,12 @@ func CheckURL(ctx context.Context, raw string, allowHTTP, allowPrivate bool) err
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !IsPublic(ip) {
-			return errors.New("must not point at a private, loopback or link-local address")
+			return privateURL("must not point at a private, loopback or link-local address")
 		}
 		return nil
 	}
 	if host == "" || host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".internal") {
-		return errors.New("must not point at a private, loopback or link-local address")
+		return privateURL("must not point at a private, loopback or link-local address")
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -123,11 +137,11 @@ func CheckURL(ctx context.Context, raw string, allowHTTP, allowPrivate bool) err
 	if err != nil || len(addrs) == 0 {
 		// Refused: a name that does not resolve here may resolve to anything later
 		// (a split-horizon or rebinding name), and nothing can be fetched from it now.
-		return errors.New("must resolve to a public address (the host name does not resolve)")
+		return privateURL("must resolve to a public address (the host name does not resolve)")
 	}
 	for _, a := range addrs {
 		if !IsPublic(a) {
-			return errors.New("must not resolve to a private, loopback or link-local address")
+			return privateURL("must not resolve to a private, loopback or link-local address")
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,10 +38,13 @@ func decodeJSONUpTo(w http.ResponseWriter, r *http.Request, dst any, emptyOK boo
 	if err := checkJSONType(r); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return decodeError(err, dst)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
+	err = dec.Decode(dst)
 	if errors.Is(err, io.EOF) {
 		if emptyOK {
 			return nil
@@ -55,6 +59,9 @@ func decodeJSONUpTo(w http.ResponseWriter, r *http.Request, dst any, emptyOK boo
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return invalidBody("", "invalid_json", "The request body must hold a single JSON object.")
+	}
+	if err := strictKeys(body, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	return graph.CheckText("", dst)
 }
@@ -111,6 +118,34 @@ func checkQueryText(r *http.Request) error {
 		}
 	}
 	return nil
+}
+
+// checkQueryNames refuses, with one detail each, the query parameters of r that
+// are not among accepted (matched exactly: names are case-sensitive), listing
+// the accepted ones.
+func checkQueryNames(r *http.Request, accepted []string) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	names := make([]string, 0)
+	for name := range r.URL.Query() {
+		if !slices.Contains(accepted, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	list := "none"
+	if len(accepted) > 0 {
+		list = strings.Join(accepted, ", ")
+	}
+	var p switchboard.Problems
+	for _, name := range names {
+		p.Add(name, "unrecognized_keys", "Unknown query parameter %q; accepted parameters: %s.", name, list)
+	}
+	return p.Err(switchboard.EINVALID)
 }
 
 // checkJSONType refuses a body declared as anything but JSON (none is taken for JSON).

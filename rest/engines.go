@@ -37,6 +37,10 @@ type engineRecord struct {
 	// RestrictedUntil; both absent when it does not.
 	Restriction     *string    `json:"restriction,omitempty"`
 	RestrictedUntil *time.Time `json:"restrictedUntil,omitempty"`
+	// LastError is the engine's last connection or pairing error (why a QR
+	// answers 503), at LastErrorAt; null when it never had one.
+	LastError   *string    `json:"lastError"`
+	LastErrorAt *time.Time `json:"lastErrorAt"`
 	ConnectedAt     *time.Time `json:"connectedAt"`
 	DisconnectedAt  *time.Time `json:"disconnectedAt"`
 	CreatedAt       time.Time  `json:"createdAt"`
@@ -58,6 +62,7 @@ func newEngineRecord(e *model.Engine) engineRecord {
 		HasSynced: e.HasSynced(), Kind: e.Kind(), Name: e.Name(), Phone: e.Phone(), TokenPrefix: e.TokenPrefix(),
 		RejectCalls: e.RejectCalls(), RejectCallsMessage: e.RejectCallsMessage(),
 		Restriction: e.Restriction(), RestrictedUntil: utc(e.RestrictedUntil()),
+		LastError: e.LastError(), LastErrorAt: utc(e.LastErrorAt()),
 		ConnectedAt: utc(e.ConnectedAt()), DisconnectedAt: utc(e.DisconnectedAt()),
 		CreatedAt: e.CreatedAt().UTC(), UpdatedAt: e.UpdatedAt().UTC()}
 }

@@ -193,6 +193,8 @@ var apiSchemas = map[string]any{
 		"rejectCallsMessage": nullable("string"),
 		"restriction":        str,
 		"restrictedUntil":    dateTime,
+		"lastError":          nullable("string", "description", "The engine's last connection or pairing error (why pairing cannot start), kept after it recovers; null when it never had one."),
+		"lastErrorAt":        nullable("string", "format", "date-time"),
 		"connectedAt":        nullable("string", "format", "date-time"),
 		"disconnectedAt":     nullable("string", "format", "date-time"),
 		"createdAt":          dateTime,

@@ -29,6 +29,20 @@ var routeScopes = sync.OnceValue(func() map[string]string {
 	return m
 })
 
+// routeQuery maps "METHOD /v1/path" of the route table to the names of the
+// query parameters the route accepts.
+var routeQuery = sync.OnceValue(func() map[string][]string {
+	m := make(map[string][]string, len(apiOperations))
+	for _, o := range apiOperations {
+		names := make([]string, 0, len(o.query))
+		for _, q := range o.query {
+			names = append(names, q.name)
+		}
+		m[o.method+" "+o.path] = names
+	}
+	return m
+})
+
 // scopedRouter registers each route behind the check of the scope the route
 // table declares for it. Registering a route the table does not hold panics:
 // every route has its scope (and its documentation) before it can be served.
@@ -47,7 +61,7 @@ func (s scopedRouter) Method(method, pattern string, h http.Handler) {
 	if !ok {
 		panic(fmt.Sprintf("rest: route %s %s%s is not in the route table (apiOperations)", method, s.prefix, pattern))
 	}
-	s.Router.Method(method, pattern, requireScope(scope, checkQuery(h)))
+	s.Router.Method(method, pattern, requireScope(scope, checkQuery(routeQuery()[method+" "+s.prefix+pattern], h)))
 }
 
 // MethodFunc is Method for a handler function.
@@ -83,10 +97,15 @@ func (s scopedRouter) Handle(pattern string, _ http.Handler) {
 func (s scopedRouter) HandleFunc(pattern string, h http.HandlerFunc) { s.Handle(pattern, h) }
 
 // checkQuery answers 400 for a query name or value that is not text
-// (checkQueryText) before next reads the request.
-func checkQuery(next http.Handler) http.Handler {
+// (checkQueryText) or a query parameter the route does not take (one not in
+// accepted, the route table's) before next reads the request.
+func checkQuery(accepted []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := checkQueryText(r); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if err := checkQueryNames(r, accepted); err != nil {
 			writeError(w, r, err)
 			return
 		}

@@ -190,6 +190,13 @@ func TestWebhookValidation(t *testing.T) {
 			}
 		})
 	}
+	// A refusal that the local-testing switch lifts names it; one it does not lift does not.
+	for url, hint := range map[string]bool{"http://127.0.0.1:9000/hook": true, "https://10.0.0.8/x": true, "hooks": false} {
+		r := e.Do("POST", "/v1/webhooks", e.Key, map[string]any{"url": url, "events": []string{"message.read"}})
+		if got := strings.Contains(r.Text(), "--webhook-allow-private") && strings.Contains(r.Text(), "SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE"); got != hint {
+			t.Errorf("%s: names the flag = %v, want %v: %s", url, got, hint, r.Raw)
+		}
+	}
 	bad := e.Do("POST", "/v1/webhooks", e.Key, map[string]any{"url": "https://hooks.example.com/x", "events": []string{"nope.one", "message.read"}})
 	if !strings.Contains(bad.Text(), "nope.one") {
 		t.Errorf("unknown events are not listed: %s", bad.Raw)

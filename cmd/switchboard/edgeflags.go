@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"github.com/spf13/pflag"
 
 	"github.com/switchboardhq/switchboard/app"
 )
@@ -9,7 +9,7 @@ import (
 // edgeFlags registers the serve flags of the security knobs: one allow-private flag
 // per kind of outbound fetch, the media retention, store and bound, the
 // download of received media and the operator token.
-func edgeFlags(fs *flag.FlagSet, cfg *app.Config) {
+func edgeFlags(fs *pflag.FlagSet, cfg *app.Config) {
 	fs.BoolVar(&cfg.LinkPreviewAllowPrivate, "linkpreview-allow-private", cfg.LinkPreviewAllowPrivate, "let link previews fetch private addresses (env SWITCHBOARD_LINKPREVIEW_ALLOW_PRIVATE)")
 	fs.BoolVar(&cfg.MediaAllowPrivate, "media-allow-private", cfg.MediaAllowPrivate, "let mediaUrl point at private addresses (env SWITCHBOARD_MEDIA_ALLOW_PRIVATE)")
 	fs.DurationVar(&cfg.MediaRetention, "media-retention", cfg.MediaRetention, "how long uploaded media are served (env SWITCHBOARD_MEDIA_RETENTION)")

@@ -26,6 +26,9 @@ func TestKeysCommands(t *testing.T) {
 	if strings.Contains(out.String(), key) || !strings.Contains(out.String(), key[:12]) || !strings.Contains(out.String(), "messages:read,messages:write") {
 		t.Errorf("list must show the prefix and scopes, never the key:\n%s", out.String())
 	}
+	if !strings.Contains(out.String(), "  acme  ") {
+		t.Errorf("list must show the workspace's name:\n%s", out.String())
+	}
 
 	out.Reset()
 	if err := run(ctx, []string{"keys", "revoke", key, "--database-url", db}, &out, &errOut); err != nil {

@@ -154,3 +154,41 @@ func TestLongRequestsReachTheRouter(t *testing.T) {
 		}
 	}
 }
+
+// A start that cannot listen (the port is taken) prints no bootstrap key and
+// uses none up: the next start prints it (issue 33, row 3).
+func TestFailedListenKeepsTheBootstrapKey(t *testing.T) {
+	db := "sqlite://" + t.TempDir() + "/serve.db"
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	var out, errOut syncBuffer
+	err = run(context.Background(), []string{"serve", "--addr", taken.Addr().String(), "--database-url", db}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "--addr") {
+		t.Fatalf("serve on a taken port: %v", err)
+	}
+	if strings.Contains(out.String(), "sb_live_") {
+		t.Fatalf("a failed start printed the key:\n%s", out.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--database-url", db}, &out, &errOut)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(errOut.String(), "switchboard listening") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("second start: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "sb_live_") {
+		t.Errorf("the next start printed no key:\n%s", out.String())
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}

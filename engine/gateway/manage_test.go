@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // A ban or a reach-out time lock in force is a restriction until it ends.
@@ -51,6 +53,8 @@ func TestQRFailsFast(t *testing.T) {
 	start := time.Now()
 	if _, _, err := h.e.QR(context.Background()); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("QR without network = %v", err)
+	} else if msg := switchboard.ErrorMessage(err); !strings.Contains(msg, "no such host") || switchboard.ErrorCode(err) != switchboard.ENOENGINE {
+		t.Errorf("QR without network says %q (%s), want the cause", msg, switchboard.ErrorCode(err))
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("QR without network took %s", d)

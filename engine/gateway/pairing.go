@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/skip2/go-qrcode"
+
+	"github.com/switchboardhq/switchboard"
 )
 
 // Pairing and its end: the QR codes, pairing by phone code, logging out and
@@ -119,7 +121,7 @@ func (e *Engine) awaitCodes(ctx context.Context, wake <-chan struct{}, failures 
 			failed := e.failures > failures
 			e.mu.Unlock()
 			if failed {
-				return ErrUnreachable
+				return unreachable(e.State().LastError)
 			}
 		}
 	}
@@ -178,4 +180,24 @@ func (e *Engine) loggedOut(cl client, reason string) {
 	if !closed {
 		e.attach(fresh)
 	}
+}
+
+// unreachableError is ErrUnreachable with its cause, the engine's last
+// connection error, in its message and details: the API's 503 says why.
+type unreachableError struct{ e *switchboard.Error }
+
+func (u unreachableError) Error() string        { return u.e.Error() }
+func (u unreachableError) Unwrap() error        { return u.e }
+func (u unreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// unreachable returns ErrUnreachable saying why (cause, redacted), or
+// ErrUnreachable itself when there is no cause.
+func unreachable(cause string) error {
+	if cause == "" {
+		return ErrUnreachable
+	}
+	cause = switchboard.RedactText(cause)
+	return unreachableError{&switchboard.Error{Code: switchboard.ENOENGINE,
+		Message: "The server cannot reach WhatsApp to pair the engine right now (" + cause + "); it keeps trying.",
+		Details: []switchboard.Detail{{Path: "engine", Code: "unreachable", Message: cause}}}}
 }

@@ -315,6 +315,7 @@ func (h *Host) apply(ctx context.Context, engineID string, s gateway.State) {
 		h.log().Warn("gateway state not stored", "engine", engineID, "err", err)
 	}
 	h.recordRestriction(ctx, engineID, s) // restriction.go
+	h.recordLastError(ctx, engineID, s.LastError)
 	h.log().Info("gateway engine state", "engine", engineID, "status", s.Status, "connected", s.Connected,
 		"error", s.LastError)
 }

@@ -201,6 +201,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 	}
 	c.setCurrent(cc)
 	defer c.setCurrent(nil)
+	c.log().Info("remote engine connected", "engine", w.EngineID, "workspace", w.WorkspaceID)
 
 	go c.heartbeat(ctx, cc)
 	for {

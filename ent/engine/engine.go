@@ -43,6 +43,10 @@ const (
 	FieldRestriction = "restriction"
 	// FieldRestrictedUntil holds the string denoting the restricted_until field in the database.
 	FieldRestrictedUntil = "restricted_until"
+	// FieldLastError holds the string denoting the last_error field in the database.
+	FieldLastError = "last_error"
+	// FieldLastErrorAt holds the string denoting the last_error_at field in the database.
+	FieldLastErrorAt = "last_error_at"
 	// FieldCampaignNextAt holds the string denoting the campaign_next_at field in the database.
 	FieldCampaignNextAt = "campaign_next_at"
 	// FieldRejectCalls holds the string denoting the reject_calls field in the database.
@@ -77,6 +81,8 @@ var Columns = []string{
 	FieldHasSynced,
 	FieldRestriction,
 	FieldRestrictedUntil,
+	FieldLastError,
+	FieldLastErrorAt,
 	FieldCampaignNextAt,
 	FieldRejectCalls,
 	FieldRejectCallsMessage,
@@ -118,6 +124,8 @@ var (
 	DefaultDeviceJid string
 	// DefaultRestriction holds the default value on creation for the "restriction" field.
 	DefaultRestriction string
+	// DefaultLastError holds the default value on creation for the "last_error" field.
+	DefaultLastError string
 	// DefaultRejectCalls holds the default value on creation for the "reject_calls" field.
 	DefaultRejectCalls bool
 	// DefaultRejectCallsMessage holds the default value on creation for the "reject_calls_message" field.
@@ -227,6 +235,16 @@ func ByRestriction(opts ...sql.OrderTermOption) OrderOption {
 // ByRestrictedUntil orders the results by the restricted_until field.
 func ByRestrictedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRestrictedUntil, opts...).ToFunc()
+}
+
+// ByLastError orders the results by the last_error field.
+func ByLastError(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastError, opts...).ToFunc()
+}
+
+// ByLastErrorAt orders the results by the last_error_at field.
+func ByLastErrorAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldLastErrorAt, opts...).ToFunc()
 }
 
 // ByCampaignNextAt orders the results by the campaign_next_at field.

@@ -124,6 +124,16 @@ func RestrictedUntil(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldRestrictedUntil, v))
 }
 
+// LastError applies equality check predicate on the "last_error" field. It's identical to LastErrorEQ.
+func LastError(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldLastError, v))
+}
+
+// LastErrorAt applies equality check predicate on the "last_error_at" field. It's identical to LastErrorAtEQ.
+func LastErrorAt(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldLastErrorAt, v))
+}
+
 // CampaignNextAt applies equality check predicate on the "campaign_next_at" field. It's identical to CampaignNextAtEQ.
 func CampaignNextAt(v time.Time) predicate.Engine {
 	return predicate.Engine(sql.FieldEQ(FieldCampaignNextAt, v))
@@ -927,6 +937,121 @@ func RestrictedUntilIsNil() predicate.Engine {
 // RestrictedUntilNotNil applies the NotNil predicate on the "restricted_until" field.
 func RestrictedUntilNotNil() predicate.Engine {
 	return predicate.Engine(sql.FieldNotNull(FieldRestrictedUntil))
+}
+
+// LastErrorEQ applies the EQ predicate on the "last_error" field.
+func LastErrorEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldLastError, v))
+}
+
+// LastErrorNEQ applies the NEQ predicate on the "last_error" field.
+func LastErrorNEQ(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldLastError, v))
+}
+
+// LastErrorIn applies the In predicate on the "last_error" field.
+func LastErrorIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldLastError, vs...))
+}
+
+// LastErrorNotIn applies the NotIn predicate on the "last_error" field.
+func LastErrorNotIn(vs ...string) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldLastError, vs...))
+}
+
+// LastErrorGT applies the GT predicate on the "last_error" field.
+func LastErrorGT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldLastError, v))
+}
+
+// LastErrorGTE applies the GTE predicate on the "last_error" field.
+func LastErrorGTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldLastError, v))
+}
+
+// LastErrorLT applies the LT predicate on the "last_error" field.
+func LastErrorLT(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldLastError, v))
+}
+
+// LastErrorLTE applies the LTE predicate on the "last_error" field.
+func LastErrorLTE(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldLastError, v))
+}
+
+// LastErrorContains applies the Contains predicate on the "last_error" field.
+func LastErrorContains(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContains(FieldLastError, v))
+}
+
+// LastErrorHasPrefix applies the HasPrefix predicate on the "last_error" field.
+func LastErrorHasPrefix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasPrefix(FieldLastError, v))
+}
+
+// LastErrorHasSuffix applies the HasSuffix predicate on the "last_error" field.
+func LastErrorHasSuffix(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldHasSuffix(FieldLastError, v))
+}
+
+// LastErrorEqualFold applies the EqualFold predicate on the "last_error" field.
+func LastErrorEqualFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldEqualFold(FieldLastError, v))
+}
+
+// LastErrorContainsFold applies the ContainsFold predicate on the "last_error" field.
+func LastErrorContainsFold(v string) predicate.Engine {
+	return predicate.Engine(sql.FieldContainsFold(FieldLastError, v))
+}
+
+// LastErrorAtEQ applies the EQ predicate on the "last_error_at" field.
+func LastErrorAtEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldEQ(FieldLastErrorAt, v))
+}
+
+// LastErrorAtNEQ applies the NEQ predicate on the "last_error_at" field.
+func LastErrorAtNEQ(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNEQ(FieldLastErrorAt, v))
+}
+
+// LastErrorAtIn applies the In predicate on the "last_error_at" field.
+func LastErrorAtIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldIn(FieldLastErrorAt, vs...))
+}
+
+// LastErrorAtNotIn applies the NotIn predicate on the "last_error_at" field.
+func LastErrorAtNotIn(vs ...time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldNotIn(FieldLastErrorAt, vs...))
+}
+
+// LastErrorAtGT applies the GT predicate on the "last_error_at" field.
+func LastErrorAtGT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGT(FieldLastErrorAt, v))
+}
+
+// LastErrorAtGTE applies the GTE predicate on the "last_error_at" field.
+func LastErrorAtGTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldGTE(FieldLastErrorAt, v))
+}
+
+// LastErrorAtLT applies the LT predicate on the "last_error_at" field.
+func LastErrorAtLT(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLT(FieldLastErrorAt, v))
+}
+
+// LastErrorAtLTE applies the LTE predicate on the "last_error_at" field.
+func LastErrorAtLTE(v time.Time) predicate.Engine {
+	return predicate.Engine(sql.FieldLTE(FieldLastErrorAt, v))
+}
+
+// LastErrorAtIsNil applies the IsNil predicate on the "last_error_at" field.
+func LastErrorAtIsNil() predicate.Engine {
+	return predicate.Engine(sql.FieldIsNull(FieldLastErrorAt))
+}
+
+// LastErrorAtNotNil applies the NotNil predicate on the "last_error_at" field.
+func LastErrorAtNotNil() predicate.Engine {
+	return predicate.Engine(sql.FieldNotNull(FieldLastErrorAt))
 }
 
 // CampaignNextAtEQ applies the EQ predicate on the "campaign_next_at" field.

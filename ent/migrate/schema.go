@@ -477,6 +477,8 @@ var (
 		{Name: "has_synced", Type: field.TypeBool, Nullable: true},
 		{Name: "restriction", Type: field.TypeString, Default: ""},
 		{Name: "restricted_until", Type: field.TypeTime, Nullable: true},
+		{Name: "last_error", Type: field.TypeString, Default: ""},
+		{Name: "last_error_at", Type: field.TypeTime, Nullable: true},
 		{Name: "campaign_next_at", Type: field.TypeTime, Nullable: true},
 		{Name: "reject_calls", Type: field.TypeBool, Default: false},
 		{Name: "reject_calls_message", Type: field.TypeString, Default: ""},

@@ -522,20 +522,24 @@ func init() {
 	engineDescRestriction := engineFields[11].Descriptor()
 	// engine.DefaultRestriction holds the default value on creation for the restriction field.
 	engine.DefaultRestriction = engineDescRestriction.Default.(string)
+	// engineDescLastError is the schema descriptor for last_error field.
+	engineDescLastError := engineFields[13].Descriptor()
+	// engine.DefaultLastError holds the default value on creation for the last_error field.
+	engine.DefaultLastError = engineDescLastError.Default.(string)
 	// engineDescRejectCalls is the schema descriptor for reject_calls field.
-	engineDescRejectCalls := engineFields[14].Descriptor()
+	engineDescRejectCalls := engineFields[16].Descriptor()
 	// engine.DefaultRejectCalls holds the default value on creation for the reject_calls field.
 	engine.DefaultRejectCalls = engineDescRejectCalls.Default.(bool)
 	// engineDescRejectCallsMessage is the schema descriptor for reject_calls_message field.
-	engineDescRejectCallsMessage := engineFields[15].Descriptor()
+	engineDescRejectCallsMessage := engineFields[17].Descriptor()
 	// engine.DefaultRejectCallsMessage holds the default value on creation for the reject_calls_message field.
 	engine.DefaultRejectCallsMessage = engineDescRejectCallsMessage.Default.(string)
 	// engineDescCreatedAt is the schema descriptor for created_at field.
-	engineDescCreatedAt := engineFields[18].Descriptor()
+	engineDescCreatedAt := engineFields[20].Descriptor()
 	// engine.DefaultCreatedAt holds the default value on creation for the created_at field.
 	engine.DefaultCreatedAt = engineDescCreatedAt.Default.(func() time.Time)
 	// engineDescUpdatedAt is the schema descriptor for updated_at field.
-	engineDescUpdatedAt := engineFields[19].Descriptor()
+	engineDescUpdatedAt := engineFields[21].Descriptor()
 	// engine.DefaultUpdatedAt holds the default value on creation for the updated_at field.
 	engine.DefaultUpdatedAt = engineDescUpdatedAt.Default.(func() time.Time)
 	// engine.UpdateDefaultUpdatedAt holds the default value on update for the updated_at field.

@@ -36,6 +36,8 @@ func (Engine) Fields() []ent.Field {
 		field.Bool("has_synced").Optional().Nillable().Comment("whether a gateway's phone sent its history sync"),
 		field.String("restriction").Default("").Comment("why the network restricts the account now (a ban, a reach-out time lock); empty when it does not"),
 		field.Time("restricted_until").Optional().Nillable(),
+		field.String("last_error").Default("").Comment("the engine's last connection or pairing error (a gateway's), kept after it recovers; empty when it never had one"),
+		field.Time("last_error_at").Optional().Nillable().Comment("when last_error was last reported"),
 		field.Time("campaign_next_at").Optional().Nillable().
 			Comment("the engine's next campaign send slot: a campaign step on the engine makes nothing before it, and takes it with a conditional update"),
 		field.Bool("reject_calls").Default(false).Comment("whether the engine rejects incoming calls at once (docs/calls.md)"),

@@ -73,6 +73,18 @@ func (e *Engine) Restriction() *string {
 	return &e.Row.Restriction
 }
 
+// LastError is the engine's last connection or pairing error; null when it
+// never had one.
+func (e *Engine) LastError() *string {
+	if e.Row.LastError == "" {
+		return nil
+	}
+	return &e.Row.LastError
+}
+
+// LastErrorAt is when LastError was last reported.
+func (e *Engine) LastErrorAt() *time.Time { return e.Row.LastErrorAt }
+
 // RestrictedUntil is when the restriction ends; null without one.
 func (e *Engine) RestrictedUntil() *time.Time {
 	if !e.restricted() {
