@@ -256,7 +256,7 @@ func TestGroupInviteInput(t *testing.T) {
 		{"POST", "/v1/groups/join", map[string]any{"code": "AAAAAAAAAAAA"}, "404 not_found code:not_found"},
 		{"POST", "/v1/groups/join", map[string]any{"code": "AAAAAAAAAAAA", "extra": 1}, "400 invalid_request extra:unrecognized_keys"},
 		{"GET", "/v1/groups/" + unknown + "/requests", nil, "404 not_found id:not_found"},
-		{"GET", "/v1/groups/" + id + "/requests?limit=0", nil, "400 invalid_request limit:too_big"},
+		{"GET", "/v1/groups/" + id + "/requests?limit=0", nil, "400 invalid_request limit:too_small"},
 		{"POST", "/v1/groups/" + id + "/requests/approve", map[string]any{}, "422 validation_failed participants:invalid_type"},
 		{"POST", "/v1/groups/" + id + "/requests/approve", map[string]any{"participants": []string{}}, "422 validation_failed participants:too_big"},
 		{"POST", "/v1/groups/" + id + "/requests/approve", map[string]any{"participants": []string{"+15550401001", "hello"}}, "422 validation_failed participants.1:invalid_string"},
