@@ -36,7 +36,7 @@ func (r *Resolver) actingEngineID(ctx context.Context, id, capability, what stri
 	if eng, err = phoneAs[engine.Engine](eng, err, what); err != nil {
 		return nil, err
 	}
-	if capability != "" && !serves(eng, capability) {
+	if capability != "" && !engine.Serves(eng, capability) {
 		return nil, switchboard.NotSupported(eng.ID(), capability)
 	}
 	return eng, nil

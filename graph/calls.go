@@ -91,7 +91,7 @@ func (r *Resolver) AnswerCall(ctx context.Context, ev *engine.Event) {
 		return
 	}
 	rej, ok := eng.(engine.CallRejecter)
-	if !ok || !serves(eng, "calls") {
+	if !ok || !engine.Serves(eng, "calls") {
 		return
 	}
 	if err := rej.RejectCall(ctx, ev.Call.From, ev.Call.ID); err != nil {

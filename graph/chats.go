@@ -63,7 +63,7 @@ func (r *Resolver) syncHistory(ctx context.Context) error {
 		return nil
 	}
 	s, ok := eng.(engine.HistorySyncer)
-	if !ok || !serves(eng, "history_sync") {
+	if !ok || !engine.Serves(eng, "history_sync") {
 		return nil
 	}
 	reported, err := s.SyncHistory(ctx)

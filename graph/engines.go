@@ -190,7 +190,7 @@ func (r *Resolver) logoutEngine(ctx context.Context, id string) (*model.Engine, 
 	}
 	// An engine that can unlink itself is asked to; one that cannot (or is gone)
 	// is logged out all the same.
-	if eng, err := r.Engines.Find(ctx, v.WorkspaceID, row.ID); err == nil && serves(eng, "logout") {
+	if eng, err := r.Engines.Find(ctx, v.WorkspaceID, row.ID); err == nil && engine.Serves(eng, "logout") {
 		if lo, ok := eng.(engine.LoggerOut); ok {
 			if err := lo.Logout(ctx); err != nil {
 				return nil, err
@@ -209,62 +209,6 @@ func (r *Resolver) logoutEngine(ctx context.Context, id string) (*model.Engine, 
 		return nil, err
 	}
 	return &model.Engine{Row: row, Default: row.ID == def}, nil
-}
-
-// serves reports whether an engine serves a capability of the engine protocol:
-// a remote engine says so in its hello; an in-process one by its type.
-func serves(eng engine.Engine, capability string) bool {
-	if c, ok := eng.(interface{ Capabilities() []string }); ok {
-		return slices.Contains(c.Capabilities(), capability)
-	}
-	switch capability {
-	case "history_sync":
-		_, ok := eng.(engine.HistorySyncer)
-		return ok
-	case "logout":
-		_, ok := eng.(engine.LoggerOut)
-		return ok
-	case "pairing":
-		_, ok := eng.(engine.Pairer)
-		return ok
-	case "restart":
-		_, ok := eng.(engine.Restarter)
-		return ok
-	case "profile":
-		_, ok := eng.(engine.Profiler)
-		return ok
-	case "calls":
-		_, ok := eng.(engine.CallRejecter)
-		return ok
-	case engine.CapCheckNumbers:
-		_, ok := eng.(engine.NumberChecker)
-		return ok
-	case engine.CapBlockList:
-		_, ok := eng.(engine.Blocker)
-		return ok
-	case engine.CapContactDetails:
-		_, ok := eng.(engine.ContactDetailer)
-		return ok
-	case engine.CapDisappearing:
-		_, ok := eng.(engine.DisappearingTimer)
-		return ok
-	case engine.CapGroupInvites:
-		_, ok := eng.(engine.GroupInviter)
-		return ok
-	case engine.CapGroupRequests:
-		_, ok := eng.(engine.GroupRequester)
-		return ok
-	case engine.CapCommunities:
-		_, ok := eng.(engine.Communities)
-		return ok
-	case engine.CapNewsletterFollow:
-		_, ok := eng.(engine.NewsletterFollower)
-		return ok
-	case engine.CapStatus:
-		_, ok := eng.(engine.StatusPoster)
-		return ok
-	}
-	return false
 }
 
 // pairer returns the engine to pair, or why there is none: not_pairable for
@@ -287,7 +231,7 @@ func (r *Resolver) pairer(ctx context.Context, id string) (engine.Pairer, error)
 		return nil, err
 	}
 	p, ok := eng.(engine.Pairer)
-	if !ok || !serves(eng, "pairing") {
+	if !ok || !engine.Serves(eng, "pairing") {
 		return nil, notPairable
 	}
 	return p, nil

@@ -38,7 +38,7 @@ func (r *Resolver) restartEngine(ctx context.Context, id string) (*model.Engine,
 		return nil, err
 	}
 	rs, ok := eng.(engine.Restarter)
-	if !ok || !serves(eng, "restart") {
+	if !ok || !engine.Serves(eng, "restart") {
 		return nil, notRestartable
 	}
 	if err := rs.Restart(ctx); err != nil {

@@ -145,7 +145,7 @@ func TestContactDetailsRemote(t *testing.T) {
 	rec := createEngine(e, e.Key, "remote")
 	db := sandboxDB(t)
 	sb := (*sandbox.Engine)(nil)
-	c := &remote.Client{URL: e.Server.URL, Token: rec["token"].(string), NoReconnect: true, Capabilities: remote.Capabilities(sb)}
+	c := &remote.Client{URL: e.Server.URL, Token: rec["token"].(string), NoReconnect: true, Capabilities: engine.CapabilitiesOf(sb)}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {

@@ -105,7 +105,7 @@ func TestMessageMediaStates(t *testing.T) {
 	rem := createEngine(e, key, "remote")
 	fe := &fetchingEngine{fetching: 2, attempts: map[string]int{}}
 	c := &remote.Client{URL: e.Server.URL, Token: rem["token"].(string), NoReconnect: true,
-		Capabilities: remote.Capabilities(fe)}
+		Capabilities: engine.CapabilitiesOf(fe)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

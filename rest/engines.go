@@ -39,12 +39,12 @@ type engineRecord struct {
 	RestrictedUntil *time.Time `json:"restrictedUntil,omitempty"`
 	// LastError is the engine's last connection or pairing error (why a QR
 	// answers 503), at LastErrorAt; null when it never had one.
-	LastError   *string    `json:"lastError"`
-	LastErrorAt *time.Time `json:"lastErrorAt"`
-	ConnectedAt     *time.Time `json:"connectedAt"`
-	DisconnectedAt  *time.Time `json:"disconnectedAt"`
-	CreatedAt       time.Time  `json:"createdAt"`
-	UpdatedAt       time.Time  `json:"updatedAt"`
+	LastError      *string    `json:"lastError"`
+	LastErrorAt    *time.Time `json:"lastErrorAt"`
+	ConnectedAt    *time.Time `json:"connectedAt"`
+	DisconnectedAt *time.Time `json:"disconnectedAt"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
 	// Token is a new remote engine's token, in the create answer only.
 	Token *string `json:"token,omitempty"`
 }

@@ -37,7 +37,7 @@ func runNumber(t *testing.T, e *apptest.Env, key string) number {
 	rec := createEngine(e, key, "remote")
 	db := sandboxDB(t)
 	c := &remote.Client{URL: e.Server.URL, Token: rec["token"].(string), NoReconnect: true,
-		Capabilities: remote.Capabilities(sendOnly{})}
+		Capabilities: engine.CapabilitiesOf(sendOnly{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {

@@ -181,7 +181,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 	var caps []string
 	for _, raw := range body.Capabilities {
 		var c string
-		if json.Unmarshal(raw, &c) == nil && knownCapability(c) && !slices.Contains(caps, c) {
+		if json.Unmarshal(raw, &c) == nil && engine.KnownCapability(c) && !slices.Contains(caps, c) {
 			caps = append(caps, c)
 		}
 	}

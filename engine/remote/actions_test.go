@@ -55,7 +55,7 @@ func (a *actor) SetChatPresence(_ context.Context, chat string, s engine.ChatPre
 // engine_unavailable without being asked.
 func TestMessageActionsCrossTheWire(t *testing.T) {
 	a := &actor{}
-	if diff := cmp.Diff([]string{"send", "media", "presence", "edit", "revoke"}, remote.Capabilities(a)); diff != "" {
+	if diff := cmp.Diff([]string{"send", "media", "presence", "edit", "revoke"}, engine.CapabilitiesOf(a)); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
 	client, _ := storagetest.SQLite(t)
@@ -66,7 +66,7 @@ func TestMessageActionsCrossTheWire(t *testing.T) {
 		t.Helper()
 		token, hash, prefix := auth.NewEngineToken()
 		row := client.Engine.Create().SetWorkspaceID(ws.ID).SetKind(entengine.KindRemote).SetTokenHash(hash).SetTokenPrefix(prefix).SaveX(sys)
-		c := &remote.Client{URL: r.url, Token: token, Kind: engine.KindGateway, Capabilities: remote.Capabilities(e), NoReconnect: true}
+		c := &remote.Client{URL: r.url, Token: token, Kind: engine.KindGateway, Capabilities: engine.CapabilitiesOf(e), NoReconnect: true}
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
 		go func() {

@@ -41,7 +41,7 @@ func (p *contactPhone) Blocklist(context.Context) ([]string, error) {
 // answers cross back whole.
 func TestContactOperationsCrossTheWire(t *testing.T) {
 	p := &contactPhone{}
-	caps := remote.Capabilities(p)
+	caps := engine.CapabilitiesOf(p)
 	if !cmp.Equal(caps[len(caps)-2:], []string{"check_numbers", "block_list"}) {
 		t.Errorf("capabilities %v", caps)
 	}

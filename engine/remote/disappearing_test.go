@@ -32,7 +32,7 @@ func (k *timerKeeper) SetDisappearingTimer(_ context.Context, chatID string, sec
 // answers the engine's timer, a set reaches it with the chat and the seconds.
 func TestDisappearingCrossesTheWire(t *testing.T) {
 	k := &timerKeeper{}
-	caps := remote.Capabilities(k)
+	caps := engine.CapabilitiesOf(k)
 	if !contains(caps, engine.CapDisappearing) {
 		t.Fatalf("capabilities %v lack %s", caps, engine.CapDisappearing)
 	}

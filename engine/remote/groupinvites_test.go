@@ -63,7 +63,7 @@ func (k *groupKeeper) Community(_ context.Context, groupID string) (engine.Commu
 // arguments and answers; a broken rule keeps its name.
 func TestGroupInvitesCrossTheWire(t *testing.T) {
 	k := &groupKeeper{}
-	caps := remote.Capabilities(k)
+	caps := engine.CapabilitiesOf(k)
 	for _, c := range []string{engine.CapGroupInvites, engine.CapGroupRequests, engine.CapCommunities} {
 		if !contains(caps, c) {
 			t.Fatalf("capabilities %v lack %s", caps, c)

@@ -23,7 +23,7 @@ type held struct {
 // (ping, sends) only while SetLive says it is connected. onEnd is called when
 // the engine's session is ended (reason logged_out or deleted) on any replica.
 func (h *Hub) Hold(ctx context.Context, workspaceID string, eng engine.Engine, onEnd func(reason string)) error {
-	he := &held{eng: eng, workspaceID: workspaceID, caps: Capabilities(eng), onEnd: onEnd}
+	he := &held{eng: eng, workspaceID: workspaceID, caps: engine.CapabilitiesOf(eng), onEnd: onEnd}
 	h.mu.Lock()
 	h.held[eng.ID()] = he
 	h.mu.Unlock()

@@ -138,7 +138,7 @@ func TestRemoteEngineAcrossReplicas(t *testing.T) {
 	a, b := newReplica(t, rdb, client, sink), newReplica(t, rdb, client, sink)
 
 	p := &phone{}
-	c := &remote.Client{URL: a.url, Token: token, Kind: engine.KindRegular, Capabilities: remote.Capabilities(p), NoReconnect: true}
+	c := &remote.Client{URL: a.url, Token: token, Kind: engine.KindRegular, Capabilities: engine.CapabilitiesOf(p), NoReconnect: true}
 	welcomed := make(chan remote.Welcome, 1)
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -10,78 +10,16 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 )
 
-// sender is the part of engine.Engine a command can reach.
-type sender interface {
-	Send(ctx context.Context, m engine.Outgoing) (engine.Key, error)
-}
-
-// capabilities names each engine interface a remote engine can serve; a hello
-// lists the names of those its engine implements. The methods of each interface
-// are its commands.
-var capabilities = []struct {
-	name  string
-	iface reflect.Type
-}{
-	{"send", reflect.TypeFor[sender]()},
-	{"send_batch", reflect.TypeFor[engine.BatchSender]()},
-	{"history_sync", reflect.TypeFor[engine.HistorySyncer]()},
-	{"history_load", reflect.TypeFor[engine.HistoryLoader]()},
-	{"chat_actions", reflect.TypeFor[engine.ChatActor]()},
-	{"media", reflect.TypeFor[engine.MediaFetcher]()},
-	{"typing", reflect.TypeFor[engine.Typist]()},
-	{"presence", reflect.TypeFor[engine.ChatPresencer]()},
-	{"edit", reflect.TypeFor[engine.Editor]()},
-	{"revoke", reflect.TypeFor[engine.Revoker]()},
-	{"newsletters", reflect.TypeFor[engine.NewsletterCreator]()},
-	{"groups", reflect.TypeFor[engine.GroupAdmin]()},
-	{"pairing", reflect.TypeFor[engine.Pairer]()},
-	{"logout", reflect.TypeFor[engine.LoggerOut]()},
-	{"restart", reflect.TypeFor[engine.Restarter]()},
-	{"profile", reflect.TypeFor[engine.Profiler]()},
-	{"calls", reflect.TypeFor[engine.CallRejecter]()},
-	{engine.CapCheckNumbers, reflect.TypeFor[engine.NumberChecker]()},
-	{engine.CapBlockList, reflect.TypeFor[engine.Blocker]()},
-	{engine.CapContactDetails, reflect.TypeFor[engine.ContactDetailer]()},
-	{engine.CapDisappearing, reflect.TypeFor[engine.DisappearingTimer]()},
-	{engine.CapGroupInvites, reflect.TypeFor[engine.GroupInviter]()},
-	{engine.CapGroupRequests, reflect.TypeFor[engine.GroupRequester]()},
-	{engine.CapCommunities, reflect.TypeFor[engine.Communities]()},
-	{engine.CapNewsletterFollow, reflect.TypeFor[engine.NewsletterFollower]()},
-	{engine.CapStatus, reflect.TypeFor[engine.StatusPoster]()},
-}
-
 // methodCapability maps every command (a method name) to its capability.
 var methodCapability = func() map[string]string {
 	out := map[string]string{}
-	for _, c := range capabilities {
-		for i := range c.iface.NumMethod() {
-			out[c.iface.Method(i).Name] = c.name
+	for _, c := range engine.Capabilities {
+		for i := range c.Interface.NumMethod() {
+			out[c.Interface.Method(i).Name] = c.Name
 		}
 	}
 	return out
 }()
-
-// Capabilities lists the capabilities of an engine: the names of the engine
-// interfaces it implements. A typed nil pointer will do.
-func Capabilities(e any) []string {
-	t := reflect.TypeOf(e)
-	var out []string
-	for _, c := range capabilities {
-		if t != nil && t.Implements(c.iface) {
-			out = append(out, c.name)
-		}
-	}
-	return out
-}
-
-func knownCapability(name string) bool {
-	for _, c := range capabilities {
-		if c.name == name {
-			return true
-		}
-	}
-	return false
-}
 
 // Methods lists every command, sorted.
 func Methods() []string {

@@ -44,7 +44,7 @@ func (p *profiler) RejectCall(_ context.Context, from, id string) error {
 // picture's bytes come back, a change and a rejection reach the engine.
 func TestProfileAndCallsCrossTheWire(t *testing.T) {
 	p := &profiler{picture: []byte{0xFF, 0xD8, 0xFF, 1, 2, 3}}
-	caps := remote.Capabilities(p)
+	caps := engine.CapabilitiesOf(p)
 	for _, c := range []string{"profile", "calls"} {
 		if !contains(caps, c) {
 			t.Fatalf("capabilities %v lack %s", caps, c)

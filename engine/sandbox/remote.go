@@ -15,7 +15,7 @@ import (
 // account's own number is c.Phone (the hello announces it), else one derived
 // from the workspace.
 func ServeRemote(ctx context.Context, c *remote.Client, db *ent.Client, delay time.Duration) error {
-	c.Capabilities = remote.Capabilities((*Engine)(nil))
+	c.Capabilities = engine.CapabilitiesOf((*Engine)(nil))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	return c.Run(ctx, func(_ context.Context, w remote.Welcome, sink engine.BatchSink) (engine.Engine, error) {
