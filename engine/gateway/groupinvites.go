@@ -9,6 +9,7 @@ import (
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/types"
+	"go.mau.fi/whatsmeow/types/events"
 
 	"github.com/switchboardhq/switchboard/engine"
 )
@@ -197,4 +198,35 @@ func (e *Engine) Community(ctx context.Context, groupID string) (engine.Communit
 		out.SubGroups = append(out.SubGroups, engine.SubGroup{GroupID: chatID(s.JID), Name: s.Name, IsDefault: s.IsDefaultSubGroup})
 	}
 	return out, nil
+}
+
+// requestChanges are the requests to join the group a notification carries
+// (whatsmeow leaves them among its unknown changes: a
+// created_membership_requests element whose requested_user children name who
+// asked): one join_request change.
+func (e *Engine) requestChanges(ctx context.Context, cl client, v *events.GroupInfo, base engine.GroupChange) []engine.GroupChange {
+	var who []string
+	for _, n := range v.UnknownChanges {
+		if n == nil || n.Tag != "created_membership_requests" {
+			continue
+		}
+		for _, u := range n.GetChildrenByTag("requested_user") {
+			ag := u.AttrGetter()
+			j := ag.OptionalJIDOrEmpty("jid")
+			pn := ag.OptionalJIDOrEmpty("phone_number")
+			if j.IsEmpty() {
+				continue
+			}
+			who = append(who, e.pnChatID(ctx, cl, j, pn))
+		}
+	}
+	if len(who) == 0 {
+		return nil
+	}
+	c := base
+	c.Action, c.Participants = engine.GroupJoinRequest, who
+	if len(who) == 1 {
+		c.By = who[0]
+	}
+	return []engine.GroupChange{c}
 }

@@ -184,37 +184,6 @@ func settingsChanges(v *events.GroupInfo, base engine.GroupChange) []engine.Grou
 	return cs
 }
 
-// requestChanges are the requests to join the group a notification carries
-// (whatsmeow leaves them among its unknown changes: a
-// created_membership_requests element whose requested_user children name who
-// asked): one join_request change.
-func (e *Engine) requestChanges(ctx context.Context, cl client, v *events.GroupInfo, base engine.GroupChange) []engine.GroupChange {
-	var who []string
-	for _, n := range v.UnknownChanges {
-		if n == nil || n.Tag != "created_membership_requests" {
-			continue
-		}
-		for _, u := range n.GetChildrenByTag("requested_user") {
-			ag := u.AttrGetter()
-			j := ag.OptionalJIDOrEmpty("jid")
-			pn := ag.OptionalJIDOrEmpty("phone_number")
-			if j.IsEmpty() {
-				continue
-			}
-			who = append(who, e.pnChatID(ctx, cl, j, pn))
-		}
-	}
-	if len(who) == 0 {
-		return nil
-	}
-	c := base
-	c.Action, c.Participants = engine.GroupJoinRequest, who
-	if len(who) == 1 {
-		c.By = who[0]
-	}
-	return []engine.GroupChange{c}
-}
-
 // memberChanges are the changes of a group's participants that a notification
 // carries (joins, leaves, promotions, demotions), each base with its action and
 // participants. base.By is who made them, empty when the network does not say.
