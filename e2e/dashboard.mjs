@@ -186,7 +186,7 @@ try {
   });
 
   await step("the other pages render from the sidebar", async () => {
-    for (const [title, name] of [["Groups", null], ["Contacts", null], ["Audiences", null], ["Campaigns", "07-campaigns"], ["Boards", null], ["Music", "08-music"], ["Webhooks", "09-webhooks"], ["Overview", null]]) {
+    for (const [title, name] of [["Groups", null], ["Newsletters", null], ["Contacts", null], ["Audiences", null], ["Campaigns", "07-campaigns"], ["Boards", null], ["Music", "08-music"], ["Webhooks", "09-webhooks"], ["Overview", null]]) {
       await nav(title);
       await page.waitForSelector("main [data-loaded]");
       await noErrorBox();
@@ -204,10 +204,13 @@ try {
   const chatPath = await page.locator("tr[data-chat] a", { hasText: "15551230001" }).first().getAttribute("href");
   // (the server runs with SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE: nothing listens on port 9, so its deliveries fail)
   const hook = (await api("POST", "/v1/webhooks", { url: "http://127.0.0.1:9/switchboard-e2e", events: ["message.read"] })).data;
+  // a group the account created (it administers it: the invite link and the requests show)
+  const group = (await api("POST", "/v1/groups", { name: "E2E club", participants: ["+15551230001"] })).data;
   const pagesToVisit = [
     ["overview", "/dashboard/overview"], ["engines", "/dashboard/engines"], ["messages", "/dashboard/messages"],
     ["chats", "/dashboard/chats"], ["chat", chatPath, ".thread[data-loaded]"],
-    ["groups", "/dashboard/groups"], ["contacts", "/dashboard/contacts"], ["audiences", "/dashboard/audiences"],
+    ["groups", "/dashboard/groups"], ["group", "/dashboard/chats/" + encodeURIComponent(group.id), "[data-requests] [data-loaded]"],
+    ["newsletters", "/dashboard/newsletters"], ["contacts", "/dashboard/contacts"], ["audiences", "/dashboard/audiences"],
     ["campaigns", "/dashboard/campaigns"], ["boards", "/dashboard/boards"], ["board", "/dashboard/boards/" + board.id],
     ["board-item", "/dashboard/boards/" + board.id + "/items/" + item.id, "tr.highlight"],
     ["music", "/dashboard/music"], ["webhooks", "/dashboard/webhooks"], ["webhook", "/dashboard/webhooks/" + hook.id],

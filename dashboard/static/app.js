@@ -170,6 +170,7 @@
     { path: "/dashboard/chats", title: "Chats", scope: "chats:read", nav: true, render: chatsPage },
     { re: /^\/dashboard\/chats\/([^/]+)$/, title: "Chat", render: chatPage },
     { path: "/dashboard/groups", title: "Groups", scope: "groups:read", nav: true, render: groupsPage },
+    { path: "/dashboard/newsletters", title: "Newsletters", scope: "newsletters:read", nav: true, render: newslettersPage },
     { path: "/dashboard/contacts", title: "Contacts", scope: "contacts:read", nav: true, render: contactsPage },
     { path: "/dashboard/audiences", title: "Audiences", scope: "audiences:read", nav: true, render: audiencesPage },
     { path: "/dashboard/campaigns", title: "Campaigns", scope: "campaigns:read", nav: true, render: campaignsPage },
@@ -620,6 +621,7 @@
     refresh();
     if (can("messages:write")) append(main, el("h2", {}, "Reply"), sendForm(jid, function () { setTimeout(refresh, 500); }));
     if (can("chats:read") && !/@newsletter$/.test(jid)) append(main, disappearingCard(jid));
+    if (can("groups:read") && /@g\.us$/.test(jid)) append(main, groupInviteCard(jid));
     every(3000, refresh);
   }
 
@@ -638,6 +640,67 @@
     return card;
   }
 
+  // groupInviteCard shows a group's invite link, which admins can reset, and
+  // for admins the requests to join (docs/groups.md, "Invites, join requests
+  // and communities"); anyone else sees why there is no link.
+  function groupInviteCard(jid) {
+    var body = el("div", {}), requests = null;
+    var card = el("div", { class: "card", "data-invite": "" }, el("h2", {}, "Invite link"), body);
+    function show(p) {
+      return p.then(function (inv) {
+        clear(body);
+        append(body, el("p", { class: "mono" }, el("a", { href: inv.link, target: "_blank", rel: "noopener" }, inv.link)));
+        if (can("groups:write")) append(body, action("Reset link", "mutation($g: String!) { resetGroupInvite(id: $g) { link } }", { g: jid }, function () { show(read()); }, "danger"));
+        if (!requests) requests = card.parentNode.insertBefore(groupRequestsCard(jid), card.nextSibling); // an admin: the requests too
+      }, function (err) { append(clear(body), el("p", { class: "muted" }, "No invite link: " + err.message)); })
+        .then(function () { card.setAttribute("data-loaded", ""); });
+    }
+    function read() { return gql("query($g: String!) { groupInvite(id: $g) { link } }", { g: jid }).then(function (d) { return d.groupInvite; }); }
+    show(read());
+    return card;
+  }
+
+  // groupRequestsCard lists the pending requests to join a group, each to
+  // approve or reject (admins only).
+  function groupRequestsCard(jid) {
+    var card = el("div", { class: "card", "data-requests": "" }, el("h2", {}, "Requests to join"));
+    var refresh = paged(card, "query($g: String!, $limit: Int, $skip: Int) { groupJoinRequests(id: $g, limit: $limit, skip: $skip) { total items { chatId requestedAt } } }", { g: jid }, "groupJoinRequests", function (body, d) {
+      append(body, table(["Who", "Asked", ""], d.groupJoinRequests.items.map(function (r) {
+        var answer = "mutation($g: String!, $p: [String!]!, $a: Boolean!) { answerGroupJoinRequests(id: $g, participants: $p, approve: $a) { results { done } } }";
+        return el("tr", { "data-request": r.chatId }, el("td", { class: "mono" }, r.chatId), el("td", {}, when(r.requestedAt)),
+          el("td", {}, can("groups:write") ? [action("Approve", answer, { g: jid, p: [r.chatId], a: true }, function () { refresh(); }),
+            action("Reject", answer, { g: jid, p: [r.chatId], a: false }, function () { refresh(); })] : null));
+      }), "No pending requests."));
+    });
+    return card;
+  }
+
+  // newslettersPage lists the newsletters the store knows, to follow, unfollow,
+  // mute and unmute, and follows one by its invite (docs/newsletters.md).
+  function newslettersPage(main) {
+    append(main, el("h1", {}, "Newsletters"));
+    var refresh;
+    if (can("newsletters:write")) append(main, submitForm(el("form", { class: "card", "data-follow": "" },
+      field("Follow a newsletter by its invite code or link", el("input", { name: "invite", required: true, size: 40, placeholder: "https://whatsapp.com/channel/…" })),
+      el("button", { type: "submit" }, "Follow")),
+    function (v) { return ["mutation($i: String) { followNewsletter(invite: $i) { jid } }", { i: v.invite }]; },
+    function () { refresh(); }));
+    refresh = paged(main, "query($limit: Int, $skip: Int) { newsletterList(limit: $limit, skip: $skip) { total items { jid name description subscribers following muted } } }", {}, "newsletterList", function (body, d) {
+      append(body, table(["Newsletter", "Followers", "Following", ""], d.newsletterList.items.map(function (n) {
+        var v = { n: n.jid };
+        var acts = !can("newsletters:write") ? null : n.following ? [
+          action(n.muted ? "Unmute" : "Mute", "mutation($n: String!, $m: Boolean!) { muteNewsletter(id: $n, muted: $m) { jid } }", { n: n.jid, m: !n.muted }, function () { refresh(); }),
+          action("Unfollow", "mutation($n: String!) { unfollowNewsletter(id: $n) { jid } }", v, function () { refresh(); }, "danger")]
+          : action("Follow", "mutation($n: String) { followNewsletter(id: $n) { jid } }", v, function () { refresh(); });
+        return el("tr", { "data-newsletter": n.jid },
+          el("td", {}, link("/dashboard/chats/" + encodeURIComponent(n.jid), n.name || n.jid), el("div", { class: "muted" }, n.description), el("div", { class: "mono muted" }, n.jid)),
+          el("td", { class: "num" }, n.subscribers),
+          el("td", {}, n.following ? (n.muted ? "yes, muted" : "yes") : "no"),
+          el("td", {}, acts));
+      }), "No newsletters."));
+    });
+  }
+
   function groupsPage(main) {
     append(main, el("h1", {}, "Groups"));
     var refresh;
@@ -654,6 +717,15 @@
       d.createGroup.failedParticipants.forEach(function (f) { append(result, errorBox(f.participant + ": " + f.message)); });
       refresh();
     }), result);
+    var joined = el("div", {});
+    if (can("groups:write")) append(main, submitForm(el("form", { class: "card", "data-join": "" },
+      field("Join a group by its invite code or link", el("input", { name: "code", required: true, size: 40, placeholder: "https://chat.whatsapp.com/…" })),
+      el("button", { type: "submit" }, "Join")),
+    function (v) { return ["mutation($c: String!) { joinGroup(code: $c) { id name } }", { c: v.code }]; },
+    function (d) {
+      append(clear(joined), el("p", {}, "Joined ", link("/dashboard/chats/" + encodeURIComponent(d.joinGroup.id), d.joinGroup.name), "."));
+      refresh();
+    }), joined);
     refresh = paged(main, "query($limit: Int, $skip: Int) { groupList(limit: $limit, skip: $skip, includeArchive: true) { total items { id name description participantCount announce restrict lastMessageAt } } }", {}, "groupList", function (body, d) {
       append(body, table(["Group", "Participants", "Settings", "Last message"], d.groupList.items.map(function (g) {
         return el("tr", { "data-group": g.id },
