@@ -27,6 +27,10 @@ type Welcome struct {
 	MaxFrame    int64
 	// MaxBatch bounds the events of one events frame (0: the server said none).
 	MaxBatch int
+	// Version is the protocol version the server chose; Deprecated says it will
+	// stop being served (upgrade the engine).
+	Version    int
+	Deprecated bool
 }
 
 // Start makes the engine a Client serves, once, at its first welcome. sink is
@@ -167,7 +171,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		kind = engine.KindGateway
 	}
 	caps := c.caps()
-	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version})
+	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version, Versions: Versions})
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		return false, closeErr(err)
 	}
@@ -179,7 +183,11 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		return false, fmt.Errorf("remote: expected a welcome, got %q", f.Type)
 	}
 	w := Welcome{EngineID: f.EngineID, WorkspaceID: f.WorkspaceID, Heartbeat: time.Duration(f.HeartbeatMs) * time.Millisecond,
-		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame, MaxBatch: f.MaxBatch}
+		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame, MaxBatch: f.MaxBatch,
+		Version: max(f.Version, 1), Deprecated: f.Deprecated}
+	if w.Deprecated {
+		c.log().Warn("the server will stop serving this protocol version; upgrade the engine", "version", w.Version, "served", f.Versions)
+	}
 	if w.Heartbeat <= 0 {
 		w.Heartbeat = 10 * time.Second
 	}
@@ -219,6 +227,11 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 			cc.mu.Unlock()
 			if ch != nil {
 				ch <- f
+			}
+		default:
+			// unsupported answers and a newer server's frames: ignored
+			if f.Type == FrameUnsupported {
+				c.log().Debug("the server does not know a frame type the client sent", "type", f.FrameType)
 			}
 		}
 	}

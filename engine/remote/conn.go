@@ -31,6 +31,7 @@ type conn struct {
 	kind        string
 	caps        []string
 	phone       string       // the account's own number the hello announced, or ""
+	version     int          // the protocol version the welcome chose
 	lastBeat    atomic.Int64 // unix nanos
 	replaced    atomic.Bool  // set before close when the engine connected again
 	attachedAt  int64        // unix nanos; set under hub.mu when it became the engine's socket
@@ -189,9 +190,12 @@ func (c *conn) read(ctx context.Context) {
 				return // detach closes the socket
 			}
 		default:
-			c.end()
-			_ = c.ws.Close(websocket.StatusPolicyViolation, "unknown frame type")
-			return
+			// A newer version's frame: answered, never a close, so that the
+			// protocol can grow additively.
+			c.hub.log().Debug("remote engine frame of an unknown type ignored", "engine", c.engineID, "type", f.Type)
+			if err := c.write(ctx, Frame{Type: FrameUnsupported, ID: f.ID, FrameType: truncate(f.Type)}); err != nil {
+				return
+			}
 		}
 	}
 }
