@@ -209,7 +209,8 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		}
 	}
 	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
-		kind: body.Kind, caps: caps, phone: body.Phone, version: version, pending: map[string]chan *Frame{}, done: make(chan struct{})}
+		kind: body.Kind, caps: caps, phone: body.Phone, version: version, pending: map[string]chan *Frame{}, done: make(chan struct{}),
+		batches: make(chan *inbound, h.eventsQueue()), slots: make(chan struct{}, h.maxInFlight())}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
 	// the engine takes none before its welcome.
@@ -230,5 +231,6 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 	}
 	defer h.detach(c)
 	go c.watch(ttl)
+	go c.storeLoop(ctx)
 	c.read(ctx)
 }

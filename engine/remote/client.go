@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -65,6 +66,10 @@ type Client struct {
 	// Rejected); such an event is not reported again. Nil logs them.
 	Refused func(ev engine.Event, reason string)
 
+	// Rand draws the jitter of reconnect delays, in [0, 1) (math/rand/v2's
+	// Float64 when nil; tests inject their own).
+	Rand func() float64
+
 	paused atomic.Bool // heartbeats held back (tests of heartbeat loss)
 
 	mu      sync.Mutex
@@ -116,7 +121,7 @@ func (e *CloseError) Error() string {
 // (a *CloseError with a terminal code), or, with NoReconnect, the connection
 // ends.
 func (c *Client) Run(ctx context.Context, start Start) error {
-	backoff := 500 * time.Millisecond
+	attempt := 0
 	for {
 		welcomed, err := c.session(ctx, start)
 		var ce *CloseError
@@ -129,16 +134,41 @@ func (c *Client) Run(ctx context.Context, start Start) error {
 			return err
 		}
 		if welcomed {
-			backoff = 500 * time.Millisecond
+			attempt = 0
 		}
+		backoff := c.Backoff(attempt)
+		attempt++
 		c.log().Warn("remote engine connection ended; reconnecting", "in", backoff, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// Reconnect delays: the ceiling doubles from BackoffBase per failed attempt up
+// to BackoffMax; the delay is drawn between half the ceiling and the ceiling
+// ("equal jitter"), so that engines a server restart disconnected together do
+// not all reconnect at the same instant.
+const (
+	BackoffBase = 500 * time.Millisecond
+	BackoffMax  = 30 * time.Second
+)
+
+// Backoff is the delay before reconnect attempt n (0 for the first after a
+// welcomed connection ended): a random point of [ceiling/2, ceiling), ceiling =
+// min(BackoffBase·2ⁿ, BackoffMax).
+func (c *Client) Backoff(n int) time.Duration {
+	ceiling := BackoffMax
+	if n < 16 {
+		ceiling = min(BackoffBase<<n, BackoffMax)
+	}
+	r := c.Rand
+	if r == nil {
+		r = rand.Float64
+	}
+	return ceiling/2 + time.Duration(r()*float64(ceiling/2))
 }
 
 func (c *Client) endpoint() string {
@@ -368,6 +398,17 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		switch {
 		case f.Error != nil && f.Error.Code == switchboard.ETOOLARGE && len(evs) > 1:
 			return c.split(ctx, evs) // a server whose maxBatch the welcome did not tell
+		case f.Error != nil && f.Error.Code == switchboard.ERATELIMIT:
+			// The connection's queue of frames to store was full: send it again
+			// once the earlier frames had time to be stored.
+			select {
+			case <-time.After(busyRetry):
+				return c.HandleEvents(ctx, evs)
+			case <-cc.done:
+				return errors.New("remote: the connection ended before the server stored the events")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		case f.Error != nil:
 			return fmt.Errorf("remote: the server did not store the events: %s", f.Error.Message)
 		}
@@ -379,6 +420,10 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		return wctx.Err()
 	}
 }
+
+// busyRetry is how long the client waits before it sends again an events frame
+// the server refused because the connection's queue was full.
+const busyRetry = 200 * time.Millisecond
 
 // split carries evs in two halves.
 func (c *Client) split(ctx context.Context, evs []engine.Event) error {

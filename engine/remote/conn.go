@@ -36,6 +36,13 @@ type conn struct {
 	replaced    atomic.Bool  // set before close when the engine connected again
 	attachedAt  int64        // unix nanos; set under hub.mu when it became the engine's socket
 
+	// batches are the events frames read and not yet stored: the read loop
+	// hands them to storeLoop and goes on reading (heartbeats, replies); a
+	// frame that finds the queue full is refused with a retryable ack.
+	batches chan *inbound
+	// slots bounds the commands in flight on this connection (Hub.MaxInFlight).
+	slots chan struct{}
+
 	mu      sync.Mutex
 	pending map[string]chan *Frame // by command id
 	done    chan struct{}
@@ -185,9 +192,15 @@ func (c *conn) read(ctx context.Context) {
 				ch <- &f.Frame
 			}
 		case FrameEvents:
-			ack := c.store(ctx, f.ID, f.Events)
-			if err := c.write(ctx, ack); err != nil {
-				return // detach closes the socket
+			select {
+			case c.batches <- f:
+			default:
+				c.hub.log().Warn("remote engine events frame refused: its queue is full", "engine", c.engineID, "queue", cap(c.batches))
+				ack := Frame{Type: FrameEventsAck, ID: f.ID, Error: &WireError{Code: switchboard.ERATELIMIT, Message: fmt.Sprintf(
+					"%d events frames of this engine are waiting to be stored; none of this one was stored: send it again once an earlier one is acked.", cap(c.batches))}}
+				if err := c.write(ctx, ack); err != nil {
+					return // detach closes the socket
+				}
 			}
 		default:
 			// A newer version's frame: answered, never a close, so that the
@@ -195,6 +208,22 @@ func (c *conn) read(ctx context.Context) {
 			c.hub.log().Debug("remote engine frame of an unknown type ignored", "engine", c.engineID, "type", f.Type)
 			if err := c.write(ctx, Frame{Type: FrameUnsupported, ID: f.ID, FrameType: truncate(f.Type)}); err != nil {
 				return
+			}
+		}
+	}
+}
+
+// storeLoop stores the queued events frames, in the order they came, and
+// answers each one's ack, until the connection ends.
+func (c *conn) storeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-c.done:
+			return
+		case f := <-c.batches:
+			ack := c.store(ctx, f.ID, f.Events)
+			if err := c.write(ctx, ack); err != nil {
+				return // the read loop sees the socket end
 			}
 		}
 	}
@@ -307,6 +336,10 @@ func (c *conn) watch(ttl time.Duration) {
 // call sends a command and waits for its reply, the context's end or the
 // connection's.
 func (c *conn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *WireError) {
+	if werr := c.acquire(ctx); werr != nil {
+		return nil, werr
+	}
+	defer func() { <-c.slots }()
 	id := switchboard.NewID("cmd")
 	ch := make(chan *Frame, 1)
 	c.mu.Lock()
@@ -340,5 +373,32 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage) 
 			return nil, EncodeError(engine.ErrTimeout)
 		}
 		return nil, &WireError{Code: codeEngineError, Message: ctx.Err().Error()}
+	}
+}
+
+// inFlightWait is how long a command waits for one of its engine's in-flight
+// slots before it fails engine_unavailable.
+const inFlightWait = time.Second
+
+// acquire takes one of the connection's in-flight slots, waiting at most
+// inFlightWait (or until ctx or the connection ends).
+func (c *conn) acquire(ctx context.Context) *WireError {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(inFlightWait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-c.done:
+		return EncodeError(engine.ErrDisconnected)
+	case <-ctx.Done():
+		return EncodeError(engine.ErrTimeout)
+	case <-t.C:
+		return &WireError{Code: switchboard.ENOENGINE, Message: fmt.Sprintf(
+			"The engine has %d commands in flight, its limit; retry shortly.", cap(c.slots))}
 	}
 }

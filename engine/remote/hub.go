@@ -33,6 +33,12 @@ const (
 	// DefaultMaxPending bounds such sockets on one replica, whatever their
 	// addresses: with HelloMaxFrame, at most 32 MiB of hellos in flight.
 	DefaultMaxPending = 512
+	// DefaultEventsQueue bounds the events frames of one connection read and
+	// not yet stored (see Hub.EventsQueue).
+	DefaultEventsQueue = 4
+	// DefaultMaxInFlight bounds the commands in flight to one connection (see
+	// Hub.MaxInFlight).
+	DefaultMaxInFlight = 64
 	// helloTimeout is how long a new connection has to say hello.
 	helloTimeout = 10 * time.Second
 )
@@ -105,6 +111,15 @@ type Hub struct {
 	// CommandTimeout bounds a command whose context has no deadline
 	// (DefaultCommandTimeout when zero).
 	CommandTimeout time.Duration
+	// EventsQueue bounds the events frames of one connection waiting to be
+	// stored (DefaultEventsQueue when zero): they are stored off the read loop,
+	// so heartbeats and replies are read while a batch is stored, and a frame
+	// that finds the queue full is acked with the retryable error rate_limited.
+	EventsQueue int
+	// MaxInFlight bounds the commands in flight to one connection
+	// (DefaultMaxInFlight when zero); one more waits up to a second for a slot,
+	// then fails engine_unavailable (503).
+	MaxInFlight int
 	// Logger receives the hub's log (slog.Default when nil).
 	Logger *slog.Logger
 
@@ -148,6 +163,20 @@ func (h *Hub) maxBatch() int {
 		return h.MaxBatch
 	}
 	return DefaultMaxBatch
+}
+
+func (h *Hub) eventsQueue() int {
+	if h.EventsQueue > 0 {
+		return h.EventsQueue
+	}
+	return DefaultEventsQueue
+}
+
+func (h *Hub) maxInFlight() int {
+	if h.MaxInFlight > 0 {
+		return h.MaxInFlight
+	}
+	return DefaultMaxInFlight
 }
 
 func (h *Hub) ttl() time.Duration { return h.registry.Presence().TTL() }
