@@ -250,7 +250,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		switch f.Type {
 		case FrameCommand:
 			go c.serveCommand(ctx, cc, eng, f)
-		case FrameEventsAck:
+		case FrameEventsAck, FrameStateAck:
 			cc.mu.Lock()
 			ch := cc.acks[f.ID]
 			delete(cc.acks, f.ID)
@@ -416,6 +416,57 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		return nil
 	case <-cc.done:
 		return errors.New("remote: the connection ended before the server stored the events")
+	case <-wctx.Done():
+		return wctx.Err()
+	}
+}
+
+// ReportState tells the server the engine's session state (pairing with its
+// QR, logged out, banned, ...; see State) and returns once the server applied
+// it. Report each change; a state replaces the last one whole. Reports after a
+// reconnect are the engine's to repeat.
+func (c *Client) ReportState(ctx context.Context, s State) error {
+	c.mu.Lock()
+	cc := c.cur
+	c.mu.Unlock()
+	if cc == nil {
+		return errors.New("remote: not connected to the server")
+	}
+	id := switchboard.NewID("st")
+	raw, err := json.Marshal(Frame{Type: FrameState, ID: id, State: &s})
+	if err != nil {
+		return err
+	}
+	ch := make(chan *Frame, 1)
+	cc.mu.Lock()
+	cc.acks[id] = ch
+	cc.mu.Unlock()
+	defer func() {
+		cc.mu.Lock()
+		delete(cc.acks, id)
+		cc.mu.Unlock()
+	}()
+	wctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+	defer cancel()
+	if err := cc.ws.Write(wctx, websocket.MessageText, raw); err != nil {
+		return err
+	}
+	select {
+	case f := <-ch:
+		if f.Error != nil && f.Error.Code == switchboard.ERATELIMIT {
+			select {
+			case <-time.After(busyRetry):
+				return c.ReportState(ctx, s)
+			case <-wctx.Done():
+				return wctx.Err()
+			}
+		}
+		if f.Error != nil {
+			return fmt.Errorf("remote: the server did not apply the state: %s", f.Error.Message)
+		}
+		return nil
+	case <-cc.done:
+		return errors.New("remote: the connection ended before the server applied the state")
 	case <-wctx.Done():
 		return wctx.Err()
 	}

@@ -43,10 +43,11 @@ type conn struct {
 	// slots bounds the commands in flight on this connection (Hub.MaxInFlight).
 	slots chan struct{}
 
-	mu      sync.Mutex
-	pending map[string]chan *Frame // by command id
-	done    chan struct{}
-	once    sync.Once
+	mu       sync.Mutex
+	reported reported               // the last state frame's, for the route
+	pending  map[string]chan *Frame // by command id
+	done     chan struct{}
+	once     sync.Once
 }
 
 // readText reads one text frame.
@@ -191,13 +192,17 @@ func (c *conn) read(ctx context.Context) {
 			if ch != nil {
 				ch <- &f.Frame
 			}
-		case FrameEvents:
+		case FrameEvents, FrameState:
 			select {
 			case c.batches <- f:
 			default:
 				c.hub.log().Warn("remote engine events frame refused: its queue is full", "engine", c.engineID, "queue", cap(c.batches))
-				ack := Frame{Type: FrameEventsAck, ID: f.ID, Error: &WireError{Code: switchboard.ERATELIMIT, Message: fmt.Sprintf(
-					"%d events frames of this engine are waiting to be stored; none of this one was stored: send it again once an earlier one is acked.", cap(c.batches))}}
+				typ := FrameEventsAck
+				if f.Type == FrameState {
+					typ = FrameStateAck
+				}
+				ack := Frame{Type: typ, ID: f.ID, Error: &WireError{Code: switchboard.ERATELIMIT, Message: fmt.Sprintf(
+					"%d frames of this engine are waiting to be stored; this one was not: send it again once an earlier one is acked.", cap(c.batches))}}
 				if err := c.write(ctx, ack); err != nil {
 					return // detach closes the socket
 				}
@@ -221,7 +226,12 @@ func (c *conn) storeLoop(ctx context.Context) {
 		case <-c.done:
 			return
 		case f := <-c.batches:
-			ack := c.store(ctx, f.ID, f.Events)
+			var ack Frame
+			if f.Type == FrameState {
+				ack = c.applyState(ctx, f)
+			} else {
+				ack = c.store(ctx, f.ID, f.Events)
+			}
 			if err := c.write(ctx, ack); err != nil {
 				return // the read loop sees the socket end
 			}

@@ -53,6 +53,10 @@ const (
 	// FrameUnsupported answers a frame of a type the server does not know (a
 	// newer version's): id and frameType of that frame. The connection stays.
 	FrameUnsupported = "unsupported"
+	// FrameState: engine -> server, id and state (State): the engine's session
+	// as it changes; FrameStateAck answers it (error when not applied).
+	FrameState    = "state"
+	FrameStateAck = "state_ack"
 )
 
 // Limits of the protocol.
@@ -125,6 +129,9 @@ type Frame struct {
 
 	// events
 	Events []engine.Event `json:"events,omitempty"`
+
+	// state
+	State *State `json:"state,omitempty"`
 
 	// events_ack: the events of the frame refused for good (the others are stored)
 	Rejected []Rejected `json:"rejected,omitempty"`
