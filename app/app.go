@@ -145,6 +145,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			Logger: cfg.Logger, FFmpeg: cfg.FFmpeg, MaxMediaBytes: cfg.SendMediaMax, MaxDocumentBytes: cfg.SendDocumentMax, MediaRetryWait: cfg.MediaRetryWait,
 			HidePresence: cfg.Gateway.HidePresence, ReplacedRetry: cfg.Gateway.ReplacedRetry},
 		Lifted: a.restrictionLifted}
+	a.Hub.States = a.Gateways.RemoteState // remote engines' reported states, recorded as a gateway's
 	songs, files, err := a.assembleMusic(work)
 	if err != nil {
 		return nil, err

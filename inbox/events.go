@@ -66,13 +66,17 @@ func (h *Inbox) apply(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sen
 // writes the gateway's finer state itself, in order, and this event may be
 // applied after a later change: so a connection leaves a gateway's state alone,
 // and a lost session turns DISCONNECTED only a state it does not explain
-// (logged out, replaced, banned, unpaired and pairing stay).
+// (logged out, replaced, banned, unpaired and pairing stay). A remote engine's
+// connection leaves those states alone too: they are what it reported.
 func markEngine(ctx context.Context, tx *ent.Tx, ev engine.Event) error {
 	u := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	state := tx.Engine.Update().Where(entengine.ID(ev.EngineID))
 	if ev.Type == engine.EventConnected {
 		u.SetConnectedAt(ev.At)
-		state.Where(entengine.KindNEQ(entengine.KindGateway)).SetState(string(engine.StateConnected))
+		// A remote engine reports its session's state in state frames (one may
+		// be applied before this event): a connection leaves one it reported.
+		state.Where(entengine.KindNEQ(entengine.KindGateway), entengine.StateNotIn(keptOnDisconnect...)).
+			SetState(string(engine.StateConnected))
 	} else {
 		u.SetDisconnectedAt(ev.At)
 		state.Where(entengine.StateNotIn(keptOnDisconnect...)).SetState(string(engine.StateDisconnected))

@@ -27,6 +27,9 @@ func TestSessionEventsKeepTheFinerState(t *testing.T) {
 		{entengine.KindRemote, "DISCONNECTED", engine.EventConnected, "CONNECTED", true},
 		{entengine.KindRemote, "CONNECTED", engine.EventGone, "DISCONNECTED", true},
 		{entengine.KindRemote, "LOGGED_OUT", engine.EventGone, "LOGGED_OUT", true},
+		// a state the remote engine reported (maybe before its connection's event applied) stays
+		{entengine.KindRemote, "PAIRING", engine.EventConnected, "PAIRING", true},
+		{entengine.KindRemote, "BANNED", engine.EventConnected, "BANNED", true},
 		{entengine.KindGateway, "CONFLICT", engine.EventConnected, "CONFLICT", true},
 		{entengine.KindGateway, "OPENING", engine.EventConnected, "OPENING", true},
 		{entengine.KindGateway, "CONNECTED", engine.EventGone, "DISCONNECTED", true},

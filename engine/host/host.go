@@ -308,16 +308,39 @@ func (h *Host) apply(ctx context.Context, engineID string, s gateway.State) {
 	if err := h.Hub.SetLive(ctx, engineID, s.Connected); err != nil {
 		h.log().Warn("gateway presence not recorded", "engine", engineID, "err", err)
 	}
-	u := h.Client.Engine.UpdateOneID(engineID).
-		SetState(string(RowState(s))).SetStream(stream(s)).SetHasSynced(s.HasSynced).SetDeviceJid(s.DeviceJID)
-	err := u.Exec(viewer.SystemContext(ctx))
-	if err != nil && !ent.IsNotFound(err) { // a deleted engine has no row to update
+	u := h.Client.Engine.UpdateOneID(engineID).SetDeviceJid(s.DeviceJID)
+	if err := h.record(ctx, engineID, s, u); err != nil {
 		h.log().Warn("gateway state not stored", "engine", engineID, "err", err)
+	}
+	h.log().Info("gateway engine state", "engine", engineID, "status", s.Status, "connected", s.Connected,
+		"error", s.LastError)
+}
+
+// record stores a session's state on the engine's row (u, which may set more),
+// its restriction (with its webhooks, and Lifted when one ended) and its last
+// error: what a gateway this replica runs and a remote engine report alike.
+func (h *Host) record(ctx context.Context, engineID string, s gateway.State, u *ent.EngineUpdateOne) error {
+	err := u.SetState(string(RowState(s))).SetStream(stream(s)).SetHasSynced(s.HasSynced).Exec(viewer.SystemContext(ctx))
+	if err != nil && !ent.IsNotFound(err) { // a deleted engine has no row to update
+		return err
 	}
 	h.recordRestriction(ctx, engineID, s) // restriction.go
 	h.recordLastError(ctx, engineID, s.LastError)
-	h.log().Info("gateway engine state", "engine", engineID, "status", s.Status, "connected", s.Connected,
-		"error", s.LastError)
+	return nil
+}
+
+// RemoteState implements remote.StateRecorder: a remote engine's reported
+// state is recorded as a gateway's (record), and its restriction returned for
+// the engine's route.
+func (h *Host) RemoteState(ctx context.Context, _, engineID string, rs remote.State) (string, time.Time, error) {
+	s := gateway.State{Status: gateway.Status(rs.Status), Connected: rs.Status == string(gateway.StatusConnected),
+		HasSynced: rs.HasSynced, BannedUntil: rs.BannedUntil, BanReason: rs.BanReason,
+		ReachoutTimelockedUntil: rs.ReachoutTimelockedUntil, LastError: rs.LastError}
+	if err := h.record(ctx, engineID, s, h.Client.Engine.UpdateOneID(engineID)); err != nil {
+		return "", time.Time{}, err
+	}
+	why, until, _ := s.Restriction(time.Now())
+	return why, until, nil
 }
 
 // RowState is the state an engine row (and the API) shows for a gateway state.

@@ -127,6 +127,24 @@ type helloBody struct {
 	Kind         string            `json:"kind"`
 	Capabilities []json.RawMessage `json:"capabilities"`
 	Phone        string            `json:"phone"`
+	Version      int               `json:"version"`
+	Versions     []int             `json:"versions"`
+}
+
+// negotiate is the version a hello is served at: the highest one both the
+// engine (versions, else version, else 1) and the server speak; ok is false
+// when there is none.
+func negotiate(b helloBody) (version int, ok bool) {
+	theirs := b.Versions
+	if len(theirs) == 0 {
+		theirs = []int{max(b.Version, 1)}
+	}
+	for _, v := range theirs {
+		if slices.Contains(Versions, v) && v > version {
+			version = v
+		}
+	}
+	return version, version > 0
 }
 
 // serve runs one engine connection, over raw, until it ends. Until its welcome
@@ -166,6 +184,11 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		_ = ws.Close(websocket.StatusPolicyViolation, "malformed hello")
 		return
 	}
+	version, ok := negotiate(body)
+	if !ok {
+		_ = ws.Close(CloseUnsupportedVersion, truncate(fmt.Sprintf("unsupported_version: the server speaks protocol versions %v", Versions)))
+		return
+	}
 	if body.Kind != engine.KindGateway && body.Kind != engine.KindRegular {
 		_ = ws.Close(websocket.StatusPolicyViolation, "kind must be gateway or regular")
 		return
@@ -186,12 +209,14 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		}
 	}
 	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
-		kind: body.Kind, caps: caps, phone: body.Phone, pending: map[string]chan *Frame{}, done: make(chan struct{})}
+		kind: body.Kind, caps: caps, phone: body.Phone, version: version, pending: map[string]chan *Frame{}, done: make(chan struct{}),
+		batches: make(chan *inbound, h.eventsQueue()), slots: make(chan struct{}, h.maxInFlight())}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
 	// the engine takes none before its welcome.
 	ttl := h.ttl()
-	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: Version,
+	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: version,
+		Versions: Versions, Deprecated: slices.Contains(DeprecatedVersions, version),
 		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch()}
 	if err := c.write(ctx, welcome); err != nil {
 		_ = ws.CloseNow()
@@ -206,5 +231,6 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 	}
 	defer h.detach(c)
 	go c.watch(ttl)
+	go c.storeLoop(ctx)
 	c.read(ctx)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,6 +28,10 @@ type Welcome struct {
 	MaxFrame    int64
 	// MaxBatch bounds the events of one events frame (0: the server said none).
 	MaxBatch int
+	// Version is the protocol version the server chose; Deprecated says it will
+	// stop being served (upgrade the engine).
+	Version    int
+	Deprecated bool
 }
 
 // Start makes the engine a Client serves, once, at its first welcome. sink is
@@ -60,6 +65,10 @@ type Client struct {
 	// Refused is told of each event the server refused for good, and why (see
 	// Rejected); such an event is not reported again. Nil logs them.
 	Refused func(ev engine.Event, reason string)
+
+	// Rand draws the jitter of reconnect delays, in [0, 1) (math/rand/v2's
+	// Float64 when nil; tests inject their own).
+	Rand func() float64
 
 	paused atomic.Bool // heartbeats held back (tests of heartbeat loss)
 
@@ -112,7 +121,7 @@ func (e *CloseError) Error() string {
 // (a *CloseError with a terminal code), or, with NoReconnect, the connection
 // ends.
 func (c *Client) Run(ctx context.Context, start Start) error {
-	backoff := 500 * time.Millisecond
+	attempt := 0
 	for {
 		welcomed, err := c.session(ctx, start)
 		var ce *CloseError
@@ -125,16 +134,41 @@ func (c *Client) Run(ctx context.Context, start Start) error {
 			return err
 		}
 		if welcomed {
-			backoff = 500 * time.Millisecond
+			attempt = 0
 		}
+		backoff := c.Backoff(attempt)
+		attempt++
 		c.log().Warn("remote engine connection ended; reconnecting", "in", backoff, "err", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// Reconnect delays: the ceiling doubles from BackoffBase per failed attempt up
+// to BackoffMax; the delay is drawn between half the ceiling and the ceiling
+// ("equal jitter"), so that engines a server restart disconnected together do
+// not all reconnect at the same instant.
+const (
+	BackoffBase = 500 * time.Millisecond
+	BackoffMax  = 30 * time.Second
+)
+
+// Backoff is the delay before reconnect attempt n (0 for the first after a
+// welcomed connection ended): a random point of [ceiling/2, ceiling), ceiling =
+// min(BackoffBase·2ⁿ, BackoffMax).
+func (c *Client) Backoff(n int) time.Duration {
+	ceiling := BackoffMax
+	if n < 16 {
+		ceiling = min(BackoffBase<<n, BackoffMax)
+	}
+	r := c.Rand
+	if r == nil {
+		r = rand.Float64
+	}
+	return ceiling/2 + time.Duration(r()*float64(ceiling/2))
 }
 
 func (c *Client) endpoint() string {
@@ -167,7 +201,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		kind = engine.KindGateway
 	}
 	caps := c.caps()
-	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version})
+	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version, Versions: Versions})
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		return false, closeErr(err)
 	}
@@ -179,7 +213,11 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		return false, fmt.Errorf("remote: expected a welcome, got %q", f.Type)
 	}
 	w := Welcome{EngineID: f.EngineID, WorkspaceID: f.WorkspaceID, Heartbeat: time.Duration(f.HeartbeatMs) * time.Millisecond,
-		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame, MaxBatch: f.MaxBatch}
+		TTL: time.Duration(f.TTLMs) * time.Millisecond, MaxFrame: f.MaxFrame, MaxBatch: f.MaxBatch,
+		Version: max(f.Version, 1), Deprecated: f.Deprecated}
+	if w.Deprecated {
+		c.log().Warn("the server will stop serving this protocol version; upgrade the engine", "version", w.Version, "served", f.Versions)
+	}
 	if w.Heartbeat <= 0 {
 		w.Heartbeat = 10 * time.Second
 	}
@@ -212,13 +250,18 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		switch f.Type {
 		case FrameCommand:
 			go c.serveCommand(ctx, cc, eng, f)
-		case FrameEventsAck:
+		case FrameEventsAck, FrameStateAck:
 			cc.mu.Lock()
 			ch := cc.acks[f.ID]
 			delete(cc.acks, f.ID)
 			cc.mu.Unlock()
 			if ch != nil {
 				ch <- f
+			}
+		default:
+			// unsupported answers and a newer server's frames: ignored
+			if f.Type == FrameUnsupported {
+				c.log().Debug("the server does not know a frame type the client sent", "type", f.FrameType)
 			}
 		}
 	}
@@ -355,6 +398,17 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		switch {
 		case f.Error != nil && f.Error.Code == switchboard.ETOOLARGE && len(evs) > 1:
 			return c.split(ctx, evs) // a server whose maxBatch the welcome did not tell
+		case f.Error != nil && f.Error.Code == switchboard.ERATELIMIT:
+			// The connection's queue of frames to store was full: send it again
+			// once the earlier frames had time to be stored.
+			select {
+			case <-time.After(busyRetry):
+				return c.HandleEvents(ctx, evs)
+			case <-cc.done:
+				return errors.New("remote: the connection ended before the server stored the events")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		case f.Error != nil:
 			return fmt.Errorf("remote: the server did not store the events: %s", f.Error.Message)
 		}
@@ -366,6 +420,61 @@ func (c *Client) HandleEvents(ctx context.Context, evs []engine.Event) error {
 		return wctx.Err()
 	}
 }
+
+// ReportState tells the server the engine's session state (pairing with its
+// QR, logged out, banned, ...; see State) and returns once the server applied
+// it. Report each change; a state replaces the last one whole. Reports after a
+// reconnect are the engine's to repeat.
+func (c *Client) ReportState(ctx context.Context, s State) error {
+	c.mu.Lock()
+	cc := c.cur
+	c.mu.Unlock()
+	if cc == nil {
+		return errors.New("remote: not connected to the server")
+	}
+	id := switchboard.NewID("st")
+	raw, err := json.Marshal(Frame{Type: FrameState, ID: id, State: &s})
+	if err != nil {
+		return err
+	}
+	ch := make(chan *Frame, 1)
+	cc.mu.Lock()
+	cc.acks[id] = ch
+	cc.mu.Unlock()
+	defer func() {
+		cc.mu.Lock()
+		delete(cc.acks, id)
+		cc.mu.Unlock()
+	}()
+	wctx, cancel := context.WithTimeout(ctx, DefaultCommandTimeout)
+	defer cancel()
+	if err := cc.ws.Write(wctx, websocket.MessageText, raw); err != nil {
+		return err
+	}
+	select {
+	case f := <-ch:
+		if f.Error != nil && f.Error.Code == switchboard.ERATELIMIT {
+			select {
+			case <-time.After(busyRetry):
+				return c.ReportState(ctx, s)
+			case <-wctx.Done():
+				return wctx.Err()
+			}
+		}
+		if f.Error != nil {
+			return fmt.Errorf("remote: the server did not apply the state: %s", f.Error.Message)
+		}
+		return nil
+	case <-cc.done:
+		return errors.New("remote: the connection ended before the server applied the state")
+	case <-wctx.Done():
+		return wctx.Err()
+	}
+}
+
+// busyRetry is how long the client waits before it sends again an events frame
+// the server refused because the connection's queue was full.
+const busyRetry = 200 * time.Millisecond
 
 // split carries evs in two halves.
 func (c *Client) split(ctx context.Context, evs []engine.Event) error {

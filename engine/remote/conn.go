@@ -31,14 +31,23 @@ type conn struct {
 	kind        string
 	caps        []string
 	phone       string       // the account's own number the hello announced, or ""
+	version     int          // the protocol version the welcome chose
 	lastBeat    atomic.Int64 // unix nanos
 	replaced    atomic.Bool  // set before close when the engine connected again
 	attachedAt  int64        // unix nanos; set under hub.mu when it became the engine's socket
 
-	mu      sync.Mutex
-	pending map[string]chan *Frame // by command id
-	done    chan struct{}
-	once    sync.Once
+	// batches are the events frames read and not yet stored: the read loop
+	// hands them to storeLoop and goes on reading (heartbeats, replies); a
+	// frame that finds the queue full is refused with a retryable ack.
+	batches chan *inbound
+	// slots bounds the commands in flight on this connection (Hub.MaxInFlight).
+	slots chan struct{}
+
+	mu       sync.Mutex
+	reported reported               // the last state frame's, for the route
+	pending  map[string]chan *Frame // by command id
+	done     chan struct{}
+	once     sync.Once
 }
 
 // readText reads one text frame.
@@ -183,15 +192,49 @@ func (c *conn) read(ctx context.Context) {
 			if ch != nil {
 				ch <- &f.Frame
 			}
-		case FrameEvents:
-			ack := c.store(ctx, f.ID, f.Events)
-			if err := c.write(ctx, ack); err != nil {
-				return // detach closes the socket
+		case FrameEvents, FrameState:
+			select {
+			case c.batches <- f:
+			default:
+				c.hub.log().Warn("remote engine events frame refused: its queue is full", "engine", c.engineID, "queue", cap(c.batches))
+				typ := FrameEventsAck
+				if f.Type == FrameState {
+					typ = FrameStateAck
+				}
+				ack := Frame{Type: typ, ID: f.ID, Error: &WireError{Code: switchboard.ERATELIMIT, Message: fmt.Sprintf(
+					"%d frames of this engine are waiting to be stored; this one was not: send it again once an earlier one is acked.", cap(c.batches))}}
+				if err := c.write(ctx, ack); err != nil {
+					return // detach closes the socket
+				}
 			}
 		default:
-			c.end()
-			_ = c.ws.Close(websocket.StatusPolicyViolation, "unknown frame type")
+			// A newer version's frame: answered, never a close, so that the
+			// protocol can grow additively.
+			c.hub.log().Debug("remote engine frame of an unknown type ignored", "engine", c.engineID, "type", f.Type)
+			if err := c.write(ctx, Frame{Type: FrameUnsupported, ID: f.ID, FrameType: truncate(f.Type)}); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// storeLoop stores the queued events frames, in the order they came, and
+// answers each one's ack, until the connection ends.
+func (c *conn) storeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-c.done:
 			return
+		case f := <-c.batches:
+			var ack Frame
+			if f.Type == FrameState {
+				ack = c.applyState(ctx, f)
+			} else {
+				ack = c.store(ctx, f.ID, f.Events)
+			}
+			if err := c.write(ctx, ack); err != nil {
+				return // the read loop sees the socket end
+			}
 		}
 	}
 }
@@ -303,6 +346,10 @@ func (c *conn) watch(ttl time.Duration) {
 // call sends a command and waits for its reply, the context's end or the
 // connection's.
 func (c *conn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *WireError) {
+	if werr := c.acquire(ctx); werr != nil {
+		return nil, werr
+	}
+	defer func() { <-c.slots }()
 	id := switchboard.NewID("cmd")
 	ch := make(chan *Frame, 1)
 	c.mu.Lock()
@@ -336,5 +383,32 @@ func (c *conn) call(ctx context.Context, method string, params json.RawMessage) 
 			return nil, EncodeError(engine.ErrTimeout)
 		}
 		return nil, &WireError{Code: codeEngineError, Message: ctx.Err().Error()}
+	}
+}
+
+// inFlightWait is how long a command waits for one of its engine's in-flight
+// slots before it fails engine_unavailable.
+const inFlightWait = time.Second
+
+// acquire takes one of the connection's in-flight slots, waiting at most
+// inFlightWait (or until ctx or the connection ends).
+func (c *conn) acquire(ctx context.Context) *WireError {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(inFlightWait)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-c.done:
+		return EncodeError(engine.ErrDisconnected)
+	case <-ctx.Done():
+		return EncodeError(engine.ErrTimeout)
+	case <-t.C:
+		return &WireError{Code: switchboard.ENOENGINE, Message: fmt.Sprintf(
+			"The engine has %d commands in flight, its limit; retry shortly.", cap(c.slots))}
 	}
 }

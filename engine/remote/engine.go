@@ -22,6 +22,7 @@ type Engine struct {
 	kind        string
 	caps        []string
 	restriction string
+	qr          string // the pairing QR the engine last reported, if pairing
 }
 
 var (
@@ -227,7 +228,12 @@ func (e *Engine) SetGroupPicture(ctx context.Context, groupID string, picture en
 }
 
 // PairingQR implements engine.Pairer.
+// A QR the engine reported in a state frame while pairing is answered without
+// asking it.
 func (e *Engine) PairingQR(ctx context.Context) (qr string, err error) {
+	if e.qr != "" {
+		return e.qr, nil
+	}
 	return qr, e.invoke(ctx, "PairingQR", []any{&qr})
 }
 

@@ -33,6 +33,12 @@ const (
 	// DefaultMaxPending bounds such sockets on one replica, whatever their
 	// addresses: with HelloMaxFrame, at most 32 MiB of hellos in flight.
 	DefaultMaxPending = 512
+	// DefaultEventsQueue bounds the events frames of one connection read and
+	// not yet stored (see Hub.EventsQueue).
+	DefaultEventsQueue = 4
+	// DefaultMaxInFlight bounds the commands in flight to one connection (see
+	// Hub.MaxInFlight).
+	DefaultMaxInFlight = 64
 	// helloTimeout is how long a new connection has to say hello.
 	helloTimeout = 10 * time.Second
 )
@@ -56,6 +62,8 @@ type route struct {
 	// Restriction is why the network restricts the engine's account now (an
 	// engine.Restrictor's answer at its last refresh); empty when it does not.
 	Restriction string `json:"restriction,omitempty"`
+	// QR is the pairing QR a remote engine last reported while pairing.
+	QR string `json:"qr,omitempty"`
 }
 
 // routed is a command or a reply on its way between replicas.
@@ -105,6 +113,18 @@ type Hub struct {
 	// CommandTimeout bounds a command whose context has no deadline
 	// (DefaultCommandTimeout when zero).
 	CommandTimeout time.Duration
+	// EventsQueue bounds the events frames of one connection waiting to be
+	// stored (DefaultEventsQueue when zero): they are stored off the read loop,
+	// so heartbeats and replies are read while a batch is stored, and a frame
+	// that finds the queue full is acked with the retryable error rate_limited.
+	EventsQueue int
+	// MaxInFlight bounds the commands in flight to one connection
+	// (DefaultMaxInFlight when zero); one more waits up to a second for a slot,
+	// then fails engine_unavailable (503).
+	MaxInFlight int
+	// States applies the states remote engines report (state frames) to their
+	// rows, webhooks and campaigns; nil only keeps them in the routes.
+	States StateRecorder
 	// Logger receives the hub's log (slog.Default when nil).
 	Logger *slog.Logger
 
@@ -148,6 +168,20 @@ func (h *Hub) maxBatch() int {
 		return h.MaxBatch
 	}
 	return DefaultMaxBatch
+}
+
+func (h *Hub) eventsQueue() int {
+	if h.EventsQueue > 0 {
+		return h.EventsQueue
+	}
+	return DefaultEventsQueue
+}
+
+func (h *Hub) maxInFlight() int {
+	if h.MaxInFlight > 0 {
+		return h.MaxInFlight
+	}
+	return DefaultMaxInFlight
 }
 
 func (h *Hub) ttl() time.Duration { return h.registry.Presence().TTL() }
@@ -226,7 +260,7 @@ func (h *Hub) Lookup(ctx context.Context, workspaceID string) (engine.Engine, er
 		}
 		local := h.local(c.ID)
 		if local != nil && local.workspaceID == workspaceID {
-			return h.proxy(c.ID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
+			return h.proxy(c.ID, local.route(h.replica)), nil
 		}
 		if strings.HasPrefix(c.ID, "eng_") {
 			keys = append(keys, routePrefix+c.ID)
@@ -259,7 +293,7 @@ func (h *Hub) Get(ctx context.Context, workspaceID, engineID string) (engine.Eng
 		return he.eng, nil
 	}
 	if local := h.local(engineID); local != nil && local.workspaceID == workspaceID {
-		return h.proxy(engineID, route{WorkspaceID: workspaceID, Kind: local.kind, Capabilities: local.caps}), nil
+		return h.proxy(engineID, local.route(h.replica)), nil
 	}
 	rt, err := h.route(ctx, engineID)
 	if err != nil {
@@ -298,7 +332,7 @@ func (h *Hub) route(ctx context.Context, engineID string) (*route, error) {
 
 func (h *Hub) proxy(engineID string, rt route) *Engine {
 	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities,
-		restriction: rt.Restriction}
+		restriction: rt.Restriction, qr: rt.QR}
 }
 
 // End implements engine.Sessions: every replica ends the engine's session (a
@@ -472,7 +506,7 @@ func (h *Hub) forget(c *conn) bool {
 
 // refresh renews the engine's route and presence for another TTL.
 func (h *Hub) refresh(ctx context.Context, c *conn) error {
-	raw, _ := json.Marshal(route{Replica: h.replica, WorkspaceID: c.workspaceID, Kind: c.kind, Capabilities: c.caps})
+	raw, _ := json.Marshal(c.route(h.replica))
 	if err := h.rdb.Set(ctx, routePrefix+c.engineID, raw, h.ttl()).Err(); err != nil {
 		return err
 	}

@@ -24,8 +24,19 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 )
 
-// Version is the protocol version this package speaks.
+// Version is the newest protocol version this package speaks.
 const Version = 1
+
+// Versions are the protocol versions the server serves, oldest first: a hello
+// states the ones the engine speaks (versions, or a single version; none is 1)
+// and the welcome the server's (versions) and the one chosen (version, the
+// highest common one). A version stays served for at least six months after a
+// newer one is released; meanwhile a welcome at it says deprecated.
+var Versions = []int{1}
+
+// DeprecatedVersions are the served versions that will stop being served
+// (docs/engines.md, "Versions"): the welcome at one of them says deprecated.
+var DeprecatedVersions = []int{}
 
 // Path is where the server accepts engine connections.
 const Path = "/v1/engines/connect"
@@ -39,6 +50,13 @@ const (
 	FrameReply     = "reply"      // engine -> server: id, result or error
 	FrameEvents    = "events"     // engine -> server: id, events
 	FrameEventsAck = "events_ack" // server -> engine: id, error when the events were not stored, rejected ones
+	// FrameUnsupported answers a frame of a type the server does not know (a
+	// newer version's): id and frameType of that frame. The connection stays.
+	FrameUnsupported = "unsupported"
+	// FrameState: engine -> server, id and state (State): the engine's session
+	// as it changes; FrameStateAck answers it (error when not applied).
+	FrameState    = "state"
+	FrameStateAck = "state_ack"
 )
 
 // Limits of the protocol.
@@ -64,11 +82,13 @@ const (
 	CloseDeleted      = 4002 // the engine was deleted through the API
 	CloseHeartbeat    = 4003 // no heartbeat within the presence TTL
 	CloseReplaced     = 4004 // the same engine connected again
+	// CloseUnsupportedVersion: the hello's versions and the server's have none in common.
+	CloseUnsupportedVersion = 4005
 )
 
 // Terminal reports whether a close code means the engine must not reconnect.
 func Terminal(code int) bool {
-	return code == CloseLoggedOut || code == CloseUnauthorized || code == CloseDeleted
+	return code == CloseLoggedOut || code == CloseUnauthorized || code == CloseDeleted || code == CloseUnsupportedVersion
 }
 
 // Frame is one protocol message; which fields are set depends on Type.
@@ -83,6 +103,12 @@ type Frame struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	Phone        string   `json:"phone,omitempty"` // the account's own number, E.164 (ValidPhone)
 	Version      int      `json:"version,omitempty"`
+	// Versions are the protocol versions the sender speaks (hello, welcome).
+	Versions []int `json:"versions,omitempty"`
+	// Deprecated says the welcome's version will stop being served.
+	Deprecated bool `json:"deprecated,omitempty"`
+	// FrameType is the type of the frame an unsupported frame answers.
+	FrameType string `json:"frameType,omitempty"`
 
 	// welcome
 	EngineID    string `json:"engineId,omitempty"`
@@ -103,6 +129,9 @@ type Frame struct {
 
 	// events
 	Events []engine.Event `json:"events,omitempty"`
+
+	// state
+	State *State `json:"state,omitempty"`
 
 	// events_ack: the events of the frame refused for good (the others are stored)
 	Rejected []Rejected `json:"rejected,omitempty"`

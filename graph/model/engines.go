@@ -49,6 +49,11 @@ func (e *Engine) Phone() *string {
 // State is CONNECTED while the engine is connected, else the row's state.
 func (e *Engine) State() string {
 	switch {
+	case e.Connected && e.Row.Kind == entengine.KindRemote && reportedState(engine.State(e.Row.State)):
+		// A remote engine stays connected to the server while its session is
+		// not (pairing, banned, ...): the state it reported (docs/engines.md,
+		// "State reporting").
+		return e.Row.State
 	case e.Connected:
 		return string(engine.StateConnected)
 	case engine.State(e.Row.State) == engine.StateConnected:
@@ -128,4 +133,15 @@ func (e *Engine) RejectCallsMessage() *string {
 		return nil
 	}
 	return &e.Row.RejectCallsMessage
+}
+
+// reportedState reports whether a remote engine's row state is one a state
+// frame reported rather than its connection's.
+func reportedState(s engine.State) bool {
+	switch s {
+	case engine.StatePairing, engine.StateUnpaired, engine.StateOpening, engine.StateLoggedOut, engine.StateBanned, engine.StateConflict,
+		engine.StateDisconnected:
+		return true
+	}
+	return false
 }
