@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 )
 
@@ -28,6 +30,11 @@ func (ev Event) MarshalJSON() ([]byte, error) {
 func (ev *Event) UnmarshalJSON(data []byte) error {
 	var w eventJSON
 	if err := json.Unmarshal(data, &w); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Name the field as the wire does, not through eventJSON's embedding.
+			te.Field = strings.TrimPrefix(te.Field, "eventFields.")
+		}
 		return err
 	}
 	*ev = Event(w.eventFields)
