@@ -146,13 +146,13 @@ type HistoryLoader interface {
 // HistoryPage is what one LoadOlder call pulled.
 type HistoryPage struct {
 	// Messages is how many messages the page held.
-	Messages int
+	Messages int `json:"messages"`
 	// OldestAt is the time of the oldest message the store holds after the page.
-	OldestAt time.Time
+	OldestAt time.Time `json:"oldestAt"`
 	// More is false once the phone has nothing older.
-	More bool
+	More bool `json:"more"`
 	// Unavailable is true when the phone does not serve this chat's history.
-	Unavailable bool
+	Unavailable bool `json:"unavailable,omitempty"`
 }
 
 // ChatActor is an engine that acts on chats and messages on the phone. Each
@@ -169,19 +169,20 @@ type ChatActor interface {
 // Media is the content of a message's attachment: Body when set (streamed,
 // never whole in memory; the receiver closes it), else Data.
 type Media struct {
-	Data []byte
+	// Data is the bytes (base64 on the wire).
+	Data []byte `json:"data,omitempty"`
 	// Body streams the bytes (Size long, -1 when unknown); it is used in
 	// preference to Data, and whoever receives the Media closes it.
 	Body     io.ReadCloser `json:"-"`
-	Size     int64         `json:",omitempty"`
-	MimeType string
-	Filename string
+	Size     int64         `json:"size,omitempty"`
+	MimeType string        `json:"mimeType"`
+	Filename string        `json:"filename,omitempty"`
 	// Preview marks bytes that are the network's preview (a small JPEG) rather
 	// than the original the sender uploaded.
-	Preview bool `json:",omitempty"`
+	Preview bool `json:"preview,omitempty"`
 	// Ref, when set, replaces the message's MediaInfo.Ref: the network moved
 	// the file (a media retry gave it a new direct path).
-	Ref []byte `json:",omitempty"`
+	Ref []byte `json:"ref,omitempty"`
 }
 
 // Reader is the media's bytes as a stream, and a function that releases it.

@@ -57,28 +57,34 @@ type Sent struct {
 
 // Outgoing is a message as handed to an engine. Media is always a URL.
 type Outgoing struct {
-	WireID            string
-	To                string
-	Type              string
-	Text              string
-	MediaURL          string
-	MediaKind         string
-	MediaFilename     string
-	PollQuestion      string
-	PollOptions       []string
-	PollAllowMultiple bool
-	ReplyTo           string
-	Mentions          []string
-	LinkPreview       *switchboard.LinkPreview
-	Secret            string
+	// WireID is the network id the message must carry (engine.WireID of its
+	// Switchboard id): sending the same WireID twice must not deliver twice.
+	WireID string `json:"wireId"`
+	// To is the recipient chat id (JID).
+	To string `json:"to"`
+	// Type is text, media, poll, location or vcard.
+	Type              string   `json:"type"`
+	Text              string   `json:"text,omitempty"`
+	MediaURL          string   `json:"mediaUrl,omitempty"`
+	MediaKind         string   `json:"mediaKind,omitempty"`
+	MediaFilename     string   `json:"mediaFilename,omitempty"`
+	PollQuestion      string   `json:"pollQuestion,omitempty"`
+	PollOptions       []string `json:"pollOptions,omitempty"`
+	PollAllowMultiple bool     `json:"pollAllowMultiple,omitempty"`
+	// ReplyTo is the serialized key of the quoted message.
+	ReplyTo     string                   `json:"replyTo,omitempty"`
+	Mentions    []string                 `json:"mentions,omitempty"`
+	LinkPreview *switchboard.LinkPreview `json:"linkPreview,omitempty"`
+	// Secret is the message secret (base64) the network uses for polls' votes.
+	Secret string `json:"secret,omitempty"`
 	// Forwarded marks a message forwarded from another chat: the network shows
 	// it as forwarded.
-	Forwarded bool `json:",omitempty"`
+	Forwarded bool `json:"forwarded,omitempty"`
 	// Location is the place a message of type location shares.
-	Location *Location `json:",omitempty"`
+	Location *Location `json:"location,omitempty"`
 	// Contacts are the contact cards of a message of type vcard: one is a
 	// contact card, more a contact list.
-	Contacts []ContactCard `json:",omitempty"`
+	Contacts []ContactCard `json:"contacts,omitempty"`
 }
 
 // Key identifies a message on the network.
@@ -168,8 +174,9 @@ type Event struct {
 	History *History `json:"history,omitempty"`
 	// Chat is the chat an EventChat changes.
 	Chat *ChatState `json:"chat,omitempty"`
-	// Pinned is how long an EventPin pins Key for; 0 unpins.
-	Pinned time.Duration `json:"pinned,omitempty"`
+	// Pinned is how long an EventPin pins Key for; 0 unpins. On the wire it is
+	// pinnedMs, whole milliseconds (see Event.MarshalJSON).
+	Pinned time.Duration `json:"-"`
 	// Call is the incoming call of an EventCall.
 	Call *Call `json:"call,omitempty"`
 	// Block is the block-list change of an EventBlock.

@@ -47,12 +47,12 @@ type GroupAdmin interface {
 // GroupUpdate is a change of a group's subject, description or settings; nil
 // fields are left as they are.
 type GroupUpdate struct {
-	Name        *string
-	Description *string
+	Name        *string `json:"name,omitempty"`
+	Description *string `json:"description,omitempty"`
 	// Announce: only admins send messages.
-	Announce *bool
+	Announce *bool `json:"announce,omitempty"`
 	// Restrict: only admins edit the group's info (subject, description, picture).
-	Restrict *bool
+	Restrict *bool `json:"restrict,omitempty"`
 }
 
 // Added is what became of one participant a group was asked to take: added, or

@@ -189,7 +189,7 @@ func validatePin(ev Event) error {
 		return err
 	}
 	if ev.Pinned < 0 {
-		return invalid("pinned", "must not be negative")
+		return invalid("pinnedMs", "must not be negative")
 	}
 	return nil
 }

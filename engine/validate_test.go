@@ -50,7 +50,7 @@ func TestValidateEvent(t *testing.T) {
 		{"group created without its chat", Event{Type: EventGroup, Group: &GroupChange{GroupID: "1-2@g.us", Action: GroupCreated}}, "group.chat is missing"},
 		{"history without history", Event{Type: EventHistory}, "history is missing"},
 		{"history contact without an id", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{Name: "x"}}}}, "history.contacts.0.id is missing"},
-		{"negative pin", Event{Type: EventPin, Key: key, Pinned: -1}, "pinned must not be negative"},
+		{"negative pin", Event{Type: EventPin, Key: key, Pinned: -1}, "pinnedMs must not be negative"},
 
 		{"mapping learned", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "15551234567@c.us", LID: "88881234@lid"}}}}, ""},
 		{"LID-only contact", Event{Type: EventHistory, History: &History{Contacts: []ContactInfo{{ID: "88881234@lid"}}}}, ""},

@@ -290,7 +290,7 @@ func operationDoc(o apiOp, path string) map[string]any {
 	if o.public {
 		op["security"] = []any{}
 		op["description"] = "Open without an API key."
-		op["responses"] = map[string]any{"200": map[string]any{"description": "The OpenAPI 3.1 document of the API.",
+		op["responses"] = map[string]any{"200": map[string]any{"description": o.summary + ".",
 			"content": map[string]any{"application/json": map[string]any{"schema": typ("object")}}}}
 		return op
 	}

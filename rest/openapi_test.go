@@ -88,7 +88,7 @@ func TestOpenAPIDocument(t *testing.T) {
 				t.Errorf("%s: operationId %q used twice", where, op.OperationID)
 			}
 			ids[op.OperationID] = true
-			if op.OperationID == "getOpenAPI" {
+			if op.OperationID == "getOpenAPI" || op.OperationID == "getEngineProtocol" {
 				if op.Security == nil || len(*op.Security) != 0 {
 					t.Errorf("%s: security = %v, want none", where, op.Security)
 				}
@@ -153,6 +153,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		save string
 	}{
 		{"document", "GET", "/v1/openapi.json", "none", nil, 200, ""},
+		{"engine protocol schema", "GET", "/v1/engines/protocol.json", "none", nil, 200, ""},
 		{"ping", "GET", "/v1/ping", "", nil, 200, ""},
 		{"account", "GET", "/v1/account", "", nil, 200, ""},
 		{"send message", "POST", "/v1/messages/+15550001515", "", map[string]any{"type": "text", "text": "hello"}, 201, ""},

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/auth"
 	"github.com/switchboardhq/switchboard/dashboard"
+	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/graph"
 	"github.com/switchboardhq/switchboard/metrics"
 	"github.com/switchboardhq/switchboard/music"
@@ -175,6 +176,12 @@ func (m *mounts) graphQL(r chi.Router) {
 // and Swagger UI.
 func mountDocs(r chi.Router) {
 	r.Get("/v1/openapi.json", serveOpenAPI)
+	// The engine protocol's JSON Schema (docs/engine-protocol.md), public like
+	// the OpenAPI document: it describes the protocol, not any workspace.
+	r.Get("/v1/engines/protocol.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(remote.Schema())
+	})
 	// Swagger UI answers GET and HEAD only; other methods get the router's 405
 	// with the error envelope.
 	docs := notFoundAsEnvelope(v5emb.New("Switchboard API", "/v1/openapi.json", "/docs/"))

@@ -102,6 +102,7 @@ var (
 // apiOperations is every /v1 operation, in the router's order.
 var apiOperations = []apiOp{
 	{method: "GET", path: "/v1/openapi.json", id: "getOpenAPI", tag: "Reference", summary: "This OpenAPI document", public: true},
+	{method: "GET", path: "/v1/engines/protocol.json", id: "getEngineProtocol", tag: "Reference", summary: "The engine protocol's JSON Schema (docs/engine-protocol.md)", public: true},
 	{method: "GET", path: "/v1/ping", handle: on((*server).ping), id: "ping", field: "ping", tag: tagAccount, summary: "Check the API key and list the workspace's WhatsApp connections", data: ref("Ping")},
 	{method: "GET", path: "/v1/account", handle: on((*server).account), id: "getAccount", tag: tagAccount, summary: "The workspace the API key belongs to", field: "account", data: ref("Account")},
 

@@ -72,6 +72,11 @@ func (e *Engine) invoke(ctx context.Context, method string, out []any, args ...a
 	if args == nil {
 		args = []any{}
 	}
+	for i, a := range args {
+		if d, ok := a.(time.Duration); ok {
+			args[i] = d.Milliseconds() // durations travel in whole milliseconds
+		}
+	}
 	params, err := json.Marshal(args)
 	if err != nil {
 		return err
@@ -88,6 +93,14 @@ func (e *Engine) invoke(ctx context.Context, method string, out []any, args ...a
 		return fmt.Errorf("remote engine: bad result of %s", method)
 	}
 	for i := range out {
+		if d, ok := out[i].(*time.Duration); ok {
+			var ms int64
+			if err := json.Unmarshal(raw[i], &ms); err != nil {
+				return fmt.Errorf("remote engine: bad result %d of %s: %w", i, method, err)
+			}
+			*d = time.Duration(ms) * time.Millisecond
+			continue
+		}
 		if err := json.Unmarshal(raw[i], out[i]); err != nil {
 			return fmt.Errorf("remote engine: bad result %d of %s: %w", i, method, err)
 		}
@@ -162,7 +175,7 @@ func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media
 }
 
 // ShowTyping implements engine.Typist (capability typing; d travels as
-// nanoseconds). The engine answers once the typing is over.
+// whole milliseconds). The engine answers once the typing is over.
 func (e *Engine) ShowTyping(ctx context.Context, chat string, d time.Duration) error {
 	return e.invoke(ctx, "ShowTyping", nil, chat, d)
 }

@@ -103,7 +103,16 @@ func newReplica(t *testing.T, rdb redis.UniversalClient, client *ent.Client, sin
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 	}, nil))
 	t.Cleanup(srv.Close)
-	return replica{hub: hub, reg: reg, url: srv.URL}
+	// The engine reaches the hub through a proxy that records every frame the
+	// hub and the reference client exchange; each must validate against the
+	// protocol's schema.
+	log := &frameLog{}
+	proxy := httptest.NewServer(recordingProxy(srv.URL, log))
+	t.Cleanup(func() {
+		proxy.Close()
+		validateFrames(t, log)
+	})
+	return replica{hub: hub, reg: reg, url: proxy.URL}
 }
 
 // eventually polls cond (recorded state) until it holds or the test times out.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
 )
@@ -31,7 +32,10 @@ func Methods() []string {
 	return out
 }
 
-var contextType = reflect.TypeFor[context.Context]()
+var (
+	contextType  = reflect.TypeFor[context.Context]()
+	durationType = reflect.TypeFor[time.Duration]()
+)
 
 // dispatch calls method of e with params (a JSON array of the arguments after
 // the context) and returns its results but the error as a JSON array. It serves
@@ -78,6 +82,15 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 			args = append(args, p.Elem())
 			continue
 		}
+		if t.In(i) == durationType {
+			// Durations travel in whole milliseconds.
+			var ms int64
+			if err := json.Unmarshal(raw[i-1], &ms); err != nil {
+				return nil, fmt.Errorf("bad param %d of %s: %v", i, method, err)
+			}
+			args = append(args, reflect.ValueOf(time.Duration(ms)*time.Millisecond))
+			continue
+		}
 		if err := json.Unmarshal(raw[i-1], p.Interface()); err != nil {
 			return nil, fmt.Errorf("bad param %d of %s: %v", i, method, err)
 		}
@@ -90,6 +103,9 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 	results := make([]any, len(outs)-1)
 	for i := range results {
 		results[i] = outs[i].Interface()
+		if d, ok := results[i].(time.Duration); ok {
+			results[i] = d.Milliseconds()
+		}
 	}
 	return json.Marshal(results)
 }

@@ -1,0 +1,164 @@
+package remote
+
+import (
+	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/switchboardhq/switchboard/engine"
+)
+
+// SchemaID is the $id of the protocol's JSON Schema document.
+const SchemaID = "https://switchboard.dev/schemas/engine-protocol.json"
+
+// Schema is the protocol's JSON Schema (2020-12) document, served at GET
+// /v1/engines/protocol.json (docs/engine-protocol.md): the root validates any
+// frame; $defs holds every payload, and for every command "params.<Method>" (its
+// params, by position) and "result.<Method>" (its reply's result). It is
+// reflected from the Go types the server and the reference client encode, so a
+// field added to them is in it, plus the bounds reflection cannot see.
+func Schema() []byte { return schemaDoc() }
+
+var schemaDoc = sync.OnceValue(func() []byte {
+	raw, err := json.MarshalIndent(buildSchema(), "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return raw
+})
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// buildSchema reflects the frame, the event and every command's params and
+// results into one document.
+func buildSchema() *jsonschema.Schema {
+	r := &jsonschema.Reflector{
+		Anonymous:                  true,
+		RequiredFromJSONSchemaTags: true, // required is set below, by hand
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			switch t {
+			case rawMessageType:
+				return &jsonschema.Schema{} // any JSON; params and result are described per method
+			case reflect.TypeFor[time.Duration]():
+				return &jsonschema.Schema{Type: "integer", Description: "a duration in whole milliseconds"}
+			case reflect.TypeFor[time.Time]():
+				return &jsonschema.Schema{Type: "string", Format: "date-time", Description: "a time in RFC 3339"}
+			}
+			return nil
+		},
+		AdditionalFields: func(t reflect.Type) []reflect.StructField {
+			if t == reflect.TypeFor[engine.Event]() {
+				// Event.Pinned travels as pinnedMs (Event.MarshalJSON).
+				return []reflect.StructField{{Name: "PinnedMs", Type: reflect.TypeFor[int64](), Tag: `json:"pinnedMs,omitempty"`}}
+			}
+			return nil
+		},
+	}
+	defs := jsonschema.Definitions{}
+	ref := func(t reflect.Type) *jsonschema.Schema {
+		s := r.ReflectFromType(t)
+		maps.Copy(defs, s.Definitions)
+		s.Definitions = nil
+		s.Version = ""
+		return s
+	}
+	root := ref(reflect.TypeFor[Frame]())
+	ref(reflect.TypeFor[engine.Event]())
+	for _, m := range Methods() {
+		in, out := methodTypes(m)
+		params := &jsonschema.Schema{Type: "array", Items: jsonschema.FalseSchema, Description: "the params of " + m + ", by position; trailing ones may be left out"}
+		for _, t := range in {
+			params.PrefixItems = append(params.PrefixItems, ref(t))
+		}
+		result := &jsonschema.Schema{Type: "array", Items: jsonschema.FalseSchema, Description: "the result of " + m + ", by position"}
+		for _, t := range out {
+			result.PrefixItems = append(result.PrefixItems, ref(t))
+		}
+		if len(out) > 0 {
+			n := uint64(len(out))
+			result.MinItems = &n
+		}
+		defs["params."+m] = params
+		defs["result."+m] = result
+	}
+	bound(defs)
+	root.Version = "https://json-schema.org/draft/2020-12/schema"
+	root.ID = SchemaID
+	root.Title = "Switchboard engine protocol, version 1"
+	root.Definitions = defs
+	return root
+}
+
+// methodTypes is the types of a command's params (but the context) and results
+// (but the error). SendBatch's result is its wire form, one sentWire per message.
+func methodTypes(method string) (in, out []reflect.Type) {
+	for _, c := range capabilities {
+		m, ok := c.iface.MethodByName(method)
+		if !ok {
+			continue
+		}
+		for i := 1; i < m.Type.NumIn(); i++ {
+			in = append(in, m.Type.In(i))
+		}
+		for i := 0; i < m.Type.NumOut()-1; i++ {
+			out = append(out, m.Type.Out(i))
+		}
+		if method == "SendBatch" {
+			out = []reflect.Type{reflect.TypeFor[[]sentWire]()}
+		}
+		return in, out
+	}
+	return nil, nil
+}
+
+func u64(n uint64) *uint64 { return &n }
+
+// bound adds what reflection cannot see: required fields, the frame types, and
+// the protocol's limits.
+func bound(defs jsonschema.Definitions) {
+	prop := func(def, name string) *jsonschema.Schema {
+		d, ok := defs[def]
+		if !ok || d.Properties == nil {
+			return nil
+		}
+		p, _ := d.Properties.Get(name)
+		return p
+	}
+	set := func(def, name string, f func(*jsonschema.Schema)) {
+		if p := prop(def, name); p != nil {
+			f(p)
+		}
+	}
+	require := func(def string, names ...string) {
+		if d, ok := defs[def]; ok {
+			d.Required = slices.Compact(append(d.Required, names...))
+		}
+	}
+	set("Frame", "type", func(p *jsonschema.Schema) {
+		p.Enum = []any{FrameHello, FrameWelcome, FrameHeartbeat, FrameCommand, FrameReply, FrameEvents, FrameEventsAck}
+	})
+	require("Frame", "type")
+	set("Frame", "id", func(p *jsonschema.Schema) { p.MaxLength = u64(engine.MaxIDLen) })
+	set("Frame", "capabilities", func(p *jsonschema.Schema) { p.MaxItems = u64(MaxCapabilities) })
+	set("Frame", "phone", func(p *jsonschema.Schema) { p.Pattern = `^\+[1-9][0-9]{6,14}$` })
+	set("Frame", "kind", func(p *jsonschema.Schema) { p.Enum = []any{engine.KindGateway, engine.KindRegular} })
+	set("Frame", "events", func(p *jsonschema.Schema) { p.MaxItems = u64(DefaultMaxBatch) })
+	set("Frame", "params", func(p *jsonschema.Schema) { p.Type = "array" })
+	set("Frame", "result", func(p *jsonschema.Schema) { p.Type = "array" })
+	set("Frame", "deadline", func(p *jsonschema.Schema) { p.Format = "date-time" })
+	require("Event", "type")
+	set("Event", "id", func(p *jsonschema.Schema) { p.MaxLength = u64(engine.MaxIDLen) })
+	set("Event", "pinnedMs", func(p *jsonschema.Schema) { p.Minimum = json.Number("0") })
+	set("Event", "ack", func(p *jsonschema.Schema) { p.Minimum, p.Maximum = json.Number("-1"), json.Number("4") })
+	require("Key", "remote", "id")
+	require("WireError", "code", "message")
+	require("Rejected", "index", "reason")
+	require("Outgoing", "wireId", "to", "type")
+	require("Incoming", "key", "from", "type")
+	require("GroupChange", "groupId", "action")
+}

@@ -1,0 +1,205 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coder/websocket"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/switchboardhq/switchboard/engine/remote"
+)
+
+// protocolSchema compiles the protocol's JSON Schema document (remote.Schema),
+// failing the test when it is not a valid 2020-12 schema.
+func protocolSchema(t *testing.T) *jsonschema.Compiler {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(remote.Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(remote.SchemaID, doc); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// frameLog is what a recording proxy saw: every text frame, in order, with
+// its direction.
+type frameLog struct {
+	mu     sync.Mutex
+	frames []loggedFrame
+}
+
+type loggedFrame struct {
+	toServer bool
+	raw      []byte
+}
+
+func (l *frameLog) add(toServer bool, raw []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.frames = append(l.frames, loggedFrame{toServer, raw})
+}
+
+// recordingProxy stands between the reference client and the hub at upstream
+// (an http:// URL): it forwards every frame both ways, close codes included,
+// and logs each.
+func recordingProxy(upstream string, log *frameLog) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hdr := http.Header{}
+		if a := r.Header.Get("Authorization"); a != "" {
+			hdr.Set("Authorization", a)
+		}
+		up, resp, err := websocket.Dial(r.Context(), "ws"+strings.TrimPrefix(upstream, "http")+r.URL.Path, &websocket.DialOptions{HTTPHeader: hdr})
+		if err != nil {
+			code := http.StatusBadGateway
+			if resp != nil {
+				code = resp.StatusCode
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		down, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			up.CloseNow()
+			return
+		}
+		up.SetReadLimit(-1)
+		down.SetReadLimit(-1)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		pump := func(src, dst *websocket.Conn, toServer bool) {
+			defer cancel()
+			for {
+				typ, raw, err := src.Read(ctx)
+				if err != nil {
+					var ce websocket.CloseError
+					if errors.As(err, &ce) && ce.Code != websocket.StatusNoStatusRcvd && ce.Code != websocket.StatusAbnormalClosure {
+						_ = dst.Close(ce.Code, ce.Reason)
+					} else {
+						dst.CloseNow()
+					}
+					return
+				}
+				if typ == websocket.MessageText {
+					log.add(toServer, raw)
+				}
+				if err := dst.Write(ctx, typ, raw); err != nil {
+					src.CloseNow()
+					return
+				}
+			}
+		}
+		go pump(down, up, true)
+		pump(up, down, false)
+	})
+}
+
+// validateFrames checks every frame of log against the protocol's schema: the
+// frame itself, a command's params against params.<method>, and its reply's
+// result against result.<method>.
+func validateFrames(t *testing.T, log *frameLog) {
+	t.Helper()
+	c := protocolSchema(t)
+	compile := func(ref string) *jsonschema.Schema {
+		s, err := c.Compile(ref)
+		if err != nil {
+			t.Fatalf("compile %s: %v", ref, err)
+		}
+		return s
+	}
+	frame := compile(remote.SchemaID)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	t.Logf("validating %d frames", len(log.frames))
+	methods := map[string]string{}
+	for _, f := range log.frames {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(f.raw))
+		if err != nil {
+			t.Errorf("frame %s is not JSON: %v", f.raw, err)
+			continue
+		}
+		if err := frame.Validate(v); err != nil {
+			t.Errorf("frame %s does not validate: %v", f.raw, err)
+		}
+		var head struct {
+			Type   string          `json:"type"`
+			ID     string          `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		_ = json.Unmarshal(f.raw, &head)
+		part, ref := json.RawMessage(nil), ""
+		switch {
+		case head.Type == remote.FrameCommand:
+			methods[head.ID] = head.Method
+			part, ref = head.Params, "params."+head.Method
+		case head.Type == remote.FrameReply && methods[head.ID] != "" && head.Result != nil:
+			part, ref = head.Result, "result."+methods[head.ID]
+		}
+		if ref == "" || part == nil {
+			continue
+		}
+		pv, err := jsonschema.UnmarshalJSON(bytes.NewReader(part))
+		if err != nil {
+			t.Errorf("%s of %s is not JSON: %v", ref, f.raw, err)
+			continue
+		}
+		if err := compile(remote.SchemaID + "#/$defs/" + ref).Validate(pv); err != nil {
+			t.Errorf("%s %s does not validate: %v", ref, part, err)
+		}
+	}
+}
+
+// The schema is a valid 2020-12 document with a params and a result definition
+// for every command, and it rejects what the protocol forbids.
+func TestProtocolSchema(t *testing.T) {
+	c := protocolSchema(t)
+	frame, err := c.Compile(remote.SchemaID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range remote.Methods() {
+		for _, p := range []string{"params.", "result."} {
+			if _, err := c.Compile(remote.SchemaID + "#/$defs/" + p + m); err != nil {
+				t.Errorf("%s%s: %v", p, m, err)
+			}
+		}
+	}
+	tests := []struct {
+		name  string
+		frame string
+		ok    bool
+	}{
+		{"a heartbeat", `{"type":"heartbeat"}`, true},
+		{"a hello", `{"type":"hello","kind":"regular","capabilities":["send"],"phone":"+15550001111","version":1}`, true},
+		{"an event", `{"type":"events","id":"b1","events":[{"id":"e1","type":"pin","at":"2026-01-02T03:04:05Z","key":{"fromMe":false,"remote":"1@c.us","id":"A"},"pinnedMs":3600000}]}`, true},
+		{"no type", `{"id":"x"}`, false},
+		{"an unknown frame type", `{"type":"hullo"}`, false},
+		{"a PascalCase field", `{"type":"hello","Kind":"regular"}`, false},
+		{"a phone not in E.164", `{"type":"hello","phone":"5550001111"}`, false},
+		{"a time not in RFC 3339", `{"type":"command","id":"c","method":"Send","deadline":"tomorrow"}`, false},
+		{"a negative pin", `{"type":"events","events":[{"type":"pin","pinnedMs":-1}]}`, false},
+		{"a pin in nanoseconds", `{"type":"events","events":[{"type":"pin","pinned":3600000000000}]}`, false},
+	}
+	for _, tt := range tests {
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(tt.frame))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := frame.Validate(v); (err == nil) != tt.ok {
+			t.Errorf("%s: %s validates = %v, want %v", tt.name, tt.frame, err == nil, tt.ok)
+		}
+	}
+}
