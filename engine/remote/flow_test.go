@@ -81,7 +81,7 @@ func flowSetup(t *testing.T, ttl time.Duration, sink engine.BatchSink, configure
 // the sink the engine reports to.
 func runClient(t *testing.T, url, token string, eng engine.Engine) (*remote.Client, engine.BatchSink) {
 	t.Helper()
-	c := &remote.Client{URL: url, Token: token, Kind: engine.KindRegular, Capabilities: remote.Capabilities(eng), NoReconnect: true}
+	c := &remote.Client{URL: url, Token: token, Kind: engine.KindRegular, Capabilities: engine.CapabilitiesOf(eng), NoReconnect: true}
 	sinks := make(chan engine.BatchSink, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -87,6 +87,9 @@ type replica struct {
 	hub *remote.Hub
 	reg *engine.Registry
 	url string
+	// frames are the frames exchanged through url, checked against the
+	// protocol's schema when the test ends.
+	frames *frameLog
 }
 
 func newReplica(t *testing.T, rdb redis.UniversalClient, client *ent.Client, sink engine.BatchSink) replica {
@@ -112,7 +115,7 @@ func newReplica(t *testing.T, rdb redis.UniversalClient, client *ent.Client, sin
 		proxy.Close()
 		validateFrames(t, log)
 	})
-	return replica{hub: hub, reg: reg, url: proxy.URL}
+	return replica{hub: hub, reg: reg, url: proxy.URL, frames: log}
 }
 
 // eventually polls cond (recorded state) until it holds or the test times out.

@@ -97,8 +97,8 @@ func buildSchema() *jsonschema.Schema {
 // methodTypes is the types of a command's params (but the context) and results
 // (but the error). SendBatch's result is its wire form, one sentWire per message.
 func methodTypes(method string) (in, out []reflect.Type) {
-	for _, c := range capabilities {
-		m, ok := c.iface.MethodByName(method)
+	for _, c := range engine.Capabilities {
+		m, ok := c.Interface.MethodByName(method)
 		if !ok {
 			continue
 		}
@@ -140,7 +140,7 @@ func bound(defs jsonschema.Definitions) {
 		}
 	}
 	set("Frame", "type", func(p *jsonschema.Schema) {
-		p.Enum = []any{FrameHello, FrameWelcome, FrameHeartbeat, FrameCommand, FrameReply, FrameEvents, FrameEventsAck}
+		p.Enum = []any{FrameHello, FrameWelcome, FrameHeartbeat, FrameCommand, FrameReply, FrameEvents, FrameEventsAck, FrameUnsupported, FrameState, FrameStateAck}
 	})
 	require("Frame", "type")
 	set("Frame", "id", func(p *jsonschema.Schema) { p.MaxLength = u64(engine.MaxIDLen) })
