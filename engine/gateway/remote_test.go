@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -54,7 +55,21 @@ func (h *hooks) ofType(typ string) []map[string]any {
 // its whatsmeow fake, connected to a real server: the API's QR call reaches
 // the fake's QR codes, a send through the API reaches SendMessage, and a
 // message from the network becomes a stored message and a webhook.
+// Its own database is SQLite, and PostgreSQL when TEST_DATABASE_URL is set.
 func TestGatewayOutOfProcess(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		testOutOfProcess(t, "sqlite://"+filepath.Join(t.TempDir(), "gateway.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		url := os.Getenv("TEST_DATABASE_URL")
+		if url == "" {
+			t.Skip("TEST_DATABASE_URL not set")
+		}
+		testOutOfProcess(t, url)
+	})
+}
+
+func testOutOfProcess(t *testing.T, gatewayDB string) {
 	e := apptest.New(t, apptest.Options{RedisDB: 11, Configure: func(c *app.Config) {
 		c.SandboxWorkspaces = []string{"default"} // acme has only the remote gateway
 	}})
@@ -72,10 +87,13 @@ func TestGatewayOutOfProcess(t *testing.T) {
 	}
 
 	// The engine's own database: its device store and the device it paired.
-	client, db, dialect, err := storage.OpenWithDB("sqlite://"+filepath.Join(t.TempDir(), "gateway.db"), 4)
+	client, db, dialect, err := storage.OpenWithDB(gatewayDB, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A database shared with earlier runs remembers their engines: the
+	// number announced below is that of the one device remembered.
+	_, _ = db.Exec(`DELETE FROM gateway_remote_devices`)
 	t.Cleanup(func() { client.Close() })
 	fake := gateway.NewRemoteFake("2@first-code", "2@second-code")
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
