@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"time"
 
 	waE2E "go.mau.fi/whatsmeow/proto/waE2E"
@@ -83,4 +84,18 @@ func (r *RemoteFake) Receive(from, id, text string, at time.Time) bool {
 	j := types.NewJID(from, types.DefaultUserServer)
 	return r.f.deliver(&events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: j, Sender: j},
 		ID: id, PushName: "Ann", Timestamp: at}, Message: &waE2E.Message{Conversation: proto.String(text)}})
+}
+
+// ReceiveImage is the network delivering a JPEG image, whose bytes the CDN
+// serves, from the phone number from (digits) with id.
+func (r *RemoteFake) ReceiveImage(from, id string, data []byte, at time.Time) bool {
+	j := types.NewJID(from, types.DefaultUserServer)
+	sum := sha256.Sum256(data)
+	r.f.mu.Lock()
+	r.f.download = data
+	r.f.mu.Unlock()
+	return r.f.deliver(&events.Message{Info: types.MessageInfo{MessageSource: types.MessageSource{Chat: j, Sender: j},
+		ID: id, PushName: "Ann", Timestamp: at}, Message: &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
+		Mimetype: proto.String("image/jpeg"), DirectPath: proto.String("/v/" + id), MediaKey: []byte("0123456789abcdef0123456789abcdef"),
+		FileSHA256: sum[:], FileEncSHA256: sum[:], FileLength: proto.Uint64(uint64(len(data)))}}})
 }
