@@ -41,6 +41,17 @@ func (s GatewaySettings) identity() gateway.Identity {
 	return gateway.Identity{Name: s.DeviceName, Platform: s.Platform, FullSync: !s.RecentHistoryOnly, FullSyncDays: s.FullSyncDays}
 }
 
+// Identity is the gateway.Identity of s (gateway.SetIdentity takes it).
+func (s GatewaySettings) Identity() gateway.Identity { return s.identity() }
+
+// GatewayFromEnv reads the SWITCHBOARD_GATEWAY_* settings, for a gateway
+// engine run out of process (switchboard engine gateway).
+func GatewayFromEnv() (GatewaySettings, error) {
+	var c Config
+	err := c.gatewayFromEnv()
+	return c.Gateway, err
+}
+
 // gatewayFromEnv reads the SWITCHBOARD_GATEWAY_* settings.
 func (c *Config) gatewayFromEnv() error {
 	g := GatewaySettings{DeviceName: env("SWITCHBOARD_GATEWAY_DEVICE_NAME", gateway.DefaultDeviceName),

@@ -27,7 +27,8 @@ func newEngineCmd() *cobra.Command {
 		`Run an engine in a process of its own, connected to a server over the engine protocol
 (a WebSocket). Create the engine first with POST /v1/engines {"kind":"remote"}: its answer
 carries the token the process connects with.`,
-		`  switchboard engine sandbox --server http://127.0.0.1:8080 --token "$ENGINE_TOKEN"`)
+		`  switchboard engine sandbox --server http://127.0.0.1:8080 --token "$ENGINE_TOKEN"
+  switchboard engine gateway --server http://127.0.0.1:8080 --token "$ENGINE_TOKEN"`)
 	var o sandboxOpts
 	sb := &cobra.Command{
 		Use:   "sandbox --server URL --token T",
@@ -53,7 +54,7 @@ Its memory lives in --database-url, by default in the user's cache directory
 	fs.StringVar(&o.phone, "phone", os.Getenv("SWITCHBOARD_ENGINE_PHONE"),
 		"the simulated account's own number, E.164 (+15550001111), so that two sandboxes can serve one workspace (env SWITCHBOARD_ENGINE_PHONE)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	cmd.AddCommand(sb)
+	cmd.AddCommand(sb, newEngineGatewayCmd())
 	return cmd
 }
 

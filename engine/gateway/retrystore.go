@@ -45,6 +45,8 @@ func ownTables(dialect string) []string {
 			our_jid TEXT NOT NULL, chat_jid TEXT NOT NULL,
 			seconds BIGINT NOT NULL, set_at BIGINT NOT NULL,
 			PRIMARY KEY (our_jid, chat_jid))`,
+		`CREATE TABLE IF NOT EXISTS gateway_remote_devices (
+			engine_id TEXT NOT NULL PRIMARY KEY, device_jid TEXT NOT NULL)`,
 	}
 }
 
