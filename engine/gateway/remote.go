@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -47,7 +48,7 @@ func serveRemote(ctx context.Context, c *remote.Client, cfg Config, open opener)
 		}
 		cfg.Store = st
 	}
-	c.Capabilities = remote.Capabilities((*Engine)(nil))
+	c.Capabilities = engine.CapabilitiesOf((*Engine)(nil))
 	if c.Kind == "" {
 		c.Kind = engine.KindGateway
 	}
@@ -78,7 +79,9 @@ func serveRemote(ctx context.Context, c *remote.Client, cfg Config, open opener)
 		}
 		ecfg.DeviceJID = jid
 		last := jid
+		report := stateReporter(sctx, c, log, w.EngineID)
 		ecfg.OnState = func(s State) {
+			report(s)
 			if s.DeviceJID != last && s.Status != StatusClosed {
 				if err := st.rememberDevice(context.WithoutCancel(sctx), w.EngineID, s.DeviceJID); err != nil {
 					log.Warn("gateway: the paired device was not remembered", "engine", w.EngineID, "err", err)
@@ -164,4 +167,42 @@ func (s *Store) rememberedPhone(ctx context.Context) string {
 		return ""
 	}
 	return phone
+}
+
+// stateReporter reports the engine's session states to the server in state
+// frames (docs/engines.md, "State reporting"), in order, from a goroutine of
+// its own so that the session never waits on the server: a state that comes
+// while one is on its way replaces any still waiting. It ends with ctx.
+func stateReporter(ctx context.Context, c *remote.Client, log *slog.Logger, engineID string) func(State) {
+	next := make(chan remote.State, 1)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case rs := <-next:
+				if err := c.ReportState(ctx, rs); err != nil && ctx.Err() == nil {
+					log.Warn("gateway: the session state was not reported", "engine", engineID, "status", rs.Status, "err", err)
+				}
+			}
+		}
+	}()
+	return func(s State) {
+		if s.Status == StatusClosed {
+			return // the process is ending the engine: the socket's end tells the server
+		}
+		rs := remote.State{Status: string(s.Status), HasSynced: s.HasSynced, BannedUntil: s.BannedUntil, BanReason: s.BanReason,
+			ReachoutTimelockedUntil: s.ReachoutTimelockedUntil, LastError: s.LastError}
+		for {
+			select {
+			case next <- rs:
+				return
+			default:
+				select { // drop the older state still waiting
+				case <-next:
+				default:
+				}
+			}
+		}
+	}
 }

@@ -131,7 +131,10 @@ func testOutOfProcess(t *testing.T, gatewayDB string) {
 	if fake.Connects() == 0 {
 		t.Error("the QR call did not connect the device")
 	}
+	engineState := func() string { s, _ := e.Do("GET", "/v1/engines/"+id, key, nil).Data()["state"].(string); return s }
+	e.Eventually(5*time.Second, "the engine PAIRING, as its state frames report it", func() bool { return engineState() == "PAIRING" })
 	fake.Pair("15550001111")
+	e.Eventually(5*time.Second, "the engine CONNECTED once paired", func() bool { return engineState() == "CONNECTED" })
 	var remembered string
 	e.Eventually(5*time.Second, "the paired device remembered", func() bool {
 		_ = db.QueryRow(`SELECT device_jid FROM gateway_remote_devices WHERE engine_id = $1`, id).Scan(&remembered)
