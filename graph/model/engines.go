@@ -139,8 +139,9 @@ func (e *Engine) RejectCallsMessage() *string {
 // frame reported rather than its connection's.
 func reportedState(s engine.State) bool {
 	switch s {
-	case engine.StatePairing, engine.StateUnpaired, engine.StateOpening, engine.StateLoggedOut, engine.StateBanned, engine.StateConflict,
-		engine.StateDisconnected:
+	case engine.StatePairing, engine.StateUnpaired, engine.StateOpening, engine.StateLoggedOut, engine.StateBanned, engine.StateConflict:
+		// not DISCONNECTED: a row may still hold the one its last socket's end
+		// wrote while the new socket's connection is being applied
 		return true
 	}
 	return false
