@@ -205,13 +205,22 @@ func (g *groupState) requested(p string) bool {
 	return slices.ContainsFunc(g.Requests, func(r engine.JoinRequest) bool { return r.ChatID == p })
 }
 
+// addRequest records who asking to join the group at, unless who is in it or
+// asked already; it says whether it did.
+func (g *groupState) addRequest(who string, at time.Time) bool {
+	if g.find(who) >= 0 || g.requested(who) {
+		return false
+	}
+	g.Requests = append(g.Requests, engine.JoinRequest{ChatID: who, RequestedAt: at.UTC().Truncate(time.Second)})
+	return true
+}
+
 // request is who asking to join the group at: a join_request change, none when
 // the group no longer requires approval or who is in it or asked already.
 func (g *groupState) request(w *world, who string, at time.Time) []engine.GroupChange {
-	if !g.JoinApproval || g.find(who) >= 0 || g.requested(who) {
+	if !g.JoinApproval || !g.addRequest(who, at) {
 		return nil
 	}
-	g.Requests = append(g.Requests, engine.JoinRequest{ChatID: who, RequestedAt: at.UTC().Truncate(time.Second)})
 	return []engine.GroupChange{{GroupID: g.ID, Action: engine.GroupJoinRequest, Participants: []string{who}, By: who, Me: w.me}}
 }
 

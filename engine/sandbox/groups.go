@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -18,7 +17,6 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/sandboxgroup"
 	"github.com/switchboardhq/switchboard/ent/sandboxsend"
-	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -530,93 +528,4 @@ func addedIDs(res []engine.Added) []string {
 		}
 	}
 	return out
-}
-
-// groupBatch bounds the groups one SettleGroups pass settles.
-const groupBatch = 100
-
-// SettleGroups makes the members of every group whose plans or turns are due by
-// now act, and returns how many groups it settled. What they did is reported
-// through the sink as the network's events.
-func (n *Network) SettleGroups(ctx context.Context, now time.Time) (int, error) {
-	rows, err := n.client.SandboxGroup.Query().Where(sandboxgroup.NextDueAtLTE(now)).
-		Order(ent.Asc(sandboxgroup.FieldNextDueAt)).Limit(groupBatch).All(viewer.SystemContext(ctx))
-	if err != nil {
-		return 0, err
-	}
-	var firstErr error
-	for _, row := range rows {
-		e := n.Engine(row.WorkspaceID)
-		if err := e.change(ctx, row.GroupJid, now, nil); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	return len(rows), firstErr
-}
-
-// RunGroups settles the network's groups as their members' plans and turns
-// come due, until ctx is done: every min while there are some, backing off to
-// max when there are none.
-func (n *Network) RunGroups(ctx context.Context, min, max time.Duration) {
-	poll.Loop(ctx, min, max, nil, func(ctx context.Context) bool {
-		settled, err := n.SettleGroups(context.WithoutCancel(ctx), time.Now())
-		if err != nil && ctx.Err() == nil {
-			slog.Warn("sandbox: settling groups failed; retrying", "err", err)
-		}
-		return settled > 0
-	})
-}
-
-// SimulateGroupChange makes the network report a change of a group as if a
-// member made it. A group the network knows changes with it (participants join,
-// leave or change role, the subject or description changes), so that what it
-// reports and what it holds stay one; a change of a group it does not know is
-// reported as it is.
-func (e *Engine) SimulateGroupChange(ctx context.Context, c engine.GroupChange) error {
-	err := e.change(ctx, c.GroupID, time.Now(), func(w *world, g *groupState, now time.Time) ([]engine.GroupChange, error) {
-		c.Me = w.me
-		for _, p := range c.Participants {
-			i := g.find(p)
-			switch c.Action {
-			case "added", "joined_via_link":
-				if i < 0 {
-					g.Participants = append(g.Participants, engine.Participant{ID: p})
-				}
-			case "left", "kicked":
-				g.remove(p)
-			case "admin_changed":
-				if i >= 0 && !g.Participants[i].IsSuperAdmin {
-					g.Participants[i].IsAdmin = c.Value != engine.AdminDemoted
-				}
-			}
-		}
-		switch c.Action {
-		case "name_changed":
-			g.Name = c.Value
-		case "description_changed":
-			g.Description = c.Value
-		case engine.GroupJoinRequest:
-			for _, p := range c.Participants {
-				if g.find(p) < 0 && !g.requested(p) {
-					g.Requests = append(g.Requests, engine.JoinRequest{ChatID: p, RequestedAt: now.UTC().Truncate(time.Second)})
-				}
-			}
-		case engine.GroupJoinApprovalChanged:
-			if c.JoinApproval != nil {
-				g.JoinApproval = *c.JoinApproval
-			}
-		case engine.GroupSettingsChanged:
-			if c.Announce != nil {
-				g.Announce = *c.Announce
-			}
-			if c.Restrict != nil {
-				g.Restrict = *c.Restrict
-			}
-		}
-		return []engine.GroupChange{c}, nil
-	})
-	if errors.Is(err, engine.ErrNotFound) {
-		return e.Simulate(ctx, engine.Event{Type: engine.EventGroup, Group: &c})
-	}
-	return err
 }
