@@ -130,8 +130,15 @@ try {
       assert.ok(Date.now() < deadline, "60 messages were not stored in 2 minutes: " + r.total);
       await new Promise((ok) => setTimeout(ok, 1000));
     }
-    await visit("/dashboard/chats");
-    await page.locator("tr[data-chat] a", { hasText: busy.slice(1) }).first().click();
+    // the chat is listed once the sandbox sent its messages (scheduled ones are stored first)
+    const row = page.locator("tr[data-chat] a", { hasText: busy.slice(1) }).first();
+    for (;;) {
+      await visit("/dashboard/chats");
+      if (await row.count() > 0) break;
+      assert.ok(Date.now() < deadline, "the busy chat was not listed in 2 minutes");
+      await new Promise((ok) => setTimeout(ok, 1000));
+    }
+    await row.click();
     await page.waitForSelector(".thread[data-loaded]");
     const text = (n) => page.locator(".bubble > div:first-child", { hasText: new RegExp("^Busy message " + n + "$") });
     await text(60).waitFor();
