@@ -446,7 +446,9 @@ func (k *kit) sendThroughAPI(ctx context.Context, text string) (string, string, 
 func (k *kit) failEvents(ctx context.Context) func() Check {
 	const name = "resend after an ack error"
 	if !k.announced("send") {
-		return func() Check { return Check{Name: name, Status: Skip, Detail: "send not announced: no events to provoke"} }
+		return func() Check {
+			return Check{Name: name, Status: Skip, Detail: "send not announced: no events to provoke"}
+		}
 	}
 	from := k.j.len()
 	k.proxy.failNextEvents()

@@ -118,7 +118,7 @@ type kit struct {
 	report   Report
 
 	// what the handshake learned
-	link         int   // the connection the checks talk to
+	link         int // the connection the checks talk to
 	heartbeat    time.Duration
 	ttl          time.Duration
 	maxFrame     int64
