@@ -118,6 +118,48 @@ func methodTypes(method string) (in, out []reflect.Type) {
 
 func u64(n uint64) *uint64 { return &n }
 
+// frameFields are, for every frame type, the fields it may carry and (after
+// the bar) the ones it must: a frame of one type with another's field is off
+// the contract.
+var frameFields = map[string][2][]string{
+	FrameHello:       {{"token", "kind", "capabilities", "phone", "version", "versions"}, nil},
+	FrameWelcome:     {{"engineId", "workspaceId", "version", "versions", "deprecated", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch"}, {"engineId", "workspaceId", "version", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch"}},
+	FrameHeartbeat:   {nil, nil},
+	FrameCommand:     {{"id", "method", "params", "deadline"}, {"id", "method"}},
+	FrameReply:       {{"id", "result", "error"}, {"id"}},
+	FrameEvents:      {{"id", "events"}, {"id", "events"}},
+	FrameEventsAck:   {{"id", "error", "rejected"}, {"id"}},
+	FrameUnsupported: {{"id", "frameType"}, {"frameType"}},
+	FrameState:       {{"id", "state"}, {"id", "state"}},
+	FrameStateAck:    {{"id", "error"}, {"id"}},
+}
+
+// frameShapes are the rules of frameFields as if/then schemas; a reply
+// carries a result or an error, not both.
+func frameShapes() []*jsonschema.Schema {
+	types := make([]string, 0, len(frameFields))
+	for t := range frameFields {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	var out []*jsonschema.Schema
+	for _, t := range types {
+		f := frameFields[t]
+		names := []any{"type"}
+		for _, n := range f[0] {
+			names = append(names, n)
+		}
+		then := &jsonschema.Schema{PropertyNames: &jsonschema.Schema{Enum: names}, Required: f[1]}
+		if t == FrameReply {
+			then.OneOf = []*jsonschema.Schema{{Required: []string{"result"}}, {Required: []string{"error"}}}
+		}
+		ifType := jsonschema.NewProperties()
+		ifType.Set("type", &jsonschema.Schema{Const: t})
+		out = append(out, &jsonschema.Schema{If: &jsonschema.Schema{Properties: ifType, Required: []string{"type"}}, Then: then})
+	}
+	return out
+}
+
 // bound adds what reflection cannot see: required fields, the frame types, and
 // the protocol's limits.
 func bound(defs jsonschema.Definitions) {
@@ -143,6 +185,9 @@ func bound(defs jsonschema.Definitions) {
 		p.Enum = []any{FrameHello, FrameWelcome, FrameHeartbeat, FrameCommand, FrameReply, FrameEvents, FrameEventsAck, FrameUnsupported, FrameState, FrameStateAck}
 	})
 	require("Frame", "type")
+	if d, ok := defs["Frame"]; ok {
+		d.AllOf = frameShapes()
+	}
 	set("Frame", "id", func(p *jsonschema.Schema) { p.MaxLength = u64(engine.MaxIDLen) })
 	set("Frame", "capabilities", func(p *jsonschema.Schema) { p.MaxItems = u64(MaxCapabilities) })
 	set("Frame", "phone", func(p *jsonschema.Schema) { p.Pattern = `^\+[1-9][0-9]{6,14}$` })
