@@ -46,20 +46,34 @@ export class Groups {
     };
   }
 
-  /** get is a group the account is in. */
-  get(groupId) {
+  /** known is a group of the network, whether the account is in it or not. */
+  known(groupId) {
     if (!isGroup(groupId)) throw rejected(`${JSON.stringify(groupId)} is not a group id`);
     const g = this.groups.get(groupId);
     if (!g) throw notFound(`no group ${groupId}`);
-    if (!g.members.has(this.me)) throw groupRule('not_a_member', this.me, 'the account is not in this group');
+    return g;
+  }
+
+  /** get is a group the account is in. */
+  get(groupId) {
+    const g = this.known(groupId);
+    if (!g.members.has(this.me)) throw groupRule('not_a_member', '', 'the account is not in this group');
     return g;
   }
 
   /** admin is a group the account is an admin of. */
   admin(groupId) {
     const g = this.get(groupId);
-    if (!g.members.get(this.me)) throw groupRule('not_an_admin', this.me, 'the account is not an admin of this group');
+    if (!g.members.get(this.me)) throw groupRule('not_an_admin', '', 'the account is not an admin of this group');
     return g;
+  }
+
+  /** other is a participant the account acts on: in the group, not the
+   * account itself (it leaves with LeaveGroup), not the creator. */
+  other(g, participant) {
+    if (participant === this.me) throw groupRule('self', participant, 'the account acts on itself through LeaveGroup');
+    if (!g.members.has(participant)) throw groupRule('not_a_participant', participant, `${participant} is not in the group`);
+    if (participant === g.owner) throw groupRule('group_creator', participant, 'the creator cannot be removed or demoted');
   }
 
   /** replier is the member who answers a message sent to the group. */
@@ -118,7 +132,7 @@ export class Groups {
   /** removeParticipant is RemoveParticipant: []. */
   removeParticipant(groupId, participant) {
     const g = this.admin(groupId);
-    if (!g.members.has(participant)) throw groupRule('not_a_member', participant, `${participant} is not in the group`);
+    this.other(g, participant);
     g.members.delete(participant);
     this.change(g, 'kicked', { participants: [participant] });
     return [];
@@ -127,15 +141,19 @@ export class Groups {
   /** setAdmin is SetAdmin: []. */
   setAdmin(groupId, participant, admin) {
     const g = this.admin(groupId);
-    if (!g.members.has(participant)) throw groupRule('not_a_member', participant, `${participant} is not in the group`);
+    this.other(g, participant);
+    if (admin && g.members.get(participant)) throw groupRule('already_an_admin', participant, `${participant} is an admin already`);
+    if (!admin && !g.members.get(participant)) throw groupRule('participant_not_an_admin', participant, `${participant} is not an admin`);
     g.members.set(participant, admin);
     this.change(g, 'admin_changed', { participants: [participant], value: admin ? 'promoted' : 'demoted' });
     return [];
   }
 
-  /** leave is LeaveGroup: []. */
+  /** leave is LeaveGroup: []. Leaving a group the account left already does
+   * nothing. */
   leave(groupId) {
-    const g = this.get(groupId);
+    const g = this.known(groupId);
+    if (!g.members.has(this.me)) return [];
     g.members.delete(this.me);
     this.change(g, 'left', { participants: [this.me] });
     return [];

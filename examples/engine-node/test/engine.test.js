@@ -156,7 +156,24 @@ describe('engine', () => {
     const gone = await server.command('AddParticipants', [gid, ['15550007777@c.us']]);
     assert.equal(gone.error?.code, 'group_rule');
     assert.equal(gone.error?.rule, 'not_a_member');
+    valid('LeaveGroup', await server.command('LeaveGroup', [gid])); // left already: nothing to do
   });
+
+  const rules = [
+    { name: 'a participant not in the group', method: 'RemoveParticipant', params: (g) => [g, '15550001111@c.us'], rule: 'not_a_participant' },
+    { name: 'the account itself', method: 'RemoveParticipant', params: (g) => [g, '15550009999@c.us'], rule: 'self' },
+    { name: 'a member made admin twice', method: 'SetAdmin', params: (g) => [g, '15550002001@c.us', true], rule: 'already_an_admin', first: true },
+    { name: 'a demoted member not an admin', method: 'SetAdmin', params: (g) => [g, '15550002002@c.us', false], rule: 'participant_not_an_admin' },
+  ];
+  for (const tc of rules) {
+    it(`answers group_rule ${tc.rule} for ${tc.name}`, async () => {
+      const created = await server.command('CreateGroup', ['Rules', ['15550002001@c.us', '15550002002@c.us']]);
+      const gid = created.result[0];
+      if (tc.first) valid(tc.method, await server.command(tc.method, tc.params(gid)));
+      const reply = await server.command(tc.method, tc.params(gid));
+      assert.deepEqual([reply.error?.code, reply.error?.rule], ['group_rule', tc.rule]);
+    });
+  }
 
   it('resends an events frame acked with an error, with the same ids', async () => {
     let refused = null;
