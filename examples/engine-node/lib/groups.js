@@ -1,8 +1,10 @@
 // Groups on the simulated network (capability `groups`): CreateGroup,
 // AddParticipants, RemoveParticipant, SetAdmin, UpdateGroup, SetGroupPicture
 // and LeaveGroup. Every change is reported as a `group` event (a GroupChange),
-// as the network would tell it, with the account as `by`. The account starts
-// in one existing group, reported at start as a `chat` event.
+// as the network would tell it, with the account as `by`, and each command
+// answers once the server acked its events: the API reads the group back once
+// it has the reply. The account starts in one existing group, reported at
+// start as a `chat` event.
 
 import { groupRule, notFound, rejected } from './errors.js';
 import { derive, isContact, isGroup, now, offNetwork } from './ids.js';
@@ -82,9 +84,10 @@ export class Groups {
     return [...g.members.keys()].find((m) => m !== this.me) ?? this.me;
   }
 
-  /** change reports a group event: action and its fields (GroupChange). */
+  /** change reports a group event: action and its fields (GroupChange); it
+   * resolves once the server acked it. */
   change(g, action, fields = {}) {
-    this.report({
+    return this.report({
       id: `grp-${derive('', `${g.id}/${++this.changes}/${Date.now()}`)}`,
       type: 'group',
       at: now(),
@@ -111,70 +114,72 @@ export class Groups {
   }
 
   /** create is CreateGroup: [groupId, Added[]]. */
-  create(name, participants) {
+  async create(name, participants) {
     if (name.trim() === '') throw rejected('a group needs a name');
     const id = `1203630${String(Date.now()).slice(-9)}${String(++this.created).padStart(3, '0')}@g.us`;
     const g = { id, name, description: '', owner: this.me, announce: false, restrict: false, members: new Map([[this.me, true]]) };
     this.groups.set(id, g);
     const { added } = this.add(g, participants);
-    this.change(g, 'created', { chat: this.chat(g), participants: [...g.members.keys()] });
+    await this.change(g, 'created', { chat: this.chat(g), participants: [...g.members.keys()] });
     return [id, added];
   }
 
   /** addParticipants is AddParticipants: [Added[]]. */
-  addParticipants(groupId, participants) {
+  async addParticipants(groupId, participants) {
     const g = this.admin(groupId);
     const { added, joined } = this.add(g, participants);
-    if (joined.length > 0) this.change(g, 'added', { participants: joined });
+    if (joined.length > 0) await this.change(g, 'added', { participants: joined });
     return [added];
   }
 
   /** removeParticipant is RemoveParticipant: []. */
-  removeParticipant(groupId, participant) {
+  async removeParticipant(groupId, participant) {
     const g = this.admin(groupId);
     this.other(g, participant);
     g.members.delete(participant);
-    this.change(g, 'kicked', { participants: [participant] });
+    await this.change(g, 'kicked', { participants: [participant] });
     return [];
   }
 
   /** setAdmin is SetAdmin: []. */
-  setAdmin(groupId, participant, admin) {
+  async setAdmin(groupId, participant, admin) {
     const g = this.admin(groupId);
     this.other(g, participant);
     if (admin && g.members.get(participant)) throw groupRule('already_an_admin', participant, `${participant} is an admin already`);
     if (!admin && !g.members.get(participant)) throw groupRule('participant_not_an_admin', participant, `${participant} is not an admin`);
     g.members.set(participant, admin);
-    this.change(g, 'admin_changed', { participants: [participant], value: admin ? 'promoted' : 'demoted' });
+    await this.change(g, 'admin_changed', { participants: [participant], value: admin ? 'promoted' : 'demoted' });
     return [];
   }
 
   /** leave is LeaveGroup: []. Leaving a group the account left already does
    * nothing. */
-  leave(groupId) {
+  async leave(groupId) {
     const g = this.known(groupId);
     if (!g.members.has(this.me)) return [];
     g.members.delete(this.me);
-    this.change(g, 'left', { participants: [this.me] });
+    await this.change(g, 'left', { participants: [this.me] });
     return [];
   }
 
-  /** update is UpdateGroup: []. u: a GroupUpdate. */
-  update(groupId, u) {
+  /** update is UpdateGroup: []. u: a GroupUpdate (absent fields unchanged). */
+  async update(groupId, u) {
     const g = this.admin(groupId);
+    if (typeof u.name === 'string' && u.name.trim() === '') throw rejected('a group needs a name');
+    const changes = [];
     if (typeof u.name === 'string' && u.name !== g.name) {
-      if (u.name.trim() === '') throw rejected('a group needs a name');
       g.name = u.name;
-      this.change(g, 'name_changed', { value: u.name });
+      changes.push(['name_changed', { value: u.name }]);
     }
     if (typeof u.description === 'string' && u.description !== g.description) {
       g.description = u.description;
-      this.change(g, 'description_changed', { value: u.description });
+      changes.push(['description_changed', { value: u.description }]);
     }
     const settings = {};
     if (typeof u.announce === 'boolean' && u.announce !== g.announce) settings.announce = g.announce = u.announce;
     if (typeof u.restrict === 'boolean' && u.restrict !== g.restrict) settings.restrict = g.restrict = u.restrict;
-    if (Object.keys(settings).length > 0) this.change(g, 'settings_changed', settings);
+    if (Object.keys(settings).length > 0) changes.push(['settings_changed', settings]);
+    await Promise.all(changes.map(([action, fields]) => this.change(g, action, fields)));
     return [];
   }
 

@@ -16,7 +16,10 @@ export class Network {
   constructor({ phone = defaultPhone, stepMs = 200 } = {}) {
     this.me = `${phone.replace(/^\+/, '')}@c.us`;
     this.queue = []; // events reported before the client attached
-    this.report = (...events) => this.queue.push(...events);
+    this.report = (...events) => {
+      this.queue.push(...events);
+      return Promise.resolve();
+    };
     const report = (...events) => this.report(...events);
     this.groups = new Groups({ me: this.me, report });
     this.messages = new Messages({ me: this.me, groups: this.groups, report, stepMs });
@@ -68,7 +71,7 @@ export class Network {
   }
 
   /** attach starts reporting events through report(...events), the ones
-   * observed so far first. */
+   * observed so far first; report answers a promise of their acks. */
   attach(report) {
     this.report = report;
     const queued = this.queue.splice(0);

@@ -10,6 +10,10 @@
 //     after rate_limited, after a second otherwise);
 //   - not acked when the connection ends: its events go back to the queue and
 //     are sent again, with the same ids, after the next welcome.
+//
+// push answers a promise that resolves once its events were acked (stored, or
+// refused for good): a command whose events the server reads back once it has
+// the reply (a created group) answers only then.
 
 /** maxInFlight bounds the frames sent and not acked yet (the server queues 4). */
 const maxInFlight = 4;
@@ -31,10 +35,12 @@ export class Outbox {
     this.idle = []; // resolvers of drained()
   }
 
-  /** push queues events (each with its own stable id) and sends what fits. */
+  /** push queues events (each with its own stable id) and sends what fits; it
+   * resolves once every one of them was acked. */
   push(...events) {
-    for (const event of events) this.pending.push({ seq: this.seq++, event });
+    const acked = events.map((event) => new Promise((done) => this.pending.push({ seq: this.seq++, event, done })));
     this.flush();
+    return Promise.all(acked).then(() => undefined);
   }
 
   /** open starts sending on a welcomed connection, with the welcome's limits. */
@@ -72,6 +78,7 @@ export class Outbox {
     for (const r of frame.rejected ?? []) {
       this.log('event refused for good, not reported again', { frame: frame.id, index: r.index, id: r.id, reason: r.reason });
     }
+    for (const item of items) item.done();
     this.flush();
     if (this.pending.length === 0 && this.inFlight.size === 0) {
       for (const resolve of this.idle.splice(0)) resolve();

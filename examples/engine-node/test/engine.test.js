@@ -159,6 +159,24 @@ describe('engine', () => {
     valid('LeaveGroup', await server.command('LeaveGroup', [gid])); // left already: nothing to do
   });
 
+  it('answers a group command only once the server acked its events', async () => {
+    let held = null;
+    server.ackWith = (frame) => {
+      if (held || !frame.events.some((e) => e.type === 'group' && e.group.action === 'created')) return undefined;
+      held = frame;
+      return false; // not acked yet
+    };
+    const creating = server.command('CreateGroup', ['Held', ['15550002003@c.us']]);
+    await server.until(() => held, 'the created event');
+    // A command sent after it is answered meanwhile; CreateGroup is not.
+    valid('Send', await server.command('Send', [{ wireId: 'h1', to: '15550002003@c.us', type: 'text', text: 'h' }]));
+    const id = `cmd_${server.commands - 1}`;
+    assert.equal(server.frames.some((f) => f.frame.type === 'reply' && f.frame.id === id), false, 'CreateGroup answered before its event was acked');
+    server.ackWith = null;
+    server.send({ type: 'events_ack', id: held.id });
+    valid('CreateGroup', await creating);
+  });
+
   const rules = [
     { name: 'a participant not in the group', method: 'RemoveParticipant', params: (g) => [g, '15550001111@c.us'], rule: 'not_a_participant' },
     { name: 'the account itself', method: 'RemoveParticipant', params: (g) => [g, '15550009999@c.us'], rule: 'self' },
