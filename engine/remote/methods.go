@@ -32,6 +32,9 @@ func Methods() []string {
 	return out
 }
 
+// MethodCapability is the capability a command belongs to ("" for no command).
+func MethodCapability(method string) string { return methodCapability[method] }
+
 var (
 	contextType  = reflect.TypeFor[context.Context]()
 	durationType = reflect.TypeFor[time.Duration]()
@@ -50,7 +53,7 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 		var args []json.RawMessage
 		var ms []engine.Outgoing
 		if err := json.Unmarshal(params, &args); err != nil || len(args) != 1 || json.Unmarshal(args[0], &ms) != nil {
-			return nil, fmt.Errorf("bad params of SendBatch")
+			return nil, fmt.Errorf("%w: bad params of SendBatch", engine.ErrRejected)
 		}
 		sent := e.(engine.BatchSender).SendBatch(ctx, ms)
 		out := make([]sentWire, len(sent))
@@ -67,13 +70,13 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 	var raw []json.RawMessage
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &raw); err != nil {
-			return nil, fmt.Errorf("bad params of %s: %v", method, err)
+			return nil, fmt.Errorf("%w: bad params of %s: %v", engine.ErrRejected, method, err)
 		}
 	}
 	// Trailing params may be left out (they are the zero value): a server that
 	// predates a method's newest argument still reaches the engine.
 	if t.NumIn() == 0 || t.In(0) != contextType || len(raw) > t.NumIn()-1 {
-		return nil, fmt.Errorf("%s takes %d params, got %d", method, t.NumIn()-1, len(raw))
+		return nil, fmt.Errorf("%w: %s takes %d params, got %d", engine.ErrRejected, method, t.NumIn()-1, len(raw))
 	}
 	args := []reflect.Value{reflect.ValueOf(ctx)}
 	for i := 1; i < t.NumIn(); i++ {
@@ -86,13 +89,13 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 			// Durations travel in whole milliseconds.
 			var ms int64
 			if err := json.Unmarshal(raw[i-1], &ms); err != nil {
-				return nil, fmt.Errorf("bad param %d of %s: %v", i, method, err)
+				return nil, fmt.Errorf("%w: bad param %d of %s: %v", engine.ErrRejected, i, method, err)
 			}
 			args = append(args, reflect.ValueOf(time.Duration(ms)*time.Millisecond))
 			continue
 		}
 		if err := json.Unmarshal(raw[i-1], p.Interface()); err != nil {
-			return nil, fmt.Errorf("bad param %d of %s: %v", i, method, err)
+			return nil, fmt.Errorf("%w: bad param %d of %s: %v", engine.ErrRejected, i, method, err)
 		}
 		args = append(args, p.Elem())
 	}
@@ -105,6 +108,9 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 		results[i] = outs[i].Interface()
 		if d, ok := results[i].(time.Duration); ok {
 			results[i] = d.Milliseconds()
+		}
+		if v := outs[i]; v.Kind() == reflect.Slice && v.IsNil() {
+			results[i] = reflect.MakeSlice(v.Type(), 0, 0).Interface() // a list, never null
 		}
 	}
 	return json.Marshal(results)

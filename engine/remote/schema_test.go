@@ -120,15 +120,10 @@ func recordingProxy(upstream string, log *frameLog) http.Handler {
 // result against result.<method>.
 func validateFrames(t *testing.T, log *frameLog) {
 	t.Helper()
-	c := protocolSchema(t)
-	compile := func(ref string) *jsonschema.Schema {
-		s, err := c.Compile(ref)
-		if err != nil {
-			t.Fatalf("compile %s: %v", ref, err)
-		}
-		return s
+	v, err := remote.NewValidator()
+	if err != nil {
+		t.Fatal(err)
 	}
-	frame := compile(remote.SchemaID)
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	t.Logf("validating %d frames", len(log.frames))
@@ -137,12 +132,7 @@ func validateFrames(t *testing.T, log *frameLog) {
 		if f.toServer && log.engineOffContract {
 			continue
 		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(f.raw))
-		if err != nil {
-			t.Errorf("frame %s is not JSON: %v", f.raw, err)
-			continue
-		}
-		if err := frame.Validate(v); err != nil {
+		if err := v.Frame(f.raw); err != nil {
 			t.Errorf("frame %s does not validate: %v", f.raw, err)
 		}
 		var head struct {
@@ -164,12 +154,7 @@ func validateFrames(t *testing.T, log *frameLog) {
 		if ref == "" || part == nil {
 			continue
 		}
-		pv, err := jsonschema.UnmarshalJSON(bytes.NewReader(part))
-		if err != nil {
-			t.Errorf("%s of %s is not JSON: %v", ref, f.raw, err)
-			continue
-		}
-		if err := compile(remote.SchemaID + "#/$defs/" + ref).Validate(pv); err != nil {
+		if err := v.Def(ref, part); err != nil {
 			t.Errorf("%s %s does not validate: %v", ref, part, err)
 		}
 	}
