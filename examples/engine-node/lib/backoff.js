@@ -20,6 +20,13 @@ export class Backoff {
     return Math.round(c / 2 + this.random() * (c / 2));
   }
 
+  /** patient is a delay at the ceiling's maximum, with the same jitter: after
+   * a close 4004 (the same engine connected again elsewhere), so that two
+   * copies of one engine do not take the connection from each other in turns. */
+  patient() {
+    return Math.round(this.maxMs / 2 + this.random() * (this.maxMs / 2));
+  }
+
   /** reset starts again from the first delay (after a welcome). */
   reset() {
     this.ceiling = this.firstMs;

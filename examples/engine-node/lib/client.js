@@ -63,7 +63,9 @@ export class Client {
         this.log.error('engine stopped: the server will not take it again', end);
         return end;
       }
-      const wait = this.backoff.next();
+      // 4004: the same engine connected again; the newer connection wins, and
+      // taking it back at once would only start a fight.
+      const wait = end.code === 4004 ? this.backoff.patient() : this.backoff.next();
       this.log.warn('disconnected; reconnecting', { ...end, inMs: wait });
       await new Promise((resolve) => {
         this.wake = resolve;

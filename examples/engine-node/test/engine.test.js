@@ -267,5 +267,6 @@ describe('backoff', () => {
     assert.deepEqual(highs, [1000, 2000, 4000, 8000, 16000, 30000, 30000]);
     low.reset();
     assert.equal(low.next(), 500);
+    assert.deepEqual([low.patient(), high.patient()], [15000, 30000]);
   });
 });
