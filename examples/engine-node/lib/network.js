@@ -4,6 +4,7 @@
 // are announced; the client answers any other method `unsupported`.
 
 import { Groups } from './groups.js';
+import { offNetwork } from './ids.js';
 import { Messages } from './messages.js';
 import { Params } from './params.js';
 
@@ -26,7 +27,7 @@ export class Network {
     this.groups.seed();
 
     /** capabilities are what the hello announces. */
-    this.capabilities = ['send', 'send_batch', 'groups'];
+    this.capabilities = ['send', 'send_batch', 'groups', 'check_numbers'];
 
     /** methods are the commands served, by name: each takes the params array
      * and answers the result array. */
@@ -63,6 +64,10 @@ export class Network {
         const ps = new Params('UpdateGroup', p);
         return this.groups.update(ps.string(0, 'groupId'), ps.object(1, 'update'));
       },
+      CheckNumbers: (p) => {
+        const ps = new Params('CheckNumbers', p);
+        return [ps.strings(0, 'phones').map((phone) => checkNumber(phone))];
+      },
       SetGroupPicture: (p) => {
         const ps = new Params('SetGroupPicture', p);
         return this.groups.setPicture(ps.string(0, 'groupId'), ps.object(1, 'picture'));
@@ -88,4 +93,12 @@ export class Network {
   stop() {
     this.messages.stop();
   }
+}
+
+/** checkNumber is a NumberStatus: a number (E.164 digits, no "+") is on the
+ * network unless it ends in 0000. */
+function checkNumber(phone) {
+  const digits = phone.replace(/^\+/, '');
+  if (!/^[1-9][0-9]{6,14}$/.test(digits) || offNetwork(`${digits}@c.us`)) return { phone, onNetwork: false };
+  return { phone, onNetwork: true, chatId: `${digits}@c.us` };
 }

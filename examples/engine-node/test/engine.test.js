@@ -55,7 +55,7 @@ describe('engine', () => {
 
   it('says hello with its capabilities, versions and phone', () => {
     const hello = server.frames[0].frame;
-    assert.deepEqual(hello, { type: 'hello', kind: 'regular', capabilities: ['send', 'send_batch', 'groups'], versions: [1], phone: '+15550009999' });
+    assert.deepEqual(hello, { type: 'hello', kind: 'regular', capabilities: ['send', 'send_batch', 'groups', 'check_numbers'], versions: [1], phone: '+15550009999' });
     assert.ok(schema.frame(hello));
   });
 
@@ -120,6 +120,16 @@ describe('engine', () => {
     ]]);
     valid('SendBatch', reply);
     assert.deepEqual(reply.result[0].map((s) => [s.key.id, s.error?.code]), [['b1', undefined], ['b2', 'rejected'], ['b3', undefined]]);
+  });
+
+  it('checks numbers: on the network unless they end in 0000', async () => {
+    const reply = await server.command('CheckNumbers', [['15550002222', '15550020000', 'nonsense']]);
+    valid('CheckNumbers', reply);
+    assert.deepEqual(reply.result[0], [
+      { phone: '15550002222', onNetwork: true, chatId: '15550002222@c.us' },
+      { phone: '15550020000', onNetwork: false },
+      { phone: 'nonsense', onNetwork: false },
+    ]);
   });
 
   it('serves commands concurrently and ignores unknown fields and frame types', async () => {
