@@ -104,6 +104,7 @@ export class Outbox {
     if (this.timer) return; // waiting to resend after an error
     while (this.send && this.pending.length > 0 && this.inFlight.size < maxInFlight) {
       const items = this.take();
+      if (items.length === 0) continue; // only oversized events, dropped
       const id = `evb_${Date.now().toString(36)}_${(this.frames++).toString(36)}`;
       if (!this.send({ type: 'events', id, events: items.map((i) => i.event) })) {
         this.pending.unshift(...items);
@@ -114,7 +115,9 @@ export class Outbox {
   }
 
   /** take removes the next frame's events: at most maxBatch (divided after
-   * payload_too_large) and, as JSON, within maxFrame with room to spare. */
+   * payload_too_large) and, as JSON, within maxFrame with room to spare. An
+   * event too large for any frame is dropped (the server would close the
+   * connection over it, again at every resend). */
   take() {
     const most = Math.max(1, Math.floor(this.maxBatch / this.split));
     const budget = this.maxFrame - 1024;
@@ -122,7 +125,13 @@ export class Outbox {
     let n = 0;
     while (n < this.pending.length && n < most) {
       const size = Buffer.byteLength(JSON.stringify(this.pending[n].event)) + 1;
-      if (n > 0 && bytes + size > budget) break;
+      if (bytes + size > budget) {
+        if (n > 0) break;
+        const [item] = this.pending.splice(0, 1);
+        this.log('event larger than the server\'s maxFrame dropped', { id: item.event.id, type: item.event.type, bytes: size });
+        item.done();
+        continue;
+      }
       bytes += size;
       n++;
     }
