@@ -54,7 +54,7 @@ Its memory lives in --database-url, by default in the user's cache directory
 	fs.StringVar(&o.phone, "phone", os.Getenv("SWITCHBOARD_ENGINE_PHONE"),
 		"the simulated account's own number, E.164 (+15550001111), so that two sandboxes can serve one workspace (env SWITCHBOARD_ENGINE_PHONE)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
-	cmd.AddCommand(sb, newEngineGatewayCmd())
+	cmd.AddCommand(sb, newEngineGatewayCmd(), newEngineConformanceCmd())
 	return cmd
 }
 

@@ -6,6 +6,8 @@
 //	switchboard keys list   [--database-url URL]
 //	switchboard keys revoke KEY|ID [--database-url URL]
 //	switchboard engine sandbox --server URL --token T [--database-url URL]
+//	switchboard engine gateway --server URL --token T [--database-url URL]
+//	switchboard engine conformance [--to E164] -- COMMAND [ARGS...]
 //	switchboard version
 //	switchboard completion bash|zsh|fish|powershell
 //

@@ -20,6 +20,7 @@ type RemoteFake struct {
 	f *fakeClient
 	// Opened is the device each engine was opened with ("" for a new one).
 	Opened []string
+	paired bool
 }
 
 // NewRemoteFake is an unpaired device whose connection shows the QR codes qr.
@@ -29,6 +30,15 @@ func NewRemoteFake(qr ...string) *RemoteFake {
 	return &RemoteFake{f: f}
 }
 
+// NewPairedRemoteFake is a device paired with the account +15550001111.
+// Its engine connects as soon as it opens, as Open's does for a paired device,
+// and its contacts' phones answer what it sends with delivery receipts.
+func NewPairedRemoteFake() *RemoteFake {
+	f := newFake(true)
+	f.receipts = true
+	return &RemoteFake{f: f, paired: true}
+}
+
 // Serve is ServeRemote over the fake.
 func (r *RemoteFake) Serve(ctx context.Context, c *remote.Client, cfg Config) error {
 	return serveRemote(ctx, c, cfg, func(_ context.Context, cfg Config) (*Engine, error) {
@@ -36,6 +46,9 @@ func (r *RemoteFake) Serve(ctx context.Context, c *remote.Client, cfg Config) er
 		cfg.ReconnectMin, cfg.ReconnectMax = time.Millisecond, 5*time.Millisecond
 		e := newEngine(cfg, r.f, func() (client, error) { return newFake(false), nil })
 		e.retryWait = time.Millisecond
+		if r.paired {
+			e.startConnecting()
+		}
 		return e, nil
 	})
 }

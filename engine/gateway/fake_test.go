@@ -35,6 +35,10 @@ type fakeClient struct {
 	alt       map[types.JID]types.JID
 	handler   whatsmeow.EventHandlerWithSuccessStatus
 
+	// receipts: the recipient's phone answers every message sent to a
+	// contact with a delivery receipt, as a real one does.
+	receipts bool
+
 	connectErrs []error // returned by the next Connect calls, in order
 	connects    int
 	disconnects int
@@ -242,6 +246,10 @@ func (f *fakeClient) SendMessage(_ context.Context, to types.JID, msg *waE2E.Mes
 	id := types.MessageID(fmt.Sprintf("3EB0%018X", len(f.sent))) // whatsmeow's are random
 	if len(extra) > 0 && extra[0].ID != "" {
 		id = extra[0].ID
+	}
+	if f.receipts && to.Server == types.DefaultUserServer {
+		go f.deliver(&events.Receipt{MessageSource: types.MessageSource{Chat: to, Sender: to}, MessageIDs: []types.MessageID{id},
+			Timestamp: time.Now(), Type: types.ReceiptTypeDelivered})
 	}
 	return whatsmeow.SendResponse{ID: id, Timestamp: time.Unix(1_800_000_000, 0)}, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/gateway"
 	"github.com/switchboardhq/switchboard/engine/remote"
+	"github.com/switchboardhq/switchboard/engine/remote/conformance"
 	"github.com/switchboardhq/switchboard/storage"
 )
 
@@ -205,5 +206,32 @@ func testOutOfProcess(t *testing.T, gatewayDB string) {
 	}
 	if c2.Phone != "+15550001111" {
 		t.Errorf("the hello announced the number %q", c2.Phone)
+	}
+}
+
+// The gateway engine run out of process over its whatsmeow fake, a paired
+// device, passes the engine protocol's conformance kit.
+func TestGatewayConforms(t *testing.T) {
+	client, db, dialect, err := storage.OpenWithDB("sqlite://"+filepath.Join(t.TempDir(), "gateway.db"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	fake := gateway.NewPairedRemoteFake()
+	var out strings.Builder
+	logger := slog.New(slog.NewTextHandler(&out, nil))
+	r, err := conformance.Run(context.Background(), conformance.Options{
+		Start: func(ctx context.Context, server, token string) error {
+			return fake.Serve(ctx, &remote.Client{URL: server, Token: token, Logger: logger}, gateway.Config{DB: db, Dialect: dialect, Logger: logger})
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	r.Write(&b)
+	t.Log("\n" + b.String())
+	if r.Failed() > 0 {
+		t.Errorf("%d checks failed; the engine said:\n%s", r.Failed(), out.String())
 	}
 }
