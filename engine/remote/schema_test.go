@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/switchboardhq/switchboard/engine/remote"
@@ -199,5 +202,29 @@ func TestProtocolSchema(t *testing.T) {
 		if err := frame.Validate(v); (err == nil) != tt.ok {
 			t.Errorf("%s: %s validates = %v, want %v", tt.name, tt.frame, err == nil, tt.ok)
 		}
+	}
+}
+
+// The copy of the schema the Node engine's tests validate against
+// (examples/engine-node/test/protocol.json) is the server's. Refresh it with
+// SWITCHBOARD_UPDATE_SCHEMA_COPY=1 go test ./engine/remote -run TestNodeSchemaCopy.
+func TestNodeSchemaCopy(t *testing.T) {
+	path := filepath.Join("..", "..", "examples", "engine-node", "test", "protocol.json")
+	if os.Getenv("SWITCHBOARD_UPDATE_SCHEMA_COPY") == "1" {
+		if err := os.WriteFile(path, append(remote.Schema(), '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copied, served any
+	if err := json.Unmarshal(raw, &copied); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal(remote.Schema(), &served)
+	if diff := cmp.Diff(served, copied); diff != "" {
+		t.Errorf("%s is not the server's schema; refresh it (SWITCHBOARD_UPDATE_SCHEMA_COPY=1): %s", path, diff)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"image"
 	"image/jpeg"
+	"strings"
 	"time"
 
 	"github.com/switchboardhq/switchboard/engine"
@@ -47,6 +48,7 @@ var sendWireID = engine.WireID("conformance-send")
 // params are the params the kit sends method with.
 func (k *kit) params(method string, l *learned) []any {
 	peer := jidOf(k.o.To)
+	digits := strings.TrimPrefix(k.o.To, "+") // numbers travel as E.164 digits without "+"
 	group := or(l.group, someGroup)
 	newsletter := or(l.newsletter, someNewsletter)
 	key := l.key
@@ -115,7 +117,7 @@ func (k *kit) params(method string, l *learned) []any {
 	case "SetProfile":
 		return []any{engine.ProfileUpdate{About: &about}}
 	case "CheckNumbers":
-		return []any{[]string{k.o.To}}
+		return []any{[]string{digits}}
 	case "SetDisappearingTimer":
 		return []any{peer, 0}
 	case "RejectCall":
@@ -125,7 +127,7 @@ func (k *kit) params(method string, l *learned) []any {
 	case "RevokeStatus":
 		return []any{or(l.status, engine.WireID("conformance-status"))}
 	case "PairingCode":
-		return []any{k.o.To}
+		return []any{digits}
 	}
 	return nil
 }
