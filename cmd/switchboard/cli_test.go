@@ -98,6 +98,8 @@ func TestUnknownCommandsAndFlags(t *testing.T) {
 		{[]string{"serve", "--frob"}, []string{"unknown flag: --frob", "Run 'switchboard serve --help' for usage."}},
 		{[]string{"keys", "create", "--workspace", "acme"}, []string{"--workspace and --scopes are required"}},
 		{[]string{"keys", "revoke"}, []string{"accepts 1 arg(s)"}},
+		{[]string{"engine", "conformance"}, []string{"requires at least 1 arg(s)"}},
+		{[]string{"engine", "conformance", "--to", "5550002222", "--", "true"}, []string{"--to", "not an E.164 number"}},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), tc.args, &out, &errOut)
