@@ -452,7 +452,11 @@ func (k *kit) failEvents(ctx context.Context) func() Check {
 	}
 	from := k.j.len()
 	k.proxy.failNextEvents()
-	go func() { _, _, _ = k.sendThroughAPI(ctx, "conformance kit: an ack error") }()
+	k.bg.Add(1)
+	go func() {
+		defer k.bg.Done()
+		_, _, _ = k.sendThroughAPI(ctx, "conformance kit: an ack error")
+	}()
 	wctx, cancel := k.within(ctx)
 	defer cancel()
 	failed, at, err := k.j.wait(wctx, from, func(e entry) bool {

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -112,7 +113,8 @@ type kit struct {
 	proxy    *proxy
 	j        *journal
 	v        *remote.Validator
-	key      string // an all-scopes API key
+	key      string         // an all-scopes API key
+	bg       sync.WaitGroup // work the checks left running (a send through the API)
 	engineID string
 	token    string
 	report   Report
@@ -164,6 +166,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	k.runChecks(ctx)
 	stop()
+	k.bg.Wait()
 	return &k.report, nil
 }
 
