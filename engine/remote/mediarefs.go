@@ -39,25 +39,24 @@ func (e *Engine) mediaResult(ctx context.Context, method string, args ...any) (e
 		defer cancel()
 		deadline, _ = ctx.Deadline()
 	}
-	s, err := e.hub.mintUpload(ctx, e.id, deadline)
+	s, err := e.hub.mintUpload(ctx, e.workspaceID, e.id, deadline)
 	if err != nil {
 		return m, err
 	}
 	if err := e.invoke(ctx, method, []any{&m}, append(args, s.url)...); err != nil {
-		e.hub.dropUpload(s)
+		e.hub.dropUpload(s, true)
 		return engine.Media{}, err
 	}
 	if m.Data != nil {
-		e.hub.dropUpload(s)
+		e.hub.dropUpload(s, true)
 		return m, nil
 	}
-	rc, o, err := e.hub.Media.OpenFilled(viewer.SystemContext(ctx), s.mediaURL)
+	rc, o, err := e.hub.Media.OpenFilled(viewer.WorkspaceContext(ctx, e.workspaceID), s.mediaURL)
 	if err != nil {
-		e.hub.dropUpload(s)
+		e.hub.dropUpload(s, true)
 		return engine.Media{}, fmt.Errorf("remote engine: %s replied without data and nothing was uploaded to its uploadUrl: %w", method, err)
 	}
-	_ = e.hub.rdb.Del(ctx, uploadPrefix+s.token).Err() // used; it would expire at the deadline anyway
-	m.Body = &removeOnClose{ReadCloser: rc, remove: func() { e.hub.dropUpload(s) }}
+	m.Body = &removeOnClose{ReadCloser: rc, remove: func() { e.hub.dropUpload(s, false) }}
 	m.Size = o.Size
 	if m.MimeType == "" {
 		m.MimeType = o.ContentType
@@ -94,13 +93,13 @@ func (e *Engine) pictureRef(ctx context.Context, p engine.Media) (engine.Media, 
 	}
 	r, release := p.Reader()
 	defer release()
-	o, err := e.hub.Media.Save(viewer.SystemContext(ctx), r, p.MimeType, p.Filename)
+	o, err := e.hub.Media.Save(viewer.WorkspaceContext(ctx, e.workspaceID), r, p.MimeType, p.Filename)
 	if err != nil {
 		return p, nil, fmt.Errorf("remote: store the picture for the engine: %w", err)
 	}
 	ref := engine.Media{URL: o.URL, Size: o.Size, MimeType: o.ContentType, Filename: p.Filename, Preview: p.Preview}
 	return ref, func() {
-		ctx, cancel := context.WithTimeout(viewer.SystemContext(context.Background()), 10*time.Second)
+		ctx, cancel := context.WithTimeout(viewer.WorkspaceContext(context.Background(), e.workspaceID), 10*time.Second)
 		defer cancel()
 		if err := e.hub.Media.Remove(ctx, o.URL); err != nil {
 			e.hub.log().Warn("picture handed to an engine not removed (the media prune removes it)", "err", err)

@@ -44,24 +44,25 @@ return {1, redis.call("HGET", KEYS[1], "url")}`)
 
 // slot is an upload slot a replica minted for one command.
 type slot struct {
-	token    string
-	url      string // where the engine PUTs: PublicURL + UploadPath + token
-	mediaURL string // the reserved media the PUT fills
+	workspaceID string // whose media the reserved row is
+	token       string
+	url         string // where the engine PUTs: PublicURL + UploadPath + token
+	mediaURL    string // the reserved media the PUT fills
 }
 
 // refs reports whether the hub hands media by reference: it has a media store
 // and knows its public URL.
 func (h *Hub) refs() bool { return h.Media != nil && h.PublicURL != "" }
 
-// mintUpload reserves media and an upload slot for engineID that lasts until
-// deadline.
-func (h *Hub) mintUpload(ctx context.Context, engineID string, deadline time.Time) (*slot, error) {
-	ctx = viewer.SystemContext(ctx)
+// mintUpload reserves media of the workspace and an upload slot for engineID
+// that lasts until deadline.
+func (h *Hub) mintUpload(ctx context.Context, workspaceID, engineID string, deadline time.Time) (*slot, error) {
+	ctx = viewer.WorkspaceContext(ctx, workspaceID)
 	o, err := h.Media.Reserve(ctx, "application/octet-stream", "")
 	if err != nil {
 		return nil, fmt.Errorf("remote: reserve an upload: %w", err)
 	}
-	s := &slot{token: switchboard.RandomToken(20), mediaURL: o.URL}
+	s := &slot{workspaceID: workspaceID, token: switchboard.RandomToken(20), mediaURL: o.URL}
 	s.url = strings.TrimRight(h.PublicURL, "/") + UploadPath + s.token
 	key := uploadPrefix + s.token
 	_, err = h.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -75,11 +76,17 @@ func (h *Hub) mintUpload(ctx context.Context, engineID string, deadline time.Tim
 	return s, nil
 }
 
-// dropUpload forgets a slot and removes its media (the command is over).
-func (h *Hub) dropUpload(s *slot) {
-	ctx, cancel := context.WithTimeout(viewer.SystemContext(context.Background()), 10*time.Second)
+// dropUpload removes a slot's media, and with forget the slot itself (the
+// command failed or was answered inline); a slot whose bytes were read stays,
+// used, until it expires, so that a second PUT is told it was used.
+func (h *Hub) dropUpload(s *slot, forget bool) {
+	ctx, cancel := context.WithTimeout(viewer.WorkspaceContext(context.Background(), s.workspaceID), 10*time.Second)
 	defer cancel()
-	err := errors.Join(h.rdb.Del(ctx, uploadPrefix+s.token).Err(), h.Media.Remove(ctx, s.mediaURL))
+	var err error
+	if forget {
+		err = h.rdb.Del(ctx, uploadPrefix+s.token).Err()
+	}
+	err = errors.Join(err, h.Media.Remove(ctx, s.mediaURL))
 	if err != nil {
 		h.log().Warn("engine upload not removed (the media prune removes it)", "err", err)
 	}
@@ -126,7 +133,7 @@ func (h *Hub) upload(r *http.Request) error {
 	if r.ContentLength > h.Media.MaxSize() {
 		return errUploadLarge
 	}
-	ctx := viewer.SystemContext(r.Context())
+	ctx := viewer.WorkspaceContext(r.Context(), row.WorkspaceID)
 	res, err := claimUpload.Run(ctx, h.rdb, []string{uploadPrefix + token}, row.ID).Slice()
 	if err != nil {
 		return err
