@@ -174,7 +174,7 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 // FeatureMediaRefs uploads the bytes to an upload slot (mediaResult): the
 // Media's Body streams them, and the caller closes it.
 func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, error) {
-	return e.mediaResult(ctx, "FetchMedia", key)
+	return e.mediaResult(ctx, "FetchMedia", false, key)
 }
 
 // ShowTyping implements engine.Typist (capability typing; d travels as

@@ -25,9 +25,10 @@ func (e *Engine) byRef() bool {
 // ProfilePicture). By reference, a slot is minted first and its URL passed as
 // the trailing uploadUrl param; the engine uploads the bytes there and replies
 // without data, and the Media returned streams them from the media store
-// (Body), which removes them once the caller closes it. An engine that replies
-// with data anyway is taken at its word.
-func (e *Engine) mediaResult(ctx context.Context, method string, args ...any) (engine.Media, error) {
+// (Body), which removes them once the caller closes it; inMemory reads them
+// into Data instead and removes them at once (a profile picture, whose callers
+// read Data). An engine that replies with data anyway is taken at its word.
+func (e *Engine) mediaResult(ctx context.Context, method string, inMemory bool, args ...any) (engine.Media, error) {
 	var m engine.Media
 	if capability := methodCapability[method]; !e.byRef() || !slices.Contains(e.caps, capability) {
 		return m, e.invoke(ctx, method, []any{&m}, args...)
@@ -56,11 +57,20 @@ func (e *Engine) mediaResult(ctx context.Context, method string, args ...any) (e
 		e.hub.dropUpload(s, true)
 		return engine.Media{}, fmt.Errorf("remote engine: %s replied without data and nothing was uploaded to its uploadUrl: %w", method, err)
 	}
-	m.Body = &removeOnClose{ReadCloser: rc, remove: func() { e.hub.dropUpload(s, false) }}
 	m.Size = o.Size
 	if m.MimeType == "" {
 		m.MimeType = o.ContentType
 	}
+	if inMemory {
+		m.Data, err = io.ReadAll(rc)
+		_ = rc.Close()
+		e.hub.dropUpload(s, false)
+		if err != nil {
+			return engine.Media{}, fmt.Errorf("remote engine: read the upload of %s: %w", method, err)
+		}
+		return m, nil
+	}
+	m.Body = &removeOnClose{ReadCloser: rc, remove: func() { e.hub.dropUpload(s, false) }}
 	return m, nil
 }
 

@@ -411,7 +411,8 @@ func TestEngineWithoutMediaRefsStaysInline(t *testing.T) {
 
 // Pictures go to an engine that announced media_refs as a URL of the server's
 // media store, which it fetches; the profile picture comes back through an
-// upload slot. Nothing is left in the store after.
+// upload slot, as data (its callers read Data). Nothing is left in the store
+// after.
 func TestPicturesByReference(t *testing.T) {
 	s := newMediaServer(t, 0, 0)
 	a := &album{payload: randomBytes(t, 4000)}
@@ -439,8 +440,8 @@ func TestPicturesByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := readAll(t, pic); !bytes.Equal(b, a.payload[:100]) || pic.MimeType != "image/jpeg" {
-		t.Errorf("ProfilePicture = %d bytes of %s, want the engine's 100 of image/jpeg", len(b), pic.MimeType)
+	if !bytes.Equal(pic.Data, a.payload[:100]) || pic.Body != nil || pic.MimeType != "image/jpeg" {
+		t.Errorf("ProfilePicture = %d bytes of data of %s, want the engine's 100 of image/jpeg", len(pic.Data), pic.MimeType)
 	}
 	if n := s.mediaRows(t); n != 0 {
 		t.Errorf("%d media left in the store, want 0", n)

@@ -14,9 +14,10 @@ func (e *Engine) Profile(ctx context.Context) (p engine.Profile, err error) {
 
 // ProfilePicture implements engine.Profiler (capability profile); the bytes
 // travel base64-encoded in the result, or, from an engine that announced
-// FeatureMediaRefs, through an upload slot (see FetchMedia).
+// FeatureMediaRefs, through an upload slot (see FetchMedia). Either way they
+// are returned as Data (a picture is small; callers read Data).
 func (e *Engine) ProfilePicture(ctx context.Context) (engine.Media, error) {
-	return e.mediaResult(ctx, "ProfilePicture")
+	return e.mediaResult(ctx, "ProfilePicture", true)
 }
 
 // SetProfile implements engine.Profiler (capability profile). A new picture
