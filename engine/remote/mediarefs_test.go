@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,6 +445,68 @@ func TestPicturesByReference(t *testing.T) {
 		t.Errorf("ProfilePicture = %d bytes of data of %s, want the engine's 100 of image/jpeg", len(pic.Data), pic.MimeType)
 	}
 	if n := s.mediaRows(t); n != 0 {
+		t.Errorf("%d media left in the store, want 0", n)
+	}
+}
+
+// The slot works across replicas: the caller is on replica A, the engine's
+// socket on B, and the PUT lands on C; the bytes still reach A's caller whole.
+func TestUploadSlotAcrossReplicas(t *testing.T) {
+	client, _ := storagetest.SQLite(t)
+	ws := client.Workspace.Create().SetName("acme").SaveX(sys)
+	token, hash, prefix := auth.NewEngineToken()
+	row := client.Engine.Create().SetWorkspaceID(ws.ID).SetKind(entengine.KindRemote).SetTokenHash(hash).SetTokenPrefix(prefix).SaveX(sys)
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	mux := http.NewServeMux()
+	front := httptest.NewServer(mux)
+	t.Cleanup(front.Close)
+	store := media.NewStore(client, front.URL)
+	hubs := make([]*remote.Hub, 3)
+	for i := range hubs {
+		reg := engine.NewRegistry(engine.NewPresence(rdb, time.Minute), &recorder{}, nil)
+		hubs[i] = remote.NewHub(rdb, client, reg, &recorder{})
+		hubs[i].MaxFrame, hubs[i].Media, hubs[i].PublicURL = 64<<10, store, front.URL
+		reg.SetRemote(hubs[i])
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		if err := hubs[i].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b, c := hubs[0], hubs[1], hubs[2]
+	sockets := httptest.NewServer(b.Handler(writeEnvelope, nil))
+	t.Cleanup(sockets.Close)
+	var reachedC atomic.Bool // a PUT reached replica C
+	mux.Handle(remote.Path, recordingProxy(sockets.URL, &frameLog{}))
+	mux.Handle("PUT "+remote.UploadPath+"{token}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reachedC.Store(true)
+		c.UploadHandler(writeEnvelope).ServeHTTP(w, r)
+	}))
+
+	al := &album{payload: randomBytes(t, 300<<10)}
+	cl := &remote.Client{URL: front.URL, Token: token, Kind: engine.KindRegular, Capabilities: engine.CapabilitiesOf(al), NoReconnect: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		_ = cl.Run(ctx, func(context.Context, remote.Welcome, engine.BatchSink) (engine.Engine, error) { return al, nil })
+	}()
+	var far engine.Engine
+	eventually(t, "replica A finds the engine on B", func() bool {
+		got, err := a.Get(context.Background(), ws.ID, row.ID)
+		far = got
+		return err == nil
+	})
+	m, err := far.(engine.MediaFetcher).FetchMedia(context.Background(), engine.Key{Remote: "15552223333@c.us", ID: "3EB0E"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := readAll(t, m); !bytes.Equal(b, al.payload) {
+		t.Errorf("read %d bytes on A, not the engine's %d", len(b), len(al.payload))
+	}
+	if !reachedC.Load() {
+		t.Error("the upload did not go to replica C")
+	}
+	if n := client.Media.Query().CountX(sys); n != 0 {
 		t.Errorf("%d media left in the store, want 0", n)
 	}
 }
