@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
@@ -508,5 +510,83 @@ func TestUploadSlotAcrossReplicas(t *testing.T) {
 	}
 	if n := client.Media.Query().CountX(sys); n != 0 {
 		t.Errorf("%d media left in the store, want 0", n)
+	}
+}
+
+// The reference client announces media_refs and talks to its own server only:
+// an uploadUrl or a picture's url on another origin is refused (the reply is
+// an error) and never requested, so the engine token never leaves the server.
+func TestClientRefusesForeignMediaURLs(t *testing.T) {
+	var foreignHits atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { foreignHits.Add(1) }))
+	t.Cleanup(foreign.Close)
+	commands := []struct {
+		name, method, params string
+	}{
+		{"an uploadUrl elsewhere", "FetchMedia", `[{"fromMe":false,"remote":"1@c.us","id":"A"},"` + foreign.URL + `/v1/engines/uploads/x"]`},
+		{"a picture elsewhere", "SetGroupPicture", `["1@g.us",{"url":"` + foreign.URL + `/media/x","mimeType":"image/png"}]`},
+		{"a profile picture elsewhere", "SetProfile", `[{"picture":{"url":"` + foreign.URL + `/media/y","mimeType":"image/jpeg"}}]`},
+	}
+	type answer struct {
+		hello   remote.Frame
+		replies []remote.Frame
+	}
+	answers := make(chan answer, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		var got answer
+		_, raw, err := ws.Read(ctx)
+		if err != nil || json.Unmarshal(raw, &got.hello) != nil {
+			return
+		}
+		welcome, _ := json.Marshal(remote.Frame{Type: remote.FrameWelcome, EngineID: "eng_x", WorkspaceID: "ws_x",
+			HeartbeatMs: 10000, TTLMs: 30000, MaxFrame: 64 << 10, Version: 1})
+		_ = ws.Write(ctx, websocket.MessageText, welcome)
+		for i, c := range commands {
+			cmd, _ := json.Marshal(remote.Frame{Type: remote.FrameCommand, ID: fmt.Sprint("c", i), Method: c.method, Params: json.RawMessage(c.params)})
+			_ = ws.Write(ctx, websocket.MessageText, cmd)
+			for {
+				_, raw, err := ws.Read(ctx)
+				var f remote.Frame
+				if err != nil || json.Unmarshal(raw, &f) != nil {
+					return
+				}
+				if f.Type == remote.FrameReply {
+					got.replies = append(got.replies, f)
+					break
+				}
+			}
+		}
+		answers <- got
+	}))
+	t.Cleanup(srv.Close)
+	a := &album{payload: []byte("clip")}
+	c := &remote.Client{URL: srv.URL, Token: "sb_engine_test", Capabilities: engine.CapabilitiesOf(a), NoReconnect: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		_ = c.Run(ctx, func(context.Context, remote.Welcome, engine.BatchSink) (engine.Engine, error) { return a, nil })
+	}()
+	var got answer
+	select {
+	case got = <-answers:
+	case <-ctx.Done():
+		t.Fatal("the client answered not every command")
+	}
+	if diff := cmp.Diff([]string{remote.FeatureMediaRefs}, got.hello.Features); diff != "" {
+		t.Errorf("hello features (-want +got):\n%s", diff)
+	}
+	for i, c := range commands {
+		if r := got.replies[i]; r.Error == nil || !strings.Contains(r.Error.Message, "not on the server's origin") {
+			t.Errorf("%s: reply %+v, want an error refusing the origin", c.name, r)
+		}
+	}
+	if n := foreignHits.Load(); n != 0 {
+		t.Errorf("the foreign origin was asked %d times", n)
 	}
 }
