@@ -229,7 +229,8 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 	ttl := h.ttl()
 	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: version,
 		Versions: Versions, Deprecated: slices.Contains(DeprecatedVersions, version),
-		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch()}
+		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch(),
+		Features: h.served(features)}
 	if err := c.write(ctx, welcome); err != nil {
 		_ = ws.CloseNow()
 		return

@@ -87,6 +87,9 @@ func TestFetchMediaLargerThanAFrame(t *testing.T) {
 	if n := s.mediaRows(t); n != 0 {
 		t.Errorf("%d media left in the store after the read, want 0", n)
 	}
+	if diff := cmp.Diff([]string{remote.FeatureMediaRefs}, s.welcomeFeatures()); diff != "" {
+		t.Errorf("welcome features (-want +got):\n%s", diff)
+	}
 	if n := s.largest(); n > 8<<10 {
 		t.Errorf("largest frame %d bytes, want small", n)
 	}
@@ -157,6 +160,9 @@ func TestEngineWithoutMediaRefsStaysInline(t *testing.T) {
 	}
 	if !bytes.Equal(m.Data, a.payload) || m.Body != nil {
 		t.Errorf("FetchMedia = data %q, body %v; want the bytes inline", m.Data, m.Body)
+	}
+	if f := s.welcomeFeatures(); len(f) != 0 {
+		t.Errorf("welcome features %v, want none", f)
 	}
 	if params := s.commands("FetchMedia"); len(params) != 1 || strings.Contains(string(params[0]), "http") {
 		t.Errorf("FetchMedia params = %s, want no uploadUrl", params)

@@ -138,6 +138,19 @@ func (s mediaServer) commands(method string) []json.RawMessage {
 	return out
 }
 
+// welcomeFeatures are the features of the welcome the server sent.
+func (s mediaServer) welcomeFeatures() []string {
+	s.frames.mu.Lock()
+	defer s.frames.mu.Unlock()
+	for _, f := range s.frames.frames {
+		var w remote.Frame
+		if !f.toServer && json.Unmarshal(f.raw, &w) == nil && w.Type == remote.FrameWelcome {
+			return w.Features
+		}
+	}
+	return nil
+}
+
 // largest is the size of the largest frame either side sent.
 func (s mediaServer) largest() int {
 	s.frames.mu.Lock()

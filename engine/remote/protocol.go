@@ -115,7 +115,8 @@ type Frame struct {
 	Kind         string   `json:"kind,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Features are the protocol features the engine speaks (hello), such as
-	// FeatureMediaRefs; unknown ones are ignored.
+	// FeatureMediaRefs, unknown ones ignored; in the welcome, those of them the
+	// server uses with the engine.
 	Features []string `json:"features,omitempty"`
 	Phone    string   `json:"phone,omitempty"` // the account's own number, E.164 (ValidPhone)
 	Version  int      `json:"version,omitempty"`

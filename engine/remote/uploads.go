@@ -54,6 +54,19 @@ type slot struct {
 // and knows its public URL.
 func (h *Hub) refs() bool { return h.Media != nil && h.PublicURL != "" }
 
+// served is what of the features an engine announced the hub uses with it
+// (the welcome's features): media_refs only when it moves media by reference
+// at all.
+func (h *Hub) served(announced []string) []string {
+	var out []string
+	for _, f := range announced {
+		if f != FeatureMediaRefs || h.refs() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // mintUpload reserves media of the workspace and an upload slot for engineID
 // that lasts until deadline.
 func (h *Hub) mintUpload(ctx context.Context, workspaceID, engineID string, deadline time.Time) (*slot, error) {
