@@ -199,6 +199,7 @@ func (a *App) assemblePaths(work *ent.Client, dialect string, store *media.Store
 	a.Jobs.Engines, a.Dispatcher.Engines, a.Jobs.Campaigns.Engines = a.Engines, a.Engines, a.Engines
 	a.Hub = remote.NewHub(a.Redis, a.Client, a.Engines, a.Inbox)
 	a.Hub.MaxFrame, a.Hub.MaxBatch, a.Hub.Logger = cfg.EngineMaxFrame, cfg.EngineMaxBatch, cfg.Logger
+	a.Hub.Media, a.Hub.PublicURL = store, cfg.PublicURL
 	a.Engines.SetRemote(a.Hub)
 	a.Engines.SetOwns(a.ownsEngine)
 }

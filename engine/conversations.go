@@ -171,6 +171,10 @@ type ChatActor interface {
 type Media struct {
 	// Data is the bytes (base64 on the wire).
 	Data []byte `json:"data,omitempty"`
+	// URL, on the engine protocol, is where the bytes are to be fetched
+	// instead of Data: the server's own absolute /media URL of a picture it
+	// hands an engine that announced the media_refs feature.
+	URL string `json:"url,omitempty"`
 	// Body streams the bytes (Size long, -1 when unknown); it is used in
 	// preference to Data, and whoever receives the Media closes it.
 	Body     io.ReadCloser `json:"-"`

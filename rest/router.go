@@ -75,6 +75,13 @@ type EngineSockets interface {
 	Handler(reject func(w http.ResponseWriter, r *http.Request, err error), client func(*http.Request) string) http.Handler
 }
 
+// EngineUploads serves the engine protocol's upload slots (PUT
+// /v1/engines/uploads/{token}, authenticated by engine token); reject answers
+// the refusals. An EngineSockets that is one has the route mounted.
+type EngineUploads interface {
+	UploadHandler(reject func(w http.ResponseWriter, r *http.Request, err error)) http.Handler
+}
+
 // MediaServer serves stored attachments; its errors are answered with the error
 // envelope like every other route's.
 type MediaServer interface {
@@ -124,6 +131,9 @@ func NewRouter(cfg Config) http.Handler {
 	}
 	if cfg.EngineSockets != nil {
 		r.Method(http.MethodGet, "/v1/engines/connect", m.perAddress("engine-connect")(cfg.EngineSockets.Handler(writeError, client.of)))
+		if up, ok := cfg.EngineSockets.(EngineUploads); ok {
+			r.Method(http.MethodPut, "/v1/engines/uploads/{token}", m.perAddress("engine-upload")(up.UploadHandler(writeError)))
+		}
 	}
 	m.v1(r, s)
 	m.operator(r)

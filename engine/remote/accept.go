@@ -126,6 +126,7 @@ type hello struct {
 type helloBody struct {
 	Kind         string            `json:"kind"`
 	Capabilities []json.RawMessage `json:"capabilities"`
+	Features     []json.RawMessage `json:"features"`
 	Phone        string            `json:"phone"`
 	Version      int               `json:"version"`
 	Versions     []int             `json:"versions"`
@@ -201,6 +202,17 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("a hello announces at most %d capabilities", MaxCapabilities))
 		return
 	}
+	if len(body.Features) > MaxFeatures {
+		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("a hello announces at most %d features", MaxFeatures))
+		return
+	}
+	var features []string
+	for _, raw := range body.Features {
+		var f string
+		if json.Unmarshal(raw, &f) == nil && slices.Contains(Features, f) && !slices.Contains(features, f) {
+			features = append(features, f)
+		}
+	}
 	var caps []string
 	for _, raw := range body.Capabilities {
 		var c string
@@ -209,7 +221,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 		}
 	}
 	c := &conn{hub: h, ws: ws, raw: raw, id: switchboard.NewID("con"), engineID: row.ID, workspaceID: row.WorkspaceID,
-		kind: body.Kind, caps: caps, phone: body.Phone, version: version, pending: map[string]chan *Frame{}, done: make(chan struct{}),
+		kind: body.Kind, caps: caps, features: features, phone: body.Phone, version: version, pending: map[string]chan *Frame{}, done: make(chan struct{}),
 		batches: make(chan *inbound, h.eventsQueue()), slots: make(chan struct{}, h.maxInFlight())}
 	c.lastBeat.Store(time.Now().UnixNano())
 	// The welcome goes first: once attached, commands may reach the engine, and
@@ -217,7 +229,8 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, raw net.Conn, row *
 	ttl := h.ttl()
 	welcome := Frame{Type: FrameWelcome, EngineID: row.ID, WorkspaceID: row.WorkspaceID, Version: version,
 		Versions: Versions, Deprecated: slices.Contains(DeprecatedVersions, version),
-		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch()}
+		HeartbeatMs: (ttl / 3).Milliseconds(), TTLMs: ttl.Milliseconds(), MaxFrame: h.maxFrame(), MaxBatch: h.maxBatch(),
+		Features: h.served(features)}
 	if err := c.write(ctx, welcome); err != nil {
 		_ = ws.CloseNow()
 		return

@@ -56,6 +56,9 @@ type Client struct {
 	// Phone is the account's own number (E.164, +digits), announced in the
 	// hello; empty announces none.
 	Phone string
+	// InlineMedia leaves FeatureMediaRefs out of the hello, like an engine
+	// built before it: media then travels base64 inside the frames.
+	InlineMedia bool
 	// NoReconnect makes Run return when the connection ends.
 	NoReconnect bool
 	// Logger receives the client's log (slog.Default when nil).
@@ -201,7 +204,7 @@ func (c *Client) session(ctx context.Context, start Start) (welcomed bool, err e
 		kind = engine.KindGateway
 	}
 	caps := c.caps()
-	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Phone: c.Phone, Version: Version, Versions: Versions})
+	hello, _ := json.Marshal(Frame{Type: FrameHello, Kind: kind, Capabilities: caps, Features: c.features(), Phone: c.Phone, Version: Version, Versions: Versions})
 	if err := ws.Write(ctx, websocket.MessageText, hello); err != nil {
 		return false, closeErr(err)
 	}
@@ -328,7 +331,7 @@ func (c *Client) serveCommand(ctx context.Context, cc *clientConn, eng engine.En
 		cctx, cancel = context.WithDeadline(ctx, *f.Deadline)
 	}
 	defer cancel()
-	res, err := dispatch(cctx, eng, c.caps(), f.Method, f.Params)
+	res, err := c.serveMedia(cctx, eng, f.Method, f.Params)
 	reply := Frame{Type: FrameReply, ID: f.ID, Result: res, Error: EncodeError(err)}
 	raw, merr := json.Marshal(reply)
 	if merr != nil {

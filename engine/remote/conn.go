@@ -30,6 +30,7 @@ type conn struct {
 	workspaceID string
 	kind        string
 	caps        []string
+	features    []string     // the protocol features the hello announced that the server knows
 	phone       string       // the account's own number the hello announced, or ""
 	version     int          // the protocol version the welcome chose
 	lastBeat    atomic.Int64 // unix nanos

@@ -21,6 +21,7 @@ type Engine struct {
 	workspaceID string
 	kind        string
 	caps        []string
+	features    []string // the protocol features the engine announced
 	restriction string
 	qr          string // the pairing QR the engine last reported, if pairing
 }
@@ -169,9 +170,11 @@ func (e *Engine) Pin(ctx context.Context, key engine.Key, d time.Duration) error
 	return e.invoke(ctx, "Pin", nil, key, d)
 }
 
-// FetchMedia implements engine.MediaFetcher.
-func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (m engine.Media, err error) {
-	return m, e.invoke(ctx, "FetchMedia", []any{&m}, key)
+// FetchMedia implements engine.MediaFetcher. An engine that announced
+// FeatureMediaRefs uploads the bytes to an upload slot (mediaResult): the
+// Media's Body streams them, and the caller closes it.
+func (e *Engine) FetchMedia(ctx context.Context, key engine.Key) (engine.Media, error) {
+	return e.mediaResult(ctx, "FetchMedia", false, key)
 }
 
 // ShowTyping implements engine.Typist (capability typing; d travels as
@@ -235,9 +238,19 @@ func (e *Engine) LeaveGroup(ctx context.Context, groupID string) error {
 	return e.invoke(ctx, "LeaveGroup", nil, groupID)
 }
 
-// SetGroupPicture implements engine.GroupAdmin.
+// SetGroupPicture implements engine.GroupAdmin. An engine that announced
+// FeatureMediaRefs gets the picture as a URL of the media store to fetch
+// (pictureRef), removed once it answered.
 func (e *Engine) SetGroupPicture(ctx context.Context, groupID string, picture engine.Media) error {
-	return e.invoke(ctx, "SetGroupPicture", nil, groupID, picture)
+	if !slices.Contains(e.caps, methodCapability["SetGroupPicture"]) {
+		return e.invoke(ctx, "SetGroupPicture", nil, groupID, picture) // answers engine_unavailable
+	}
+	ref, done, err := e.pictureRef(ctx, picture)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return e.invoke(ctx, "SetGroupPicture", nil, groupID, ref)
 }
 
 // PairingQR implements engine.Pairer.

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboardhq/switchboard"
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/media"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -59,6 +60,8 @@ type route struct {
 	WorkspaceID  string   `json:"workspaceId"`
 	Kind         string   `json:"kind"`
 	Capabilities []string `json:"capabilities"`
+	// Features are the protocol features the engine announced (FeatureMediaRefs).
+	Features []string `json:"features,omitempty"`
 	// Restriction is why the network restricts the engine's account now (an
 	// engine.Restrictor's answer at its last refresh); empty when it does not.
 	Restriction string `json:"restriction,omitempty"`
@@ -127,6 +130,12 @@ type Hub struct {
 	States StateRecorder
 	// Logger receives the hub's log (slog.Default when nil).
 	Logger *slog.Logger
+	// Media stores the bytes engines upload to upload slots and the pictures
+	// handed to engines by URL; with PublicURL (the server's public URL, which
+	// the store's URLs start with too) it lets engines that announce
+	// FeatureMediaRefs move media by reference. Nil keeps media inline.
+	Media     *media.Store
+	PublicURL string
 
 	mu      sync.Mutex
 	conns   map[string]*conn       // by engine id: the sockets this replica holds
@@ -182,6 +191,14 @@ func (h *Hub) maxInFlight() int {
 		return h.MaxInFlight
 	}
 	return DefaultMaxInFlight
+}
+
+// commandTimeout bounds a command whose context has no deadline.
+func (h *Hub) commandTimeout() time.Duration {
+	if h.CommandTimeout > 0 {
+		return h.CommandTimeout
+	}
+	return DefaultCommandTimeout
 }
 
 func (h *Hub) ttl() time.Duration { return h.registry.Presence().TTL() }
@@ -331,7 +348,7 @@ func (h *Hub) route(ctx context.Context, engineID string) (*route, error) {
 }
 
 func (h *Hub) proxy(engineID string, rt route) *Engine {
-	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities,
+	return &Engine{hub: h, id: engineID, workspaceID: rt.WorkspaceID, kind: rt.Kind, caps: rt.Capabilities, features: rt.Features,
 		restriction: rt.Restriction, qr: rt.QR}
 }
 
@@ -380,12 +397,8 @@ func (h *Hub) onControl(ctx context.Context, c control) {
 // the reply's result or its error.
 func (h *Hub) command(ctx context.Context, engineID, method string, params json.RawMessage) (json.RawMessage, error) {
 	if _, ok := ctx.Deadline(); !ok {
-		timeout := h.CommandTimeout
-		if timeout <= 0 {
-			timeout = DefaultCommandTimeout
-		}
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(ctx, h.commandTimeout())
 		defer cancel()
 	}
 	if he := h.heldEngine(engineID); he != nil { // held here since the caller found it

@@ -45,6 +45,16 @@ var (
 // every command the same way; only SendBatch, whose results hold errors, has a
 // wire form of its own.
 func dispatch(ctx context.Context, e engine.Engine, caps []string, method string, params json.RawMessage) (json.RawMessage, error) {
+	results, err := call(ctx, e, caps, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(results)
+}
+
+// call is dispatch before the results are encoded: method's results but the
+// error (durations in milliseconds); SendBatch's is its wire form.
+func call(ctx context.Context, e engine.Engine, caps []string, method string, params json.RawMessage) ([]any, error) {
 	capability, ok := methodCapability[method]
 	if !ok || !slices.Contains(caps, capability) {
 		return nil, &WireError{Code: codeUnsupported, Message: fmt.Sprintf("this engine does not serve %s", method)}
@@ -60,7 +70,7 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 		for i, s := range sent {
 			out[i] = sentWire{Key: s.Key, Error: EncodeError(s.Err)}
 		}
-		return json.Marshal([]any{out})
+		return []any{out}, nil
 	}
 	m := reflect.ValueOf(e).MethodByName(method)
 	if !m.IsValid() {
@@ -113,5 +123,5 @@ func dispatch(ctx context.Context, e engine.Engine, caps []string, method string
 			results[i] = reflect.MakeSlice(v.Type(), 0, 0).Interface() // a list, never null
 		}
 	}
-	return json.Marshal(results)
+	return results, nil
 }

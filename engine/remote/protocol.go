@@ -66,6 +66,8 @@ const (
 	// socket can make the server hold no more than this; a welcomed engine's
 	// frames are bounded by the welcome's maxFrame instead.
 	HelloMaxFrame = 64 << 10
+	// MaxFeatures bounds the protocol features a hello announces.
+	MaxFeatures = 32
 	// MaxCapabilities bounds the capabilities a hello announces (there are twenty).
 	MaxCapabilities = 64
 	// DefaultMaxBatch bounds the events one events frame carries, as the welcome's
@@ -73,6 +75,17 @@ const (
 	// error payload_too_large) before any of its events is decoded.
 	DefaultMaxBatch = 1000
 )
+
+// FeatureMediaRefs is the protocol feature of media by reference
+// (docs/engine-protocol.md, "Media"): the engine uploads the bytes a
+// FetchMedia or ProfilePicture command asks for to the command's trailing
+// uploadUrl param and replies without data, and fetches a picture the server
+// hands it (SetGroupPicture, SetProfile) from its url.
+const FeatureMediaRefs = "media_refs"
+
+// Features are the protocol features the server knows, distinct from
+// capabilities: they say how the engine speaks, not what it serves.
+var Features = []string{FeatureMediaRefs}
 
 // Close codes the server ends a connection with, besides the standard ones
 // (1008 policy violation for a malformed frame, 1009 for an oversized one).
@@ -101,8 +114,12 @@ type Frame struct {
 	Token        string   `json:"token,omitempty"`
 	Kind         string   `json:"kind,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
-	Phone        string   `json:"phone,omitempty"` // the account's own number, E.164 (ValidPhone)
-	Version      int      `json:"version,omitempty"`
+	// Features are the protocol features the engine speaks (hello), such as
+	// FeatureMediaRefs, unknown ones ignored; in the welcome, those of them the
+	// server uses with the engine.
+	Features []string `json:"features,omitempty"`
+	Phone    string   `json:"phone,omitempty"` // the account's own number, E.164 (ValidPhone)
+	Version  int      `json:"version,omitempty"`
 	// Versions are the protocol versions the sender speaks (hello, welcome).
 	Versions []int `json:"versions,omitempty"`
 	// Deprecated says the welcome's version will stop being served.

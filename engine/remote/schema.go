@@ -75,6 +75,10 @@ func buildSchema() *jsonschema.Schema {
 		for _, t := range in {
 			params.PrefixItems = append(params.PrefixItems, ref(t))
 		}
+		if slices.Contains(uploadMethods, m) {
+			params.PrefixItems = append(params.PrefixItems, &jsonschema.Schema{Type: "string", Format: "uri",
+				Description: "uploadUrl: where an engine that announced the media_refs feature PUTs the media, replying without data"})
+		}
 		result := &jsonschema.Schema{Type: "array", Items: jsonschema.FalseSchema, Description: "the result of " + m + ", by position"}
 		for _, t := range out {
 			result.PrefixItems = append(result.PrefixItems, ref(t))
@@ -122,8 +126,8 @@ func u64(n uint64) *uint64 { return &n }
 // the bar) the ones it must: a frame of one type with another's field is off
 // the contract.
 var frameFields = map[string][2][]string{
-	FrameHello:       {{"token", "kind", "capabilities", "phone", "version", "versions"}, nil},
-	FrameWelcome:     {{"engineId", "workspaceId", "version", "versions", "deprecated", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch"}, {"engineId", "workspaceId", "version", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch"}},
+	FrameHello:       {{"token", "kind", "capabilities", "phone", "version", "versions", "features"}, nil},
+	FrameWelcome:     {{"engineId", "workspaceId", "version", "versions", "deprecated", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch", "features"}, {"engineId", "workspaceId", "version", "heartbeatMs", "ttlMs", "maxFrame", "maxBatch"}},
 	FrameHeartbeat:   {nil, nil},
 	FrameCommand:     {{"id", "method", "params", "deadline"}, {"id", "method"}},
 	FrameReply:       {{"id", "result", "error"}, {"id"}},
@@ -190,6 +194,8 @@ func bound(defs jsonschema.Definitions) {
 	}
 	set("Frame", "id", func(p *jsonschema.Schema) { p.MaxLength = u64(engine.MaxIDLen) })
 	set("Frame", "capabilities", func(p *jsonschema.Schema) { p.MaxItems = u64(MaxCapabilities) })
+	set("Frame", "features", func(p *jsonschema.Schema) { p.MaxItems = u64(MaxFeatures) })
+	set("Media", "url", func(p *jsonschema.Schema) { p.Format = "uri" })
 	set("Frame", "phone", func(p *jsonschema.Schema) { p.Pattern = `^\+[1-9][0-9]{6,14}$` })
 	set("Frame", "kind", func(p *jsonschema.Schema) { p.Enum = []any{engine.KindGateway, engine.KindRegular} })
 	set("Frame", "events", func(p *jsonschema.Schema) { p.MaxItems = u64(DefaultMaxBatch) })

@@ -186,6 +186,8 @@ func TestProtocolSchema(t *testing.T) {
 		{"a heartbeat", `{"type":"heartbeat"}`, true},
 		{"a hello", `{"type":"hello","kind":"regular","capabilities":["send"],"phone":"+15550001111","version":1}`, true},
 		{"an event", `{"type":"events","id":"b1","events":[{"id":"e1","type":"pin","at":"2026-01-02T03:04:05Z","key":{"fromMe":false,"remote":"1@c.us","id":"A"},"pinnedMs":3600000}]}`, true},
+		{"a hello with features", `{"type":"hello","kind":"regular","capabilities":["media"],"features":["media_refs","later"]}`, true},
+		{"features not a list", `{"type":"hello","features":"media_refs"}`, false},
 		{"no type", `{"id":"x"}`, false},
 		{"an unknown frame type", `{"type":"hullo"}`, false},
 		{"a PascalCase field", `{"type":"hello","Kind":"regular"}`, false},

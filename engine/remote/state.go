@@ -122,6 +122,6 @@ func (c *conn) route(replica string) route {
 	c.mu.Lock()
 	r := c.reported
 	c.mu.Unlock()
-	return route{Replica: replica, WorkspaceID: c.workspaceID, Kind: c.kind, Capabilities: c.caps,
+	return route{Replica: replica, WorkspaceID: c.workspaceID, Kind: c.kind, Capabilities: c.caps, Features: c.features,
 		Restriction: r.restrictionAt(time.Now()), QR: r.qr}
 }
