@@ -75,7 +75,7 @@ func (l *Listener) Run(ctx context.Context) {
 		if connected {
 			wait = retryMin
 		}
-		slog.Warn("wake: listener connection lost; reconnecting", "retry_in", wait, "err", err)
+		slog.Warn("wake: no listening connection; loops wait for their safety sweep until it is back", "retry_in", wait, "err", err)
 		select {
 		case <-ctx.Done():
 			return
