@@ -26,6 +26,13 @@ var WakeTables = map[string]string{
 // transaction rolled back. With triggers, no writer in any replica can forget
 // to announce its rows. It is idempotent; it runs in Migrate's locked
 // transaction, through exec.
+//
+// The price: PostgreSQL serializes the commits of notifying transactions (it
+// holds a lock on the notification queue until each ends). Measured with
+// pgbench, 8 clients of single-row INSERTs on this 2-core machine: 9.4k–10.9k
+// tps without the trigger, 4.0k–4.7k with it; bench/compare's schedule and
+// lateness rows showed no loss (2,156 vs 1,852 req/s, p99 6.7 vs 7.1 s for
+// 10,000 due at once), the server being far below that rate.
 func installWakeTriggers(ctx context.Context, exec func(ctx context.Context, query string, args ...any) error) error {
 	fn := `CREATE OR REPLACE FUNCTION switchboard_wake() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
