@@ -40,7 +40,7 @@ type Network struct {
 	sink   engine.Sink
 
 	wakeOnce  sync.Once
-	wake      chan struct{} // a send in this process scheduled events
+	wake      chan struct{} // wakes Run: a send in this process, a listener's notification
 	busyUntil atomic.Int64  // unix nanos of the last event this process scheduled
 
 	groupsOnce sync.Once
