@@ -38,8 +38,10 @@ import (
 	"github.com/switchboardhq/switchboard/mediaproc"
 	"github.com/switchboardhq/switchboard/music"
 	"github.com/switchboardhq/switchboard/outbox"
+	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/rest"
 	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/wake"
 	"github.com/switchboardhq/switchboard/viewer"
 	"github.com/switchboardhq/switchboard/webhook"
 )
@@ -70,6 +72,9 @@ type App struct {
 	Dispatcher *dispatch.Dispatcher
 	// Inbox stores and applies what engines report: the engines' sink.
 	Inbox *inbox.Inbox
+	// Wake wakes the worker's loops on PostgreSQL; nil before Start, on SQLite
+	// and for the API role.
+	Wake *wake.Listener
 
 	mini      *miniredis.Miniredis
 	redisURL  string
@@ -340,10 +345,15 @@ func (a *App) Start(ctx context.Context) error {
 	a.goWork(func() { a.Dispatcher.Run(work, dispatchWorkers) })
 	a.goWork(func() { a.Delivery.RunRecorder(work, 2) })
 	a.goWork(func() { a.Delivery.RunLoader(work, 2) })
-	a.goWork(func() { a.Inbox.Run(work, 50*time.Millisecond, idlePoll) })
-	a.goWork(func() { a.Delivery.RunFanout(work, 50*time.Millisecond, idlePoll) })
-	a.goWork(func() { a.Sandbox.Run(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
-	a.goWork(func() { a.Sandbox.RunGroups(work, sandboxTick(a.cfg.SandboxAckDelay), idlePoll) })
+	sweep, err := a.startListener(work)
+	if err != nil {
+		return err
+	}
+	tick := sandboxTick(a.cfg.SandboxAckDelay)
+	a.goWork(func() { a.Inbox.Run(work, poll.Pace{Min: loopBusy, Max: idlePoll, Sweep: sweep}) })
+	a.goWork(func() { a.Delivery.RunFanout(work, poll.Pace{Min: loopBusy, Max: idlePoll, Sweep: sweep}) })
+	a.goWork(func() { a.Sandbox.Run(work, poll.Pace{Min: tick, Max: idlePoll, Sweep: sweep}) })
+	a.goWork(func() { a.Sandbox.RunGroups(work, poll.Pace{Min: tick, Max: idlePoll, Sweep: sweep}) })
 	// What Redis lost while no worker ran is queued again at once, beside serving.
 	a.goWork(func() {
 		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
@@ -351,6 +361,27 @@ func (a *App) Start(ctx context.Context) error {
 		}
 	})
 	return nil
+}
+
+// startListener starts, on PostgreSQL, the listener that wakes the worker's
+// loops when any replica writes their tables, and returns the loops' safety
+// sweep; on SQLite (one process, whose writers signal the loops themselves)
+// there is none, and the loops keep polling every idlePoll.
+func (a *App) startListener(work context.Context) (time.Duration, error) {
+	if !storage.IsPostgres(a.cfg.DatabaseURL) {
+		return 0, nil
+	}
+	l, err := wake.New(a.cfg.DatabaseURL)
+	if err != nil {
+		return 0, err
+	}
+	l.Notify("inbox_events", a.Inbox.WakeChannel())
+	l.Notify("events", a.Delivery.WakeChannel())
+	l.Notify("sandbox_events", a.Sandbox.WakeChannel())
+	l.Notify("sandbox_groups", a.Sandbox.GroupsWakeChannel())
+	a.Wake = l
+	a.goWork(func() { l.Run(work) })
+	return safetySweep, nil
 }
 
 // startEngines starts what every role runs until engines ends: the in-process
@@ -469,8 +500,22 @@ const (
 )
 
 // idlePoll is how often the worker's loops look for work made by other processes
-// when there is none: the longest an event recorded elsewhere may wait.
+// when there is none and no listener wakes them (SQLite): the longest an event
+// recorded elsewhere may wait. It is also the longest a loop whose database
+// calls fail waits before it tries again.
 const idlePoll = time.Second
+
+// safetySweep is how often an idle loop looks for work while a wake.Listener
+// wakes it (PostgreSQL): every insert of work, in any replica, notifies it,
+// and the loops know when stored work comes due by the clock (retries, leases,
+// scheduled events), so the sweep only bounds what a lost notification could
+// delay: a listener's reconnection sweeps at once, so what remains is work a
+// replica locked or leased and then died holding without finishing.
+const safetySweep = 30 * time.Second
+
+// loopBusy is how long the inbox and fan-out loops wait between passes while
+// they find work.
+const loopBusy = 50 * time.Millisecond
 
 // ShutdownTimeout bounds how long Close waits for running jobs.
 const ShutdownTimeout = 10 * time.Second

@@ -7,6 +7,7 @@ package delivery
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,8 @@ type Service struct {
 
 	recorder atomic.Pointer[poll.Batcher[*success]]     // set while RunRecorder runs
 	loader   atomic.Pointer[poll.Batcher[*loadRequest]] // set while RunLoader runs
+	wakeOnce sync.Once
+	wake     chan struct{} // wakes RunFanout
 }
 
 // rowLocks says the database takes FOR UPDATE SKIP LOCKED (PostgreSQL), which

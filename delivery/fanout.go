@@ -14,6 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/event"
 	entwebhook "github.com/switchboardhq/switchboard/ent/webhook"
+	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/poll"
 	"github.com/switchboardhq/switchboard/storage"
 	"github.com/switchboardhq/switchboard/viewer"
@@ -21,23 +22,44 @@ import (
 )
 
 // RunFanout turns recorded events into webhook deliveries until ctx is done,
-// polling every min while there are events and backing off to max when there are
-// none.
-func (svc *Service) RunFanout(ctx context.Context, min, max time.Duration) {
-	poll.Loop(ctx, min, max, nil, func(ctx context.Context) bool {
+// waiting between passes as p says: p.Min while there are events; when there
+// are none, a doubling poll up to p.Max, or p.Sweep when set (a wake.Listener
+// passes every replica's inserts to WakeChannel). Events recorded in this
+// process wake it at once. Run fills in p.Wake.
+func (svc *Service) RunFanout(ctx context.Context, p poll.Pace) {
+	wake := svc.wakeup()
+	defer outbox.OnRecorded(wake)()
+	p.Wake = wake
+	poll.Run(ctx, p, func(ctx context.Context) poll.Outcome {
 		found := false
 		for ctx.Err() == nil {
 			n, err := svc.FanOutOnce(context.WithoutCancel(ctx)) // a batch in hand is finished
 			if err != nil && ctx.Err() == nil {
 				slog.Error("webhook fan-out failed", "err", err)
+				if !found {
+					return poll.Failed
+				}
 			}
 			found = found || n > 0
 			if n < fanoutBatch || err != nil {
 				break
 			}
 		}
-		return found
+		if found {
+			return poll.Found
+		}
+		return poll.Idle
 	})
+}
+
+// WakeChannel is the channel that wakes RunFanout, for a wake.Listener to
+// signal.
+func (svc *Service) WakeChannel() chan<- struct{} { return svc.wakeup() }
+
+// wakeup is the channel that wakes the fan-out, made on first use.
+func (svc *Service) wakeup() chan struct{} {
+	svc.wakeOnce.Do(func() { svc.wake = make(chan struct{}, 1) })
+	return svc.wake
 }
 
 const fanoutBatch = 500

@@ -21,11 +21,15 @@ import (
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
-// Run applies stored engine events until ctx is done: at once when one
-// arrives in this process, else polling every min while there is work and
-// backing off to max when there is none.
-func (h *Inbox) Run(ctx context.Context, min, max time.Duration) {
-	poll.Loop(ctx, min, max, h.wakeup(), func(ctx context.Context) bool {
+// Run applies stored engine events until ctx is done, waiting between passes
+// as p says: p.Min while there is work; when there is none, a doubling poll up
+// to p.Max, or, with p.Sweep set (a wake.Listener passes the inserts of every
+// replica to WakeChannel), until the next retry or lease end comes due, at
+// most p.Sweep. An event stored in this process wakes it at once. Run fills
+// in p.Wake and p.Due.
+func (h *Inbox) Run(ctx context.Context, p poll.Pace) {
+	p.Wake, p.Due = h.wakeup(), h.nextDue
+	poll.Run(ctx, p, func(ctx context.Context) poll.Outcome {
 		found := false
 		for ctx.Err() == nil {
 			// A claimed batch is finished even when ctx ends meanwhile (a shutdown):
@@ -33,14 +37,38 @@ func (h *Inbox) Run(ctx context.Context, min, max time.Duration) {
 			n, err := h.ApplyOnce(context.WithoutCancel(ctx), time.Now())
 			if err != nil && ctx.Err() == nil {
 				slog.Error("inbox: claim failed", "err", err)
+				if !found {
+					return poll.Failed
+				}
 			}
 			found = found || n > 0
 			if n < inboxBatch || err != nil {
 				break
 			}
 		}
-		return found
+		if found {
+			return poll.Found
+		}
+		return poll.Idle
 	})
+}
+
+// WakeChannel is the channel that wakes Run, for a wake.Listener to signal.
+func (h *Inbox) WakeChannel() chan<- struct{} { return h.wakeup() }
+
+// nextDue is the earliest time after now at which a pending event comes due by
+// the clock: a retry, or the end of a lease (a leased event's next attempt is
+// its lease's end), which is also when the events waiting behind it in its
+// subject can go. The zero time when there is none.
+func (h *Inbox) nextDue(ctx context.Context, now time.Time) (time.Time, error) {
+	rows, err := h.Client.InboxEvent.Query().
+		Where(inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(), inboxevent.NextAttemptAtGT(now)).
+		Order(ent.Asc(inboxevent.FieldNextAttemptAt)).Limit(1).
+		Select(inboxevent.FieldNextAttemptAt).All(viewer.SystemContext(ctx))
+	if err != nil || len(rows) == 0 {
+		return time.Time{}, err
+	}
+	return rows[0].NextAttemptAt, nil
 }
 
 // ApplyOnce claims up to one batch of due events and applies them in the

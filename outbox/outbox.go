@@ -45,6 +45,7 @@ func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data an
 	if err := tx.Event.Create().SetWorkspaceID(workspaceID).SetType(typ).SetData(raw).Exec(ctx); err != nil {
 		return fmt.Errorf("outbox: record %s: %w", typ, err)
 	}
+	signalOnCommit(tx)
 	return nil
 }
 

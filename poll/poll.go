@@ -11,24 +11,7 @@ import (
 // after each call that found none the wait doubles, up to max. A signal on wake
 // (which may be nil) ends the wait at once and starts again from min.
 func Loop(ctx context.Context, min, max time.Duration, wake <-chan struct{}, work func(context.Context) (found bool)) {
-	wait := min
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-wake:
-			wait = min
-		}
-		if work(ctx) {
-			wait = min
-		} else {
-			wait = Next(wait, min, max)
-		}
-		t.Reset(wait)
-	}
+	Run(ctx, Pace{Min: min, Max: max, Wake: wake}, Of(work))
 }
 
 // Next is the wait after an idle call that followed a wait of w: twice w, within

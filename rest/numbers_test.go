@@ -12,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/engine/sandbox"
+	"github.com/switchboardhq/switchboard/poll"
 )
 
 // Several numbers in one workspace (docs/engines.md, "Several numbers"): two
@@ -44,7 +45,7 @@ func runNumber(t *testing.T, e *apptest.Env, key string) number {
 		defer close(stopped)
 		_ = c.Run(ctx, func(_ context.Context, w remote.Welcome, sink engine.BatchSink) (engine.Engine, error) {
 			n := sandbox.NewNetwork(db, 50*time.Millisecond, sink)
-			go n.Run(ctx, 10*time.Millisecond, time.Second)
+			go n.Run(ctx, poll.Pace{Min: 10 * time.Millisecond, Max: time.Second})
 			return sendOnly{n.EngineFor(w.WorkspaceID, w.EngineID)}, nil
 		})
 	}()

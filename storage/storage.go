@@ -45,6 +45,11 @@ func OpenPool(rawURL string, size int) (*ent.Client, error) {
 	return ent.NewClient(ent.Driver(classifyingDriver{drv})), nil
 }
 
+// IsPostgres reports whether rawURL names a PostgreSQL database.
+func IsPostgres(rawURL string) bool {
+	return strings.HasPrefix(rawURL, "postgres://") || strings.HasPrefix(rawURL, "postgresql://")
+}
+
 // Separate reports whether two clients of rawURL are separate pools of one
 // database; for SQLite they would be two writers competing for one file.
 func Separate(rawURL string) bool { return !strings.HasPrefix(rawURL, "sqlite://") }
@@ -201,6 +206,12 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 		return err
 	}
 	if err := scopeInboxSubjects(ctx, client, true); err != nil {
+		return err
+	}
+	if err := installWakeTriggers(ctx, func(ctx context.Context, query string, args ...any) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -40,16 +40,46 @@ func (n *Network) SettleGroups(ctx context.Context, now time.Time) (int, error) 
 }
 
 // RunGroups settles the network's groups as their members' plans and turns
-// come due, until ctx is done: every min while there are some, backing off to
-// max when there are none.
-func (n *Network) RunGroups(ctx context.Context, min, max time.Duration) {
-	poll.Loop(ctx, min, max, nil, func(ctx context.Context) bool {
+// come due, until ctx is done: every p.Min while there are some; when there
+// are none, a doubling poll up to p.Max, or, with p.Sweep set (a wake.Listener
+// passes every replica's writes of groups to GroupsWakeChannel), until the
+// next group is due, at most p.Sweep. RunGroups fills in p.Wake and p.Due.
+func (n *Network) RunGroups(ctx context.Context, p poll.Pace) {
+	p.Wake, p.Due = n.groupsWakeup(), n.nextGroup
+	poll.Run(ctx, p, func(ctx context.Context) poll.Outcome {
 		settled, err := n.SettleGroups(context.WithoutCancel(ctx), time.Now())
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("sandbox: settling groups failed; retrying", "err", err)
 		}
-		return settled > 0
+		switch {
+		case settled > 0:
+			return poll.Found
+		case err != nil:
+			return poll.Failed
+		}
+		return poll.Idle
 	})
+}
+
+// GroupsWakeChannel is the channel that wakes RunGroups, for a wake.Listener
+// to signal.
+func (n *Network) GroupsWakeChannel() chan<- struct{} { return n.groupsWakeup() }
+
+// groupsWakeup is the channel that wakes RunGroups, made on first use.
+func (n *Network) groupsWakeup() chan struct{} {
+	n.groupsOnce.Do(func() { n.groupsWake = make(chan struct{}, 1) })
+	return n.groupsWake
+}
+
+// nextGroup is when the earliest group due after now is; the zero time when
+// there is none.
+func (n *Network) nextGroup(ctx context.Context, now time.Time) (time.Time, error) {
+	rows, err := n.client.SandboxGroup.Query().Where(sandboxgroup.NextDueAtGT(now)).
+		Order(ent.Asc(sandboxgroup.FieldNextDueAt)).Limit(1).Select(sandboxgroup.FieldNextDueAt).All(viewer.SystemContext(ctx))
+	if err != nil || len(rows) == 0 || rows[0].NextDueAt == nil {
+		return time.Time{}, err
+	}
+	return *rows[0].NextDueAt, nil
 }
 
 // SimulateGroupChange makes the network report a change of a group as if a

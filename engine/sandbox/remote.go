@@ -7,6 +7,7 @@ import (
 	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/engine/remote"
 	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/poll"
 )
 
 // ServeRemote runs the sandbox out of process: a network whose memory is db,
@@ -22,8 +23,8 @@ func ServeRemote(ctx context.Context, c *remote.Client, db *ent.Client, delay ti
 		n := NewNetwork(db, delay, sink)
 		n.Phone = c.Phone
 		tick := min(max(delay/5, 10*time.Millisecond), 200*time.Millisecond)
-		go n.Run(ctx, tick, time.Second)
-		go n.RunGroups(ctx, tick, time.Second)
+		go n.Run(ctx, poll.Pace{Min: tick, Max: time.Second})
+		go n.RunGroups(ctx, poll.Pace{Min: tick, Max: time.Second})
 		return n.EngineFor(w.WorkspaceID, w.EngineID), nil
 	})
 }

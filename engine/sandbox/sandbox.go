@@ -40,8 +40,11 @@ type Network struct {
 	sink   engine.Sink
 
 	wakeOnce  sync.Once
-	wake      chan struct{} // a send in this process scheduled events
+	wake      chan struct{} // wakes Run: a send in this process, a listener's notification
 	busyUntil atomic.Int64  // unix nanos of the last event this process scheduled
+
+	groupsOnce sync.Once
+	groupsWake chan struct{} // wakes RunGroups
 
 	mu     sync.Mutex
 	worlds map[string]*world   // by workspace, built on first use
@@ -70,9 +73,8 @@ func (n *Network) scheduled(last time.Time) {
 			break
 		}
 	}
-	n.wakeOnce.Do(func() { n.wake = make(chan struct{}, 1) })
 	select {
-	case n.wake <- struct{}{}:
+	case n.wakeup() <- struct{}{}:
 	default:
 	}
 }
@@ -102,23 +104,27 @@ const pumpBatch = 500
 const KeepWireIDs = 7 * 24 * time.Hour
 
 // Run reports the network's due events until ctx is done, and forgets old wire
-// ids hourly. It polls every min while events come due and backs off to max when
-// none do; a send in this process starts it again from min.
-func (n *Network) Run(ctx context.Context, min, max time.Duration) {
-	n.wakeOnce.Do(func() { n.wake = make(chan struct{}, 1) })
+// ids hourly. It waits p.Min between passes while events come due or this
+// process has scheduled some; when none do, a doubling poll up to p.Max, or,
+// with p.Sweep set (a wake.Listener passes every replica's inserts to
+// WakeChannel), until the next scheduled event is due, at most p.Sweep. A send
+// in this process starts it again from p.Min. Run fills in p.Wake and p.Due.
+func (n *Network) Run(ctx context.Context, p poll.Pace) {
+	p.Wake, p.Due = n.wakeup(), n.nextEvent
 	lastForget := time.Now()
-	poll.Loop(ctx, min, max, n.wake, func(ctx context.Context) bool {
+	poll.Run(ctx, p, func(ctx context.Context) poll.Outcome {
 		if time.Since(lastForget) > time.Hour {
 			lastForget = time.Now()
 			if _, err := n.Forget(ctx, time.Now().Add(-KeepWireIDs)); err != nil {
 				slog.Warn("sandbox: forgetting old wire ids failed", "err", err)
 			}
 		}
-		found := false
+		found, failed := false, false
 		for ctx.Err() == nil {
 			reported, err := n.ReportDue(context.WithoutCancel(ctx), time.Now())
 			if err != nil && ctx.Err() == nil {
 				slog.Warn("sandbox: reporting events failed; retrying", "err", err)
+				failed = true
 			}
 			found = found || reported > 0
 			if reported < pumpBatch || err != nil {
@@ -126,8 +132,34 @@ func (n *Network) Run(ctx context.Context, min, max time.Duration) {
 			}
 		}
 		// Keep polling often until what this process scheduled has come due.
-		return found || time.Now().UnixNano() <= n.busyUntil.Load()
+		switch {
+		case found || time.Now().UnixNano() <= n.busyUntil.Load():
+			return poll.Found
+		case failed:
+			return poll.Failed
+		}
+		return poll.Idle
 	})
+}
+
+// WakeChannel is the channel that wakes Run, for a wake.Listener to signal.
+func (n *Network) WakeChannel() chan<- struct{} { return n.wakeup() }
+
+// wakeup is the channel that wakes Run, made on first use.
+func (n *Network) wakeup() chan struct{} {
+	n.wakeOnce.Do(func() { n.wake = make(chan struct{}, 1) })
+	return n.wake
+}
+
+// nextEvent is when the earliest scheduled event after now is due; the zero
+// time when there is none.
+func (n *Network) nextEvent(ctx context.Context, now time.Time) (time.Time, error) {
+	rows, err := n.client.SandboxEvent.Query().Where(sandboxevent.DueAtGT(now)).
+		Order(ent.Asc(sandboxevent.FieldDueAt)).Limit(1).Select(sandboxevent.FieldDueAt).All(viewer.SystemContext(ctx))
+	if err != nil || len(rows) == 0 {
+		return time.Time{}, err
+	}
+	return rows[0].DueAt, nil
 }
 
 // ReportDue reports up to one batch of events due by now to the sink, oldest

@@ -1,0 +1,74 @@
+package poll
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// The wait after an idle call: a doubling poll without a sweep; with one, the
+// sweep, or less when stored work comes due sooner; a failed look for the due
+// time polls as before.
+func TestPaceIdle(t *testing.T) {
+	const min, max, sweep = 50 * time.Millisecond, time.Second, 30 * time.Second
+	due := func(in time.Duration, err error) func(context.Context, time.Time) (time.Time, error) {
+		return func(_ context.Context, now time.Time) (time.Time, error) {
+			if in == 0 || err != nil {
+				return time.Time{}, err
+			}
+			return now.Add(in), nil
+		}
+	}
+	tests := []struct {
+		name      string
+		p         Pace
+		after     time.Duration
+		want      time.Duration
+		tolerance time.Duration
+	}{
+		{"poll doubles", Pace{Min: min, Max: max}, 200 * time.Millisecond, 400 * time.Millisecond, 0},
+		{"poll stops at max", Pace{Min: min, Max: max}, max, max, 0},
+		{"sweep", Pace{Min: min, Max: max, Sweep: sweep}, min, sweep, 0},
+		{"sweep, nothing due", Pace{Min: min, Max: max, Sweep: sweep, Due: due(0, nil)}, min, sweep, 0},
+		{"due before the sweep", Pace{Min: min, Max: max, Sweep: sweep, Due: due(3*time.Second, nil)}, min, 3 * time.Second, 10 * time.Millisecond},
+		{"due after the sweep", Pace{Min: min, Max: max, Sweep: sweep, Due: due(time.Hour, nil)}, min, sweep, 0},
+		{"due already", Pace{Min: min, Max: max, Sweep: sweep, Due: due(-time.Second, nil)}, 400 * time.Millisecond, min, 0},
+		{"due unknown", Pace{Min: min, Max: max, Sweep: sweep, Due: due(0, errors.New("down"))}, 400 * time.Millisecond, 800 * time.Millisecond, 0},
+	}
+	for _, tt := range tests {
+		got := tt.p.idle(context.Background(), tt.after)
+		if got > tt.want || got < tt.want-tt.tolerance {
+			t.Errorf("%s: wait = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// With a sweep of an hour, a loop that knows of work due shortly calls again
+// then, unwoken.
+func TestRunWakesWhenDue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	calls := make(chan time.Time, 100)
+	dueAt := time.Now().Add(100 * time.Millisecond)
+	p := Pace{Min: time.Hour, Max: time.Hour, Sweep: time.Hour, Wake: wake,
+		Due: func(_ context.Context, now time.Time) (time.Time, error) {
+			if now.Before(dueAt) {
+				return dueAt, nil
+			}
+			return time.Time{}, nil
+		}}
+	go Run(ctx, p, func(context.Context) Outcome { calls <- time.Now(); return Idle })
+	wake <- struct{}{}
+	for i := range 2 {
+		select {
+		case at := <-calls:
+			if i == 1 && at.Before(dueAt) {
+				t.Errorf("second call at %s, before the due time %s", at, dueAt)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d did not come", i)
+		}
+	}
+}
