@@ -162,8 +162,12 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Ti
 	}
 	now := time.Now()
 	next := *m
+	queued := to == StatusPending || to == StatusSending
 	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(string(to)).SetUpdatedAt(now)
-	next.Status, next.UpdatedAt = string(to), now
+	if queued != m.Queued {
+		u.SetQueued(queued) // leaving the queue writes its index; later moves are HOT
+	}
+	next.Status, next.UpdatedAt, next.Queued = string(to), now, queued
 	if from == StatusSending {
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
 		next.ClaimToken = ""
@@ -291,7 +295,7 @@ func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*e
 		return nil, nil
 	}
 	for _, c := range creates {
-		c.SetStatus(string(StatusPending))
+		c.SetStatus(string(StatusPending)).SetQueued(true)
 	}
 	ms, err := tx.Message.CreateBulk(creates...).Save(ctx)
 	if err != nil {
@@ -319,7 +323,7 @@ func QueueOne(ctx context.Context, client *ent.Client, workspaceID string, build
 		return nil, err
 	}
 	if !wanted {
-		m, err := build(client).SetStatus(string(StatusPending)).Save(ctx)
+		m, err := build(client).SetStatus(string(StatusPending)).SetQueued(true).Save(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("create message: %w", err)
 		}

@@ -723,6 +723,10 @@ func init() {
 	messageDescDispatchAttempts := messageFields[51].Descriptor()
 	// message.DefaultDispatchAttempts holds the default value on creation for the dispatch_attempts field.
 	message.DefaultDispatchAttempts = messageDescDispatchAttempts.Default.(int)
+	// messageDescQueued is the schema descriptor for queued field.
+	messageDescQueued := messageFields[53].Descriptor()
+	// message.DefaultQueued holds the default value on creation for the queued field.
+	message.DefaultQueued = messageDescQueued.Default.(bool)
 	// messageDescID is the schema descriptor for id field.
 	messageDescID := messageFields[0].Descriptor()
 	// message.DefaultID holds the default value on creation for the id field.
