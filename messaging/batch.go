@@ -109,7 +109,7 @@ func Confirm(ctx context.Context, tx *ent.Tx, ms []*ent.Message, at time.Time) e
 	now := time.Now()
 	for g, ids := range groups {
 		u := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(StatusSending), message.ClaimToken(g.token))).
-			SetStatus(string(StatusConfirmed)).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("").SetQueued(false)
+			SetStatus(string(StatusConfirmed)).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("")
 		if g.engine != "" {
 			engineID := g.engine
 			u.Modify(func(b *sql.UpdateBuilder) {

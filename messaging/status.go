@@ -162,12 +162,10 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Ti
 	}
 	now := time.Now()
 	next := *m
-	queued := to == StatusPending || to == StatusSending
 	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(string(to)).SetUpdatedAt(now)
-	if queued != m.Queued {
-		u.SetQueued(queued) // leaving the queue writes its index; later moves are HOT
-	}
-	next.Status, next.UpdatedAt, next.Queued = string(to), now, queued
+	// The schema's hook sets queued with the status: leaving the queue writes its
+	// index, the later moves are HOT.
+	next.Status, next.UpdatedAt, next.Queued = string(to), now, to == StatusPending || to == StatusSending
 	if from == StatusSending {
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
 		next.ClaimToken = ""
@@ -295,7 +293,7 @@ func Queue(ctx context.Context, tx *ent.Tx, creates ...*ent.MessageCreate) ([]*e
 		return nil, nil
 	}
 	for _, c := range creates {
-		c.SetStatus(string(StatusPending)).SetQueued(true)
+		c.SetStatus(string(StatusPending))
 	}
 	ms, err := tx.Message.CreateBulk(creates...).Save(ctx)
 	if err != nil {
@@ -323,7 +321,7 @@ func QueueOne(ctx context.Context, client *ent.Client, workspaceID string, build
 		return nil, err
 	}
 	if !wanted {
-		m, err := build(client).SetStatus(string(StatusPending)).SetQueued(true).Save(ctx)
+		m, err := build(client).SetStatus(string(StatusPending)).Save(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("create message: %w", err)
 		}

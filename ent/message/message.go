@@ -223,7 +223,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/switchboardhq/switchboard/ent/runtime"
 var (
-	Hooks        [1]ent.Hook
+	Hooks        [2]ent.Hook
 	Interceptors [1]ent.Interceptor
 	// WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
 	WorkspaceIDValidator func(string) error

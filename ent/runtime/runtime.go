@@ -682,7 +682,9 @@ func init() {
 	mediachunk.SeqValidator = mediachunkDescSeq.Validators[0].(func(int) error)
 	messageMixin := schema.Message{}.Mixin()
 	messageMixinHooks0 := messageMixin[0].Hooks()
+	messageHooks := schema.Message{}.Hooks()
 	message.Hooks[0] = messageMixinHooks0[0]
+	message.Hooks[1] = messageHooks[0]
 	messageMixinInters0 := messageMixin[0].Interceptors()
 	message.Interceptors[0] = messageMixinInters0[0]
 	messageMixinFields0 := messageMixin[0].Fields()

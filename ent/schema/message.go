@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"entgo.io/contrib/entgql"
@@ -85,15 +87,40 @@ func (Message) Fields() []ent.Field {
 		field.Int("dispatch_attempts").Default(0).Annotations(entgql.Skip()),
 		field.String("claim_token").Optional().Annotations(entgql.Skip()).
 			Comment("the token of the dispatch that holds the message while it is sending"),
-		// Queued is true while the message is pending or sending: the queue's index
-		// is keyed by it rather than by status, so that no index holds status and
-		// the moves that follow the send (received, read, played) are HOT updates
-		// in PostgreSQL, which write no index entry.
+		// Queued is true while the message is pending or sending (Hooks keep it so):
+		// the queue's index is keyed by it rather than by status, so that no index
+		// holds status and the moves that follow the send (received, read, played)
+		// are HOT updates in PostgreSQL, which write no index entry.
 		field.Bool("queued").Default(false).Annotations(entgql.Skip()),
 		field.String("campaign_id").Optional().Nillable().Immutable().Comment("the campaign that sent the message"),
 		field.String("engine_id").Optional().Comment("the engine (number) that sent or received the message"),
 		field.String("audience_contact_id").Optional().Nillable().Immutable().Annotations(entgql.Skip()).
 			Comment("the audience contact a campaign message was made for"),
+	}
+}
+
+// Hooks of the Message: queued follows status (and origin), whoever writes
+// them: a message is the queue's while it is pending or sending, unless it is
+// the account's history (a message the phone itself still had pending).
+func (Message) Hooks() []ent.Hook {
+	return []ent.Hook{
+		func(next ent.Mutator) ent.Mutator {
+			return ent.MutateFunc(func(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+				status, ok := m.Field("status")
+				if !ok {
+					return next.Mutate(ctx, m)
+				}
+				queued := status == "pending" || status == "sending"
+				if m.Op().Is(ent.OpCreate) {
+					origin, _ := m.Field("origin")
+					queued = queued && fmt.Sprint(origin) != "history" && fmt.Sprint(origin) != "incoming"
+				}
+				if err := m.SetField("queued", queued); err != nil {
+					return nil, err
+				}
+				return next.Mutate(ctx, m)
+			})
+		},
 	}
 }
 
