@@ -296,16 +296,24 @@ func (d *Dispatcher) recordSent(ctx context.Context, batch []claimed, sent []eng
 		metrics.Dispatches.WithLabelValues(outcome).Inc()
 	}
 	err := storage.WithTx(ctx, d.Client, func(tx *ent.Tx) error {
-		if err := recordEngines(ctx, tx, batch, sent); err != nil {
-			return err
-		}
 		// The usual outcome, the network took the message under the key it was
-		// claimed with, is recorded for all of them in one statement.
+		// claimed with, is recorded for all of them in one statement (an engine
+		// each), with the engine it went through; the others one by one.
 		var confirmed []*ent.Message
+		var others []int
 		for i, c := range batch {
 			if sent[i].Err == nil && sent[i].Key.Serialized() == c.m.WaSerialized {
+				c.m.EngineID = c.eng.ID()
 				confirmed = append(confirmed, c.m)
-			} else if err := recordOne(ctx, tx, c.m, sent[i]); err != nil {
+			} else {
+				others = append(others, i)
+			}
+		}
+		for _, i := range others {
+			if err := recordEngines(ctx, tx, batch[i:i+1], sent[i:i+1]); err != nil {
+				return err
+			}
+			if err := recordOne(ctx, tx, batch[i].m, sent[i]); err != nil {
 				return err
 			}
 		}

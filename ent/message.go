@@ -126,6 +126,8 @@ type Message struct {
 	DispatchAttempts int `json:"dispatch_attempts,omitempty"`
 	// the token of the dispatch that holds the message while it is sending
 	ClaimToken string `json:"claim_token,omitempty"`
+	// Queued holds the value of the "queued" field.
+	Queued bool `json:"queued,omitempty"`
 	// the campaign that sent the message
 	CampaignID *string `json:"campaign_id,omitempty"`
 	// the engine (number) that sent or received the message
@@ -167,7 +169,7 @@ func (*Message) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case message.FieldMediaRef, message.FieldVcards, message.FieldVcardNames, message.FieldPollOptions, message.FieldMentions, message.FieldLinkPreview:
 			values[i] = new([]byte)
-		case message.FieldPollAllowMultiple, message.FieldFromMe:
+		case message.FieldPollAllowMultiple, message.FieldFromMe, message.FieldQueued:
 			values[i] = new(sql.NullBool)
 		case message.FieldLatitude, message.FieldLongitude:
 			values[i] = new(sql.NullFloat64)
@@ -536,6 +538,12 @@ func (_m *Message) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.ClaimToken = value.String
 			}
+		case message.FieldQueued:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field queued", values[i])
+			} else if value.Valid {
+				_m.Queued = value.Bool
+			}
 		case message.FieldCampaignID:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field campaign_id", values[i])
@@ -774,6 +782,9 @@ func (_m *Message) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("claim_token=")
 	builder.WriteString(_m.ClaimToken)
+	builder.WriteString(", ")
+	builder.WriteString("queued=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Queued))
 	builder.WriteString(", ")
 	if v := _m.CampaignID; v != nil {
 		builder.WriteString("campaign_id=")

@@ -687,6 +687,20 @@ func (_c *MessageCreate) SetNillableClaimToken(v *string) *MessageCreate {
 	return _c
 }
 
+// SetQueued sets the "queued" field.
+func (_c *MessageCreate) SetQueued(v bool) *MessageCreate {
+	_c.mutation.SetQueued(v)
+	return _c
+}
+
+// SetNillableQueued sets the "queued" field if the given value is not nil.
+func (_c *MessageCreate) SetNillableQueued(v *bool) *MessageCreate {
+	if v != nil {
+		_c.SetQueued(*v)
+	}
+	return _c
+}
+
 // SetCampaignID sets the "campaign_id" field.
 func (_c *MessageCreate) SetCampaignID(v string) *MessageCreate {
 	_c.mutation.SetCampaignID(v)
@@ -811,6 +825,10 @@ func (_c *MessageCreate) defaults() error {
 		v := message.DefaultDispatchAttempts
 		_c.mutation.SetDispatchAttempts(v)
 	}
+	if _, ok := _c.mutation.Queued(); !ok {
+		v := message.DefaultQueued
+		_c.mutation.SetQueued(v)
+	}
 	if _, ok := _c.mutation.ID(); !ok {
 		if message.DefaultID == nil {
 			return fmt.Errorf("ent: uninitialized message.DefaultID (forgotten import ent/runtime?)")
@@ -869,6 +887,9 @@ func (_c *MessageCreate) check() error {
 	}
 	if _, ok := _c.mutation.DispatchAttempts(); !ok {
 		return &ValidationError{Name: "dispatch_attempts", err: errors.New(`ent: missing required field "Message.dispatch_attempts"`)}
+	}
+	if _, ok := _c.mutation.Queued(); !ok {
+		return &ValidationError{Name: "queued", err: errors.New(`ent: missing required field "Message.queued"`)}
 	}
 	return nil
 }
@@ -1117,6 +1138,10 @@ func (_c *MessageCreate) createSpec() (*Message, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.ClaimToken(); ok {
 		_spec.SetField(message.FieldClaimToken, field.TypeString, value)
 		_node.ClaimToken = value
+	}
+	if value, ok := _c.mutation.Queued(); ok {
+		_spec.SetField(message.FieldQueued, field.TypeBool, value)
+		_node.Queued = value
 	}
 	if value, ok := _c.mutation.EngineID(); ok {
 		_spec.SetField(message.FieldEngineID, field.TypeString, value)
@@ -2104,6 +2129,18 @@ func (u *MessageUpsert) UpdateClaimToken() *MessageUpsert {
 // ClearClaimToken clears the value of the "claim_token" field.
 func (u *MessageUpsert) ClearClaimToken() *MessageUpsert {
 	u.SetNull(message.FieldClaimToken)
+	return u
+}
+
+// SetQueued sets the "queued" field.
+func (u *MessageUpsert) SetQueued(v bool) *MessageUpsert {
+	u.Set(message.FieldQueued, v)
+	return u
+}
+
+// UpdateQueued sets the "queued" field to the value that was provided on create.
+func (u *MessageUpsert) UpdateQueued() *MessageUpsert {
+	u.SetExcluded(message.FieldQueued)
 	return u
 }
 
@@ -3249,6 +3286,20 @@ func (u *MessageUpsertOne) UpdateClaimToken() *MessageUpsertOne {
 func (u *MessageUpsertOne) ClearClaimToken() *MessageUpsertOne {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearClaimToken()
+	})
+}
+
+// SetQueued sets the "queued" field.
+func (u *MessageUpsertOne) SetQueued(v bool) *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetQueued(v)
+	})
+}
+
+// UpdateQueued sets the "queued" field to the value that was provided on create.
+func (u *MessageUpsertOne) UpdateQueued() *MessageUpsertOne {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateQueued()
 	})
 }
 
@@ -4564,6 +4615,20 @@ func (u *MessageUpsertBulk) UpdateClaimToken() *MessageUpsertBulk {
 func (u *MessageUpsertBulk) ClearClaimToken() *MessageUpsertBulk {
 	return u.Update(func(s *MessageUpsert) {
 		s.ClearClaimToken()
+	})
+}
+
+// SetQueued sets the "queued" field.
+func (u *MessageUpsertBulk) SetQueued(v bool) *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.SetQueued(v)
+	})
+}
+
+// UpdateQueued sets the "queued" field to the value that was provided on create.
+func (u *MessageUpsertBulk) UpdateQueued() *MessageUpsertBulk {
+	return u.Update(func(s *MessageUpsert) {
+		s.UpdateQueued()
 	})
 }
 

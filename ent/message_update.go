@@ -1019,6 +1019,20 @@ func (_u *MessageUpdate) ClearClaimToken() *MessageUpdate {
 	return _u
 }
 
+// SetQueued sets the "queued" field.
+func (_u *MessageUpdate) SetQueued(v bool) *MessageUpdate {
+	_u.mutation.SetQueued(v)
+	return _u
+}
+
+// SetNillableQueued sets the "queued" field if the given value is not nil.
+func (_u *MessageUpdate) SetNillableQueued(v *bool) *MessageUpdate {
+	if v != nil {
+		_u.SetQueued(*v)
+	}
+	return _u
+}
+
 // SetEngineID sets the "engine_id" field.
 func (_u *MessageUpdate) SetEngineID(v string) *MessageUpdate {
 	_u.mutation.SetEngineID(v)
@@ -1444,6 +1458,9 @@ func (_u *MessageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
+	}
+	if value, ok := _u.mutation.Queued(); ok {
+		_spec.SetField(message.FieldQueued, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.EngineID(); ok {
 		_spec.SetField(message.FieldEngineID, field.TypeString, value)
@@ -2464,6 +2481,20 @@ func (_u *MessageUpdateOne) ClearClaimToken() *MessageUpdateOne {
 	return _u
 }
 
+// SetQueued sets the "queued" field.
+func (_u *MessageUpdateOne) SetQueued(v bool) *MessageUpdateOne {
+	_u.mutation.SetQueued(v)
+	return _u
+}
+
+// SetNillableQueued sets the "queued" field if the given value is not nil.
+func (_u *MessageUpdateOne) SetNillableQueued(v *bool) *MessageUpdateOne {
+	if v != nil {
+		_u.SetQueued(*v)
+	}
+	return _u
+}
+
 // SetEngineID sets the "engine_id" field.
 func (_u *MessageUpdateOne) SetEngineID(v string) *MessageUpdateOne {
 	_u.mutation.SetEngineID(v)
@@ -2919,6 +2950,9 @@ func (_u *MessageUpdateOne) sqlSave(ctx context.Context) (_node *Message, err er
 	}
 	if _u.mutation.ClaimTokenCleared() {
 		_spec.ClearField(message.FieldClaimToken, field.TypeString)
+	}
+	if value, ok := _u.mutation.Queued(); ok {
+		_spec.SetField(message.FieldQueued, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.EngineID(); ok {
 		_spec.SetField(message.FieldEngineID, field.TypeString, value)

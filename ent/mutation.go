@@ -18962,6 +18962,7 @@ type MessageMutation struct {
 	dispatch_attempts    *int
 	adddispatch_attempts *int
 	claim_token          *string
+	queued               *bool
 	engine_id            *string
 	audience_contact_id  *string
 	clearedFields        map[string]struct{}
@@ -21787,6 +21788,42 @@ func (m *MessageMutation) ResetClaimToken() {
 	delete(m.clearedFields, message.FieldClaimToken)
 }
 
+// SetQueued sets the "queued" field.
+func (m *MessageMutation) SetQueued(b bool) {
+	m.queued = &b
+}
+
+// Queued returns the value of the "queued" field in the mutation.
+func (m *MessageMutation) Queued() (r bool, exists bool) {
+	v := m.queued
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldQueued returns the old "queued" field's value of the Message entity.
+// If the Message object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *MessageMutation) OldQueued(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldQueued is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldQueued requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldQueued: %w", err)
+	}
+	return oldValue.Queued, nil
+}
+
+// ResetQueued resets all changes to the "queued" field.
+func (m *MessageMutation) ResetQueued() {
+	m.queued = nil
+}
+
 // SetCampaignID sets the "campaign_id" field.
 func (m *MessageMutation) SetCampaignID(s string) {
 	m.campaign = &s
@@ -21995,7 +22032,7 @@ func (m *MessageMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *MessageMutation) Fields() []string {
-	fields := make([]string, 0, 56)
+	fields := make([]string, 0, 57)
 	if m.workspace_id != nil {
 		fields = append(fields, message.FieldWorkspaceID)
 	}
@@ -22155,6 +22192,9 @@ func (m *MessageMutation) Fields() []string {
 	if m.claim_token != nil {
 		fields = append(fields, message.FieldClaimToken)
 	}
+	if m.queued != nil {
+		fields = append(fields, message.FieldQueued)
+	}
 	if m.campaign != nil {
 		fields = append(fields, message.FieldCampaignID)
 	}
@@ -22278,6 +22318,8 @@ func (m *MessageMutation) Field(name string) (ent.Value, bool) {
 		return m.DispatchAttempts()
 	case message.FieldClaimToken:
 		return m.ClaimToken()
+	case message.FieldQueued:
+		return m.Queued()
 	case message.FieldCampaignID:
 		return m.CampaignID()
 	case message.FieldEngineID:
@@ -22399,6 +22441,8 @@ func (m *MessageMutation) OldField(ctx context.Context, name string) (ent.Value,
 		return m.OldDispatchAttempts(ctx)
 	case message.FieldClaimToken:
 		return m.OldClaimToken(ctx)
+	case message.FieldQueued:
+		return m.OldQueued(ctx)
 	case message.FieldCampaignID:
 		return m.OldCampaignID(ctx)
 	case message.FieldEngineID:
@@ -22784,6 +22828,13 @@ func (m *MessageMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetClaimToken(v)
+		return nil
+	case message.FieldQueued:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetQueued(v)
 		return nil
 	case message.FieldCampaignID:
 		v, ok := value.(string)
@@ -23397,6 +23448,9 @@ func (m *MessageMutation) ResetField(name string) error {
 		return nil
 	case message.FieldClaimToken:
 		m.ResetClaimToken()
+		return nil
+	case message.FieldQueued:
+		m.ResetQueued()
 		return nil
 	case message.FieldCampaignID:
 		m.ResetCampaignID()

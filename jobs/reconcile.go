@@ -76,7 +76,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 		}
 	}
 	stale := h.Client.Message.Query().
-		Where(messaging.StatusIs(messaging.StatusSending), message.UpdatedAtLT(now.Add(-h.Queue.StaleAfter())))
+		Where(message.Queued(true), messaging.StatusIs(messaging.StatusSending), message.UpdatedAtLT(now.Add(-h.Queue.StaleAfter())))
 	err := walk(ctx, messagesAfter(stale), func(page []*ent.Message) {
 		for _, m := range page {
 			wctx := viewer.WorkspaceContext(ctx, m.WorkspaceID)
@@ -91,7 +91,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	if err != nil {
 		return queued, err
 	}
-	due := []func(*entsql.Selector){messaging.StatusIs(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
+	due := []func(*entsql.Selector){message.Queued(true), messaging.StatusIs(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 		message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))}
 	// requeue queues again the tasks of a page that Redis lost.
 	requeue := func(queue, what string, taskID func(string) string,

@@ -87,7 +87,7 @@ func (s *Store) waitingTokens(ctx context.Context) (map[string]bool, error) {
 	after := ""
 	for {
 		page, err := s.client.Message.Query().
-			Where(messaging.StatusIn(messaging.StatusPending, messaging.StatusSending),
+			Where(message.Queued(true), messaging.StatusIn(messaging.StatusPending, messaging.StatusSending),
 				message.MediaURLContains("/media/"), message.IDGT(after)).
 			Order(message.ByID()).Limit(prunePage).Select(message.FieldID, message.FieldMediaURL).All(ctx)
 		if err != nil {

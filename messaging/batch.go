@@ -90,22 +90,35 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 }
 
 // Confirm moves the messages of ms, all sending under the claim token they were
-// claimed with together, to confirmed at at, in one statement. A message moved on
-// meanwhile (an ack came first, the claim was released) is left as it is. The
-// move causes no event (see eventsFor), so none is recorded.
+// claimed with together, to confirmed at at, in one statement per token and
+// engine, and takes them out of the queue. A message's EngineID is the engine
+// it was sent through: a message without an engine of its own (the one it
+// named, or one an ack recorded first) records it in the same statement. A
+// message moved on meanwhile (an ack came first, the claim was released) is
+// left as it is. The move causes no event (see eventsFor), so none is recorded.
 func Confirm(ctx context.Context, tx *ent.Tx, ms []*ent.Message, at time.Time) error {
-	byToken := map[string][]string{}
+	type group struct{ token, engine string }
+	groups := map[group][]string{}
 	for _, m := range ms {
 		if StatusOf(m) != StatusSending {
 			return fmt.Errorf("messaging: confirm %s: it is %s, not sending", m.ID, m.Status)
 		}
-		byToken[m.ClaimToken] = append(byToken[m.ClaimToken], m.ID)
+		g := group{m.ClaimToken, m.EngineID}
+		groups[g] = append(groups[g], m.ID)
 	}
 	now := time.Now()
-	for token, ids := range byToken {
-		err := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(StatusSending), message.ClaimToken(token))).
-			SetStatus(string(StatusConfirmed)).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("").Exec(ctx)
-		if err != nil {
+	for g, ids := range groups {
+		u := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(StatusSending), message.ClaimToken(g.token))).
+			SetStatus(string(StatusConfirmed)).SetUpdatedAt(now).SetConfirmedAt(at).SetClaimToken("")
+		if g.engine != "" {
+			engineID := g.engine
+			u.Modify(func(b *sql.UpdateBuilder) {
+				b.Set(message.FieldEngineID, sql.ExprFunc(func(b *sql.Builder) {
+					b.WriteString("COALESCE(NULLIF(").Ident(message.FieldEngineID).WriteString(", ''), ").Arg(engineID).WriteString(")")
+				}))
+			})
+		}
+		if err := u.Exec(ctx); err != nil {
 			return fmt.Errorf("messaging: confirm %d messages: %w", len(ids), err)
 		}
 	}

@@ -69,6 +69,7 @@ func TestClaimAndConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Now().Truncate(time.Millisecond)
+	claimed[0].EngineID = "eng_sent_through" // the engine the dispatch handed it to
 	tx(t, ctx, client, func(tx *ent.Tx) error { return messaging.Confirm(ctx, tx, claimed, at) })
 	got := map[string]messaging.Status{}
 	for _, m := range ms {
@@ -81,8 +82,26 @@ func TestClaimAndConfirm(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses after confirm (-want +got):\n%s", diff)
 	}
-	if m := client.Message.GetX(ctx, ms[0].ID); m.ConfirmedAt == nil || !m.ConfirmedAt.Equal(at) || m.ClaimToken != "" {
-		t.Errorf("confirmed message: confirmedAt %v (want %v), claim token %q", m.ConfirmedAt, at, m.ClaimToken)
+	if m := client.Message.GetX(ctx, ms[0].ID); m.ConfirmedAt == nil || !m.ConfirmedAt.Equal(at) || m.ClaimToken != "" ||
+		m.Queued || m.EngineID != "eng_sent_through" {
+		t.Errorf("confirmed message: confirmedAt %v (want %v), claim token %q, queued %t, engine %q (want eng_sent_through)",
+			m.ConfirmedAt, at, m.ClaimToken, m.Queued, m.EngineID)
+	}
+
+	// A message with an engine of its own keeps it.
+	own, err := client.Message.Create().SetTo("15550000009@c.us").SetType("text").SetText("hi").SetOrigin("scheduled").
+		SetStatus(string(messaging.StatusPending)).SetQueued(true).SetEngineID("eng_named").Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx(t, ctx, client, func(tx *ent.Tx) (err error) {
+		claimed, err = messaging.Claim(ctx, tx, []*ent.Message{own}, key)
+		return err
+	})
+	claimed[0].EngineID = "eng_other"
+	tx(t, ctx, client, func(tx *ent.Tx) error { return messaging.Confirm(ctx, tx, claimed, at) })
+	if m := client.Message.GetX(ctx, own.ID); m.EngineID != "eng_named" || messaging.StatusOf(m) != messaging.StatusConfirmed {
+		t.Errorf("a message with its own engine: %s through %q, want confirmed through eng_named", m.Status, m.EngineID)
 	}
 }
 

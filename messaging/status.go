@@ -163,7 +163,9 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Ti
 	now := time.Now()
 	next := *m
 	u := tx.Message.Update().Where(message.ID(m.ID), message.Status(m.Status)).SetStatus(string(to)).SetUpdatedAt(now)
-	next.Status, next.UpdatedAt = string(to), now
+	// The schema's hook sets queued with the status: leaving the queue writes its
+	// index, the later moves are HOT.
+	next.Status, next.UpdatedAt, next.Queued = string(to), now, to == StatusPending || to == StatusSending
 	if from == StatusSending {
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
 		next.ClaimToken = ""

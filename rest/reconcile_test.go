@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboardhq/switchboard/app"
 	"github.com/switchboardhq/switchboard/app/apptest"
+	"github.com/switchboardhq/switchboard/engine"
 	"github.com/switchboardhq/switchboard/ent/inboxevent"
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/jobs"
@@ -92,6 +93,48 @@ func TestStaleClaimIsRetried(t *testing.T) {
 	got := waitStatus(e, id, "confirmed")
 	if got["waMessageKey"].(map[string]any)["_serialized"] != key {
 		t.Errorf("resend changed the key: %v != %v", got["waMessageKey"], key)
+	}
+}
+
+// A message of the account's history that the phone still had pending (ack 0)
+// is stored pending, but it is not the queue's: the reconciler leaves it, and
+// nothing sends it a second time.
+func TestReconcilerLeavesHistoryPending(t *testing.T) {
+	e := newEnv(t)
+	ctx := systemCtx()
+	engines := e.Do("GET", "/v1/engines", e.Key, nil).List()
+	if len(engines) == 0 {
+		t.Fatal("no engine")
+	}
+	ws, err := e.App.Client.APIKey.Query().Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Hour)
+	key := engine.Key{FromMe: true, Remote: "15550108080@c.us", ID: "3EB0HISTORYPENDING"}
+	ev := engine.Event{ID: "hist-pending", Type: engine.EventHistory, At: at, WorkspaceID: ws.WorkspaceID, EngineID: engines[0]["id"].(string),
+		History: &engine.History{Messages: []engine.HistoryMessage{{Incoming: engine.Incoming{Key: key, From: "15550108080@c.us", Type: "text", Text: "on its way"}, At: at, FromMe: true, Ack: engine.AckPending}}}}
+	if err := e.App.Inbox.HandleEvents(ctx, []engine.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.App.Inbox.WaitApplied(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.App.Client.Message.Query().Where(message.WaID(key.ID)).Only(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != string(messaging.StatusPending) {
+		t.Fatalf("the history message is %s; the test proves nothing", m.Status)
+	}
+	if _, err := e.App.Client.Message.Update().Where(message.ID(m.ID)).SetUpdatedAt(at).Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil || n != 0 {
+		t.Fatalf("ReconcileOnce = %d, %v; want 0 (the history message is not the queue's)", n, err)
+	}
+	if got, _ := e.App.Client.Message.Get(ctx, m.ID); got.Status != string(messaging.StatusPending) || got.DispatchAttempts != 0 {
+		t.Errorf("the history message is %s after %d dispatches; want pending, never dispatched", got.Status, got.DispatchAttempts)
 	}
 }
 

@@ -113,7 +113,9 @@ func openDriver(rawURL string, size int) (*entsql.Driver, error) {
 // predicates, which PostgreSQL stores rewritten, as changed, and would drop
 // and rebuild them at every start, on live tables.)
 var retiredIndexes = []string{"message_workspace_id", "inboxevent_workspace_id", "chat_workspace_id",
-	"contact_workspace_id", "chatmember_workspace_id"}
+	"contact_workspace_id", "chatmember_workspace_id",
+	// status left the messages' indexes for queued (see the Message schema).
+	"message_status_send_at", "message_campaign_id_status"}
 
 // keepPartialIndexes leaves out of a migration the changes that only touch an
 // index's attributes. PostgreSQL stores a partial index's predicate rewritten
@@ -172,6 +174,35 @@ func scopeInboxSubjects(ctx context.Context, client *ent.Client, postgres bool) 
 	return nil
 }
 
+// markQueued sets queued on the pending and sending messages of a database
+// whose queue index was still keyed by status (message_status_send_at): once,
+// before that index is dropped, through it.
+func markQueued(ctx context.Context, client *ent.Client, postgres bool) error {
+	exists := "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'message_status_send_at'"
+	if postgres {
+		exists = "SELECT count(*) FROM pg_class WHERE relname = 'message_status_send_at' AND relkind = 'i'"
+	}
+	rows, err := client.QueryContext(ctx, exists)
+	if err != nil {
+		return fmt.Errorf("storage: mark queued messages: %w", err)
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("storage: mark queued messages: %w", err)
+		}
+	}
+	rows.Close()
+	if n == 0 {
+		return nil
+	}
+	if _, err := client.ExecContext(ctx, "UPDATE messages SET queued = true WHERE status IN ('pending', 'sending')"); err != nil {
+		return fmt.Errorf("storage: mark queued messages: %w", err)
+	}
+	return nil
+}
+
 // migrationLock is the PostgreSQL advisory lock key that serializes migrations.
 const migrationLock = 0x5357_4244 // "SWBD"
 
@@ -184,6 +215,9 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 	if !strings.HasPrefix(rawURL, "postgres") {
 		if err := client.Schema.Create(ctx, schema.WithDiffHook(keepPartialIndexes)); err != nil {
 			return fmt.Errorf("storage: migrate: %w", err)
+		}
+		if err := markQueued(ctx, client, false); err != nil {
+			return err
 		}
 		if err := dropRetired(ctx, client); err != nil {
 			return err
@@ -201,6 +235,9 @@ func Migrate(ctx context.Context, client *ent.Client, rawURL string) error {
 	}
 	if err := client.Schema.Create(ctx, schema.WithDiffHook(keepPartialIndexes)); err != nil {
 		return fmt.Errorf("storage: migrate: %w", err)
+	}
+	if err := markQueued(ctx, client, true); err != nil {
+		return err
 	}
 	if err := dropRetired(ctx, client); err != nil {
 		return err

@@ -14,9 +14,13 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/switchboardhq/switchboard"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/migrate"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 func TestIsUnavailable(t *testing.T) {
@@ -166,4 +170,85 @@ func scratchDatabase(t *testing.T) string {
 	u, _ := url.Parse(base)
 	u.Path = "/" + name
 	return u.String()
+}
+
+// A database whose queue index was keyed by status (message_status_send_at)
+// gets queued set on its pending and sending messages, once, and loses that
+// index and the campaign's (campaign_id, status), on both databases.
+func TestMigrateMarksQueuedMessages(t *testing.T) {
+	urls := map[string]string{"sqlite": "sqlite://" + t.TempDir() + "/queued.db"}
+	if os.Getenv("TEST_DATABASE_URL") != "" {
+		urls["postgres"] = scratchDatabase(t)
+	}
+	for name, raw := range urls {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			client, err := Open(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			if err := Migrate(ctx, client, raw); err != nil {
+				t.Fatal(err)
+			}
+			// The schema before: the status index, and rows written without queued.
+			for _, q := range []string{
+				`CREATE INDEX message_status_send_at ON messages (status, send_at) WHERE status IN ('pending', 'sending')`,
+				`CREATE INDEX message_campaign_id_status ON messages (campaign_id, status) WHERE campaign_id IS NOT NULL`,
+			} {
+				if _, err := client.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sys := viewer.SystemContext(ctx)
+			for i, status := range []string{"pending", "sending", "confirmed", "read"} {
+				if err := client.Message.Create().SetID(fmt.Sprintf("msg_%d", i)).SetWorkspaceID("ws").SetTo("1@c.us").
+					SetType("text").SetOrigin("scheduled").SetStatus(status).SetQueued(false).Exec(sys); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := Migrate(ctx, client, raw); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, m := range client.Message.Query().AllX(sys) {
+				got[m.Status] = m.Queued
+			}
+			want := map[string]bool{"pending": true, "sending": true, "confirmed": false, "read": false}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("queued by status (-want +got):\n%s", diff)
+			}
+			exists := `SELECT count(*) FROM sqlite_master WHERE name IN ('message_status_send_at', 'message_campaign_id_status')`
+			if name == "postgres" {
+				exists = `SELECT count(*) FROM pg_class WHERE relname IN ('message_status_send_at', 'message_campaign_id_status')`
+			}
+			rows, err := client.QueryContext(ctx, exists)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			n := -1
+			for rows.Next() {
+				_ = rows.Scan(&n)
+			}
+			if n != 0 {
+				t.Errorf("%d of the status indexes are left", n)
+			}
+		})
+	}
+}
+
+// No index of the messages holds status, in its columns or its predicate: a
+// status move would then write every index instead of being a HOT update.
+func TestNoMessageIndexHoldsStatus(t *testing.T) {
+	for _, idx := range migrate.MessagesTable.Indexes {
+		for _, c := range idx.Columns {
+			if c.Name == message.FieldStatus {
+				t.Errorf("index %s is on status", idx.Name)
+			}
+		}
+		if a := idx.Annotation; a != nil && strings.Contains(a.Where, "status") {
+			t.Errorf("index %s's predicate %q names status", idx.Name, a.Where)
+		}
+	}
 }

@@ -124,6 +124,8 @@ const (
 	FieldDispatchAttempts = "dispatch_attempts"
 	// FieldClaimToken holds the string denoting the claim_token field in the database.
 	FieldClaimToken = "claim_token"
+	// FieldQueued holds the string denoting the queued field in the database.
+	FieldQueued = "queued"
 	// FieldCampaignID holds the string denoting the campaign_id field in the database.
 	FieldCampaignID = "campaign_id"
 	// FieldEngineID holds the string denoting the engine_id field in the database.
@@ -199,6 +201,7 @@ var Columns = []string{
 	FieldFromMe,
 	FieldDispatchAttempts,
 	FieldClaimToken,
+	FieldQueued,
 	FieldCampaignID,
 	FieldEngineID,
 	FieldAudienceContactID,
@@ -220,7 +223,7 @@ func ValidColumn(column string) bool {
 //
 //	import _ "github.com/switchboardhq/switchboard/ent/runtime"
 var (
-	Hooks        [1]ent.Hook
+	Hooks        [2]ent.Hook
 	Interceptors [1]ent.Interceptor
 	// WorkspaceIDValidator is a validator for the "workspace_id" field. It is called by the builders before save.
 	WorkspaceIDValidator func(string) error
@@ -240,6 +243,8 @@ var (
 	DefaultFromMe bool
 	// DefaultDispatchAttempts holds the default value on creation for the "dispatch_attempts" field.
 	DefaultDispatchAttempts int
+	// DefaultQueued holds the default value on creation for the "queued" field.
+	DefaultQueued bool
 	// DefaultID holds the default value on creation for the "id" field.
 	DefaultID func() string
 )
@@ -510,6 +515,11 @@ func ByDispatchAttempts(opts ...sql.OrderTermOption) OrderOption {
 // ByClaimToken orders the results by the claim_token field.
 func ByClaimToken(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldClaimToken, opts...).ToFunc()
+}
+
+// ByQueued orders the results by the queued field.
+func ByQueued(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldQueued, opts...).ToFunc()
 }
 
 // ByCampaignID orders the results by the campaign_id field.

@@ -300,6 +300,11 @@ func ClaimToken(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldClaimToken, v))
 }
 
+// Queued applies equality check predicate on the "queued" field. It's identical to QueuedEQ.
+func Queued(v bool) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldQueued, v))
+}
+
 // CampaignID applies equality check predicate on the "campaign_id" field. It's identical to CampaignIDEQ.
 func CampaignID(v string) predicate.Message {
 	return predicate.Message(sql.FieldEQ(FieldCampaignID, v))
@@ -3268,6 +3273,16 @@ func ClaimTokenEqualFold(v string) predicate.Message {
 // ClaimTokenContainsFold applies the ContainsFold predicate on the "claim_token" field.
 func ClaimTokenContainsFold(v string) predicate.Message {
 	return predicate.Message(sql.FieldContainsFold(FieldClaimToken, v))
+}
+
+// QueuedEQ applies the EQ predicate on the "queued" field.
+func QueuedEQ(v bool) predicate.Message {
+	return predicate.Message(sql.FieldEQ(FieldQueued, v))
+}
+
+// QueuedNEQ applies the NEQ predicate on the "queued" field.
+func QueuedNEQ(v bool) predicate.Message {
+	return predicate.Message(sql.FieldNEQ(FieldQueued, v))
 }
 
 // CampaignIDEQ applies the EQ predicate on the "campaign_id" field.

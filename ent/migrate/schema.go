@@ -735,6 +735,7 @@ var (
 		{Name: "from_me", Type: field.TypeBool, Default: true},
 		{Name: "dispatch_attempts", Type: field.TypeInt, Default: 0},
 		{Name: "claim_token", Type: field.TypeString, Nullable: true},
+		{Name: "queued", Type: field.TypeBool, Default: false},
 		{Name: "engine_id", Type: field.TypeString, Nullable: true},
 		{Name: "audience_contact_id", Type: field.TypeString, Nullable: true},
 		{Name: "campaign_id", Type: field.TypeString, Nullable: true},
@@ -747,7 +748,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "messages_campaigns_messages",
-				Columns:    []*schema.Column{MessagesColumns[56]},
+				Columns:    []*schema.Column{MessagesColumns[57]},
 				RefColumns: []*schema.Column{CampaignsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -764,11 +765,11 @@ var (
 				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[2], MessagesColumns[40]},
 			},
 			{
-				Name:    "message_status_send_at",
+				Name:    "message_queue_send_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[38], MessagesColumns[39]},
+				Columns: []*schema.Column{MessagesColumns[39]},
 				Annotation: &entsql.IndexAnnotation{
-					Where: "status IN ('pending', 'sending')",
+					Where: "queued",
 				},
 			},
 			{
@@ -792,7 +793,7 @@ var (
 			{
 				Name:    "message_workspace_id_engine_id_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[54], MessagesColumns[40]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[55], MessagesColumns[40]},
 			},
 			{
 				Name:    "message_workspace_id_to_pinned_until",
@@ -805,15 +806,7 @@ var (
 			{
 				Name:    "message_campaign_id_audience_contact_id",
 				Unique:  true,
-				Columns: []*schema.Column{MessagesColumns[56], MessagesColumns[55]},
-				Annotation: &entsql.IndexAnnotation{
-					Where: "campaign_id IS NOT NULL",
-				},
-			},
-			{
-				Name:    "message_campaign_id_status",
-				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[56], MessagesColumns[38]},
+				Columns: []*schema.Column{MessagesColumns[57], MessagesColumns[56]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},
@@ -821,7 +814,7 @@ var (
 			{
 				Name:    "message_campaign_engine_created_at",
 				Unique:  false,
-				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[54], MessagesColumns[40]},
+				Columns: []*schema.Column{MessagesColumns[1], MessagesColumns[55], MessagesColumns[40]},
 				Annotation: &entsql.IndexAnnotation{
 					Where: "campaign_id IS NOT NULL",
 				},

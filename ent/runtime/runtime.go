@@ -682,7 +682,9 @@ func init() {
 	mediachunk.SeqValidator = mediachunkDescSeq.Validators[0].(func(int) error)
 	messageMixin := schema.Message{}.Mixin()
 	messageMixinHooks0 := messageMixin[0].Hooks()
+	messageHooks := schema.Message{}.Hooks()
 	message.Hooks[0] = messageMixinHooks0[0]
+	message.Hooks[1] = messageHooks[0]
 	messageMixinInters0 := messageMixin[0].Interceptors()
 	message.Interceptors[0] = messageMixinInters0[0]
 	messageMixinFields0 := messageMixin[0].Fields()
@@ -723,6 +725,10 @@ func init() {
 	messageDescDispatchAttempts := messageFields[51].Descriptor()
 	// message.DefaultDispatchAttempts holds the default value on creation for the dispatch_attempts field.
 	message.DefaultDispatchAttempts = messageDescDispatchAttempts.Default.(int)
+	// messageDescQueued is the schema descriptor for queued field.
+	messageDescQueued := messageFields[53].Descriptor()
+	// message.DefaultQueued holds the default value on creation for the queued field.
+	message.DefaultQueued = messageDescQueued.Default.(bool)
 	// messageDescID is the schema descriptor for id field.
 	messageDescID := messageFields[0].Descriptor()
 	// message.DefaultID holds the default value on creation for the id field.
