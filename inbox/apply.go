@@ -60,9 +60,9 @@ func (h *Inbox) WakeChannel() chan<- struct{} { return h.wakeup() }
 // the clock: a retry, or the end of a lease (a leased event's next attempt is
 // its lease's end), which is also when the events waiting behind it in its
 // subject can go. The zero time when there is none.
-func (h *Inbox) nextDue(ctx context.Context, now time.Time) (time.Time, error) {
+func (h *Inbox) nextDue(ctx context.Context, since time.Time) (time.Time, error) {
 	rows, err := h.Client.InboxEvent.Query().
-		Where(inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(), inboxevent.NextAttemptAtGT(now)).
+		Where(inboxevent.AppliedAtIsNil(), inboxevent.DeadAtIsNil(), inboxevent.NextAttemptAtGT(since)).
 		Order(ent.Asc(inboxevent.FieldNextAttemptAt)).Limit(1).
 		Select(inboxevent.FieldNextAttemptAt).All(viewer.SystemContext(ctx))
 	if err != nil || len(rows) == 0 {

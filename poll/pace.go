@@ -32,11 +32,12 @@ type Pace struct {
 	Sweep time.Duration
 	// Wake (may be nil) ends a wait at once.
 	Wake <-chan struct{}
-	// Due (may be nil) returns the earliest time after now at which work already
-	// stored comes due by the clock rather than by an insert (a retry, a lease's
-	// end, a scheduled event); the zero time when there is none. It is asked
-	// after an idle call when Sweep is positive.
-	Due func(ctx context.Context, now time.Time) (time.Time, error)
+	// Due (may be nil) returns the earliest time after since at which work
+	// already stored comes due by the clock rather than by an insert (a retry, a
+	// lease's end, a scheduled event); the zero time when there is none. It is
+	// asked after an idle call when Sweep is positive, with since the moment the
+	// call began: what came due while it ran is then looked for at once.
+	Due func(ctx context.Context, since time.Time) (time.Time, error)
 }
 
 // Run calls work until ctx is done, waiting between calls as p says. A signal
@@ -53,28 +54,31 @@ func Run(ctx context.Context, p Pace, work func(context.Context) Outcome) {
 		case <-p.Wake:
 			wait = p.Min
 		}
+		began := time.Now()
 		switch work(ctx) {
 		case Found:
 			wait = p.Min
 		case Failed:
 			wait = Next(wait, p.Min, p.Max)
 		default:
-			wait = p.idle(ctx, wait)
+			wait = p.idle(ctx, wait, began)
 		}
 		t.Reset(wait)
 	}
 }
 
 // idle is the wait after an idle call that followed a wait of w.
-func (p Pace) idle(ctx context.Context, w time.Duration) time.Duration {
+func (p Pace) idle(ctx context.Context, w time.Duration, began time.Time) time.Duration {
 	if p.Sweep <= 0 {
 		return Next(w, p.Min, p.Max)
 	}
 	if p.Due == nil {
 		return p.Sweep
 	}
+	// Due is asked from when the idle call began, not from now: work that came
+	// due while the call ran was not found by it and must not be skipped.
+	due, err := p.Due(ctx, began)
 	now := time.Now()
-	due, err := p.Due(ctx, now)
 	if err != nil {
 		// Not knowing when work comes due, look again as a failed call would.
 		return Next(w, p.Min, p.Max)

@@ -37,7 +37,7 @@ func TestPaceIdle(t *testing.T) {
 		{"due unknown", Pace{Min: min, Max: max, Sweep: sweep, Due: due(0, errors.New("down"))}, 400 * time.Millisecond, 800 * time.Millisecond, 0},
 	}
 	for _, tt := range tests {
-		got := tt.p.idle(context.Background(), tt.after)
+		got := tt.p.idle(context.Background(), tt.after, time.Now())
 		if got > tt.want || got < tt.want-tt.tolerance {
 			t.Errorf("%s: wait = %s, want %s", tt.name, got, tt.want)
 		}
@@ -70,5 +70,23 @@ func TestRunWakesWhenDue(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("call %d did not come", i)
 		}
+	}
+}
+
+// Work that came due while the idle call ran (after it began, before it
+// ended) is looked for at once, not after the sweep: the call did not see it,
+// and a due time asked from now would skip it (the sandbox's acks under load).
+func TestPaceIdleSeesWhatCameDueDuringTheCall(t *testing.T) {
+	const min, sweep = 50 * time.Millisecond, 30 * time.Second
+	began := time.Now().Add(-time.Second) // a slow call
+	p := Pace{Min: min, Max: time.Second, Sweep: sweep, Due: func(_ context.Context, since time.Time) (time.Time, error) {
+		due := began.Add(500 * time.Millisecond) // due while the call ran
+		if !due.After(since) {
+			return time.Time{}, nil
+		}
+		return due, nil
+	}}
+	if got := p.idle(context.Background(), min, began); got != min {
+		t.Errorf("wait after the call = %s, want %s", got, min)
 	}
 }

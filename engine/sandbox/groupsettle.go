@@ -73,8 +73,8 @@ func (n *Network) groupsWakeup() chan struct{} {
 
 // nextGroup is when the earliest group due after now is; the zero time when
 // there is none.
-func (n *Network) nextGroup(ctx context.Context, now time.Time) (time.Time, error) {
-	rows, err := n.client.SandboxGroup.Query().Where(sandboxgroup.NextDueAtGT(now)).
+func (n *Network) nextGroup(ctx context.Context, since time.Time) (time.Time, error) {
+	rows, err := n.client.SandboxGroup.Query().Where(sandboxgroup.NextDueAtGT(since)).
 		Order(ent.Asc(sandboxgroup.FieldNextDueAt)).Limit(1).Select(sandboxgroup.FieldNextDueAt).All(viewer.SystemContext(ctx))
 	if err != nil || len(rows) == 0 || rows[0].NextDueAt == nil {
 		return time.Time{}, err

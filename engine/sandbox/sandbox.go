@@ -153,8 +153,8 @@ func (n *Network) wakeup() chan struct{} {
 
 // nextEvent is when the earliest scheduled event after now is due; the zero
 // time when there is none.
-func (n *Network) nextEvent(ctx context.Context, now time.Time) (time.Time, error) {
-	rows, err := n.client.SandboxEvent.Query().Where(sandboxevent.DueAtGT(now)).
+func (n *Network) nextEvent(ctx context.Context, since time.Time) (time.Time, error) {
+	rows, err := n.client.SandboxEvent.Query().Where(sandboxevent.DueAtGT(since)).
 		Order(ent.Asc(sandboxevent.FieldDueAt)).Limit(1).Select(sandboxevent.FieldDueAt).All(viewer.SystemContext(ctx))
 	if err != nil || len(rows) == 0 {
 		return time.Time{}, err
