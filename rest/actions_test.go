@@ -101,7 +101,9 @@ func TestActionsOnSomeoneElsesMessage(t *testing.T) {
 	var theirs string
 	for _, m := range list {
 		k := m["waMessageKey"].(map[string]any)
-		if m["fromMe"] == false && m["type"] == "text" && engine.ChatKind(m["chatId"].(string)) == engine.ChatContact {
+		// (a message of the history the sender deleted is a text without text)
+		if m["fromMe"] == false && m["type"] == "text" && m["text"] != "" && m["text"] != nil &&
+			engine.ChatKind(m["chatId"].(string)) == engine.ChatContact {
 			theirs = k["_serialized"].(string)
 			break
 		}
