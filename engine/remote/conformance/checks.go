@@ -112,7 +112,6 @@ func (k *kit) checkHandshake(ctx context.Context) Check {
 	k.link, k.welcomed = open.link, true
 	k.capabilities = first.head.Capabilities
 	k.heartbeat = time.Duration(welcome.head.HeartbeatMs) * time.Millisecond
-	k.ttl = time.Duration(welcome.head.TTLMs) * time.Millisecond
 	k.maxFrame, k.maxBatch = welcome.head.MaxFrame, welcome.head.MaxBatch
 	versions := first.head.Versions
 	if len(versions) == 0 {

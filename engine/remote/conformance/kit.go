@@ -122,7 +122,6 @@ type kit struct {
 	// what the handshake learned
 	link         int // the connection the checks talk to
 	heartbeat    time.Duration
-	ttl          time.Duration
 	maxFrame     int64
 	maxBatch     int
 	capabilities []string

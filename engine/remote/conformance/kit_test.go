@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,8 +58,6 @@ func TestSandboxConforms(t *testing.T) {
 		}
 	}
 }
-
-func TestMain(m *testing.M) { os.Exit(m.Run()) }
 
 // faultyEngine speaks the protocol with three faults: it answers every
 // command with an empty result, closes the connection on a frame type it does
