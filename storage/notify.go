@@ -24,8 +24,8 @@ var WakeTables = map[string]string{
 // per statement: PostgreSQL delivers a notification when its transaction
 // commits, folds duplicates of one transaction into one, and drops those of a
 // transaction rolled back. With triggers, no writer in any replica can forget
-// to announce its rows. It is idempotent; it runs in Migrate's locked
-// transaction, through exec.
+// to announce its rows. It is idempotent and touches no table that has its
+// trigger; it runs in Migrate's locked transaction, through exec.
 //
 // The price: PostgreSQL serializes the commits of notifying transactions (it
 // holds a lock on the notification queue until each ends). Measured with
@@ -43,12 +43,16 @@ END $$`
 		return fmt.Errorf("storage: wake function: %w", err)
 	}
 	for table, events := range WakeTables {
+		// Made only when missing: creating a trigger locks the table against
+		// writes, which a start must not do to live tables at every start. A
+		// trigger whose events change takes a new name, as an index does.
 		trigger := table + "_wake"
-		if err := exec(ctx, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", trigger, table)); err != nil {
-			return fmt.Errorf("storage: wake trigger on %s: %w", table, err)
-		}
-		if err := exec(ctx, fmt.Sprintf("CREATE TRIGGER %s AFTER %s ON %s FOR EACH STATEMENT EXECUTE FUNCTION switchboard_wake()",
-			trigger, events, table)); err != nil {
+		create := fmt.Sprintf(`DO $$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = '%[1]s' AND tgrelid = '%[2]s'::regclass) THEN
+		CREATE TRIGGER %[1]s AFTER %[3]s ON %[2]s FOR EACH STATEMENT EXECUTE FUNCTION switchboard_wake();
+	END IF;
+END $$`, trigger, table, events)
+		if err := exec(ctx, create); err != nil {
 			return fmt.Errorf("storage: wake trigger on %s: %w", table, err)
 		}
 	}
