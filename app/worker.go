@@ -49,10 +49,12 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	tick := sandboxTick(a.cfg.SandboxAckDelay)
-	a.goWork(func() { a.Inbox.Run(work, poll.Pace{Min: loopBusy, Max: idlePoll, Sweep: sweep}) })
-	a.goWork(func() { a.Delivery.RunFanout(work, poll.Pace{Min: loopBusy, Max: idlePoll, Sweep: sweep}) })
-	a.goWork(func() { a.Sandbox.Run(work, poll.Pace{Min: tick, Max: idlePoll, Sweep: sweep}) })
-	a.goWork(func() { a.Sandbox.RunGroups(work, poll.Pace{Min: tick, Max: idlePoll, Sweep: sweep}) })
+	loop := poll.Pace{Min: loopBusy, Max: idlePoll, Sweep: sweep, Gather: loopBusy}
+	sandbox := poll.Pace{Min: tick, Max: idlePoll, Sweep: sweep, Gather: tick}
+	a.goWork(func() { a.Inbox.Run(work, loop) })
+	a.goWork(func() { a.Delivery.RunFanout(work, loop) })
+	a.goWork(func() { a.Sandbox.Run(work, sandbox) })
+	a.goWork(func() { a.Sandbox.RunGroups(work, sandbox) })
 	// What Redis lost while no worker ran is queued again at once, beside serving.
 	a.goWork(func() {
 		if _, err := a.Jobs.ReconcileOnce(work, time.Now(), 0); err != nil && work.Err() == nil {
@@ -181,7 +183,8 @@ const idlePoll = time.Second
 const safetySweep = 30 * time.Second
 
 // loopBusy is how long the inbox and fan-out loops wait between passes while
-// they find work.
+// they find work, and the least time between two passes that wakes start: the
+// events stored meanwhile (a wake each) are applied by one pass.
 const loopBusy = 50 * time.Millisecond
 
 // sandboxTick is how often the sandbox network reports due events: often enough

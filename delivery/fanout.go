@@ -22,10 +22,11 @@ import (
 )
 
 // RunFanout turns recorded events into webhook deliveries until ctx is done,
-// waiting between passes as p says: p.Min while there are events; when there
-// are none, a doubling poll up to p.Max, or p.Sweep when set (a wake.Listener
-// passes every replica's inserts to WakeChannel). Events recorded in this
-// process wake it at once. Run fills in p.Wake.
+// waiting between passes as p says: with p.Sweep set (a wake.Listener passes
+// every replica's inserts to WakeChannel), p.Sweep after a pass that drained
+// the events; without it, p.Min while there are events and a doubling poll up
+// to p.Max when there are none. Events recorded in this process wake it at
+// once. Run fills in p.Wake.
 func (svc *Service) RunFanout(ctx context.Context, p poll.Pace) {
 	wake := svc.wakeup()
 	defer outbox.OnRecorded(wake)()
@@ -45,7 +46,10 @@ func (svc *Service) RunFanout(ctx context.Context, p poll.Pace) {
 				break
 			}
 		}
-		if found {
+		// A pass that took less than a batch left nothing behind it: with
+		// p.Sweep set, the next event recorded wakes the loop (events another
+		// replica held and gave back are found by the sweep).
+		if found && p.Sweep <= 0 {
 			return poll.Found
 		}
 		return poll.Idle

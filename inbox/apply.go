@@ -22,11 +22,12 @@ import (
 )
 
 // Run applies stored engine events until ctx is done, waiting between passes
-// as p says: p.Min while there is work; when there is none, a doubling poll up
-// to p.Max, or, with p.Sweep set (a wake.Listener passes the inserts of every
-// replica to WakeChannel), until the next retry or lease end comes due, at
-// most p.Sweep. An event stored in this process wakes it at once. Run fills
-// in p.Wake and p.Due.
+// as p says. With p.Sweep set (a wake.Listener passes the inserts of every
+// replica to WakeChannel), a pass applies what is due until less than a batch
+// is left, and the wait after it lasts until the next retry or lease end comes
+// due, at most p.Sweep. Without it, the wait is p.Min while there is work and
+// a doubling poll up to p.Max when there is none. An event stored in this
+// process wakes it at once. Run fills in p.Wake and p.Due.
 func (h *Inbox) Run(ctx context.Context, p poll.Pace) {
 	p.Wake, p.Due = h.wakeup(), h.nextDue
 	poll.Run(ctx, p, func(ctx context.Context) poll.Outcome {
@@ -46,7 +47,10 @@ func (h *Inbox) Run(ctx context.Context, p poll.Pace) {
 				break
 			}
 		}
-		if found {
+		// A pass that claimed less than a batch left nothing due behind it: with
+		// p.Sweep set, what comes due next is asked of p.Due, not looked for by
+		// another pass at once.
+		if found && p.Sweep <= 0 {
 			return poll.Found
 		}
 		return poll.Idle
@@ -98,9 +102,9 @@ func (h *Inbox) ApplyOnce(ctx context.Context, now time.Time) (int, error) {
 	// transaction (a subject's events stay in one part, in order). When any of a
 	// part cannot apply (an event fails, or waits for an earlier one), its events
 	// are applied one by one, so that one event's trouble holds up only its subject.
-	parts := make([][]*ent.InboxEvent, inboxParts)
+	parts := make([][]*ent.InboxEvent, partsFor(len(claimed)))
 	for _, row := range claimed {
-		i := subjectPart(row.Subject)
+		i := subjectPart(row.Subject, len(parts))
 		parts[i] = append(parts[i], row)
 	}
 	var wg sync.WaitGroup
@@ -120,14 +124,25 @@ func (h *Inbox) ApplyOnce(ctx context.Context, now time.Time) (int, error) {
 	return len(ids), nil
 }
 
-// inboxParts is how many parts of a claimed batch apply side by side.
-const inboxParts = 4
+// inboxParts is how many parts of a claimed batch apply side by side, each
+// of at least partSize events: a smaller batch is applied whole, its acks
+// together (acks.go), rather than in parts of one or two events each.
+const (
+	inboxParts = 4
+	partSize   = 64
+)
 
-// subjectPart is the part of a batch the events of an order key go to: by the
-// workspace and the chat the subject belongs to, so that parts applied side by
-// side seldom write the same rows (a chat, its contact) and wait on each other.
+// partsFor is how many parts a batch of n events is applied in.
+func partsFor(n int) int {
+	return min(max(n/partSize, 1), inboxParts)
+}
+
+// subjectPart is which of parts parts of a batch the events of an order key go
+// to: by the workspace and the chat the subject belongs to, so that parts applied
+// side by side seldom write the same rows (a chat, its contact) and wait on each
+// other.
 // A bare subject (stored before order keys were scoped) goes by its chat alone.
-func subjectPart(key string) int {
+func subjectPart(key string, parts int) int {
 	workspace, _, subject, _ := engine.ParseOrderKey(key)
 	chat := subject
 	if k, ok := strings.CutPrefix(subject, "message:"); ok {
@@ -141,7 +156,7 @@ func subjectPart(key string) int {
 	_, _ = h.Write([]byte(workspace))
 	_, _ = h.Write([]byte{0})
 	_, _ = h.Write([]byte(chat))
-	return int(h.Sum32() % inboxParts)
+	return int(h.Sum32() % uint32(parts))
 }
 
 // applyOneByOne applies claimed events each in its own transaction. An event that
@@ -308,11 +323,28 @@ func (h *Inbox) applyRows(ctx context.Context, rows []*ent.InboxEvent, token str
 		if err != nil {
 			return err
 		}
+		var run ackRun // the acks read together (sent) are applied together
 		for i, row := range rows {
+			if evs[i].Type == engine.EventAck && sent != nil {
+				if run.add(evs[i]) {
+					continue
+				}
+				if err := run.apply(sys, tx, sent); err != nil {
+					return err
+				}
+				run.add(evs[i])
+				continue
+			}
+			if err := run.apply(sys, tx, sent); err != nil {
+				return err
+			}
 			kept := arrivals{urls: row.MediaUrls, due: &due}
 			if err := h.apply(viewer.WorkspaceContext(ctx, row.WorkspaceID), tx, evs[i], sent, kept); err != nil {
 				return err
 			}
+		}
+		if err := run.apply(sys, tx, sent); err != nil {
+			return err
 		}
 		n, err := tx.InboxEvent.Update().Where(inboxevent.IDIn(ids...), inboxevent.LeaseToken(token)).
 			SetAppliedAt(time.Now()).AddAttempts(1).SetLeaseToken("").ClearLeaseUntil().Save(sys)

@@ -131,7 +131,7 @@ func applyAck(ctx context.Context, tx *ent.Tx, ev engine.Event, sent sentMessage
 	// The first ack that proves delivery puts the message in its chat, and its
 	// recipient among the contacts (someone the account messaged); later acks
 	// (read, played) change nothing there.
-	if err := knowContact(ctx, tx, m.To, next.EngineID); err != nil {
+	if err := knowContacts(ctx, tx, []*ent.Message{next}); err != nil {
 		return err
 	}
 	return touchChat(ctx, tx, next, false)

@@ -2,6 +2,7 @@ package messaging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent/message"
 	"github.com/switchboardhq/switchboard/outbox"
 	"github.com/switchboardhq/switchboard/storage"
-	"github.com/switchboardhq/switchboard/view"
+	"github.com/switchboardhq/switchboard/viewer"
 )
 
 // The batch moves are Move for many messages in one statement each: the claim of
@@ -74,17 +75,17 @@ func Claim(ctx context.Context, tx *ent.Tx, ms []*ent.Message, key func(*ent.Mes
 		}
 	}
 	out := make([]*ent.Message, len(won))
+	var events []outbox.Pending
 	for i, m := range won {
 		next := *m
 		k := keys[m.ID]
 		next.Status, next.UpdatedAt, next.ClaimToken, next.DispatchAttempts = string(StatusSending), now, token, m.DispatchAttempts+1
 		next.WaID, next.WaParticipant, next.WaSerialized = k.ID, k.Participant, k.Serialized()
-		for _, typ := range eventsFor(StatusOf(m), StatusSending) {
-			if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(&next)); err != nil {
-				return nil, err
-			}
-		}
+		events = append(events, eventsOf(StatusOf(m), &next)...)
 		out[i] = &next
+	}
+	if err := outbox.RecordAll(ctx, tx, events); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -123,4 +124,101 @@ func Confirm(ctx context.Context, tx *ent.Tx, ms []*ent.Message, at time.Time) e
 		}
 	}
 	return nil
+}
+
+// Step is a move for MoveEach: the message M, as read, to status To at time At.
+type Step struct {
+	M  *ent.Message
+	To Status
+	At time.Time
+}
+
+// ErrMovedMeanwhile says that a message MoveEach was to move was no longer as
+// it was read: the transaction must be rolled back, and the moves made one by
+// one (MoveLatest).
+var ErrMovedMeanwhile = errors.New("messaging: a message moved meanwhile")
+
+// MoveEach is Move for many messages that no other writer moves at the same time
+// (the acks of messages the network has, which one applier applies in order),
+// each at its own time: the messages of a workspace that go from one status to
+// another are moved in one statement, and the events of every move are recorded
+// in one insert. A step that is no move forward is left out (nil in the result);
+// a message still in the dispatch's hands (pending or sending) is not for
+// MoveEach. It returns the moved messages in the order of steps, or
+// ErrMovedMeanwhile when one was no longer as it was read.
+func MoveEach(ctx context.Context, tx *ent.Tx, steps []Step) ([]*ent.Message, error) {
+	type group struct {
+		workspaceID string
+		from, to    Status
+	}
+	var order []group
+	groups := map[group][]int{}
+	for i, st := range steps {
+		from := StatusOf(st.M)
+		if from == StatusPending || from == StatusSending {
+			return nil, fmt.Errorf("messaging: move %s: it is %s, still the dispatch's", st.M.ID, from)
+		}
+		if !CanMove(from, st.To) {
+			continue
+		}
+		g := group{st.M.WorkspaceID, from, st.To}
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	now := time.Now()
+	out := make([]*ent.Message, len(steps))
+	var events []outbox.Pending
+	for _, g := range order {
+		idx := groups[g]
+		ids := make([]string, len(idx))
+		for k, i := range idx {
+			ids[k] = steps[i].M.ID
+			next := *steps[i].M
+			next.Status, next.UpdatedAt, next.Queued = string(g.to), now, false
+			out[i] = &next
+		}
+		u := tx.Message.Update().Where(message.IDIn(ids...), storage.FilterOnly(StatusIs(g.from))).
+			SetStatus(string(g.to)).SetUpdatedAt(now)
+		for _, st := range stampsOf(g.to) {
+			// Each message gets its own time: CASE WHEN id = ... THEN ... ELSE column END,
+			// the column's own value for the messages that keep theirs.
+			var set []int
+			for _, i := range idx {
+				if field := st.field(out[i]); *field == nil || st.always {
+					at := steps[i].At
+					*field = &at
+					set = append(set, i)
+				}
+			}
+			if len(set) == 0 {
+				continue
+			}
+			column := st.column
+			u.Modify(func(b *sql.UpdateBuilder) {
+				b.Set(column, sql.ExprFunc(func(b *sql.Builder) {
+					b.WriteString("CASE")
+					for _, i := range set {
+						b.WriteString(" WHEN ").Ident(message.FieldID).WriteString(" = ").Arg(steps[i].M.ID).
+							WriteString(" THEN ").Arg(steps[i].At)
+					}
+					b.WriteString(" ELSE ").Ident(column).WriteString(" END")
+				}))
+			})
+		}
+		n, err := u.Save(viewer.WorkspaceContext(ctx, g.workspaceID))
+		if err != nil {
+			return nil, fmt.Errorf("messaging: move %d messages to %s: %w", len(ids), g.to, err)
+		} else if n != len(ids) {
+			return nil, ErrMovedMeanwhile
+		}
+		for _, i := range idx {
+			events = append(events, eventsOf(g.from, out[i])...)
+		}
+	}
+	if err := outbox.RecordAll(ctx, tx, events); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package messaging_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/storage"
+	"github.com/switchboardhq/switchboard/storage/storagetest"
 	"github.com/switchboardhq/switchboard/viewer"
 )
 
@@ -118,4 +120,90 @@ func ids(ms []*ent.Message) []string {
 		out[i] = m.ID
 	}
 	return out
+}
+
+// MoveEach moves each message from where it was read, at its own time, and
+// leaves out what is no move forward; a message another writer moved since it
+// was read undoes the whole of it (ErrMovedMeanwhile), and the dispatch's
+// messages are not for it.
+func TestMoveEach(t *testing.T) {
+	ctx := viewer.WorkspaceContext(context.Background(), "ws_move_each")
+	client := storagetest.Client(t, storagetest.DatabaseURL(t))
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	var ms []*ent.Message
+	for i, st := range []messaging.Status{messaging.StatusConfirmed, messaging.StatusConfirmed, messaging.StatusRead} {
+		m, err := client.Message.Create().SetTo("1555000010" + string(rune('1'+i)) + "@c.us").SetType("text").
+			SetText("hi").SetOrigin("scheduled").SetStatus(string(st)).SetConfirmedAt(base).Save(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	steps := func() []messaging.Step {
+		return []messaging.Step{
+			{M: ms[0], To: messaging.StatusRead, At: base.Add(time.Second)},
+			{M: ms[1], To: messaging.StatusReceived, At: base.Add(2 * time.Second)},
+			{M: ms[2], To: messaging.StatusReceived, At: base.Add(3 * time.Second)}, // read already: no move
+		}
+	}
+	var moved []*ent.Message
+	tx(t, ctx, client, func(tx *ent.Tx) (err error) { moved, err = messaging.MoveEach(ctx, tx, steps()); return err })
+	if moved[2] != nil {
+		t.Errorf("a read message moved back to received")
+	}
+	stamp := func(at *time.Time) time.Time {
+		if at == nil {
+			return time.Time{}
+		}
+		return at.UTC()
+	}
+	for i, want := range []struct {
+		status             messaging.Status
+		received, read     time.Time
+		confirmedUnchanged bool
+	}{
+		{messaging.StatusRead, base.Add(time.Second).UTC(), base.Add(time.Second).UTC(), true},
+		{messaging.StatusReceived, base.Add(2 * time.Second).UTC(), time.Time{}, true},
+	} {
+		m := client.Message.GetX(ctx, ms[i].ID)
+		got := []any{messaging.StatusOf(m), stamp(m.ReceivedAt), stamp(m.ReadAt), stamp(m.ConfirmedAt).Equal(base.UTC()), m.Queued}
+		if diff := cmp.Diff([]any{want.status, want.received, want.read, want.confirmedUnchanged, false}, got); diff != "" {
+			t.Errorf("message %d (-want +stored):\n%s", i, diff)
+		}
+		if r := moved[i]; messaging.StatusOf(r) != want.status || !stamp(r.ReceivedAt).Equal(want.received) {
+			t.Errorf("message %d returned as %s received %v, want %s at %v", i, r.Status, r.ReceivedAt, want.status, want.received)
+		}
+	}
+
+	// Read again, and one of them moved by another writer since.
+	for i := range ms {
+		ms[i] = client.Message.GetX(ctx, ms[i].ID)
+	}
+	client.Message.UpdateOneID(ms[1].ID).SetStatus(string(messaging.StatusRead)).ExecX(ctx)
+	err := storage.WithTx(ctx, client, func(tx *ent.Tx) error {
+		_, err := messaging.MoveEach(ctx, tx, []messaging.Step{
+			{M: ms[0], To: messaging.StatusPlayed, At: base.Add(4 * time.Second)},
+			{M: ms[1], To: messaging.StatusPlayed, At: base.Add(5 * time.Second)},
+		})
+		return err
+	})
+	if !errors.Is(err, messaging.ErrMovedMeanwhile) {
+		t.Fatalf("MoveEach over a message moved meanwhile: %v, want ErrMovedMeanwhile", err)
+	}
+	if m := client.Message.GetX(ctx, ms[0].ID); messaging.StatusOf(m) != messaging.StatusRead || m.PlayedAt != nil {
+		t.Errorf("after the rollback message 0 is %s (played %v), want read as before", m.Status, m.PlayedAt)
+	}
+
+	pending, err := client.Message.Create().SetTo("15550000109@c.us").SetType("text").SetText("hi").
+		SetOrigin("scheduled").SetStatus(string(messaging.StatusPending)).Save(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = storage.WithTx(ctx, client, func(tx *ent.Tx) error {
+		_, err := messaging.MoveEach(ctx, tx, []messaging.Step{{M: pending, To: messaging.StatusReceived, At: base}})
+		return err
+	})
+	if err == nil {
+		t.Error("MoveEach moved a pending message, the dispatch's")
+	}
 }

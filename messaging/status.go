@@ -170,28 +170,13 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Ti
 		u.Where(message.ClaimToken(m.ClaimToken)).SetClaimToken("")
 		next.ClaimToken = ""
 	}
-	stamp := func(field **time.Time, set func(time.Time) *ent.MessageUpdate) {
-		if *field == nil {
-			set(at)
+	for _, st := range stampsOf(to) {
+		if field := st.field(&next); *field == nil || st.always {
+			if err := u.Mutation().SetField(st.column, at); err != nil {
+				return m, false, err
+			}
 			*field = &at
 		}
-	}
-	r := rank[to]
-	if r >= rank[StatusConfirmed] {
-		stamp(&next.ConfirmedAt, u.SetConfirmedAt)
-	}
-	if r >= rank[StatusReceived] {
-		stamp(&next.ReceivedAt, u.SetReceivedAt)
-	}
-	if r >= rank[StatusRead] {
-		stamp(&next.ReadAt, u.SetReadAt)
-	}
-	if to == StatusPlayed {
-		stamp(&next.PlayedAt, u.SetPlayedAt)
-	}
-	if to == StatusFailed || to == StatusExpired {
-		u.SetFailedAt(at)
-		next.FailedAt = &at
 	}
 	if to == StatusSending {
 		token := switchboard.RandomToken(10)
@@ -207,12 +192,57 @@ func Move(ctx context.Context, tx *ent.Tx, m *ent.Message, to Status, at time.Ti
 	} else if n == 0 {
 		return m, false, nil // someone else moved it first
 	}
-	for _, typ := range eventsFor(from, to) {
-		if err := outbox.RecordFor(ctx, tx, m.WorkspaceID, typ, view.NewMessage(&next)); err != nil {
-			return m, false, err
-		}
+	if err := outbox.RecordAll(ctx, tx, eventsOf(from, &next)); err != nil {
+		return m, false, err
 	}
 	return &next, true, nil
+}
+
+// stamp is a timestamp a move sets: column, and the field of the message that
+// holds it. It is set when still empty (a message read before keeps the time
+// it was first read), or always.
+type stamp struct {
+	column string
+	field  func(*ent.Message) **time.Time
+	always bool
+}
+
+// stampsOf lists the timestamps a move to status to sets: those of every stage
+// the move proves (a read message was also confirmed and received), and the
+// time of a failure.
+func stampsOf(to Status) []stamp {
+	var out []stamp
+	r := rank[to]
+	if r >= rank[StatusConfirmed] {
+		out = append(out, stamp{column: message.FieldConfirmedAt, field: func(m *ent.Message) **time.Time { return &m.ConfirmedAt }})
+	}
+	if r >= rank[StatusReceived] {
+		out = append(out, stamp{column: message.FieldReceivedAt, field: func(m *ent.Message) **time.Time { return &m.ReceivedAt }})
+	}
+	if r >= rank[StatusRead] {
+		out = append(out, stamp{column: message.FieldReadAt, field: func(m *ent.Message) **time.Time { return &m.ReadAt }})
+	}
+	if to == StatusPlayed {
+		out = append(out, stamp{column: message.FieldPlayedAt, field: func(m *ent.Message) **time.Time { return &m.PlayedAt }})
+	}
+	if to == StatusFailed || to == StatusExpired {
+		out = append(out, stamp{column: message.FieldFailedAt, field: func(m *ent.Message) **time.Time { return &m.FailedAt }, always: true})
+	}
+	return out
+}
+
+// eventsOf is what a move from status from records: the events it causes
+// (eventsFor), each with the moved message next.
+func eventsOf(from Status, next *ent.Message) []outbox.Pending {
+	types := eventsFor(from, StatusOf(next))
+	if len(types) == 0 {
+		return nil
+	}
+	out, data := make([]outbox.Pending, len(types)), view.NewMessage(next)
+	for i, typ := range types {
+		out[i] = outbox.Pending{WorkspaceID: next.WorkspaceID, Type: typ, Data: data}
+	}
+	return out
 }
 
 // eventsFor lists the webhook events a move causes.

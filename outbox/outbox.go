@@ -34,20 +34,48 @@ func RecordFor(ctx context.Context, tx *ent.Tx, workspaceID, typ string, data an
 		v, _ := viewer.FromContext(ctx)
 		workspaceID = v.WorkspaceID
 	}
-	wanted, err := Wants(ctx, tx.Webhook, workspaceID, typ)
-	if err != nil || !wanted {
-		return err
+	return RecordAll(ctx, tx, []Pending{{WorkspaceID: workspaceID, Type: typ, Data: data}})
+}
+
+// Pending is an event for RecordAll to record.
+type Pending struct {
+	WorkspaceID, Type string
+	Data              any // marshalled to JSON
+}
+
+// RecordAll records, through tx and in one insert, the events of evs that a
+// webhook of their workspace wants.
+func RecordAll(ctx context.Context, tx *ent.Tx, evs []Pending) error {
+	var creates []*ent.EventCreate
+	for _, ev := range evs {
+		wanted, err := Wants(ctx, tx.Webhook, ev.WorkspaceID, ev.Type)
+		if err != nil {
+			return err
+		} else if !wanted {
+			continue
+		}
+		raw, err := json.Marshal(ev.Data)
+		if err != nil {
+			return fmt.Errorf("outbox: marshal %s: %w", ev.Type, err)
+		}
+		creates = append(creates, tx.Event.Create().SetWorkspaceID(ev.WorkspaceID).SetType(ev.Type).SetData(raw))
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return fmt.Errorf("outbox: marshal %s: %w", typ, err)
+	if len(creates) == 0 {
+		return nil
 	}
-	if err := tx.Event.Create().SetWorkspaceID(workspaceID).SetType(typ).SetData(raw).Exec(ctx); err != nil {
-		return fmt.Errorf("outbox: record %s: %w", typ, err)
+	for start := 0; start < len(creates); start += recordChunk {
+		part := creates[start:min(start+recordChunk, len(creates))]
+		if err := tx.Event.CreateBulk(part...).Exec(ctx); err != nil {
+			return fmt.Errorf("outbox: record %d events: %w", len(part), err)
+		}
 	}
 	signalOnCommit(tx)
 	return nil
 }
+
+// recordChunk bounds the events one insert records: five parameters each, far
+// below the databases' limits on a statement's parameters (SQLite 32,766).
+const recordChunk = 1000
 
 // SubscriptionsTTL is how long a workspace's enabled webhooks (and the event
 // types they want) are remembered. A change of webhooks is seen at once by the

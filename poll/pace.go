@@ -32,6 +32,11 @@ type Pace struct {
 	Sweep time.Duration
 	// Wake (may be nil) ends a wait at once.
 	Wake <-chan struct{}
+	// Gather, when positive, is the least time from the start of one call to
+	// the start of the next that a wake may bring: a wake that comes sooner
+	// waits out the rest, so that what arrives meanwhile (one wake an insert,
+	// under load) is found by one call rather than one call each.
+	Gather time.Duration
 	// Due (may be nil) returns the earliest time after since at which work
 	// already stored comes due by the clock rather than by an insert (a retry, a
 	// lease's end, a scheduled event); the zero time when there is none. It is
@@ -41,11 +46,13 @@ type Pace struct {
 }
 
 // Run calls work until ctx is done, waiting between calls as p says. A signal
-// on p.Wake ends the wait at once and starts again from p.Min.
+// on p.Wake ends the wait at once (or once p.Gather has passed since the last
+// call began) and starts again from p.Min.
 func Run(ctx context.Context, p Pace, work func(context.Context) Outcome) {
 	wait := p.Min
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	var began time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -53,8 +60,16 @@ func Run(ctx context.Context, p Pace, work func(context.Context) Outcome) {
 		case <-t.C:
 		case <-p.Wake:
 			wait = p.Min
+			if rest := p.Gather - time.Since(began); rest > 0 {
+				t.Reset(rest)
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
 		}
-		began := time.Now()
+		began = time.Now()
 		switch work(ctx) {
 		case Found:
 			wait = p.Min

@@ -90,3 +90,32 @@ func TestPaceIdleSeesWhatCameDueDuringTheCall(t *testing.T) {
 		t.Errorf("wait after the call = %s, want %s", got, min)
 	}
 }
+
+// A wake that comes sooner than p.Gather after a call began waits out the rest
+// of it; one that comes later runs the work at once.
+func TestWakesGather(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	calls := make(chan time.Time, 10)
+	const gather = 150 * time.Millisecond
+	go Run(ctx, Pace{Min: time.Hour, Max: time.Hour, Gather: gather, Wake: wake}, func(context.Context) Outcome {
+		calls <- time.Now()
+		return Idle
+	})
+	next := func() time.Time {
+		select {
+		case at := <-calls:
+			return at
+		case <-time.After(10 * time.Second):
+			t.Fatal("a wake did not run the work")
+		}
+		return time.Time{}
+	}
+	wake <- struct{}{}
+	first := next()
+	wake <- struct{}{}
+	if second := next(); second.Sub(first) < gather {
+		t.Errorf("a wake right after a call ran the work %v later, want at least %v", second.Sub(first), gather)
+	}
+}

@@ -104,11 +104,12 @@ const pumpBatch = 500
 const KeepWireIDs = 7 * 24 * time.Hour
 
 // Run reports the network's due events until ctx is done, and forgets old wire
-// ids hourly. It waits p.Min between passes while events come due or this
-// process has scheduled some; when none do, a doubling poll up to p.Max, or,
-// with p.Sweep set (a wake.Listener passes every replica's inserts to
-// WakeChannel), until the next scheduled event is due, at most p.Sweep. A send
-// in this process starts it again from p.Min. Run fills in p.Wake and p.Due.
+// ids hourly. With p.Sweep set (a wake.Listener passes every replica's inserts
+// to WakeChannel), it waits after each pass until the next scheduled event is
+// due, at most p.Sweep. Without it, it waits p.Min between passes while events
+// come due or this process has scheduled some, and a doubling poll up to p.Max
+// when none do. A send in this process starts it again from p.Min. Run fills
+// in p.Wake and p.Due.
 func (n *Network) Run(ctx context.Context, p poll.Pace) {
 	p.Wake, p.Due = n.wakeup(), n.nextEvent
 	lastForget := time.Now()
@@ -131,9 +132,11 @@ func (n *Network) Run(ctx context.Context, p poll.Pace) {
 				break
 			}
 		}
-		// Keep polling often until what this process scheduled has come due.
+		// A pass leaves nothing due behind it. With p.Sweep set, the wait until
+		// the next event is due comes from p.Due; without it, keep polling often
+		// until what this process scheduled has come due.
 		switch {
-		case found || time.Now().UnixNano() <= n.busyUntil.Load():
+		case p.Sweep <= 0 && (found || time.Now().UnixNano() <= n.busyUntil.Load()):
 			return poll.Found
 		case failed:
 			return poll.Failed
