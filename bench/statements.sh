@@ -16,22 +16,25 @@
 # read and what that recorded is applied, fanned out and attempted (polled, with
 # a timeout); it counts whatever the server did meanwhile, loops included.
 # Environment: STATEMENTS_DB (sb_statements), STATEMENTS_REDIS_DB (12),
-# STATEMENTS_ADDR (127.0.0.1:39997), STATEMENTS_BURST (100 messages),
-# STATEMENTS_CLIENTS (8), PGLOG (PostgreSQL's log file).
+# STATEMENTS_ADDR (127.0.0.1:39997), STATEMENTS_HOOK_ADDR (the webhook's receiver,
+# 127.0.0.1:39998), STATEMENTS_BURST (100 messages),
+# STATEMENTS_CLIENTS (8), STATEMENTS_BIN (a built switchboard; default: build
+# one), PGLOG (PostgreSQL's log file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PGLOG=${PGLOG:-$(ls /var/log/postgresql/postgresql-*-main.log | head -n1)}
 DB=${STATEMENTS_DB:-sb_statements}
 REDIS_DB=${STATEMENTS_REDIS_DB:-12}
 ADDR=${STATEMENTS_ADDR:-127.0.0.1:39997}
+HOOK_ADDR=${STATEMENTS_HOOK_ADDR:-127.0.0.1:39998}
 BURST=${STATEMENTS_BURST:-100}
 CLIENTS=${STATEMENTS_CLIENTS:-8}
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable" REDIS_URL="redis://127.0.0.1:6379/$REDIS_DB"
 psql() { command psql -h 127.0.0.1 -U postgres -d test -qAt "$@"; }
 # query asks the scratch database, with its own statements left out of the log.
 query() { PGOPTIONS="-c log_statement=none" command psql -h 127.0.0.1 -U postgres -d "$DB" -qAt -c "$1"; }
-bin=$(mktemp -d)/switchboard
-go build -o "$bin" ./cmd/switchboard
+bin=${STATEMENTS_BIN:-}
+if [ -z "$bin" ]; then bin=$(mktemp -d)/switchboard; go build -o "$bin" ./cmd/switchboard; fi
 psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" -c "CREATE DATABASE $DB"
 redis-cli -n "$REDIS_DB" flushdb >/dev/null
 "$bin" migrate 2>/dev/null
@@ -39,7 +42,21 @@ KEY=$("$bin" keys create --workspace default --scopes '*')
 psql -c "ALTER DATABASE $DB SET log_statement = 'all'"
 SWITCHBOARD_WEBHOOK_ALLOW_PRIVATE=true "$bin" serve --addr "$ADDR" --log-level warn --sandbox-ack-delay 200ms --rate-limit off >/dev/null 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"' EXIT
+# The webhook's receiver answers every POST with 204: one that refused them would
+# have the webhook disabled after 8 failures, and the burst would deliver nothing.
+python3 -c '
+import http.server, sys
+class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
+' "${HOOK_ADDR##*:}" &
+hook=$!
+trap 'kill $pid $hook 2>/dev/null; wait $pid $hook 2>/dev/null; psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"' EXIT
 until curl -s "$ADDR/healthz" >/dev/null; do sleep 0.05; done
 # send schedules a text to $1 now, marked with the secret $2.
 send() {
@@ -92,5 +109,7 @@ count() { # $1: the case, $2: the single message's recipient, $3: the burst's nu
 }
 count no-webhook +15550001235 201
 curl -s -X POST "$ADDR/v1/webhooks" -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
-	-d '{"url":"http://127.0.0.1:9/hook","events":["message.queued","message.sending","message.delivered","message.read","ack_changed_webhook"]}' >/dev/null
+	-d '{"url":"http://'"$HOOK_ADDR"'/hook","events":["message.queued","message.sending","message.delivered","message.read","ack_changed_webhook"]}' >/dev/null
 count webhook +15550001236 202
+failed=$(query "SELECT count(*) FROM deliveries WHERE status <> 'succeeded'")
+[ "$failed" = 0 ] || echo "statements.sh: $failed webhook deliveries did not succeed" >&2
