@@ -30,7 +30,7 @@ HOOK_ADDR=${STATEMENTS_HOOK_ADDR:-127.0.0.1:39998}
 BURST=${STATEMENTS_BURST:-100}
 CLIENTS=${STATEMENTS_CLIENTS:-8}
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB?sslmode=disable" REDIS_URL="redis://127.0.0.1:6379/$REDIS_DB"
-psql() { command psql -h 127.0.0.1 -U postgres -d test -qAt "$@"; }
+psql() { PGOPTIONS="-c client_min_messages=warning" command psql -h 127.0.0.1 -U postgres -d test -qAt "$@"; }
 # query asks the scratch database, with its own statements left out of the log.
 query() { PGOPTIONS="-c log_statement=none" command psql -h 127.0.0.1 -U postgres -d "$DB" -qAt -c "$1"; }
 bin=${STATEMENTS_BIN:-}
@@ -56,7 +56,7 @@ class Hook(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
 ' "${HOOK_ADDR##*:}" &
 hook=$!
-trap 'kill $pid $hook 2>/dev/null; wait $pid $hook 2>/dev/null; psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"' EXIT
+trap 'kill $pid $hook 2>/dev/null; wait $pid $hook 2>/dev/null || true; psql -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"' EXIT
 until curl -s "$ADDR/healthz" >/dev/null; do sleep 0.05; done
 # send schedules a text to $1 now, marked with the secret $2.
 send() {
