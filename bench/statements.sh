@@ -76,29 +76,35 @@ window() {
 	"$@"; sleep 2
 	logged "$from"
 }
-# settled says whether every message marked $1 is read and nothing it caused is left
-# to do: engine events to apply, acks to come, events to fan out, deliveries to try.
+# settled says whether the $2 messages marked $1 are read and nothing they caused
+# is left to do: engine events to apply, acks to come, events to fan out,
+# deliveries to try.
 settled() {
-	[ "$(query "SELECT (SELECT count(*) FROM messages WHERE secret = '$1' AND read_at IS NOT NULL) = $BURST
+	[ "$(query "SELECT (SELECT count(*) FROM messages WHERE secret = '$1' AND read_at IS NOT NULL) = $2
 		AND NOT EXISTS (SELECT FROM inbox_events WHERE applied_at IS NULL AND dead_at IS NULL)
 		AND NOT EXISTS (SELECT FROM sandbox_events)
 		AND NOT EXISTS (SELECT FROM events WHERE fanned_out_at IS NULL)
 		AND NOT EXISTS (SELECT FROM deliveries WHERE attempts = 0)")" = t ]
 }
+# settle waits (60 s at most) till the $2 messages marked $1 are settled.
+settle() {
+	local start=$SECONDS
+	until settled "$1" "$2"; do
+		if ((SECONDS - start > 60)); then echo "statements.sh: $1 not settled after 60 s" >&2; return; fi
+		sleep 0.1
+	done
+}
 # burst sends BURST messages from CLIENTS concurrent clients to numbers +1555<$1>nnnn
-# marked with the secret burst-$1, waits (60 s at most) till they are settled, and
-# prints the statements and commits logged and the window's seconds.
+# marked with the secret burst-$1, waits till they are settled, and prints the
+# statements and commits logged and the window's seconds.
 burst() {
 	local from start; from=$(wc -l <"$PGLOG"); start=$(date +%s.%N)
 	seq -f "+1555$1%04g" 1 "$BURST" | xargs -P "$CLIENTS" -I{} bash -c "send {} burst-$1"
-	until settled "burst-$1"; do
-		if (($(date +%s) - ${start%.*} > 60)); then echo "burst $1: not settled after 60 s" >&2; break; fi
-		sleep 0.1
-	done
+	settle "burst-$1" "$BURST"
 	echo "$(logged "$from") $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
 }
 count() { # $1: the case, $2: the single message's recipient, $3: the burst's number prefix (3 digits)
-	send +15550009998; sleep 2                # warm: caches and connections
+	send +15550009998 "warm-$3"; settle "warm-$3" 1; sleep 0.5 # warm: caches and connections
 	read -r idle idleCommits < <(window true) # the loops' polling alone
 	read -r busy busyCommits < <(window send "$2")
 	read -r all allCommits took < <(burst "$3")
