@@ -4,9 +4,9 @@
 # without a webhook subscribed to every message event. It turns on log_statement
 # for a scratch database only and reads PostgreSQL's log file.
 #
-#   bash bench/statements.sh            (needs psql, a local PostgreSQL and Redis)
+#   bash bench/statements.sh            (needs psql, python3, a local PostgreSQL and Redis)
 #
-# For each case (no-webhook, webhook) it prints three lines, one figure each:
+# For each case (no-webhook, webhook) it prints three lines, one a window:
 #
 #   message <case>: S statements, C commits (one message's life, 2 s)
 #   idle <case>: S statements, C commits (2 s)
