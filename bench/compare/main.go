@@ -9,12 +9,18 @@
 //	           delivered by a worker started
 //	           after them (what the anchor does)
 //	lateness   messages due at one sendAt       p50/p99 of confirmed_at - send_at
-//	rss        the server's RSS, idle and peak
+//	statements SQL statements per message in a  vs the targets: <= 25, <= 40 with a
+//	           burst (bench/statements.sh)         webhook on every message event, and
+//	                                               none in 2 idle seconds
+//	memory     the server's idle RssAnon        vs the target: <= 20 MB; beside it the
+//	                                               idle RSS, the binary's size, peak RSS
 //
 // It starts its own server (`switchboard serve --role all`) on a fresh PostgreSQL
 // database and a Redis database index of its own (the delivery row starts an API
 // server and a worker on another fresh database and the index after the anchors'),
-// and only ever talks to loopback.
+// and only ever talks to loopback. The statements row runs bench/statements.sh
+// (from the repository's root, as `go run ./bench/compare` is) with the same
+// binary, on the Redis index the delivery row uses.
 //
 //	go run ./bench/compare -pg postgres://postgres@127.0.0.1:5432/test?sslmode=disable -redis redis://127.0.0.1:6379/10
 package main
@@ -74,7 +80,7 @@ func main() {
 	srv := startServer(bin, db, *redisURL)
 	defer srv.stop()
 	fmt.Printf("%-10s %14s %14s %8s\n", "row", "anchor", "switchboard", "ratio")
-	idle := srv.rss()
+	idle := srv.memoryNow()
 	run := func(name string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), name) }
 	if run("ping") {
 		anchor := bareHandlerRate()
@@ -115,7 +121,16 @@ func main() {
 		}
 		fmt.Printf("%-10s %14s %14s   p50 %s, p99 %s for %d messages %s\n", "lateness", "-", "-", p50, p99, *lateN, how)
 	}
-	fmt.Printf("%-10s %14s %14s   idle %d MB, peak %d MB\n", "rss", "-", "-", idle>>20, srv.peakRSS()>>20)
+	if run("statements") {
+		if f, err := runStatements(bin); err != nil {
+			fmt.Fprintln(os.Stderr, "statements:", err)
+		} else {
+			statementsRows(f)
+		}
+	}
+	if run("memory") {
+		memoryRow(idle, srv.peakRSS(), bin)
+	}
 }
 
 func row(name string, anchor, sb float64, unit string) {

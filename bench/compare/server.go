@@ -120,8 +120,7 @@ func (s *server) stop() {
 	_ = s.cmd.Wait()
 }
 
-// rss and peakRSS read the server's resident set from /proc (VmRSS, VmHWM).
-func (s *server) rss() int64     { return procStatus(s.cmd.Process.Pid, "VmRSS:") }
+// peakRSS reads the server's peak resident set from /proc (VmHWM).
 func (s *server) peakRSS() int64 { return procStatus(s.cmd.Process.Pid, "VmHWM:") }
 
 func procStatus(pid int, field string) int64 {
