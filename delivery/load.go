@@ -33,7 +33,7 @@ type loaded struct {
 // batches of up to loadBatch, with workers batches in flight, until ctx is done.
 // Attempts that start while it does not run read their delivery alone.
 func (svc *Service) RunLoader(ctx context.Context, workers int) {
-	poll.RunBatcher(ctx, &svc.loader, workers, loadBatch, svc.loadDeliveries)
+	poll.RunBatcher(ctx, &svc.loader, workers, loadBatch, 0, svc.loadDeliveries)
 }
 
 // loadDelivery returns the delivery id of workspaceID, or nil when it has none

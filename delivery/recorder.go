@@ -21,14 +21,19 @@ import (
 )
 
 // Most attempts succeed, and one transaction each made their record the larger
-// part of a delivery's cost. While RunRecorder runs, the successes that end at the
-// same moment are recorded together: one transaction, an update of each delivery
+// part of a delivery's cost. While RunRecorder runs, the successes that end within
+// recordGather of each other are recorded together: one transaction, an update of each delivery
 // that is still pending, one insert of their attempts and one update of their
 // webhooks' failure counts. Failures are recorded one by one: each decides a retry
 // or the endpoint's auto-disable.
 
-// recordBatch bounds how many successes one transaction records.
-const recordBatch = 128
+// recordBatch bounds how many successes one transaction records, and
+// recordGather is how long a batch waits for more: a receiver already has its
+// event, and a batch of a few successes costs what one does (eight statements).
+const (
+	recordBatch  = 128
+	recordGather = 25 * time.Millisecond
+)
 
 // success is a successful attempt waiting for its batch to be recorded.
 type success struct {
@@ -38,11 +43,11 @@ type success struct {
 	done chan error // buffered: the batch never waits for the task
 }
 
-// RunRecorder records the successful attempts that end at the same time in
-// batches of up to recordBatch, with workers batches in flight, until ctx is done.
+// RunRecorder records the successful attempts that end within recordGather of
+// each other in batches of up to recordBatch, with workers batches in flight, until ctx is done.
 // Attempts that end while it does not run are recorded one by one.
 func (svc *Service) RunRecorder(ctx context.Context, workers int) {
-	poll.RunBatcher(ctx, &svc.recorder, workers, recordBatch, svc.recordSuccesses)
+	poll.RunBatcher(ctx, &svc.recorder, workers, recordBatch, recordGather, svc.recordSuccesses)
 }
 
 // recordSuccess records a successful attempt of d with the others of its moment,

@@ -59,7 +59,7 @@ type claimed struct {
 // MaxBatch, with workers batches in flight, until ctx is done. Dispatches that run
 // while it does not are sent one by one.
 func (d *Dispatcher) Run(ctx context.Context, workers int) {
-	poll.RunBatcher(ctx, &d.batcher, workers, MaxBatch, d.dispatchBatch)
+	poll.RunBatcher(ctx, &d.batcher, workers, MaxBatch, 0, d.dispatchBatch)
 }
 
 // dispatchBatch dispatches the messages of reqs and answers each request.

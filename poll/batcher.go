@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Batcher gathers the requests of tasks that run at the same moment into
@@ -21,8 +22,11 @@ var ErrBatcherStopped = errors.New("poll: the batcher stopped")
 
 // RunBatcher publishes a Batcher in slot and runs workers that hand batches of up
 // to limit requests to handle, until ctx is done. A batch taken is handled to its
-// end with ctx's values but without its cancellation.
-func RunBatcher[R any](ctx context.Context, slot *atomic.Pointer[Batcher[R]], workers, limit int,
+// end with ctx's values but without its cancellation. With gather positive, a
+// worker that took a request waits up to gather for more before it hands the
+// batch over (unless limit is reached first): requests that come one after the
+// other, not at one moment, are then handled together too.
+func RunBatcher[R any](ctx context.Context, slot *atomic.Pointer[Batcher[R]], workers, limit int, gather time.Duration,
 	handle func(context.Context, []R)) {
 	b := &Batcher[R]{in: make(chan R), stopped: make(chan struct{})}
 	slot.Store(b)
@@ -36,17 +40,7 @@ func RunBatcher[R any](ctx context.Context, slot *atomic.Pointer[Batcher[R]], wo
 				case <-ctx.Done():
 					return
 				case first := <-b.in:
-					batch := []R{first}
-				gather:
-					for len(batch) < limit {
-						select {
-						case r := <-b.in:
-							batch = append(batch, r)
-						default:
-							break gather
-						}
-					}
-					handle(context.WithoutCancel(ctx), batch)
+					handle(context.WithoutCancel(ctx), b.gather(ctx, first, limit, gather))
 				}
 			}
 		}()
@@ -54,6 +48,38 @@ func RunBatcher[R any](ctx context.Context, slot *atomic.Pointer[Batcher[R]], wo
 	wg.Wait()
 	slot.CompareAndSwap(b, nil)
 	close(b.stopped)
+}
+
+// gather returns a batch of first and the requests waiting now, up to limit,
+// and, with wait positive, those that come within wait.
+func (b *Batcher[R]) gather(ctx context.Context, first R, limit int, wait time.Duration) []R {
+	batch := []R{first}
+	var until <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		until = t.C
+	}
+	for len(batch) < limit {
+		if until == nil {
+			select {
+			case r := <-b.in:
+				batch = append(batch, r)
+				continue
+			default:
+				return batch
+			}
+		}
+		select {
+		case r := <-b.in:
+			batch = append(batch, r)
+		case <-until:
+			return batch
+		case <-ctx.Done():
+			return batch
+		}
+	}
+	return batch
 }
 
 // Send hands r to a worker of b; it fails with ErrBatcherStopped once b stopped,
