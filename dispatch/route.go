@@ -44,6 +44,13 @@ type router struct {
 	chats    map[[2]string]string   // the chat's engine, by workspace id and jid
 	defaults map[string]string      // the workspace's default engine, by workspace id
 	rows     map[string]*ent.Engine // the engines named above, by id
+	picked   map[string]picked      // Engines.Pick's answer, by workspace id, asked once a batch
+}
+
+// picked is an answer of Engines.Pick.
+type picked struct {
+	eng engine.Engine
+	err error
 }
 
 // newRouter reads, in a few queries for the whole batch, the chats' engines,
@@ -51,7 +58,8 @@ type router struct {
 // messages name.
 func (d *Dispatcher) newRouter(ctx context.Context, ms []*ent.Message) (*router, error) {
 	sys := viewer.SystemContext(ctx)
-	rt := &router{engines: d.Engines, chats: map[[2]string]string{}, defaults: map[string]string{}, rows: map[string]*ent.Engine{}}
+	rt := &router{engines: d.Engines, chats: map[[2]string]string{}, defaults: map[string]string{},
+		rows: map[string]*ent.Engine{}, picked: map[string]picked{}}
 	var workspaces, jids, named []string
 	for _, m := range ms {
 		workspaces = append(workspaces, m.WorkspaceID)
@@ -113,7 +121,12 @@ func (rt *router) route(ctx context.Context, m *ent.Message) (engine.Engine, err
 			return eng, err
 		}
 	}
-	return rt.engines.Pick(ctx, m.WorkspaceID)
+	if p, ok := rt.picked[m.WorkspaceID]; ok {
+		return p.eng, p.err
+	}
+	eng, err := rt.engines.Pick(ctx, m.WorkspaceID)
+	rt.picked[m.WorkspaceID] = picked{eng, err}
+	return eng, err
 }
 
 // named returns the engine id of the workspace while it is connected, or
