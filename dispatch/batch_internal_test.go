@@ -74,4 +74,3 @@ func TestBatchPicksOnceAWorkspace(t *testing.T) {
 		t.Errorf("Pick asked %d times for 6 messages of 2 workspaces, want 2", n)
 	}
 }
-
