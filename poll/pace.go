@@ -45,12 +45,15 @@ type Pace struct {
 	Due func(ctx context.Context, since time.Time) (time.Time, error)
 }
 
-// Run calls work until ctx is done, waiting between calls as p says. A signal
+// Run calls work at once and then until ctx is done, waiting between calls as
+// p says. A signal
 // on p.Wake ends the wait at once (or once p.Gather has passed since the last
 // call began) and starts again from p.Min.
 func Run(ctx context.Context, p Pace, work func(context.Context) Outcome) {
+	// The first call is at once: it finds what was stored while no loop ran,
+	// and what was stored before Wake was listened to.
 	wait := p.Min
-	t := time.NewTimer(wait)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	var began time.Time
 	for {

@@ -59,8 +59,7 @@ func TestRunWakesWhenDue(t *testing.T) {
 			}
 			return time.Time{}, nil
 		}}
-	go Run(ctx, p, func(context.Context) Outcome { calls <- time.Now(); return Idle })
-	wake <- struct{}{}
+	go Run(ctx, p, func(context.Context) Outcome { calls <- time.Now(); return Idle }) // the first call is at once
 	for i := range 2 {
 		select {
 		case at := <-calls:
@@ -112,8 +111,7 @@ func TestWakesGather(t *testing.T) {
 		}
 		return time.Time{}
 	}
-	wake <- struct{}{}
-	first := next()
+	first := next() // at once
 	wake <- struct{}{}
 	if second := next(); second.Sub(first) < gather {
 		t.Errorf("a wake right after a call ran the work %v later, want at least %v", second.Sub(first), gather)

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Loop calls work until ctx is done. After a call that found work it waits min;
+// Loop calls work at once and then until ctx is done. After a call that found work it waits min;
 // after each call that found none the wait doubles, up to max. A signal on wake
 // (which may be nil) ends the wait at once and starts again from min.
 func Loop(ctx context.Context, min, max time.Duration, wake <-chan struct{}, work func(context.Context) (found bool)) {

@@ -28,6 +28,7 @@ func TestWakeRunsAtOnce(t *testing.T) {
 	calls := make(chan struct{}, 100)
 	// Without a wake the loop would first call in an hour.
 	go Loop(ctx, time.Hour, time.Hour, wake, func(context.Context) bool { calls <- struct{}{}; return false })
+	<-calls // the first call is at once
 	for range 3 {
 		wake <- struct{}{}
 		select {
