@@ -76,6 +76,13 @@ func (d *Dispatcher) dispatchBatch(ctx context.Context, reqs []*request) {
 		}
 		return
 	}
+	d.dispatchRows(ctx, reqs, rows)
+}
+
+// dispatchRows dispatches the messages of reqs, read as rows, and answers each
+// request.
+func (d *Dispatcher) dispatchRows(ctx context.Context, reqs []*request, rows []*ent.Message) {
+	sys := viewer.SystemContext(ctx)
 	byID := make(map[string]*ent.Message, len(rows))
 	for _, m := range rows {
 		byID[m.ID] = m

@@ -67,7 +67,7 @@ func (h *Handlers) ReconcileCampaigns(ctx context.Context, now time.Time, settle
 		return 0, err
 	}
 	queued := 0
-	for _, c := range lost(ctx, h.Queue, QueueCampaigns, due, func(c *ent.Campaign) string { return CampaignStepTaskID(c.ID, c.StepToken) }) {
+	for _, c := range lost(ctx, h.Queue, QueueCampaigns, due, func(c *ent.Campaign) []string { return []string{CampaignStepTaskID(c.ID, c.StepToken)} }) {
 		added, err := h.Queue.CampaignStep(ctx, c.WorkspaceID, c.ID, c.StepToken, dueAt(c.NextStepAt, now))
 		if err != nil {
 			slog.Error("reconciler: enqueue", "campaign", c.ID, "err", err)

@@ -46,6 +46,7 @@ type Handlers struct {
 // Register adds every handler to mux.
 func (h *Handlers) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeDispatch, h.Dispatch)
+	mux.HandleFunc(TypeDue, h.Due)
 	mux.HandleFunc(TypeDeliver, h.Deliver)
 	mux.HandleFunc(TypeReconcile, h.Reconcile)
 	mux.HandleFunc(TypePrune, h.HandlePrune)

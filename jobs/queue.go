@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -53,6 +54,7 @@ type Queue struct {
 	client    *asynq.Client
 	inspector *asynq.Inspector
 	redis     redis.UniversalClient
+	slots     slots // the slot tasks this process queued
 }
 
 // NewQueue returns a Queue over an asynq client and inspector on the Redis of rdb.
@@ -110,9 +112,19 @@ func DispatchTaskID(messageID string) string { return "dispatch:" + messageID }
 // DeliverTaskID is the asynq task id of a webhook delivery.
 func DeliverTaskID(deliveryID string) string { return "deliver:" + deliveryID }
 
-// Dispatch queues the sending of a message at at (now when zero). A dispatch that
-// is already queued is left alone; queued reports whether a task was added.
+// Dispatch queues the sending of a message at at (now when zero). A message due
+// more than DueLead from now joins the task of its slot of time (see Due); any
+// other gets a task of its own. A dispatch that is already queued is left alone;
+// queued reports whether a task was added.
 func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
+	if time.Until(at) > DueLead {
+		return q.due(ctx, at, false)
+	}
+	return q.dispatchOne(ctx, workspaceID, messageID, at)
+}
+
+// dispatchOne queues a message's own dispatch task at at (now when zero).
+func (q *Queue) dispatchOne(ctx context.Context, workspaceID, messageID string, at time.Time) (bool, error) {
 	payload, _ := json.Marshal(dispatchPayload{MessageID: messageID, WorkspaceID: workspaceID})
 	return q.enqueueOnce(ctx, QueueMessages, DispatchTaskID(messageID), asynq.NewTask(TypeDispatch, payload), at,
 		asynq.MaxRetry(1<<16), asynq.Timeout(q.dispatchTimeout()))
@@ -180,23 +192,25 @@ func (q *Queue) replaceFinished(queue, id string, enqueue func() error) (bool, e
 // (asynq's internal layout: base.TaskKey).
 func taskKey(queue, id string) string { return "asynq:{" + queue + "}:t:" + id }
 
-// lost returns the items whose task (named by taskID) Redis does not hold in
+// lost returns the items none of whose tasks (named by taskIDs) Redis holds in
 // queue, asking for all of them in one round trip: the reconciler's cheap way to
 // find what to queue again among a page of due work, most of it usually still
 // queued. When Redis cannot be asked it returns every item, and enqueueing sorts
 // them out one by one.
-func lost[T any](ctx context.Context, q *Queue, queue string, items []T, taskID func(T) string) []T {
+func lost[T any](ctx context.Context, q *Queue, queue string, items []T, taskIDs func(T) []string) []T {
 	pipe := q.redis.Pipeline()
-	held := make([]*redis.IntCmd, len(items))
+	held := make([][]*redis.IntCmd, len(items))
 	for i, it := range items {
-		held[i] = pipe.Exists(ctx, taskKey(queue, taskID(it)))
+		for _, id := range taskIDs(it) {
+			held[i] = append(held[i], pipe.Exists(ctx, taskKey(queue, id)))
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return items
 	}
 	var out []T
 	for i, it := range items {
-		if held[i].Val() == 0 {
+		if !slices.ContainsFunc(held[i], func(c *redis.IntCmd) bool { return c.Val() > 0 }) {
 			out = append(out, it)
 		}
 	}

@@ -94,23 +94,23 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	due := []func(*entsql.Selector){message.Queued(true), messaging.StatusIs(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 		message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))}
 	// requeue queues again the tasks of a page that Redis lost.
-	requeue := func(queue, what string, taskID func(string) string,
+	requeue := func(queue, what string, taskIDs func(queuedRow) []string,
 		enqueue func(ctx context.Context, workspaceID, id string, at time.Time) (bool, error)) func([]queuedRow) {
 		return func(page []queuedRow) {
-			for _, r := range lost(ctx, h.Queue, queue, page, func(r queuedRow) string { return taskID(r.id) }) {
+			for _, r := range lost(ctx, h.Queue, queue, page, taskIDs) {
 				added, err := enqueue(ctx, r.workspaceID, r.id, dueAt(r.at, now))
 				count(added, err, what, r.id)
 			}
 		}
 	}
 	err = h.streamQueued(ctx, message.Table, message.FieldSendAt, due,
-		requeue(QueueMessages, "message", DispatchTaskID, h.Queue.Dispatch))
+		requeue(QueueMessages, "message", func(r queuedRow) []string { return dispatchTaskIDs(r.id, r.at) }, h.Queue.Restore))
 	if err != nil {
 		return queued, err
 	}
 	fetches := []func(*entsql.Selector){message.MediaFetch(inbox.FetchDue), message.UpdatedAtLT(now.Add(-settle))}
 	err = h.streamQueued(ctx, message.Table, message.FieldCreatedAt, fetches,
-		requeue(QueueMedia, "media download", MediaFetchTaskID, h.fetchMediaAt))
+		requeue(QueueMedia, "media download", func(r queuedRow) []string { return []string{MediaFetchTaskID(r.id)} }, h.fetchMediaAt))
 	if err != nil {
 		return queued, err
 	}
@@ -122,7 +122,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	deliveries := []func(*entsql.Selector){entdelivery.Status(string(delivery.Pending)), entdelivery.UpdatedAtLT(now.Add(-settle)),
 		entdelivery.Or(entdelivery.NextAttemptAtIsNil(), entdelivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))}
 	err = h.streamQueued(ctx, entdelivery.Table, entdelivery.FieldNextAttemptAt, deliveries,
-		requeue(QueueWebhooks, "delivery", DeliverTaskID, h.Queue.Deliver))
+		requeue(QueueWebhooks, "delivery", func(r queuedRow) []string { return []string{DeliverTaskID(r.id)} }, h.Queue.Deliver))
 	return queued, err
 }
 

@@ -52,6 +52,69 @@ func TestRedisFlushLosesNothing(t *testing.T) {
 	}
 }
 
+// Messages due in the same second share one task: Redis holds it and no task of
+// their own. After a Redis flush the reconciler puts back that one task, and each
+// message goes out once, not before its sendAt.
+func TestMessagesOfOneSecondShareATask(t *testing.T) {
+	e := newEnv(t)
+	e.App.Resolver.Now = func() time.Time { return time.Now().Add(-15 * time.Second) }
+	at := time.Now().Truncate(time.Second).Add(5 * time.Second)
+	var ids []string
+	for i := range 3 {
+		sendAt := at.Add(time.Duration(i) * 300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+		ids = append(ids, schedule(e, fmt.Sprintf("+1555010%04d", 6000+i), map[string]any{"type": "text", "text": "together", "sendAt": sendAt})["id"].(string))
+	}
+	inspector := asynq.NewInspectorFromRedisClient(e.App.Redis)
+	held := func() []string {
+		var out []string
+		for _, id := range append([]string{jobs.DueTaskID(at)}, ids...) {
+			for _, task := range []string{id, jobs.DispatchTaskID(id)} {
+				if _, err := inspector.GetTaskInfo(jobs.QueueMessages, task); err == nil {
+					out = append(out, task)
+				}
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{jobs.DueTaskID(at)}, held()); diff != "" {
+		t.Fatalf("tasks in Redis (-want +got):\n%s", diff)
+	}
+	if err := e.App.Redis.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil || n != 1 {
+		t.Fatalf("ReconcileOnce = %d, %v; want the one task of the second", n, err)
+	}
+	if n, err := e.App.Jobs.ReconcileOnce(context.Background(), time.Now(), 0); err != nil || n != 0 {
+		t.Fatalf("second ReconcileOnce = %d, %v; want nothing to do", n, err)
+	}
+	if diff := cmp.Diff([]string{jobs.DueTaskID(at)}, held()); diff != "" {
+		t.Fatalf("tasks in Redis after the reconciler (-want +got):\n%s", diff)
+	}
+	for _, id := range ids {
+		waitStatus(e, id, "read")
+		m, err := e.App.Client.Message.Get(systemCtx(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ConfirmedAt.Before(*m.SendAt) {
+			t.Errorf("%s confirmed at %s, before its sendAt %s", id, m.ConfirmedAt, m.SendAt)
+		}
+	}
+	sends, err := e.App.Client.SandboxSend.Query().All(systemCtx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sends {
+		if s.Resends != 0 {
+			t.Errorf("the network carried %s %d more times", s.WireID, s.Resends)
+		}
+	}
+	if len(sends) != len(ids) {
+		t.Errorf("the network carried %d messages, want %d", len(sends), len(ids))
+	}
+}
+
 // The embedded default loses its in-process Redis on restart; messages accepted
 // before the restart go out after it.
 func TestRestartOfEmbeddedDefault(t *testing.T) {

@@ -1,0 +1,128 @@
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/switchboardhq/switchboard/ent"
+	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/messaging"
+	"github.com/switchboardhq/switchboard/viewer"
+)
+
+// A message scheduled ahead does not need a task of its own: the messages due in
+// the same second share one task, queued once, that runs when the second begins
+// (asynq schedules in whole seconds) and reads them from the database as they
+// come due (DispatchDue). 100,000 messages due over a minute cost sixty tasks,
+// not 100,000 round trips to Redis when they are scheduled and two more each when
+// they are due. A message the sweep cannot send now (no engine, an engine's
+// failure) goes back to a task of its own, which retries it with backoff.
+
+// dueWorkers bounds the batches of one sweep that are dispatched at once.
+const dueWorkers = 4
+
+// dueGather is the least a sweep waits for the next message of its window: the
+// messages due meanwhile go out together.
+const dueGather = 20 * time.Millisecond
+
+// Later is a message a sweep of due messages leaves to a dispatch task of its
+// own, due at At (the zero time: now): one that waits for an engine or whose
+// engine failed for now, or one the sweep found early by its own clock.
+type Later struct {
+	WorkspaceID, MessageID string
+	At                     time.Time
+}
+
+// DispatchDue dispatches the queued messages still pending that are due in the
+// window [from, to) as they come due, and returns those left for a task of their
+// own (Later). What is due goes out MaxBatch at a time in (send_at, id) order,
+// with up to dueWorkers batches in flight; then the sweep sleeps until the
+// window's next message, until the window ends. A message cancelled, rescheduled
+// out of the window or claimed by another run meanwhile is left alone; one sent
+// already is not pending. The error is the database's or ctx's: what it kept the
+// sweep from sending is still pending, for the sweep's retry.
+func (d *Dispatcher) DispatchDue(ctx context.Context, from, to time.Time) ([]Later, error) {
+	var later []Later
+	for {
+		upto := time.Now()
+		if upto.After(to) {
+			upto = to
+		}
+		l, err := d.dispatchWindow(ctx, from, upto)
+		later = append(later, l...)
+		if err != nil || !upto.Before(to) {
+			return later, err
+		}
+		next, err := d.Client.Message.Query().Where(message.Queued(true), messaging.StatusIs(messaging.StatusPending),
+			message.SendAtGTE(upto), message.SendAtLT(to)).Order(ent.Asc(message.FieldSendAt)).
+			Select(message.FieldSendAt).First(viewer.SystemContext(ctx))
+		if ent.IsNotFound(err) {
+			return later, nil
+		} else if err != nil {
+			return later, err
+		}
+		t := time.NewTimer(max(time.Until(*next.SendAt), dueGather))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return later, ctx.Err()
+		case <-t.C:
+		}
+		from = upto
+	}
+}
+
+// dispatchWindow dispatches the queued messages still pending that are due in
+// [from, upto), and returns those left for a task of their own.
+func (d *Dispatcher) dispatchWindow(ctx context.Context, from, upto time.Time) ([]Later, error) {
+	sys := viewer.SystemContext(ctx)
+	var (
+		mu    sync.Mutex
+		later []Later
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(dueWorkers)
+	var after *ent.Message
+	for {
+		q := d.Client.Message.Query().Where(message.Queued(true), messaging.StatusIs(messaging.StatusPending),
+			message.SendAtGTE(from), message.SendAtLT(upto))
+		if after != nil {
+			q = q.Where(message.Or(message.SendAtGT(*after.SendAt),
+				message.And(message.SendAt(*after.SendAt), message.IDGT(after.ID))))
+		}
+		rows, err := q.Order(ent.Asc(message.FieldSendAt), ent.Asc(message.FieldID)).Limit(MaxBatch).All(sys)
+		if err != nil {
+			_ = g.Wait()
+			return later, err
+		}
+		if len(rows) == 0 {
+			break
+		}
+		g.Go(func() error {
+			reqs := make([]*request, len(rows))
+			for i, m := range rows {
+				reqs[i] = &request{workspaceID: m.WorkspaceID, messageID: m.ID, done: make(chan result, 1)}
+			}
+			d.dispatchRows(gctx, reqs, rows)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range reqs {
+				switch res := <-r.done; {
+				case res.early != nil:
+					later = append(later, Later{WorkspaceID: r.workspaceID, MessageID: r.messageID, At: *res.early})
+				case res.err != nil:
+					later = append(later, Later{WorkspaceID: r.workspaceID, MessageID: r.messageID})
+				}
+			}
+			return nil
+		})
+		if len(rows) < MaxBatch {
+			break
+		}
+		after = rows[len(rows)-1]
+	}
+	return later, g.Wait()
+}
