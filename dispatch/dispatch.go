@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +52,8 @@ type Dispatcher struct {
 	Previews *linkpreview.Fetcher
 
 	batcher atomic.Pointer[poll.Batcher[*request]] // set while Run runs
+	dueOnce sync.Once
+	due     chan struct{} // the places of due batches (duePlaces)
 }
 
 // Dispatch sends the message messageID of workspaceID through an engine of the

@@ -5,10 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/switchboardhq/switchboard/ent"
 	"github.com/switchboardhq/switchboard/ent/message"
+	"github.com/switchboardhq/switchboard/ent/predicate"
 	"github.com/switchboardhq/switchboard/messaging"
 	"github.com/switchboardhq/switchboard/viewer"
 )
@@ -21,7 +20,8 @@ import (
 // they are due. A message the sweep cannot send now (no engine, an engine's
 // failure) goes back to a task of its own, which retries it with backoff.
 
-// dueWorkers bounds the batches of one sweep that are dispatched at once.
+// dueWorkers bounds the batches of due messages a process dispatches at once,
+// whatever the number of sweeps.
 const dueWorkers = 4
 
 // dueGather is the least a sweep waits for the next message of its window: the
@@ -56,8 +56,7 @@ func (d *Dispatcher) DispatchDue(ctx context.Context, from, to time.Time) ([]Lat
 		if err != nil || !upto.Before(to) {
 			return later, err
 		}
-		next, err := d.Client.Message.Query().Where(message.Queued(true), messaging.StatusIs(messaging.StatusPending),
-			message.SendAtGTE(upto), message.SendAtLT(to)).Order(ent.Asc(message.FieldSendAt)).
+		next, err := d.Client.Message.Query().Where(pendingDue(upto, to)).Order(ent.Asc(message.FieldSendAt)).
 			Select(message.FieldSendAt).First(viewer.SystemContext(ctx))
 		if ent.IsNotFound(err) {
 			return later, nil
@@ -75,38 +74,52 @@ func (d *Dispatcher) DispatchDue(ctx context.Context, from, to time.Time) ([]Lat
 	}
 }
 
+// pendingDue selects the queued messages still pending that are due in [from, to).
+func pendingDue(from, to time.Time) predicate.Message {
+	return message.And(message.Queued(true), messaging.StatusIs(messaging.StatusPending),
+		message.SendAtGTE(from), message.SendAtLT(to))
+}
+
 // dispatchWindow dispatches the queued messages still pending that are due in
-// [from, upto), and returns those left for a task of their own.
+// [from, upto), and returns those left for a task of their own. Each batch takes
+// one of the process's dueWorkers places first, so that many sweeps at once (a
+// worker that starts after a while, with many seconds due) neither read far
+// ahead nor hold more of the database than these.
 func (d *Dispatcher) dispatchWindow(ctx context.Context, from, upto time.Time) ([]Later, error) {
 	sys := viewer.SystemContext(ctx)
 	var (
 		mu    sync.Mutex
 		later []Later
+		wg    sync.WaitGroup
 	)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(dueWorkers)
+	places := d.duePlaces()
 	var after *ent.Message
 	for {
-		q := d.Client.Message.Query().Where(message.Queued(true), messaging.StatusIs(messaging.StatusPending),
-			message.SendAtGTE(from), message.SendAtLT(upto))
+		select {
+		case places <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return later, ctx.Err()
+		}
+		q := d.Client.Message.Query().Where(pendingDue(from, upto))
 		if after != nil {
 			q = q.Where(message.Or(message.SendAtGT(*after.SendAt),
 				message.And(message.SendAt(*after.SendAt), message.IDGT(after.ID))))
 		}
 		rows, err := q.Order(ent.Asc(message.FieldSendAt), ent.Asc(message.FieldID)).Limit(MaxBatch).All(sys)
-		if err != nil {
-			_ = g.Wait()
+		if err != nil || len(rows) == 0 {
+			<-places
+			wg.Wait()
 			return later, err
 		}
-		if len(rows) == 0 {
-			break
-		}
-		g.Go(func() error {
+		wg.Add(1)
+		go func() {
+			defer func() { <-places; wg.Done() }()
 			reqs := make([]*request, len(rows))
 			for i, m := range rows {
 				reqs[i] = &request{workspaceID: m.WorkspaceID, messageID: m.ID, done: make(chan result, 1)}
 			}
-			d.dispatchRows(gctx, reqs, rows)
+			d.dispatchRows(ctx, reqs, rows)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, r := range reqs {
@@ -117,12 +130,18 @@ func (d *Dispatcher) dispatchWindow(ctx context.Context, from, upto time.Time) (
 					later = append(later, Later{WorkspaceID: r.workspaceID, MessageID: r.messageID})
 				}
 			}
-			return nil
-		})
+		}()
 		if len(rows) < MaxBatch {
-			break
+			wg.Wait()
+			return later, nil
 		}
 		after = rows[len(rows)-1]
 	}
-	return later, g.Wait()
+}
+
+// duePlaces is the process's places for batches of due messages, made on first
+// use.
+func (d *Dispatcher) duePlaces() chan struct{} {
+	d.dueOnce.Do(func() { d.due = make(chan struct{}, dueWorkers) })
+	return d.due
 }

@@ -58,8 +58,14 @@ func (q *Queue) due(ctx context.Context, at time.Time, force bool) (queued bool,
 // Restore queues again the dispatch of a message whose task Redis lost, as
 // Dispatch does, but asks Redis even for a slot this process queued before.
 func (q *Queue) Restore(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
+	return q.dispatch(ctx, workspaceID, messageID, at, true)
+}
+
+// dispatch queues a message due at at in its slot's task, or in a task of its own
+// when it is due within DueLead; force is due's.
+func (q *Queue) dispatch(ctx context.Context, workspaceID, messageID string, at time.Time, force bool) (bool, error) {
 	if time.Until(at) > DueLead {
-		return q.due(ctx, at, true)
+		return q.due(ctx, at, force)
 	}
 	return q.dispatchOne(ctx, workspaceID, messageID, at)
 }

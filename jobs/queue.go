@@ -117,10 +117,7 @@ func DeliverTaskID(deliveryID string) string { return "deliver:" + deliveryID }
 // other gets a task of its own. A dispatch that is already queued is left alone;
 // queued reports whether a task was added.
 func (q *Queue) Dispatch(ctx context.Context, workspaceID, messageID string, at time.Time) (queued bool, err error) {
-	if time.Until(at) > DueLead {
-		return q.due(ctx, at, false)
-	}
-	return q.dispatchOne(ctx, workspaceID, messageID, at)
+	return q.dispatch(ctx, workspaceID, messageID, at, false)
 }
 
 // dispatchOne queues a message's own dispatch task at at (now when zero).
