@@ -47,7 +47,8 @@ type Later struct {
 func (d *Dispatcher) DispatchDue(ctx context.Context, from, to time.Time) ([]Later, error) {
 	var later []Later
 	for {
-		upto := time.Now()
+		// In UTC, as sendAt is stored: SQLite compares times as text.
+		upto := time.Now().UTC()
 		if upto.After(to) {
 			upto = to
 		}

@@ -37,7 +37,7 @@ func (someEngines) Provided(context.Context, string) (engine.Engine, error) {
 func TestDispatchDueSendsTheWindowAsItComesDue(t *testing.T) {
 	client, _ := storagetest.SQLite(t)
 	d := &Dispatcher{Client: client, Engines: someEngines{"ws_a": acceptingEngine{}}}
-	now := time.Now()
+	now := time.Now().UTC() // as the API stores sendAt
 	from, to := now.Add(-time.Second), now.Add(400*time.Millisecond)
 	ids := map[string]string{}
 	add := func(name, ws string, at time.Time, status messaging.Status) {
