@@ -93,6 +93,10 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	due := []func(*entsql.Selector){message.Queued(true), messaging.StatusIs(messaging.StatusPending), message.UpdatedAtLT(now.Add(-settle)),
 		message.Or(message.SendAtIsNil(), message.SendAtLTE(now.Add(ReconcileEvery)))}
+	// ownTask names the one task of a row, by taskID of its id.
+	ownTask := func(taskID func(string) string) func(queuedRow) []string {
+		return func(r queuedRow) []string { return []string{taskID(r.id)} }
+	}
 	// requeue queues again the tasks of a page that Redis lost.
 	requeue := func(queue, what string, taskIDs func(queuedRow) []string,
 		enqueue func(ctx context.Context, workspaceID, id string, at time.Time) (bool, error)) func([]queuedRow) {
@@ -110,7 +114,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	}
 	fetches := []func(*entsql.Selector){message.MediaFetch(inbox.FetchDue), message.UpdatedAtLT(now.Add(-settle))}
 	err = h.streamQueued(ctx, message.Table, message.FieldCreatedAt, fetches,
-		requeue(QueueMedia, "media download", func(r queuedRow) []string { return []string{MediaFetchTaskID(r.id)} }, h.fetchMediaAt))
+		requeue(QueueMedia, "media download", ownTask(MediaFetchTaskID), h.fetchMediaAt))
 	if err != nil {
 		return queued, err
 	}
@@ -122,7 +126,7 @@ func (h *Handlers) ReconcileOnce(ctx context.Context, now time.Time, settle time
 	deliveries := []func(*entsql.Selector){entdelivery.Status(string(delivery.Pending)), entdelivery.UpdatedAtLT(now.Add(-settle)),
 		entdelivery.Or(entdelivery.NextAttemptAtIsNil(), entdelivery.NextAttemptAtLTE(now.Add(ReconcileEvery)))}
 	err = h.streamQueued(ctx, entdelivery.Table, entdelivery.FieldNextAttemptAt, deliveries,
-		requeue(QueueWebhooks, "delivery", func(r queuedRow) []string { return []string{DeliverTaskID(r.id)} }, h.Queue.Deliver))
+		requeue(QueueWebhooks, "delivery", ownTask(DeliverTaskID), h.Queue.Deliver))
 	return queued, err
 }
 
