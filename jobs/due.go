@@ -98,9 +98,10 @@ func (h *Handlers) Due(ctx context.Context, t *asynq.Task) error {
 }
 
 // slots remembers the slot tasks a process queued, so that the messages of a
-// popular sendAt cost one round trip to Redis, not one each. It is a cache: a
-// slot that ended is forgotten, all are when too many are remembered, and one
-// that Redis lost meanwhile is the reconciler's to restore.
+// popular sendAt cost one round trip to Redis, not one each. It is a cache: once
+// it holds maxSlots it forgets the slots that ended (all of them if none did), and
+// a slot task that Redis lost meanwhile is the reconciler's to restore. No
+// message joins a slot that ended (DueLead), so an ended slot is never asked for.
 type slots struct {
 	mu   sync.Mutex
 	have map[int64]struct{} // slot starts, Unix milliseconds
