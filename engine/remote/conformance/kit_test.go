@@ -67,7 +67,15 @@ func faultyEngine(ctx context.Context, server, token string) error {
 		ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(server, "http")+remote.Path,
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
 		if err != nil {
-			return err
+			// Dial again, as its fault is to connect again after any close: a dial
+			// refused on a busy machine once ended it, and "no reconnect after
+			// 4002" passed for it.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
 		}
 		_ = wsjson.Write(ctx, ws, map[string]any{"type": "hello", "kind": "regular", "capabilities": []string{"send"}, "versions": []int{1}})
 		var welcome struct {
